@@ -1,0 +1,64 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Our own targets: Swift 6 language mode, and every warning is an error.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "tabserver",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "tabserver", targets: ["tabserver"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "MicroHTTPD",
+            dependencies: ["CMicroHTTPD", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+        .target(name: "TabLayout", swiftSettings: strict),
+        .target(name: "TabStore", dependencies: ["TabLayout", "CSQLite"], swiftSettings: strict),
+        .target(
+            name: "TabService",
+            dependencies: ["MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log")],
+            resources: [.copy("openapi.yaml")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "tabserver",
+            dependencies: [
+                "TabService", "TabLayout", "TabStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "TabLayoutTests",
+            dependencies: ["TabLayout"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabLayout"], swiftSettings: strict),
+        .testTarget(
+            name: "TabServiceTests",
+            dependencies: ["TabService", "MicroHTTPD", "TabStore", "TabLayout"],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

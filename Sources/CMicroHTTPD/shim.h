@@ -1,0 +1,39 @@
+#ifndef TABSERVER_CMICROHTTPD_SHIM_H
+#define TABSERVER_CMICROHTTPD_SHIM_H
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/// MHD_start_daemon is variadic and is not imported into Swift: this passes every option
+/// as one typed MHD_OPTION_ARRAY instead.
+static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port,
+                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
+                                                   const struct MHD_OptionItem *options) {
+    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// An option item that carries a function pointer: Swift cannot cast one to intptr_t.
+static inline struct MHD_OptionItem cmhd_option_notify_completed(MHD_RequestCompletedCallback callback, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) callback, cls };
+    return item;
+}
+
+/// MHD_set_response_options is variadic: this sets flags with no further options.
+static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags) {
+    return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
+/// MHD_get_daemon_info is variadic: the port the daemon listens on (useful after binding port 0).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
+}
+
+/// MHD_get_daemon_info is variadic: how many connections the daemon holds open right now.
+static inline unsigned int cmhd_current_connections(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+#endif

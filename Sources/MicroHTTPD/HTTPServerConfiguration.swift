@@ -1,0 +1,52 @@
+/// How the HTTP server listens and what it allows a client. Defaults are the limits of API.md.
+public struct HTTPServerConfiguration: Sendable {
+    /// An IPv4 or IPv6 address literal.
+    public var host: String
+    /// 0 picks a free port (read it back from ``HTTPServer/port``).
+    public var port: UInt16
+    /// libmicrohttpd worker threads, each with its own epoll set.
+    public var threads: Int
+    /// Connections held open at once (libmicrohttpd's default of 1020 is too low for idle mobile clients).
+    public var connectionLimit: Int
+    /// Connections from one IP address at once; 0 for no limit.
+    public var perIPConnectionLimit: Int
+    /// Seconds a connection may stay idle before it is closed.
+    public var connectionTimeoutSeconds: Int
+    /// The request line and header fields together, in bytes.
+    public var maxHeaderBytes: Int
+    /// The request body, in bytes.
+    public var maxBodyBytes: Int
+    /// How long a stop waits for requests in flight before it closes what is left, in seconds.
+    public var stopGraceSeconds: Double
+
+    public init(
+        host: String = "0.0.0.0",
+        port: UInt16 = 8080,
+        threads: Int = HTTPServerConfiguration.coreCount,
+        connectionLimit: Int = 10_000,
+        perIPConnectionLimit: Int = 0,
+        connectionTimeoutSeconds: Int = 60,
+        maxHeaderBytes: Int = 16 * 1024,
+        maxBodyBytes: Int = 1024 * 1024,
+        stopGraceSeconds: Double = 8
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = max(1, threads)
+        self.connectionLimit = connectionLimit
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.connectionTimeoutSeconds = connectionTimeoutSeconds
+        self.maxHeaderBytes = maxHeaderBytes
+        self.maxBodyBytes = maxBodyBytes
+        self.stopGraceSeconds = stopGraceSeconds
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension HTTPServerConfiguration {
+    /// The number of online processors.
+    public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}

@@ -1,0 +1,250 @@
+/// Reads JSON (RFC 8259) into a ``SourceNode`` tree with the line of every value. The depth limit is
+/// checked before each descent, duplicate keys are refused, and every string must be valid UTF-8.
+public struct JSONReader {
+    private let bytes: [UInt8]
+    private var index = 0
+    private var line = 1
+    private let maxDepth: Int
+
+    /// - Throws: ``LayoutError`` with the pointer and line where reading stopped.
+    public static func read(_ bytes: [UInt8], maxDepth: Int = LayoutLimits.depth) throws(LayoutError) -> SourceNode {
+        var reader = JSONReader(bytes: bytes, maxDepth: maxDepth)
+        var start = 0
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+        reader.index = start
+        reader.skipWhitespace()
+        let node = try reader.value(pointer: "", depth: 0)
+        reader.skipWhitespace()
+        if reader.index < bytes.count {
+            throw reader.failure("", "unexpected content after the JSON value")
+        }
+        return node
+    }
+
+    private init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private func failure(_ pointer: String, _ message: String) -> LayoutError {
+        LayoutError(pointer: pointer, line: line, "JSON: " + message)
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                line += 1
+                index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(pointer: String, depth: Int) throws(LayoutError) -> SourceNode {
+        guard index < bytes.count else { throw failure(pointer, "unexpected end of input, a value was expected") }
+        let startLine = line
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
+            return SourceNode(.dictionary(try object(pointer: pointer, depth: depth + 1)), line: startLine)
+        case UInt8(ascii: "["):
+            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
+            return SourceNode(.array(try array(pointer: pointer, depth: depth + 1)), line: startLine)
+        case UInt8(ascii: "\""):
+            return SourceNode(.string(try string(pointer: pointer)), line: startLine)
+        case UInt8(ascii: "t"):
+            try literal("true", pointer)
+            return SourceNode(.bool(true), line: startLine)
+        case UInt8(ascii: "f"):
+            try literal("false", pointer)
+            return SourceNode(.bool(false), line: startLine)
+        case UInt8(ascii: "n"):
+            try literal("null", pointer)
+            return SourceNode(.null, line: startLine)
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return SourceNode(try number(pointer: pointer), line: startLine)
+        default:
+            throw failure(pointer, "unexpected character '\(printable(bytes[index]))', a value was expected")
+        }
+    }
+
+    private mutating func literal(_ word: StaticString, _ pointer: String) throws(LayoutError) {
+        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected)
+        else { throw failure(pointer, "invalid literal, expected '\(word)'") }
+        index += expected.count
+    }
+
+    private mutating func object(pointer: String, depth: Int) throws(LayoutError) -> [SourceNode.Member] {
+        index += 1
+        var members: [SourceNode.Member] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw failure(pointer, "an object key (a string in double quotes) was expected")
+            }
+            let key = try string(pointer: pointer)
+            let memberPointer = JSONPointer.appending(pointer, key)
+            if members.contains(where: { $0.key == key }) {
+                throw failure(memberPointer, "duplicate key '\(key)'")
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                throw failure(memberPointer, "':' was expected after the key")
+            }
+            index += 1
+            skipWhitespace()
+            members.append(SourceNode.Member(key: key, node: try value(pointer: memberPointer, depth: depth)))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure(pointer, "unexpected end of input in an object") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return members
+            }
+            throw failure(memberPointer, "',' or '}' was expected after a member")
+        }
+    }
+
+    private mutating func array(pointer: String, depth: Int) throws(LayoutError) -> [SourceNode] {
+        index += 1
+        var elements: [SourceNode] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return elements
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try value(pointer: JSONPointer.appending(pointer, elements.count), depth: depth))
+            skipWhitespace()
+            guard index < bytes.count else { throw failure(pointer, "unexpected end of input in an array") }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+                continue
+            }
+            if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return elements
+            }
+            throw failure(JSONPointer.appending(pointer, elements.count - 1), "',' or ']' was expected after an element")
+        }
+    }
+
+    private mutating func string(pointer: String) throws(LayoutError) -> String {
+        index += 1
+        var utf8: [UInt8] = []
+        while true {
+            guard index < bytes.count else { throw failure(pointer, "unterminated string") }
+            let byte = bytes[index]
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard let text = String(validating: utf8, as: UTF8.self) else {
+                    throw failure(pointer, "a string is not valid UTF-8")
+                }
+                return text
+            case UInt8(ascii: "\\"):
+                guard index < bytes.count else { throw failure(pointer, "unterminated escape") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
+                case UInt8(ascii: "b"): utf8.append(0x08)
+                case UInt8(ascii: "f"): utf8.append(0x0C)
+                case UInt8(ascii: "n"): utf8.append(0x0A)
+                case UInt8(ascii: "r"): utf8.append(0x0D)
+                case UInt8(ascii: "t"): utf8.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4(pointer)
+                    if (0xD800...0xDBFF).contains(scalar) {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw failure(pointer, "a high surrogate \\u escape without its low surrogate") }
+                        index += 2
+                        let low = try hex4(pointer)
+                        guard (0xDC00...0xDFFF).contains(low) else { throw failure(pointer, "invalid surrogate pair") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00...0xDFFF).contains(scalar) {
+                        throw failure(pointer, "a lone low surrogate \\u escape")
+                    }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw failure(pointer, "invalid \\u escape") }
+                    utf8.append(contentsOf: String(Character(unicode)).utf8)
+                default:
+                    throw failure(pointer, "invalid escape '\\\(printable(escape))'")
+                }
+            case 0x00..<0x20:
+                throw failure(pointer, "a control character inside a string must be escaped")
+            default:
+                utf8.append(byte)
+            }
+        }
+    }
+
+    private mutating func hex4(_ pointer: String) throws(LayoutError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw failure(pointer, "a \\u escape needs four hex digits") }
+        var value: UInt32 = 0
+        for byte in bytes[index..<index + 4] {
+            guard let digit = hexDigit(byte) else { throw failure(pointer, "a \\u escape needs four hex digits") }
+            value = value << 4 | UInt32(digit)
+        }
+        index += 4
+        return value
+    }
+
+    private mutating func number(pointer: String) throws(LayoutError) -> SourceNode.Value {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        guard let real = Double(text), real.isFinite else { throw failure(pointer, "number out of range") }
+        return .real(real)
+    }
+}
+
+func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+func hexDigit(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case 0x30...0x39: byte - 0x30
+    case 0x41...0x46: byte - 0x41 + 10
+    case 0x61...0x66: byte - 0x61 + 10
+    default: nil
+    }
+}
+
+func printable(_ byte: UInt8) -> String {
+    (0x21...0x7E).contains(byte) ? String(UnicodeScalar(byte)) : "0x" + String(byte, radix: 16, uppercase: true)
+}

@@ -1,0 +1,198 @@
+/// Who is asking: the inputs that choose one compiled variant of a layout.
+public struct ClientContext: Sendable, Hashable {
+    /// The locale chosen for this client (see ``LocaleMatcher``).
+    public var locale: String
+    /// nil: the client did not say, and gets every tab.
+    public var platform: Platform?
+    /// nil: the client did not say, and gets every tab.
+    public var appVersion: AppVersion?
+
+    public init(locale: String, platform: Platform? = nil, appVersion: AppVersion? = nil) {
+        self.locale = locale
+        self.platform = platform
+        self.appVersion = appVersion
+    }
+}
+
+/// One client's layout: the canonical document and seed 000's legacy array.
+public struct CompiledLayout: Sendable, Equatable {
+    /// The document of LAYOUT.md §2.
+    public var document: JSONValue
+    /// `ApplicationHierarchy.plist`'s array: every tab the client gets, in order, without children.
+    public var legacy: JSONValue
+}
+
+/// Compiles a resolved layout for one client: targeting, localization, defaults, More overflow, tags.
+public enum LayoutCompiler {
+    /// - Parameter globalStrings: locale → table, the global tables (a layout's own strings win).
+    public static func compile(
+        _ layout: ResolvedLayout, for client: ClientContext, globalStrings: [String: StringsTable]
+    ) -> CompiledLayout {
+        let localizer = Localizer(layout: layout, locale: client.locale, global: globalStrings)
+        let admitted = admittedTabs(layout.tabs, client)
+        var outputs = admitted.map { tabValue($0, localizer: localizer, client: client) }
+        for i in outputs.indices { outputs[i]["tag"] = .integer(Int64(i)) }
+
+        var document: [String: JSONValue] = layout.extensions
+        var visible = outputs
+        if let limit = layout.maxVisibleTabs, outputs.count > limit {
+            visible = Array(outputs[..<(limit - 1)])
+            var more: [String: JSONValue] = layout.moreTab?.extensions ?? [:]
+            let (title, key) = localizer.localize(layout.moreTab?.title ?? "More")
+            more["title"] = .string(title)
+            if let key { more["titleKey"] = .string(key) }
+            if let image = layout.moreTab?.image { more["image"] = .string(image) }
+            if let image = layout.moreTab?.selectedImage { more["selectedImage"] = .string(image) }
+            more["tabs"] = .array(outputs[(limit - 1)...].map { .object($0) })
+            document["more"] = .object(more)
+        }
+        document["tabs"] = .array(visible.map { .object($0) })
+        document["initialIndex"] = .integer(Int64(initialIndex(layout, admitted)))
+        document["locale"] = .string(client.locale)
+        document["layout"] = .string(layout.name)
+        if let version = layout.version { document["version"] = .integer(Int64(version)) }
+        document["appearance"] = appearanceValue(layout.appearance)
+
+        let legacy: [JSONValue] = outputs.map { tab in
+            var entry: [String: JSONValue] = [:]
+            entry["TabBarTitle"] = tab["title"]
+            entry["TabBarImage"] = tab["image"]
+            entry["TabBarSelectedImage"] = tab["selectedImage"]
+            entry["TabBarBadge"] = tab["badge"]
+            entry["RootViewController"] = tab["rootViewController"]
+            return .object(entry)
+        }
+        return CompiledLayout(document: .object(document), legacy: .array(legacy))
+    }
+
+    static func admits(_ tab: TabSpec, _ client: ClientContext) -> Bool {
+        if let platform = client.platform, let platforms = tab.platforms, !platforms.contains(platform) { return false }
+        if let version = client.appVersion {
+            if let min = tab.minAppVersion, version < min { return false }
+            if let max = tab.maxAppVersion, version > max { return false }
+        }
+        return true
+    }
+
+    private static func admittedTabs(_ tabs: [TabSpec], _ client: ClientContext) -> [TabSpec] {
+        tabs.filter { admits($0, client) }
+    }
+
+    private static func tabValue(_ tab: TabSpec, localizer: Localizer, client: ClientContext) -> [String: JSONValue] {
+        var value: [String: JSONValue] = tab.extensions
+        value["id"] = .string(tab.id)
+        let (title, key) = localizer.localize(tab.title)
+        value["title"] = .string(title)
+        if let key { value["titleKey"] = .string(key) }
+        if let image = tab.image { value["image"] = .string(image) }
+        if let image = tab.selectedImage { value["selectedImage"] = .string(image) }
+        value["rootViewController"] = .string(tab.rootViewController)
+        value["navigation"] = .bool(tab.navigation ?? true)
+        value["reselect"] = .string(tab.reselect ?? "popToRoot")
+        if let badge = tab.badge { value["badge"] = .string(badge) }
+        if let params = tab.params { value["params"] = .object(params) }
+        let children = admittedTabs(tab.children, client)
+        if !children.isEmpty {
+            value["children"] = .array(children.map { .object(tabValue($0, localizer: localizer, client: client)) })
+        }
+        return value
+    }
+
+    /// The tag of the initial tab among the tabs this client gets; 0 when it does not get that tab.
+    private static func initialIndex(_ layout: ResolvedLayout, _ admitted: [TabSpec]) -> Int {
+        let id: String?
+        switch layout.initialTab {
+        case .id(let name): id = name
+        case .index(let index): id = index < layout.tabs.count ? layout.tabs[index].id : nil
+        case nil: id = nil
+        }
+        guard let id else { return 0 }
+        return admitted.firstIndex { $0.id == id } ?? 0
+    }
+
+    private static func appearanceValue(_ appearance: Appearance) -> JSONValue {
+        var value: [String: JSONValue] = appearance.extensions
+        value["height"] = appearance.height ?? .integer(49)
+        if let colour = appearance.backgroundColor { value["backgroundColor"] = .string(colour) }
+        if let colour = appearance.tintColor { value["tintColor"] = .string(colour) }
+        if let colour = appearance.unselectedTintColor { value["unselectedTintColor"] = .string(colour) }
+        var animator: [String: JSONValue] = ["name": .string(appearance.animator?.name ?? "none")]
+        if let params = appearance.animator?.params { animator["params"] = .object(params) }
+        value["animator"] = .object(animator)
+        return .object(value)
+    }
+}
+
+/// Title lookup for one locale: for the exact locale, then its language, then the default locale, the
+/// layout's own table first and then the global one. A title that is no key stays as it is.
+struct Localizer {
+    let tables: [[String: String]]
+
+    init(layout: ResolvedLayout, locale: String, global: [String: StringsTable]) {
+        var chain = [locale]
+        let language = LocaleMatcher.language(of: locale)
+        if language != locale { chain.append(language) }
+        if !chain.contains(layout.defaultLocale) { chain.append(layout.defaultLocale) }
+        let defaultLanguage = LocaleMatcher.language(of: layout.defaultLocale)
+        if !chain.contains(defaultLanguage) { chain.append(defaultLanguage) }
+        var tables: [[String: String]] = []
+        for candidate in chain {
+            if let own = layout.strings[candidate] { tables.append(own) }
+            if let shared = global[candidate] { tables.append(shared.entries) }
+        }
+        self.tables = tables
+    }
+
+    /// The text for `title`, and the key when `title` was one.
+    func localize(_ title: String) -> (text: String, key: String?) {
+        for table in tables {
+            if let text = table[title] { return (text, title) }
+        }
+        return (title, nil)
+    }
+}
+
+/// Chooses the locale of a response among the locales a layout has tables for.
+public enum LocaleMatcher {
+    /// `fr-CA` → `fr`; `zh_Hant_TW` → `zh`.
+    public static func language(of locale: String) -> String {
+        String(locale.prefix { $0 != "-" && $0 != "_" })
+    }
+
+    /// The best of `available` for an `Accept-Language` value (q-values honoured; `fr-CA` falls back to
+    /// `fr`), or `fallback` when nothing matches.
+    public static func choose(acceptLanguage: String?, available: [String], fallback: String) -> String {
+        guard let acceptLanguage else { return fallback }
+        var ranges: [(tag: String, q: Double, position: Int)] = []
+        for (position, part) in acceptLanguage.split(separator: ",").enumerated() {
+            let pieces = part.split(separator: ";")
+            let tag = pieces.first.map { $0.trimmingWhitespace() } ?? ""
+            guard !tag.isEmpty else { continue }
+            var q = 1.0
+            for parameter in pieces.dropFirst() {
+                let p = parameter.trimmingWhitespace()
+                if p.hasPrefix("q=") || p.hasPrefix("Q=") { q = Double(p.dropFirst(2)) ?? 0 }
+            }
+            if q > 0 { ranges.append((tag, q, position)) }
+        }
+        ranges.sort { $0.q != $1.q ? $0.q > $1.q : $0.position < $1.position }
+        for range in ranges {
+            if range.tag == "*" { return fallback }
+            if let match = match(range.tag, available) { return match }
+        }
+        return fallback
+    }
+
+    /// `tag` itself among `available` (case-insensitively, `-` and `_` alike), else its shorter prefixes.
+    public static func match(_ tag: String, _ available: [String]) -> String? {
+        var candidate = normalized(tag)
+        while !candidate.isEmpty {
+            if let hit = available.first(where: { normalized($0) == candidate }) { return hit }
+            guard let cut = candidate.lastIndex(of: "-") else { break }
+            candidate = String(candidate[..<cut])
+        }
+        return nil
+    }
+
+    static func normalized(_ tag: String) -> String { tag.lowercased().replacingOccurrences("_", "-") }
+}

@@ -1,0 +1,147 @@
+/// A JSON value of the compiled output (and of pass-through `params` and `x-` keys).
+public indirect enum JSONValue: Sendable, Equatable {
+    case string(String)
+    case integer(Int64)
+    case real(Double)
+    case bool(Bool)
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+/// The clients a tab can be limited to.
+public enum Platform: String, Sendable, CaseIterable, Hashable {
+    case iphone, ipad, mac, tv, vision, android
+}
+
+/// A dotted app version (`2.10.1`), compared numerically component by component (missing ones are 0).
+public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let components: [UInt32]
+
+    /// Parses `1`, `2.0`, `2.10.3`: one to four numbers of at most nine digits, separated by dots.
+    public init?(_ text: some StringProtocol) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...4).contains(parts.count) else { return nil }
+        var components: [UInt32] = []
+        for part in parts {
+            guard (1...9).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), let n = UInt32(part) else {
+                return nil
+            }
+            components.append(n)
+        }
+        while components.count > 1, components.last == 0 { components.removeLast() }
+        self.components = components
+    }
+
+    public static func < (lhs: AppVersion, rhs: AppVersion) -> Bool {
+        for i in 0..<max(lhs.components.count, rhs.components.count) {
+            let l = i < lhs.components.count ? lhs.components[i] : 0
+            let r = i < rhs.components.count ? rhs.components[i] : 0
+            if l != r { return l < r }
+        }
+        return false
+    }
+
+    public var description: String { components.map(String.init).joined(separator: ".") }
+}
+
+/// One tab of a source, validated.
+public struct TabSpec: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var image: String?
+    public var selectedImage: String?
+    public var rootViewController: String
+    public var navigation: Bool?
+    public var reselect: String?
+    public var badge: String?
+    public var params: [String: JSONValue]?
+    public var platforms: Set<Platform>?
+    public var minAppVersion: AppVersion?
+    public var maxAppVersion: AppVersion?
+    public var children: [TabSpec]
+    /// `x-…` keys, passed through.
+    public var extensions: [String: JSONValue]
+}
+
+/// The animator of the bar (seed 003).
+public struct Animator: Sendable, Equatable {
+    public var name: String
+    public var params: [String: JSONValue]?
+}
+
+/// The bar's look (seeds 001 and 003). Absent members take their defaults at compile time.
+public struct Appearance: Sendable, Equatable {
+    public var height: JSONValue?
+    public var backgroundColor: String?
+    public var tintColor: String?
+    public var unselectedTintColor: String?
+    public var animator: Animator?
+    public var extensions: [String: JSONValue] = [:]
+}
+
+/// The More tab's own item.
+public struct MoreTab: Sendable, Equatable {
+    public var title: String?
+    public var image: String?
+    public var selectedImage: String?
+    public var extensions: [String: JSONValue] = [:]
+}
+
+/// The tab selected at launch: an id, or an index into the layout's tabs.
+public enum InitialTab: Sendable, Equatable {
+    case id(String)
+    case index(Int)
+}
+
+/// A source after validation: either shape (the legacy array becomes `tabs`), not yet inherited or localized.
+public struct LayoutDocument: Sendable, Equatable {
+    public var extends: String?
+    public var tabs: [TabSpec]
+    public var remove: [String] = []
+    public var order: [String] = []
+    public var initialTab: InitialTab?
+    public var maxVisibleTabs: Int?
+    public var defaultLocale: String?
+    public var moreTab: MoreTab?
+    public var appearance: Appearance?
+    /// locale → key → text.
+    public var strings: [String: [String: String]] = [:]
+    public var extensions: [String: JSONValue] = [:]
+    /// Whether the source was seed 000's root array.
+    public var isLegacy = false
+
+    /// Every app-version bound named by a tab or child (they split app versions into the classes a
+    /// compiled variant depends on).
+    public var versionBounds: [AppVersion] {
+        var bounds: Set<AppVersion> = []
+        func visit(_ tabs: [TabSpec]) {
+            for tab in tabs {
+                if let v = tab.minAppVersion { bounds.insert(v) }
+                if let v = tab.maxAppVersion { bounds.insert(v) }
+                visit(tab.children)
+            }
+        }
+        visit(tabs)
+        return bounds.sorted()
+    }
+}
+
+/// A name that accounts, `extends` and the service's paths accept: `[A-Za-z0-9._-]{1,128}`.
+public func isValidAccountName(_ name: some StringProtocol) -> Bool {
+    (1...128).contains(name.utf8.count)
+        && name.utf8.allSatisfy { byte in
+            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+}
+
+/// A locale tag as tables and `defaultLocale` name it: `en`, `fr-CA`, `zh_Hant_TW`.
+public func isValidLocale(_ text: some StringProtocol) -> Bool {
+    let parts = text.split(separator: "-", omittingEmptySubsequences: false).flatMap {
+        $0.split(separator: "_", omittingEmptySubsequences: false)
+    }
+    guard let first = parts.first, (2...8).contains(first.count), first.allSatisfy({ $0.isASCII && $0.isLetter }) else {
+        return false
+    }
+    return parts.dropFirst().allSatisfy { (1...8).contains($0.count) && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+}

@@ -1,0 +1,497 @@
+/// Turns a ``SourceNode`` tree into a ``LayoutDocument``, collecting every problem with its pointer and line.
+struct LayoutValidator {
+    private(set) var diagnostics: [LayoutDiagnostic] = []
+
+    mutating func report(_ pointer: String, _ node: SourceNode?, _ message: String) {
+        diagnostics.append(LayoutDiagnostic(pointer: pointer, line: node?.line, message: message))
+    }
+
+    static let documentKeys: Set<String> = [
+        "schemaVersion", "extends", "tabs", "remove", "order", "initialTab", "maxVisibleTabs", "defaultLocale",
+        "moreTab", "appearance", "strings",
+    ]
+    /// Tab keys and the seed-000 aliases that mean the same.
+    static let tabAliases: [String: String] = [
+        "TabBarTitle": "title", "TabBarImage": "image", "TabBarSelectedImage": "selectedImage",
+        "RootViewController": "rootViewController", "TabBarBadge": "badge",
+    ]
+    static let tabKeys: Set<String> = [
+        "id", "title", "image", "selectedImage", "rootViewController", "navigation", "reselect", "badge", "params",
+        "platforms", "minAppVersion", "maxAppVersion", "children",
+    ]
+    static let animatorNames: Set<String> = ["none", "underline", "bounce", "fade"]
+
+    mutating func document(_ root: SourceNode) -> LayoutDocument {
+        checkStringLengths(root, pointer: "")
+        switch root.value {
+        case .array(let elements):
+            var document = LayoutDocument(tabs: tabList(elements, node: root, pointer: "", level: 0))
+            document.isLegacy = true
+            assignDefaultIDs(&document.tabs)
+            checkUniqueIDs(document.tabs)
+            return document
+        case .dictionary(let members):
+            return dictionaryDocument(members, root)
+        default:
+            report("", root, "a layout is a dictionary (the document shape) or an array of tabs (seed 000's shape), found \(root.kindName)")
+            return LayoutDocument(tabs: [])
+        }
+    }
+
+    private mutating func dictionaryDocument(_ members: [SourceNode.Member], _ root: SourceNode) -> LayoutDocument {
+        var document = LayoutDocument(tabs: [])
+        var tabsGiven = false
+        for member in members {
+            let pointer = JSONPointer.appending("", member.key)
+            let node = member.node
+            if member.key.hasPrefix("x-") {
+                document.extensions[member.key] = json(node, pointer)
+                continue
+            }
+            switch member.key {
+            case "schemaVersion":
+                if case .integer(let version) = node.value {
+                    if version != 1 { report(pointer, node, "schemaVersion \(version) is not supported (only 1)") }
+                } else {
+                    report(pointer, node, "must be the integer 1, found \(node.kindName)")
+                }
+            case "extends":
+                if let name = string(node, pointer) {
+                    if isValidAccountName(name) { document.extends = name } else {
+                        report(pointer, node, "'\(name)' is not an account name ([A-Za-z0-9._-]{1,128})")
+                    }
+                }
+            case "tabs":
+                tabsGiven = true
+                if case .array(let elements) = node.value {
+                    document.tabs = tabList(elements, node: node, pointer: pointer, level: 0)
+                } else {
+                    report(pointer, node, "must be an array of tabs, found \(node.kindName)")
+                }
+            case "remove", "order":
+                let ids = idList(node, pointer)
+                if member.key == "remove" { document.remove = ids } else { document.order = ids }
+            case "initialTab":
+                switch node.value {
+                case .string(let id): document.initialTab = .id(id)
+                case .integer(let index) where index >= 0 && index < 4096: document.initialTab = .index(Int(index))
+                default: report(pointer, node, "must be a tab id or a tab index (an integer ≥ 0), found \(node.kindName)")
+                }
+            case "maxVisibleTabs":
+                if case .integer(let n) = node.value, n >= 2, n <= Int64(LayoutLimits.tabsPerLevel) {
+                    document.maxVisibleTabs = Int(n)
+                } else {
+                    report(pointer, node, "must be an integer from 2 to \(LayoutLimits.tabsPerLevel) (the bar's items, More included)")
+                }
+            case "defaultLocale":
+                if let locale = string(node, pointer) {
+                    if isValidLocale(locale) { document.defaultLocale = locale } else {
+                        report(pointer, node, "'\(locale)' is not a locale tag such as en or fr-CA")
+                    }
+                }
+            case "moreTab":
+                document.moreTab = moreTab(node, pointer)
+            case "appearance":
+                document.appearance = appearance(node, pointer)
+            case "strings":
+                document.strings = strings(node, pointer)
+            default:
+                report(pointer, node, "unknown key '\(member.key)' (custom keys start with x-)")
+            }
+        }
+        if document.extends == nil {
+            if !tabsGiven { report("/tabs", root, "is required (or name a base layout with extends)") }
+            if let remove = root["remove"] { report("/remove", remove, "only applies with extends") }
+            if let order = root["order"] { report("/order", order, "only applies with extends") }
+        }
+        assignDefaultIDs(&document.tabs)
+        checkUniqueIDs(document.tabs)
+        if document.extends == nil, let initial = document.initialTab {
+            switch initial {
+            case .id(let id) where !document.tabs.contains(where: { $0.id == id }):
+                report("/initialTab", root["initialTab"], "no tab has the id '\(id)'")
+            case .index(let index) where index >= document.tabs.count:
+                report("/initialTab", root["initialTab"], "index \(index) is out of range (\(document.tabs.count) tabs)")
+            default: break
+            }
+        }
+        return document
+    }
+
+    // MARK: Tabs
+
+    private mutating func tabList(_ elements: [SourceNode], node: SourceNode, pointer: String, level: Int) -> [TabSpec] {
+        if elements.count > LayoutLimits.tabsPerLevel {
+            report(pointer, node, "\(elements.count) tabs; at most \(LayoutLimits.tabsPerLevel) per level")
+        }
+        var tabs: [TabSpec] = []
+        for (i, element) in elements.enumerated() {
+            if let tab = tab(element, JSONPointer.appending(pointer, i), level: level) { tabs.append(tab) }
+        }
+        return tabs
+    }
+
+    private mutating func tab(_ node: SourceNode, _ pointer: String, level: Int) -> TabSpec? {
+        guard case .dictionary(let members) = node.value else {
+            report(pointer, node, "a tab is a dictionary, found \(node.kindName)")
+            return nil
+        }
+        var tab = TabSpec(id: "", title: "", rootViewController: "", children: [], extensions: [:])
+        var seen: [String: String] = [:]
+        var valid = true
+        for member in members {
+            let key = member.key
+            let memberPointer = JSONPointer.appending(pointer, key)
+            let value = member.node
+            if key.hasPrefix("x-") {
+                tab.extensions[key] = json(value, memberPointer)
+                continue
+            }
+            let name = Self.tabAliases[key] ?? key
+            guard Self.tabKeys.contains(name) else {
+                report(memberPointer, value, "unknown tab key '\(key)' (custom keys start with x-)")
+                continue
+            }
+            if let earlier = seen[name] {
+                report(memberPointer, value, "'\(key)' repeats '\(earlier)'")
+                continue
+            }
+            seen[name] = key
+            switch name {
+            case "id":
+                if let id = string(value, memberPointer) {
+                    if isValidTabID(id) { tab.id = id } else {
+                        report(memberPointer, value, "'\(id)' is not a tab id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
+                    }
+                }
+            case "title": tab.title = string(value, memberPointer) ?? ""
+            case "image": tab.image = string(value, memberPointer)
+            case "selectedImage": tab.selectedImage = string(value, memberPointer)
+            case "rootViewController":
+                if let name = string(value, memberPointer) {
+                    if name.isEmpty { report(memberPointer, value, "must not be empty") }
+                    tab.rootViewController = name
+                }
+            case "navigation":
+                if case .bool(let flag) = value.value { tab.navigation = flag } else {
+                    report(memberPointer, value, "must be a boolean, found \(value.kindName)")
+                }
+            case "reselect":
+                if let mode = string(value, memberPointer) {
+                    if mode == "popToRoot" || mode == "none" { tab.reselect = mode } else {
+                        report(memberPointer, value, "'\(mode)' is not popToRoot or none")
+                    }
+                }
+            case "badge":
+                tab.badge = string(value, memberPointer)
+            case "params":
+                if case .dictionary = value.value, case .object(let object) = json(value, memberPointer) {
+                    tab.params = object
+                } else if case .dictionary = value.value {
+                } else {
+                    report(memberPointer, value, "must be a dictionary, found \(value.kindName)")
+                }
+            case "platforms":
+                tab.platforms = platforms(value, memberPointer)
+            case "minAppVersion", "maxAppVersion":
+                if let text = string(value, memberPointer) {
+                    if let version = AppVersion(text) {
+                        if name == "minAppVersion" { tab.minAppVersion = version } else { tab.maxAppVersion = version }
+                    } else {
+                        report(memberPointer, value, "'\(text)' is not a dotted version such as 2.1 or 3.0.2")
+                    }
+                }
+            case "children":
+                guard case .array(let elements) = value.value else {
+                    report(memberPointer, value, "must be an array of tabs, found \(value.kindName)")
+                    continue
+                }
+                if level + 1 > LayoutLimits.childDepth {
+                    report(memberPointer, value, "children nest at most \(LayoutLimits.childDepth) levels deep")
+                    continue
+                }
+                tab.children = tabList(elements, node: value, pointer: memberPointer, level: level + 1)
+            default: break
+            }
+        }
+        for required in ["title", "rootViewController"] where seen[required] == nil {
+            let legacy = Self.tabAliases.first { $0.value == required }?.key ?? required
+            report(pointer, node, "the tab has no \(required) (or \(legacy))")
+            valid = false
+        }
+        if let min = tab.minAppVersion, let max = tab.maxAppVersion, min > max {
+            report(JSONPointer.appending(pointer, "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)")
+        }
+        return valid ? tab : nil
+    }
+
+    private mutating func platforms(_ node: SourceNode, _ pointer: String) -> Set<Platform>? {
+        guard case .array(let elements) = node.value else {
+            report(pointer, node, "must be an array of platforms, found \(node.kindName)")
+            return nil
+        }
+        var result: Set<Platform> = []
+        for (i, element) in elements.enumerated() {
+            let elementPointer = JSONPointer.appending(pointer, i)
+            guard let name = string(element, elementPointer) else { continue }
+            if let platform = Platform(rawValue: name) { result.insert(platform) } else {
+                report(elementPointer, element, "'\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        return result
+    }
+
+    private mutating func idList(_ node: SourceNode, _ pointer: String) -> [String] {
+        guard case .array(let elements) = node.value else {
+            report(pointer, node, "must be an array of tab ids, found \(node.kindName)")
+            return []
+        }
+        return elements.enumerated().compactMap { i, element in string(element, JSONPointer.appending(pointer, i)) }
+    }
+
+    /// Ids derived from rootViewController where none was given: module prefix and `ViewController` dropped,
+    /// lower-cased, `-2`, `-3` … on a clash with any id of the layout.
+    private mutating func assignDefaultIDs(_ tabs: inout [TabSpec]) {
+        var taken: Set<String> = []
+        func collect(_ tabs: [TabSpec]) {
+            for tab in tabs {
+                if !tab.id.isEmpty { taken.insert(tab.id) }
+                collect(tab.children)
+            }
+        }
+        collect(tabs)
+        func assign(_ tabs: inout [TabSpec]) {
+            for i in tabs.indices {
+                if tabs[i].id.isEmpty {
+                    let base = derivedTabID(tabs[i].rootViewController)
+                    var candidate = base
+                    var n = 2
+                    while taken.contains(candidate) {
+                        candidate = "\(base)-\(n)"
+                        n += 1
+                    }
+                    taken.insert(candidate)
+                    tabs[i].id = candidate
+                }
+                assign(&tabs[i].children)
+            }
+        }
+        assign(&tabs)
+    }
+
+    private mutating func checkUniqueIDs(_ tabs: [TabSpec]) {
+        var seen: Set<String> = []
+        var duplicates: [String] = []
+        func visit(_ tabs: [TabSpec]) {
+            for tab in tabs {
+                if !seen.insert(tab.id).inserted { duplicates.append(tab.id) }
+                visit(tab.children)
+            }
+        }
+        visit(tabs)
+        for id in duplicates {
+            report("/tabs", nil, "the id '\(id)' is used by more than one tab (ids are unique in the whole layout)")
+        }
+    }
+
+    // MARK: Options
+
+    private mutating func moreTab(_ node: SourceNode, _ pointer: String) -> MoreTab? {
+        guard case .dictionary(let members) = node.value else {
+            report(pointer, node, "must be a dictionary, found \(node.kindName)")
+            return nil
+        }
+        var more = MoreTab()
+        for member in members {
+            let memberPointer = JSONPointer.appending(pointer, member.key)
+            switch member.key {
+            case "title": more.title = string(member.node, memberPointer)
+            case "image": more.image = string(member.node, memberPointer)
+            case "selectedImage": more.selectedImage = string(member.node, memberPointer)
+            case let key where key.hasPrefix("x-"): more.extensions[key] = json(member.node, memberPointer)
+            default: report(memberPointer, member.node, "unknown key '\(member.key)' (title, image, selectedImage, or x-…)")
+            }
+        }
+        return more
+    }
+
+    private mutating func appearance(_ node: SourceNode, _ pointer: String) -> Appearance? {
+        guard case .dictionary(let members) = node.value else {
+            report(pointer, node, "must be a dictionary, found \(node.kindName)")
+            return nil
+        }
+        var appearance = Appearance()
+        for member in members {
+            let memberPointer = JSONPointer.appending(pointer, member.key)
+            let value = member.node
+            switch member.key {
+            case "height":
+                switch value.value {
+                case .integer(let n) where (30...120).contains(n): appearance.height = .integer(n)
+                case .real(let x) where (30...120).contains(x):
+                    appearance.height = x.rounded() == x ? .integer(Int64(x)) : .real(x)
+                default: report(memberPointer, value, "must be a number of points from 30 to 120")
+                }
+            case "backgroundColor", "tintColor", "unselectedTintColor":
+                guard let text = string(value, memberPointer) else { continue }
+                guard let colour = normalizedColour(text) else {
+                    report(memberPointer, value, "'\(text)' is not a colour #RRGGBB or #RRGGBBAA")
+                    continue
+                }
+                switch member.key {
+                case "backgroundColor": appearance.backgroundColor = colour
+                case "tintColor": appearance.tintColor = colour
+                default: appearance.unselectedTintColor = colour
+                }
+            case "animator":
+                appearance.animator = animator(value, memberPointer)
+            case let key where key.hasPrefix("x-"):
+                appearance.extensions[key] = json(value, memberPointer)
+            default:
+                report(memberPointer, value, "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
+            }
+        }
+        return appearance
+    }
+
+    private mutating func animator(_ node: SourceNode, _ pointer: String) -> Animator? {
+        guard case .dictionary(let members) = node.value else {
+            report(pointer, node, "must be a dictionary {name, params}, found \(node.kindName)")
+            return nil
+        }
+        var name: String?
+        var params: [String: JSONValue]?
+        for member in members {
+            let memberPointer = JSONPointer.appending(pointer, member.key)
+            switch member.key {
+            case "name":
+                if let text = string(member.node, memberPointer) {
+                    if Self.animatorNames.contains(text) || (text.hasPrefix("x-") && text.count > 2) { name = text } else {
+                        report(memberPointer, member.node, "'\(text)' is not an animator (none, underline, bounce, fade, or x-…)")
+                    }
+                }
+            case "params":
+                if case .dictionary = member.node.value, case .object(let object) = json(member.node, memberPointer) {
+                    params = object
+                } else {
+                    report(memberPointer, member.node, "must be a dictionary, found \(member.node.kindName)")
+                }
+            default:
+                report(memberPointer, member.node, "unknown key '\(member.key)' (name, params)")
+            }
+        }
+        guard let name else {
+            if node["name"] == nil { report(pointer, node, "the animator has no name") }
+            return nil
+        }
+        return Animator(name: name, params: params)
+    }
+
+    private mutating func strings(_ node: SourceNode, _ pointer: String) -> [String: [String: String]] {
+        guard case .dictionary(let locales) = node.value else {
+            report(pointer, node, "must be a dictionary of locale → key → text, found \(node.kindName)")
+            return [:]
+        }
+        var result: [String: [String: String]] = [:]
+        for locale in locales {
+            let localePointer = JSONPointer.appending(pointer, locale.key)
+            guard isValidLocale(locale.key) else {
+                report(localePointer, locale.node, "'\(locale.key)' is not a locale tag such as en or fr-CA")
+                continue
+            }
+            guard case .dictionary(let entries) = locale.node.value else {
+                report(localePointer, locale.node, "must be a dictionary of key → text, found \(locale.node.kindName)")
+                continue
+            }
+            var table: [String: String] = [:]
+            for entry in entries {
+                if let text = string(entry.node, JSONPointer.appending(localePointer, entry.key)) { table[entry.key] = text }
+            }
+            result[locale.key] = table
+        }
+        return result
+    }
+
+    // MARK: Values
+
+    private mutating func string(_ node: SourceNode, _ pointer: String) -> String? {
+        guard case .string(let text) = node.value else {
+            report(pointer, node, "must be a string, found \(node.kindName)")
+            return nil
+        }
+        return text
+    }
+
+    /// A pass-through value (params, x- keys); null has no place in a layout (property lists have none).
+    private mutating func json(_ node: SourceNode, _ pointer: String) -> JSONValue {
+        switch node.value {
+        case .string(let s): return .string(s)
+        case .integer(let n): return .integer(n)
+        case .real(let x): return .real(x)
+        case .bool(let b): return .bool(b)
+        case .date(let d): return .string(d)
+        case .data(let bytes): return .string(Base64.encode(bytes))
+        case .array(let elements):
+            return .array(elements.enumerated().map { json($1, JSONPointer.appending(pointer, $0)) })
+        case .dictionary(let members):
+            var object: [String: JSONValue] = [:]
+            for member in members { object[member.key] = json(member.node, JSONPointer.appending(pointer, member.key)) }
+            return .object(object)
+        case .null:
+            report(pointer, node, "null is not allowed (leave the key out; property lists have no null)")
+            return .bool(false)
+        }
+    }
+
+    private mutating func checkStringLengths(_ node: SourceNode, pointer: String) {
+        switch node.value {
+        case .string(let text) where text.utf8.count > LayoutLimits.stringBytes:
+            report(pointer, node, "a string of \(text.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+        case .array(let elements):
+            for (i, element) in elements.enumerated() { checkStringLengths(element, pointer: JSONPointer.appending(pointer, i)) }
+        case .dictionary(let members):
+            for member in members {
+                let memberPointer = JSONPointer.appending(pointer, member.key)
+                if member.key.utf8.count > LayoutLimits.stringBytes {
+                    report(memberPointer, member.node, "a key of \(member.key.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+                }
+                checkStringLengths(member.node, pointer: memberPointer)
+            }
+        default: break
+        }
+    }
+}
+
+/// `[a-z0-9][a-z0-9_-]*`, at most 64 characters.
+func isValidTabID(_ id: String) -> Bool {
+    guard let first = id.utf8.first, id.utf8.count <= 64 else { return false }
+    func allowed(_ b: UInt8) -> Bool { (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) }
+    return allowed(first) && id.utf8.allSatisfy { allowed($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+}
+
+/// `MyApp.HomeViewController` → `home`; characters an id cannot hold become `-`.
+func derivedTabID(_ rootViewController: String) -> String {
+    var name = Substring(rootViewController.split(separator: ".").last ?? "")
+    if name.hasSuffix("ViewController"), name.count > "ViewController".count { name = name.dropLast("ViewController".count) }
+    var id = ""
+    for scalar in name.lowercased().unicodeScalars {
+        let b = scalar.value
+        if (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) || b == 0x5F || b == 0x2D {
+            id.unicodeScalars.append(scalar)
+        } else {
+            id += "-"
+        }
+    }
+    while id.hasPrefix("-") || id.hasPrefix("_") { id.removeFirst() }
+    if id.isEmpty { id = "tab" }
+    return String(id.prefix(56))
+}
+
+/// `#abc123` → `#ABC123`; nil unless `#RRGGBB` or `#RRGGBBAA`.
+func normalizedColour(_ text: String) -> String? {
+    let digits = text.utf8.dropFirst()
+    guard text.hasPrefix("#"), digits.count == 6 || digits.count == 8, digits.allSatisfy({ hexDigit($0) != nil }) else {
+        return nil
+    }
+    return text.uppercased()
+}

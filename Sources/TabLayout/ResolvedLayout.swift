@@ -1,0 +1,131 @@
+/// A layout with its inheritance applied: everything a client variant is compiled from.
+public struct ResolvedLayout: Sendable, Equatable {
+    /// The account whose layout this is (`default` for the fallback).
+    public var name: String
+    /// The stored version, when the layout comes from a store.
+    public var version: Int?
+    public var tabs: [TabSpec]
+    public var initialTab: InitialTab?
+    public var maxVisibleTabs: Int?
+    public var defaultLocale: String
+    public var moreTab: MoreTab?
+    public var appearance: Appearance
+    public var strings: [String: [String: String]]
+    public var extensions: [String: JSONValue]
+    /// The app-version bounds of every tab, sorted.
+    public var versionBounds: [AppVersion]
+    /// The accounts this layout extends, nearest first.
+    public var bases: [String]
+}
+
+/// Applies `extends` chains: base first, then each overlay (tabs replaced in place by id, new ids
+/// appended, then `remove`, then `order`; options and strings overlaid key by key).
+public enum LayoutResolver {
+    /// The server's locale when a layout names no `defaultLocale`.
+    public static let serverDefaultLocale = "en"
+
+    /// - Parameters:
+    ///   - name: the account whose document this is.
+    ///   - lookup: the current document of another account, or nil when it has none.
+    ///   - strict: refuse `remove`/`order` ids the base does not have (on writes); rebuilds after a base
+    ///     changed pass false and ignore them.
+    /// - Throws: ``LayoutError`` for a missing base, a cycle, a chain deeper than 8, or bad references.
+    public static func resolve(
+        name: String, version: Int?, document: LayoutDocument, strict: Bool = true,
+        lookup: (String) -> LayoutDocument?
+    ) throws(LayoutError) -> ResolvedLayout {
+        var chain: [(name: String, document: LayoutDocument)] = [(name, document)]
+        var current = document
+        while let base = current.extends {
+            if chain.contains(where: { $0.name == base }) {
+                throw LayoutError(pointer: "/extends", line: nil, "extends '\(base)' makes a cycle: \((chain.map(\.name) + [base]).joined(separator: " → "))")
+            }
+            guard chain.count < LayoutLimits.inheritanceDepth else {
+                throw LayoutError(pointer: "/extends", line: nil, "the extends chain is deeper than \(LayoutLimits.inheritanceDepth) layouts")
+            }
+            guard let baseDocument = lookup(base) else {
+                let hint = chain.count == 1 ? "" : " (reached through \(chain.map(\.name).joined(separator: " → ")))"
+                throw LayoutError(pointer: "/extends", line: nil, "extends '\(base)', which has no layout\(hint)")
+            }
+            chain.append((base, baseDocument))
+            current = baseDocument
+        }
+        var merged = chain.last!.document
+        var diagnostics: [LayoutDiagnostic] = []
+        for index in stride(from: chain.count - 2, through: 0, by: -1) {
+            merged = apply(chain[index].document, onto: merged, strict: strict, isTarget: index == 0, diagnostics: &diagnostics)
+        }
+        if let initial = merged.initialTab, strict {
+            switch initial {
+            case .id(let id) where !merged.tabs.contains(where: { $0.id == id }):
+                diagnostics.append(.init(pointer: "/initialTab", line: nil, message: "no tab has the id '\(id)'"))
+            case .index(let index) where index >= merged.tabs.count:
+                diagnostics.append(.init(pointer: "/initialTab", line: nil, message: "index \(index) is out of range (\(merged.tabs.count) tabs)"))
+            default: break
+            }
+        }
+        if merged.tabs.count > LayoutLimits.tabsPerLevel {
+            diagnostics.append(.init(pointer: "/tabs", line: nil, message: "\(merged.tabs.count) tabs after inheritance; at most \(LayoutLimits.tabsPerLevel)"))
+        }
+        guard diagnostics.isEmpty else { throw LayoutError(diagnostics) }
+        return ResolvedLayout(
+            name: name, version: version, tabs: merged.tabs, initialTab: merged.initialTab,
+            maxVisibleTabs: merged.maxVisibleTabs, defaultLocale: merged.defaultLocale ?? serverDefaultLocale,
+            moreTab: merged.moreTab, appearance: merged.appearance ?? Appearance(), strings: merged.strings,
+            extensions: merged.extensions, versionBounds: merged.versionBounds, bases: chain.dropFirst().map(\.name))
+    }
+
+    private static func apply(
+        _ overlay: LayoutDocument, onto base: LayoutDocument, strict: Bool, isTarget: Bool,
+        diagnostics: inout [LayoutDiagnostic]
+    ) -> LayoutDocument {
+        var result = base
+        var tabs = base.tabs
+        for tab in overlay.tabs {
+            if let index = tabs.firstIndex(where: { $0.id == tab.id }) { tabs[index] = tab } else { tabs.append(tab) }
+        }
+        for (i, id) in overlay.remove.enumerated() {
+            if let index = tabs.firstIndex(where: { $0.id == id }) {
+                tabs.remove(at: index)
+            } else if strict && isTarget {
+                diagnostics.append(.init(pointer: "/remove/\(i)", line: nil, message: "no inherited tab has the id '\(id)'"))
+            }
+        }
+        var ordered: [TabSpec] = []
+        for (i, id) in overlay.order.enumerated() {
+            if let index = tabs.firstIndex(where: { $0.id == id }) {
+                ordered.append(tabs.remove(at: index))
+            } else if strict && isTarget && !ordered.contains(where: { $0.id == id }) {
+                diagnostics.append(.init(pointer: "/order/\(i)", line: nil, message: "no tab has the id '\(id)'"))
+            }
+        }
+        result.tabs = ordered + tabs
+        result.extends = nil
+        result.remove = []
+        result.order = []
+        if let initial = overlay.initialTab { result.initialTab = initial }
+        if let n = overlay.maxVisibleTabs { result.maxVisibleTabs = n }
+        if let locale = overlay.defaultLocale { result.defaultLocale = locale }
+        if let more = overlay.moreTab {
+            var merged = base.moreTab ?? MoreTab()
+            if let v = more.title { merged.title = v }
+            if let v = more.image { merged.image = v }
+            if let v = more.selectedImage { merged.selectedImage = v }
+            merged.extensions.merge(more.extensions) { $1 }
+            result.moreTab = merged
+        }
+        if let look = overlay.appearance {
+            var merged = base.appearance ?? Appearance()
+            if let v = look.height { merged.height = v }
+            if let v = look.backgroundColor { merged.backgroundColor = v }
+            if let v = look.tintColor { merged.tintColor = v }
+            if let v = look.unselectedTintColor { merged.unselectedTintColor = v }
+            if let v = look.animator { merged.animator = v }
+            merged.extensions.merge(look.extensions) { $1 }
+            result.appearance = merged
+        }
+        for (locale, table) in overlay.strings { result.strings[locale, default: [:]].merge(table) { $1 } }
+        result.extensions.merge(overlay.extensions) { $1 }
+        return result
+    }
+}

@@ -1,0 +1,186 @@
+import TabLayout
+
+/// One immutable version of an account's layout (or, with `deleted`, the record that it was deleted).
+public struct StoredVersion: Sendable, Equatable {
+    public var account: String
+    /// 1, 2, … per account, contiguous.
+    public var version: Int
+    /// The source exactly as uploaded.
+    public var source: [UInt8]
+    public var contentType: String
+    /// The version's strong entity tag (what `If-Match` compares against).
+    public var etag: String
+    /// Milliseconds since 1970-01-01 UTC.
+    public var createdAtMillis: Int64
+    public var author: String?
+    public var message: String?
+    public var restoredFrom: Int?
+    /// A deletion record: the account has no layout of its own from this version on.
+    public var deleted: Bool
+
+    public init(
+        account: String, version: Int, source: [UInt8], contentType: String, etag: String, createdAtMillis: Int64,
+        author: String?, message: String?, restoredFrom: Int?, deleted: Bool
+    ) {
+        self.account = account
+        self.version = version
+        self.source = source
+        self.contentType = contentType
+        self.etag = etag
+        self.createdAtMillis = createdAtMillis
+        self.author = author
+        self.message = message
+        self.restoredFrom = restoredFrom
+        self.deleted = deleted
+    }
+
+    /// The tag of a version: derived from the account, the number and the bytes, so that every replica
+    /// computes the same one and no two versions of an account share one.
+    public static func makeETag(account: String, version: Int, contentType: String, source: [UInt8]) -> String {
+        let digest = SHA256.hash(Array("\(account)\u{0}\(version)\u{0}\(contentType)\u{0}".utf8) + source)
+        return "\"v\(version)-" + SHA256.hex(Array(digest.prefix(10))) + "\""
+    }
+}
+
+/// One version of a global strings table.
+public struct StoredStrings: Sendable, Equatable {
+    public var locale: String
+    public var version: Int
+    public var source: [UInt8]
+    public var contentType: String
+    public var etag: String
+    public var createdAtMillis: Int64
+    public var author: String?
+
+    public init(locale: String, version: Int, source: [UInt8], contentType: String, etag: String, createdAtMillis: Int64, author: String?) {
+        self.locale = locale
+        self.version = version
+        self.source = source
+        self.contentType = contentType
+        self.etag = etag
+        self.createdAtMillis = createdAtMillis
+        self.author = author
+    }
+}
+
+/// What a write requires of the record's current state (RFC 9110 §13.1).
+public enum WritePrecondition: Sendable, Equatable {
+    /// No precondition: allowed only when nothing exists yet (else ``StoreError/preconditionRequired``).
+    case none
+    /// `If-Match`: the current tag must be one of these (strong comparison); `*` matches any current record.
+    case ifMatch([String])
+    /// `If-None-Match: *`: create only.
+    case ifNoneMatchAny
+
+    /// Checks the precondition against the current tag (nil: no current record).
+    /// - Throws: ``StoreError/preconditionRequired`` or ``StoreError/preconditionFailed(current:)``.
+    public func check(current: String?) throws(StoreError) {
+        switch self {
+        case .none:
+            if current != nil { throw .preconditionRequired }
+        case .ifNoneMatchAny:
+            if current != nil { throw .preconditionFailed(current: current) }
+        case .ifMatch(let tags):
+            guard let current, tags.contains("*") || tags.contains(current) else {
+                throw .preconditionFailed(current: current)
+            }
+        }
+    }
+}
+
+/// What the store could not do.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// No such account, version or table.
+    case notFound
+    /// A write to an existing record came without `If-Match`.
+    case preconditionRequired
+    /// `If-Match` did not match, or `If-None-Match: *` met an existing record; carries the current tag.
+    case preconditionFailed(current: String?)
+    /// The store URL is not one this build understands.
+    case unsupportedURL(String)
+    /// The database failed (I/O, corruption, locked beyond the timeout); the detail is for the log only.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .notFound: "not found"
+        case .preconditionRequired: "the record exists: a write needs If-Match with its current ETag"
+        case .preconditionFailed(let current): "precondition failed (current ETag \(current ?? "none"))"
+        case .unsupportedURL(let url): "unsupported store URL '\(url)' (use sqlite:PATH or memory:)"
+        case .unavailable(let detail): "the store is unavailable: \(detail)"
+        }
+    }
+}
+
+/// A new layout version to append.
+public struct LayoutWrite: Sendable {
+    public var account: String
+    public var source: [UInt8]
+    public var contentType: String
+    public var precondition: WritePrecondition
+    public var author: String?
+    public var message: String?
+    public var restoredFrom: Int?
+
+    public init(
+        account: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String? = nil,
+        message: String? = nil, restoredFrom: Int? = nil
+    ) {
+        self.account = account
+        self.source = source
+        self.contentType = contentType
+        self.precondition = precondition
+        self.author = author
+        self.message = message
+        self.restoredFrom = restoredFrom
+    }
+}
+
+/// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
+/// of writers racing on one tag, exactly one succeeds.
+public protocol TabStore: Sendable {
+    /// The current (latest, not deleted) version of every account that has a layout.
+    func currentLayouts() async throws(StoreError) -> [StoredVersion]
+    /// The latest record of an account (a deletion record included), or nil when it never had a layout.
+    func latest(account: String) async throws(StoreError) -> StoredVersion?
+    /// Every record of an account, newest first.
+    func versions(account: String) async throws(StoreError) -> [StoredVersion]
+    /// One record of an account.
+    func version(account: String, number: Int) async throws(StoreError) -> StoredVersion?
+    /// Appends a version after checking `write.precondition` against the current one.
+    func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion
+    /// Appends a deletion record (the account falls back to `default`).
+    func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion
+    /// The current version of every global strings table.
+    func currentStrings() async throws(StoreError) -> [StoredStrings]
+    /// Appends a strings table version after checking `precondition`.
+    func appendStrings(
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
+    ) async throws(StoreError) -> StoredStrings
+    /// Whether the store answers (for `/readyz`).
+    func ping() async -> Bool
+}
+
+/// The current time in milliseconds since 1970-01-01 UTC.
+func nowMillis() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Opens the store a URL names: `sqlite:PATH`, `memory:`.
+/// - Throws: ``StoreError/unsupportedURL(_:)``, or what opening the database throws.
+public func openStore(url: String) throws(StoreError) -> any TabStore {
+    if url == "memory:" || url.hasPrefix("memory:") { return MemoryStore() }
+    if url.hasPrefix("sqlite:") {
+        var path = String(url.dropFirst("sqlite:".count))
+        if path.hasPrefix("//") { path = String(path.dropFirst(2)) }
+        guard !path.isEmpty else { throw .unsupportedURL(url) }
+        return try SQLiteStore(path: path)
+    }
+    throw .unsupportedURL(url)
+}
