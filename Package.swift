@@ -35,7 +35,6 @@ let package = Package(
         .target(
             name: "TabService",
             dependencies: ["MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log")],
-            resources: [.copy("openapi.yaml")],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -1,0 +1,104 @@
+import Synchronization
+
+/// The routes requests are counted by.
+enum Route: Int, CaseIterable, Sendable {
+    case tabs, hierarchy, layout, versions, accounts, validate, strings, healthz, readyz, metrics, openapi, unknown
+
+    var label: String {
+        switch self {
+        case .tabs: "tabs"
+        case .hierarchy: "application_hierarchy"
+        case .layout: "layout"
+        case .versions: "layout_versions"
+        case .accounts: "accounts"
+        case .validate: "validate"
+        case .strings: "strings"
+        case .healthz: "healthz"
+        case .readyz: "readyz"
+        case .metrics: "metrics"
+        case .openapi: "openapi"
+        case .unknown: "unknown"
+        }
+    }
+}
+
+/// A counter shared by every thread.
+final class Counter: Sendable {
+    let value = Atomic<Int>(0)
+    func add(_ n: Int = 1) { value.add(n, ordering: .relaxed) }
+    var current: Int { value.load(ordering: .relaxed) }
+}
+
+/// Prometheus metrics: requests by route and status, a latency histogram, variant-cache hits and misses,
+/// store operations and errors. Updates are relaxed atomic adds (no lock on the read path).
+final class Metrics: Sendable {
+    static let statuses = [200, 201, 204, 304, 400, 401, 404, 405, 406, 409, 412, 413, 415, 422, 428, 431, 500, 503]
+    static let bucketBounds: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    private let requests: [Counter]  // route × (statuses + other)
+    private let buckets: [Counter]  // bounds + +Inf
+    private let latencyNanos = Counter()
+    private let latencyCount = Counter()
+    let cacheHits = Atomic<Int>(0)
+    let cacheMisses = Atomic<Int>(0)
+    let storeOperations = Counter()
+    let storeErrors = Counter()
+
+    init() {
+        requests = (0..<(Route.allCases.count * (Self.statuses.count + 1))).map { _ in Counter() }
+        buckets = (0...Self.bucketBounds.count).map { _ in Counter() }
+    }
+
+    func record(_ route: Route, status: Int, nanoseconds: UInt64) {
+        let slot = Self.statuses.firstIndex(of: status) ?? Self.statuses.count
+        requests[route.rawValue * (Self.statuses.count + 1) + slot].add()
+        let seconds = Double(nanoseconds) / 1e9
+        let bucket = Self.bucketBounds.firstIndex { seconds <= $0 } ?? Self.bucketBounds.count
+        buckets[bucket].add()
+        latencyNanos.add(Int(nanoseconds))
+        latencyCount.add()
+    }
+
+    /// The Prometheus text exposition (version 0.0.4).
+    func render(snapshotEntries: Int, variants: Int) -> String {
+        var out = "# HELP tabserver_http_requests_total Requests answered, by route and status.\n"
+        out += "# TYPE tabserver_http_requests_total counter\n"
+        for route in Route.allCases {
+            for (slot, counter) in requests[route.rawValue * (Self.statuses.count + 1)..<(route.rawValue + 1) * (Self.statuses.count + 1)].enumerated()
+            where counter.current > 0 {
+                let status = slot < Self.statuses.count ? String(Self.statuses[slot]) : "other"
+                out += "tabserver_http_requests_total{route=\"\(route.label)\",status=\"\(status)\"} \(counter.current)\n"
+            }
+        }
+        out += "# HELP tabserver_http_request_duration_seconds Time from complete request to queued response.\n"
+        out += "# TYPE tabserver_http_request_duration_seconds histogram\n"
+        var cumulative = 0
+        for (i, bound) in Self.bucketBounds.enumerated() {
+            cumulative += buckets[i].current
+            out += "tabserver_http_request_duration_seconds_bucket{le=\"\(bound)\"} \(cumulative)\n"
+        }
+        cumulative += buckets[Self.bucketBounds.count].current
+        out += "tabserver_http_request_duration_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
+        out += "tabserver_http_request_duration_seconds_sum \(Double(latencyNanos.current) / 1e9)\n"
+        out += "tabserver_http_request_duration_seconds_count \(latencyCount.current)\n"
+        out += "# HELP tabserver_variant_cache_hits_total Requests served from an already compiled variant.\n"
+        out += "# TYPE tabserver_variant_cache_hits_total counter\n"
+        out += "tabserver_variant_cache_hits_total \(cacheHits.load(ordering: .relaxed))\n"
+        out += "# HELP tabserver_variant_cache_misses_total Variants compiled on first request.\n"
+        out += "# TYPE tabserver_variant_cache_misses_total counter\n"
+        out += "tabserver_variant_cache_misses_total \(cacheMisses.load(ordering: .relaxed))\n"
+        out += "# HELP tabserver_snapshot_layouts Layouts compiled into the serving snapshot.\n"
+        out += "# TYPE tabserver_snapshot_layouts gauge\n"
+        out += "tabserver_snapshot_layouts \(snapshotEntries)\n"
+        out += "# HELP tabserver_variant_cache_entries Compiled variants held.\n"
+        out += "# TYPE tabserver_variant_cache_entries gauge\n"
+        out += "tabserver_variant_cache_entries \(variants)\n"
+        out += "# HELP tabserver_store_operations_total Store calls made.\n"
+        out += "# TYPE tabserver_store_operations_total counter\n"
+        out += "tabserver_store_operations_total \(storeOperations.current)\n"
+        out += "# HELP tabserver_store_errors_total Store calls that failed (not counting refused preconditions).\n"
+        out += "# TYPE tabserver_store_errors_total counter\n"
+        out += "tabserver_store_errors_total \(storeErrors.current)\n"
+        return out
+    }
+}

@@ -1,0 +1,1 @@
+enum OpenAPIDocument { static let yaml = "openapi: 3.1.0\n" }

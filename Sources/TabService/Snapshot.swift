@@ -1,0 +1,166 @@
+import MicroHTTPD
+import Synchronization
+import TabLayout
+import TabStore
+
+/// The representations a client can ask for.
+enum RepresentationFormat: UInt8, Sendable {
+    /// The compiled document as canonical JSON.
+    case json
+    /// The compiled document as an XML property list.
+    case plist
+    /// Seed 000's `ApplicationHierarchy.plist` array.
+    case legacyPlist
+
+    var contentType: String {
+        switch self {
+        case .json: "application/json"
+        case .plist, .legacyPlist: "application/x-plist"
+        }
+    }
+}
+
+/// Which variant of a layout a request selects. Every member is a small index, so the set of keys of a
+/// layout is finite: locales × 7 platform choices × (2 × app-version bounds + 2) × 3 formats.
+struct VariantKey: Hashable, Sendable {
+    var locale: UInt16
+    var platform: UInt8
+    var versionClass: UInt16
+    var format: RepresentationFormat
+}
+
+/// One representation, built once: its bytes, strong ETag, and the 200 and 304 responses that every
+/// request for it shares.
+final class Representation: Sendable {
+    let etag: String
+    let body: [UInt8]
+    let ok: PreparedResponse
+    let notModified: PreparedResponse
+
+    init(body: [UInt8], format: RepresentationFormat, locale: String, entry: LayoutEntry, cacheControl: String) throws(MicroHTTPDError) {
+        let etag = EntityTag.strong(for: body)
+        self.etag = etag
+        self.body = body
+        let shared = [
+            HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", TabService.vary),
+            HTTPHeader("Content-Language", locale), HTTPHeader("Last-Modified", entry.lastModified),
+        ]
+        ok = try PreparedResponse(status: 200, headers: [HTTPHeader("Content-Type", format.contentType)] + shared, body: body)
+        // The 304 shares the 200's body: libmicrohttpd never sends a 304's body, and so announces the
+        // 200's Content-Length (RFC 9110 §8.6) instead of the "Content-Length: 0" an empty one gets.
+        notModified = try PreparedResponse(status: 304, headers: shared, body: body)
+    }
+}
+
+/// A layout ready to serve: resolved once, its variants compiled on first request and kept.
+final class LayoutEntry: Sendable {
+    let record: StoredVersion
+    let document: LayoutDocument
+    let resolved: ResolvedLayout
+    /// The locales its tables (own and global) have, sorted: the candidates for `Accept-Language`.
+    let locales: [String]
+    let defaultLocaleIndex: Int
+    let lastModified: String
+    let lastModifiedSeconds: Int64
+    private let globalStrings: [String: StringsTable]
+    private let variants = Mutex<[VariantKey: Representation]>([:])
+    /// Variants kept per layout; beyond it the least recently built one is dropped.
+    static let variantLimit = 512
+
+    init(record: StoredVersion, document: LayoutDocument, resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64) {
+        self.record = record
+        self.document = document
+        self.resolved = resolved
+        self.globalStrings = globalStrings
+        var locales = Set(resolved.strings.keys).union(globalStrings.keys)
+        locales.insert(resolved.defaultLocale)
+        self.locales = locales.sorted()
+        self.defaultLocaleIndex = self.locales.firstIndex(of: resolved.defaultLocale) ?? 0
+        self.lastModifiedSeconds = modifiedMillis / 1000
+        self.lastModified = UTCDateTime(unixSeconds: modifiedMillis / 1000).httpDate
+    }
+
+    var variantCount: Int { variants.withLock { $0.count } }
+
+    /// The app-version class of `version`: which side of every bound it lies on (0 when the client gave none).
+    func versionClass(_ version: AppVersion?) -> UInt16 {
+        guard let version else { return 0 }
+        let bounds = resolved.versionBounds
+        var below = 0
+        var equal = 0
+        for bound in bounds {
+            if bound < version { below += 1 } else if bound == version { equal = 1 }
+        }
+        return UInt16(1 + 2 * below + equal)
+    }
+
+    /// The representation for `key`, compiled now if this is its first request.
+    func representation(
+        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics
+    ) throws(MicroHTTPDError) -> Representation {
+        if let hit = variants.withLock({ $0[key] }) {
+            metrics.cacheHits.add(1, ordering: .relaxed)
+            return hit
+        }
+        metrics.cacheMisses.add(1, ordering: .relaxed)
+        let locale = locales[Int(key.locale)]
+        let compiled = LayoutCompiler.compile(
+            resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion), globalStrings: globalStrings)
+        let body: [UInt8]
+        switch key.format {
+        case .json: body = CanonicalJSON.encode(compiled.document)
+        case .plist: body = PropertyListXML.encode(compiled.document)
+        case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
+        }
+        let built = try Representation(body: body, format: key.format, locale: locale, entry: self, cacheControl: cacheControl)
+        return variants.withLock { cache in
+            if let raced = cache[key] { return raced }
+            if cache.count >= Self.variantLimit, let victim = cache.keys.first { cache[victim] = nil }
+            cache[key] = built
+            return built
+        }
+    }
+}
+
+/// Everything the read path needs, immutable; a write builds a new one and swaps it in.
+final class Snapshot: Sendable {
+    /// Accounts with a layout of their own that compiles (`default` among them when it exists).
+    let entries: [String: LayoutEntry]
+    /// Every account's current validated document (for resolving overlays), compiled or not.
+    let documents: [String: LayoutDocument]
+    let records: [String: StoredVersion]
+    let globalStrings: [String: StringsTable]
+    let stringsRecords: [String: StoredStrings]
+
+    init(entries: [String: LayoutEntry], documents: [String: LayoutDocument], records: [String: StoredVersion],
+         globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings]) {
+        self.entries = entries
+        self.documents = documents
+        self.records = records
+        self.globalStrings = globalStrings
+        self.stringsRecords = stringsRecords
+    }
+
+    static let empty = Snapshot(entries: [:], documents: [:], records: [:], globalStrings: [:], stringsRecords: [:])
+
+    /// The entry that serves `account`: its own, else `default`'s.
+    func entry(for account: String) -> LayoutEntry? { entries[account] ?? entries["default"] }
+
+    /// Accounts whose layout extends `account`, directly or through others.
+    func dependents(of account: String) -> [String] {
+        var result: [String] = []
+        var frontier = [account]
+        while let next = frontier.popLast() {
+            for (name, document) in documents where document.extends == next && !result.contains(name) && name != account {
+                result.append(name)
+                frontier.append(name)
+            }
+        }
+        return result.sorted()
+    }
+
+    /// Resolves `account`'s document against this snapshot's documents.
+    func resolve(_ account: String, version: Int?, document: LayoutDocument, strict: Bool) throws(LayoutError) -> ResolvedLayout {
+        try LayoutResolver.resolve(name: account, version: version, document: document, strict: strict) { documents[$0] }
+    }
+}
