@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(
             name: "TabLayoutTests",
             dependencies: ["TabLayout"],
-            resources: [.copy("Fixtures")],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabLayout"], swiftSettings: strict),

@@ -63,7 +63,6 @@ public struct HTTPRequest {
         lookup(MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
     }
 
-
     private func lookup(_ kind: MHD_ValueKind, _ name: String) -> UnsafePointer<CChar>? {
         name.withCString { MHD_lookup_connection_value(connection, kind, $0) }
     }

@@ -21,7 +21,8 @@ public final class HTTPServer: Sendable {
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
         let started = try withSocketAddress(configuration.host, configuration.port) { address, isIPv6 in
-            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
+            var flags =
+                MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_TURBO.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             var options: [MHD_OptionItem] = [
@@ -217,8 +218,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     if uploadDataSize.pointee > 0 {
         if let uploadData {
-            state.append(UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee),
-                         limit: configuration.maxBodyBytes)
+            state.append(
+                UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee),
+                limit: configuration.maxBodyBytes)
         }
         uploadDataSize.pointee = 0
         return MHD_Result.YES

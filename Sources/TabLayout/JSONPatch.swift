@@ -124,7 +124,9 @@ public enum JSONPatch {
                     if token == "-" {
                         elements.append(value)
                     } else {
-                        guard let index = Int(token), (0...elements.count).contains(index) else { throw failure("index '\(token)' out of range") }
+                        guard let index = Int(token), (0...elements.count).contains(index) else {
+                            throw failure("index '\(token)' out of range")
+                        }
                         elements.insert(value, at: index)
                     }
                 case .replace(let value):

@@ -20,7 +20,8 @@ public enum LayoutSource {
     /// - Throws: ``LayoutError`` (`.tooLarge` beyond ``LayoutLimits/sourceBytes``).
     public static func readTree(_ bytes: [UInt8], format declared: SourceFormat? = nil) throws(LayoutError) -> SourceNode {
         guard bytes.count <= LayoutLimits.sourceBytes else {
-            throw LayoutError(pointer: "", line: nil, "the source is \(bytes.count) bytes; at most \(LayoutLimits.sourceBytes)", kind: .tooLarge)
+            throw LayoutError(
+                pointer: "", line: nil, "the source is \(bytes.count) bytes; at most \(LayoutLimits.sourceBytes)", kind: .tooLarge)
         }
         switch SourceFormat.detect(bytes, declared: declared) {
         case .binaryPlist: return try BinaryPlistReader.read(bytes)

@@ -57,7 +57,9 @@ struct LayoutValidator {
                 }
             case "extends":
                 if let name = string(node, pointer) {
-                    if isValidAccountName(name) { document.extends = name } else {
+                    if isValidAccountName(name) {
+                        document.extends = name
+                    } else {
                         report(pointer, node, "'\(name)' is not an account name ([A-Za-z0-9._-]{1,128})")
                     }
                 }
@@ -85,7 +87,9 @@ struct LayoutValidator {
                 }
             case "defaultLocale":
                 if let locale = string(node, pointer) {
-                    if isValidLocale(locale) { document.defaultLocale = locale } else {
+                    if isValidLocale(locale) {
+                        document.defaultLocale = locale
+                    } else {
                         report(pointer, node, "'\(locale)' is not a locale tag such as en or fr-CA")
                     }
                 }
@@ -160,7 +164,9 @@ struct LayoutValidator {
             switch name {
             case "id":
                 if let id = string(value, memberPointer) {
-                    if isValidTabID(id) { tab.id = id } else {
+                    if isValidTabID(id) {
+                        tab.id = id
+                    } else {
                         report(memberPointer, value, "'\(id)' is not a tab id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
                     }
                 }
@@ -173,12 +179,16 @@ struct LayoutValidator {
                     tab.rootViewController = name
                 }
             case "navigation":
-                if case .bool(let flag) = value.value { tab.navigation = flag } else {
+                if case .bool(let flag) = value.value {
+                    tab.navigation = flag
+                } else {
                     report(memberPointer, value, "must be a boolean, found \(value.kindName)")
                 }
             case "reselect":
                 if let mode = string(value, memberPointer) {
-                    if mode == "popToRoot" || mode == "none" { tab.reselect = mode } else {
+                    if mode == "popToRoot" || mode == "none" {
+                        tab.reselect = mode
+                    } else {
                         report(memberPointer, value, "'\(mode)' is not popToRoot or none")
                     }
                 }
@@ -220,7 +230,9 @@ struct LayoutValidator {
             valid = false
         }
         if let min = tab.minAppVersion, let max = tab.maxAppVersion, min > max {
-            report(JSONPointer.appending(pointer, "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)")
+            report(
+                JSONPointer.appending(pointer, "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)"
+            )
         }
         return valid ? tab : nil
     }
@@ -234,7 +246,9 @@ struct LayoutValidator {
         for (i, element) in elements.enumerated() {
             let elementPointer = JSONPointer.appending(pointer, i)
             guard let name = string(element, elementPointer) else { continue }
-            if let platform = Platform(rawValue: name) { result.insert(platform) } else {
+            if let platform = Platform(rawValue: name) {
+                result.insert(platform)
+            } else {
                 report(elementPointer, element, "'\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
             }
         }
@@ -348,7 +362,9 @@ struct LayoutValidator {
             case let key where key.hasPrefix("x-"):
                 appearance.extensions[key] = json(value, memberPointer)
             default:
-                report(memberPointer, value, "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
+                report(
+                    memberPointer, value,
+                    "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
             }
         }
         return appearance
@@ -366,7 +382,9 @@ struct LayoutValidator {
             switch member.key {
             case "name":
                 if let text = string(member.node, memberPointer) {
-                    if Self.animatorNames.contains(text) || (text.hasPrefix("x-") && text.count > 2) { name = text } else {
+                    if Self.animatorNames.contains(text) || (text.hasPrefix("x-") && text.count > 2) {
+                        name = text
+                    } else {
                         report(memberPointer, member.node, "'\(text)' is not an animator (none, underline, bounce, fade, or x-…)")
                     }
                 }

@@ -38,10 +38,13 @@ public enum LayoutResolver {
         var current = document
         while let base = current.extends {
             if chain.contains(where: { $0.name == base }) {
-                throw LayoutError(pointer: "/extends", line: nil, "extends '\(base)' makes a cycle: \((chain.map(\.name) + [base]).joined(separator: " → "))")
+                throw LayoutError(
+                    pointer: "/extends", line: nil,
+                    "extends '\(base)' makes a cycle: \((chain.map(\.name) + [base]).joined(separator: " → "))")
             }
             guard chain.count < LayoutLimits.inheritanceDepth else {
-                throw LayoutError(pointer: "/extends", line: nil, "the extends chain is deeper than \(LayoutLimits.inheritanceDepth) layouts")
+                throw LayoutError(
+                    pointer: "/extends", line: nil, "the extends chain is deeper than \(LayoutLimits.inheritanceDepth) layouts")
             }
             guard let baseDocument = lookup(base) else {
                 let hint = chain.count == 1 ? "" : " (reached through \(chain.map(\.name).joined(separator: " → ")))"
@@ -60,12 +63,16 @@ public enum LayoutResolver {
             case .id(let id) where !merged.tabs.contains(where: { $0.id == id }):
                 diagnostics.append(.init(pointer: "/initialTab", line: nil, message: "no tab has the id '\(id)'"))
             case .index(let index) where index >= merged.tabs.count:
-                diagnostics.append(.init(pointer: "/initialTab", line: nil, message: "index \(index) is out of range (\(merged.tabs.count) tabs)"))
+                diagnostics.append(
+                    .init(pointer: "/initialTab", line: nil, message: "index \(index) is out of range (\(merged.tabs.count) tabs)"))
             default: break
             }
         }
         if merged.tabs.count > LayoutLimits.tabsPerLevel {
-            diagnostics.append(.init(pointer: "/tabs", line: nil, message: "\(merged.tabs.count) tabs after inheritance; at most \(LayoutLimits.tabsPerLevel)"))
+            diagnostics.append(
+                .init(
+                    pointer: "/tabs", line: nil,
+                    message: "\(merged.tabs.count) tabs after inheritance; at most \(LayoutLimits.tabsPerLevel)"))
         }
         guard diagnostics.isEmpty else { throw LayoutError(diagnostics) }
         return ResolvedLayout(

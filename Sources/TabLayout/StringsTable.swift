@@ -51,7 +51,8 @@ public struct StringsTable: Sendable, Equatable {
         for member in members {
             let pointer = JSONPointer.appending("", member.key)
             guard case .string(let text) = member.node.value else {
-                diagnostics.append(.init(pointer: pointer, line: member.node.line, message: "must be a string, found \(member.node.kindName)"))
+                diagnostics.append(
+                    .init(pointer: pointer, line: member.node.line, message: "must be a string, found \(member.node.kindName)"))
                 continue
             }
             entries[member.key] = text

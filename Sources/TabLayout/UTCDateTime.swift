@@ -36,7 +36,8 @@ public struct UTCDateTime: Sendable, Equatable {
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
-        return "\(weekday), \(Self.two(day)) \(months[Int(month - 1)]) \(year) \(Self.two(hour)):\(Self.two(minute)):\(Self.two(second)) GMT"
+        return
+            "\(weekday), \(Self.two(day)) \(months[Int(month - 1)]) \(year) \(Self.two(hour)):\(Self.two(minute)):\(Self.two(second)) GMT"
     }
 
     /// Unix seconds of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); nil for anything else.

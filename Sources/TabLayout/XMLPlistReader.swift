@@ -109,8 +109,9 @@ public struct XMLPlistReader {
             if subset.count > 0 {
                 let text = String(decoding: subset, as: UTF8.self)
                 if text.contains("<!ENTITY") {
-                    throw failure("", "the DOCTYPE declares entities: refused (no entity expansion, ever)",
-                                  line: doctypeLine)
+                    throw failure(
+                        "", "the DOCTYPE declares entities: refused (no entity expansion, ever)",
+                        line: doctypeLine)
                 }
                 throw failure("", "a DOCTYPE with an internal subset is not accepted", line: doctypeLine)
             }

@@ -37,7 +37,8 @@ public struct ConfigsDirectory: Sendable {
                 guard let contentType = types[ext], !name.hasPrefix(".") else { continue }
                 let file = (directory as NSString).appendingPathComponent(name)
                 guard let data = manager.contents(atPath: file) else { throw ReadError(description: "cannot read \(file)") }
-                result.append(File(name: (name as NSString).deletingPathExtension, path: file, bytes: [UInt8](data), contentType: contentType))
+                result.append(
+                    File(name: (name as NSString).deletingPathExtension, path: file, bytes: [UInt8](data), contentType: contentType))
             }
             return result
         }
@@ -52,7 +53,8 @@ public struct ConfigsDirectory: Sendable {
         var failures: [(File, LayoutError)] = []
         for file in layouts {
             do throws(LayoutError) {
-                documents[file.name] = try LayoutSource.parse(file.bytes, format: file.contentType == "application/json" ? .json : .xmlPlist)
+                documents[file.name] = try LayoutSource.parse(
+                    file.bytes, format: file.contentType == "application/json" ? .json : .xmlPlist)
             } catch {
                 failures.append((file, error))
             }
@@ -86,7 +88,9 @@ public struct ConfigsDirectory: Sendable {
     public func importInto(_ store: any TabStore, force: Bool) async throws(StoreError) -> ImportReport {
         var report = ImportReport()
         let (valid, failures) = documents()
-        for (file, error) in failures { report.refused.append("\(file.path): \(error.description.replacingOccurrences(of: "\n", with: "; "))") }
+        for (file, error) in failures {
+            report.refused.append("\(file.path): \(error.description.replacingOccurrences(of: "\n", with: "; "))")
+        }
         for file in layouts where valid[file.name] != nil {
             guard isValidAccountName(file.name) else {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
@@ -104,8 +108,9 @@ public struct ConfigsDirectory: Sendable {
                 precondition = .ifNoneMatchAny
             }
             _ = try await store.append(
-                LayoutWrite(account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
-                            author: "configs", message: "imported from \(file.path)"))
+                LayoutWrite(
+                    account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
+                    author: "configs", message: "imported from \(file.path)"))
             report.imported.append(file.name)
         }
         let current = Dictionary(try await store.currentStrings().map { ($0.locale, $0) }) { $1 }

@@ -64,7 +64,8 @@ final class Metrics: Sendable {
         var out = "# HELP tabserver_http_requests_total Requests answered, by route and status.\n"
         out += "# TYPE tabserver_http_requests_total counter\n"
         for route in Route.allCases {
-            for (slot, counter) in requests[route.rawValue * (Self.statuses.count + 1)..<(route.rawValue + 1) * (Self.statuses.count + 1)].enumerated()
+            for (slot, counter) in requests[route.rawValue * (Self.statuses.count + 1)..<(route.rawValue + 1) * (Self.statuses.count + 1)]
+                .enumerated()
             where counter.current > 0 {
                 let status = slot < Self.statuses.count ? String(Self.statuses[slot]) : "other"
                 out += "tabserver_http_requests_total{route=\"\(route.label)\",status=\"\(status)\"} \(counter.current)\n"

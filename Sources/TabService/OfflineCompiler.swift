@@ -56,7 +56,9 @@ public struct OfflineCompiler: Sendable {
 
     /// Compiles a file for one client and encodes it.
     /// - Parameter plist: an XML property list instead of canonical JSON.
-    public func compile(_ path: String, locale: String?, platform: Platform?, appVersion: AppVersion?, plist: Bool) throws(LayoutError) -> [UInt8] {
+    public func compile(_ path: String, locale: String?, platform: Platform?, appVersion: AppVersion?, plist: Bool) throws(LayoutError)
+        -> [UInt8]
+    {
         let resolved = try resolve(path)
         var available = Set(resolved.strings.keys).union(tables.keys)
         available.insert(resolved.defaultLocale)

@@ -50,7 +50,8 @@ extension Snapshot {
                 entries[account] = nil
             }
         }
-        return Snapshot(entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
+        return Snapshot(
+            entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
     }
 
     /// This snapshot after `record` (a new version or a deletion) was committed: the account and every
@@ -66,7 +67,8 @@ extension Snapshot {
             documents[record.account] = document
             records[record.account] = record
         }
-        let next = Snapshot(entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
+        let next = Snapshot(
+            entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
         return next.rebuilding(Set([record.account] + next.dependents(of: record.account) + dependents(of: record.account)), logger: logger)
     }
 

@@ -67,7 +67,10 @@ final class LayoutEntry: Sendable {
     /// Variants kept per layout; beyond it the least recently built one is dropped.
     static let variantLimit = 512
 
-    init(record: StoredVersion, document: LayoutDocument, resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64) {
+    init(
+        record: StoredVersion, document: LayoutDocument, resolved: ResolvedLayout, globalStrings: [String: StringsTable],
+        modifiedMillis: Int64
+    ) {
         self.record = record
         self.document = document
         self.resolved = resolved
@@ -132,8 +135,10 @@ final class Snapshot: Sendable {
     let globalStrings: [String: StringsTable]
     let stringsRecords: [String: StoredStrings]
 
-    init(entries: [String: LayoutEntry], documents: [String: LayoutDocument], records: [String: StoredVersion],
-         globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings]) {
+    init(
+        entries: [String: LayoutEntry], documents: [String: LayoutDocument], records: [String: StoredVersion],
+        globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings]
+    ) {
         self.entries = entries
         self.documents = documents
         self.records = records

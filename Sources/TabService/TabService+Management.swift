@@ -20,7 +20,9 @@ extension TabService {
         guard methodAllowed else { return (route, .response(Problem.methodNotAllowed(allow).response)) }
         let account = String(decoding: accountBytes, as: UTF8.self)
         guard isValidAccountName(account) else {
-            return (route, .response(Problem.badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'").response))
+            return (
+                route, .response(Problem.badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'").response)
+            )
         }
         guard let author = authenticate(request) else { return (route, unauthorized()) }
         var number: Int?
@@ -45,12 +47,25 @@ extension TabService {
         case (1, .patch):
             let kind = mediaType(request.header("Content-Type") ?? "")
             guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
-                return (route, .response(Problem(status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                    detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
-                    headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]).response))
+                return (
+                    route,
+                    .response(
+                        Problem(
+                            status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                            detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
+                            headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
+                        ).response)
+                )
             }
             let body = request.body
-            return (route, .deferred { await self.patch(account: account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition, author: author) })
+            return (
+                route,
+                .deferred {
+                    await self.patch(
+                        account: account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
+                        author: author)
+                }
+            )
         case (1, .delete):
             return (route, .deferred { await self.deleteLayout(account: account, precondition: precondition, author: author) })
         case (2, _):
@@ -58,7 +73,9 @@ extension TabService {
         case (3, _):
             return (route, .deferred { await self.readLayout(account: account, number: version) })
         default:
-            return (route, .deferred { await self.restore(account: account, number: version ?? 0, precondition: precondition, author: author) })
+            return (
+                route, .deferred { await self.restore(account: account, number: version ?? 0, precondition: precondition, author: author) }
+            )
         }
     }
 
@@ -76,7 +93,8 @@ extension TabService {
         .response(
             Problem(
                 status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                detail: "a layout is application/json, application/x-plist, application/xml, text/xml or application/octet-stream (binary plist)"
+                detail:
+                    "a layout is application/json, application/x-plist, application/xml, text/xml or application/octet-stream (binary plist)"
             ).response)
     }
 
@@ -85,8 +103,10 @@ extension TabService {
         switch error {
         case .notFound: return Problem.notFound("no such layout").response
         case .preconditionRequired:
-            return Problem(status: 428, slug: "precondition-required", title: "Precondition Required",
-                           detail: "this record exists: send If-Match with its current ETag (GET it first)").response
+            return Problem(
+                status: 428, slug: "precondition-required", title: "Precondition Required",
+                detail: "this record exists: send If-Match with its current ETag (GET it first)"
+            ).response
         case .preconditionFailed(let current):
             return Problem(
                 status: 412, slug: "precondition-failed", title: "Precondition Failed",
@@ -97,7 +117,8 @@ extension TabService {
         case .unsupportedURL, .unavailable:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
-            return Problem(status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store failed; retry later").response
+            return Problem(status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store failed; retry later")
+                .response
         }
     }
 
@@ -186,7 +207,8 @@ extension TabService {
 
     func deleteLayout(account: String, precondition: WritePrecondition, author: String) async -> HTTPResponse {
         if case .none = precondition {
-            return snapshot.records[account] == nil ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
+            return snapshot.records[account] == nil
+                ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
         }
         let dependents = snapshot.dependents(of: account)
         if !dependents.isEmpty {
@@ -240,7 +262,9 @@ extension TabService {
             return storeProblem(error)
         }
         guard let record, number != nil || !record.deleted else {
-            return Problem.notFound(number.map { "account '\(account)' has no version \($0)" } ?? "account '\(account)' has no layout of its own").response
+            return Problem.notFound(
+                number.map { "account '\(account)' has no version \($0)" } ?? "account '\(account)' has no layout of its own"
+            ).response
         }
         return HTTPResponse(
             status: 200,
@@ -278,12 +302,16 @@ extension TabService {
         guard authenticate(request) != nil else { return unauthorized() }
         var limit = 100
         if let text = request.query("limit") {
-            guard let n = Int(text), (1...1000).contains(n) else { return .response(Problem.badRequest("limit is an integer from 1 to 1000").response) }
+            guard let n = Int(text), (1...1000).contains(n) else {
+                return .response(Problem.badRequest("limit is an integer from 1 to 1000").response)
+            }
             limit = n
         }
         let after = request.query("after") ?? ""
-        let records = snapshot.records.values.filter { $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after }
-            .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        let records = snapshot.records.values.filter {
+            $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
+        }
+        .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
         let page = records.prefix(limit)
         let entries: [JSONValue] = page.map { record in
             .object([
@@ -317,18 +345,26 @@ extension TabService {
         guard request.method == .get || request.method == .head || request.method == .put else {
             return .response(Problem.methodNotAllowed("GET, HEAD, PUT").response)
         }
-        guard isValidLocale(locale) else { return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response) }
+        guard isValidLocale(locale) else {
+            return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
+        }
         guard let author = authenticate(request) else { return unauthorized() }
         if request.method != .put {
             guard let record = snapshot.stringsRecords[locale] else {
                 return .response(Problem.notFound("there is no strings table for \(locale)").response)
             }
-            return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)], body: record.source))
+            return .response(
+                HTTPResponse(
+                    status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)],
+                    body: record.source))
         }
         let kind = mediaType(request.header("Content-Type") ?? "")
         guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
-            return .response(Problem(status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                detail: "a strings table is text/plain (Apple .strings) or application/json").response)
+            return .response(
+                Problem(
+                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                    detail: "a strings table is text/plain (Apple .strings) or application/json"
+                ).response)
         }
         let body = request.body
         let contentType = request.header("Content-Type") ?? kind
@@ -343,7 +379,8 @@ extension TabService {
             let existed = self.snapshot.stringsRecords[locale] != nil
             do throws(StoreError) {
                 self.metrics.storeOperations.add()
-                let record = try await self.store.appendStrings(locale: locale, source: body, contentType: contentType, precondition: precondition, author: author)
+                let record = try await self.store.appendStrings(
+                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author)
                 let logger = self.logger
                 self.current.withLock { $0 = $0.applying(strings: record, table: table, logger: logger) }
                 return json(

@@ -116,7 +116,8 @@ public final class TabService: HTTPHandler {
                 .deferred {
                     await store.ping()
                         ? json(200, ["status": .string("ready")])
-                        : Problem(status: 503, slug: "store-unreachable", title: "Service Unavailable", detail: "the store does not answer").response
+                        : Problem(status: 503, slug: "store-unreachable", title: "Service Unavailable", detail: "the store does not answer")
+                            .response
                 }
             )
         case "/metrics":
@@ -126,13 +127,18 @@ public final class TabService: HTTPHandler {
                 snapshotEntries: snapshot.entries.count, variants: snapshot.entries.values.reduce(0) { $0 + $1.variantCount })
             return (
                 .metrics,
-                .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8)))
+                .response(
+                    HTTPResponse(
+                        status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                        body: Array(text.utf8)))
             )
         case "/openapi.yaml":
             return (
                 .openapi,
                 onlyGet(request)
-                    ?? .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8)))
+                    ?? .response(
+                        HTTPResponse(
+                            status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8)))
             )
         case "/v1/accounts":
             return (.accounts, listAccounts(request))
@@ -157,7 +163,9 @@ public final class TabService: HTTPHandler {
 
     /// `GET|HEAD /v1/accounts/{account}/tabs` and `…/ApplicationHierarchy.plist`: a lookup in the snapshot,
     /// the variant compiled only on its first request, a 304 decided from the ETag alone.
-    private func serveTabs(_ request: HTTPRequest, account accountBytes: UnsafeBufferPointer<UInt8>, format legacy: RepresentationFormat?) -> HTTPReply {
+    private func serveTabs(_ request: HTTPRequest, account accountBytes: UnsafeBufferPointer<UInt8>, format legacy: RepresentationFormat?)
+        -> HTTPReply
+    {
         if let refused = onlyGet(request) { return refused }
         guard isValidAccountName(String(decoding: accountBytes, as: UTF8.self)) else {
             return .response(Problem.badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'").response)
@@ -173,7 +181,10 @@ public final class TabService: HTTPHandler {
         } else {
             guard let chosen = Negotiation.choose(accept: accept, offers: legacy == nil ? Self.jsonOffers : Self.legacyOffers) else {
                 let offered = legacy == nil ? "application/json or application/x-plist" : "application/x-plist"
-                return .response(Problem(status: 406, slug: "not-acceptable", title: "Not Acceptable", detail: "this resource is available as \(offered)").response)
+                return .response(
+                    Problem(
+                        status: 406, slug: "not-acceptable", title: "Not Acceptable", detail: "this resource is available as \(offered)"
+                    ).response)
             }
             format = chosen
         }
@@ -189,7 +200,9 @@ public final class TabService: HTTPHandler {
         var platform: Platform?
         if let name = request.query("platform") ?? request.header("X-Client-Platform") {
             guard let known = Platform(rawValue: name.lowercased()) else {
-                return .response(Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))").response)
+                return .response(
+                    Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+                        .response)
             }
             platform = known
         }
@@ -265,7 +278,8 @@ func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 
 /// A JSON answer with the canonical encoding.
 func json(_ status: Int, _ object: [String: JSONValue], headers: [HTTPHeader] = []) -> HTTPResponse {
-    HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: CanonicalJSON.encode(.object(object)))
+    HTTPResponse(
+        status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: CanonicalJSON.encode(.object(object)))
 }
 
 func nanoseconds() -> UInt64 {

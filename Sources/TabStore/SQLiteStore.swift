@@ -58,7 +58,8 @@ public final class SQLiteStore: TabStore {
             let applied = try connection.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", []) { $0.int(0) }.first ?? 0
             for (index, sql) in Self.migrations.enumerated() where index + 1 > applied {
                 try connection.execute(sql)
-                try connection.run("INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(index + 1), .int64(nowMillis())])
+                try connection.run(
+                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(index + 1), .int64(nowMillis())])
             }
         }
         self.connection = Mutex(connection)
@@ -127,7 +128,8 @@ public final class SQLiteStore: TabStore {
                 let number = (latest?.version ?? 0) + 1
                 let record = StoredVersion(
                     account: write.account, version: number, source: write.source, contentType: write.contentType,
-                    etag: StoredVersion.makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
+                    etag: StoredVersion.makeETag(
+                        account: write.account, version: number, contentType: write.contentType, source: write.source),
                     createdAtMillis: nowMillis(), author: write.author, message: write.message,
                     restoredFrom: write.restoredFrom, deleted: false)
                 try Self.insert(db, record)
@@ -193,8 +195,10 @@ public final class SQLiteStore: TabStore {
                     createdAtMillis: nowMillis(), author: author)
                 try db.run(
                     "INSERT INTO strings_versions (locale, version, source, content_type, etag, created_at_ms, author) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [.text(locale), .int(number), .blob(source), .text(contentType), .text(record.etag), .int64(record.createdAtMillis),
-                     author.map { .text($0) } ?? .null])
+                    [
+                        .text(locale), .int(number), .blob(source), .text(contentType), .text(record.etag), .int64(record.createdAtMillis),
+                        author.map { .text($0) } ?? .null,
+                    ])
                 return record
             }
         }
@@ -206,7 +210,9 @@ public final class SQLiteStore: TabStore {
 
     /// Runs SQLite's `PRAGMA integrity_check`; true when it answers "ok".
     public func integrityCheck() -> Bool {
-        (try? connection.withLock { (db) throws(StoreError) -> String? in try db.query("PRAGMA integrity_check", []) { $0.text(0) }.first ?? nil }) == "ok"
+        (try? connection.withLock { (db) throws(StoreError) -> String? in
+            try db.query("PRAGMA integrity_check", []) { $0.text(0) }.first ?? nil
+        }) == "ok"
     }
 }
 
@@ -293,7 +299,8 @@ final class SQLiteConnection: @unchecked Sendable {
             case .int64(let n): status = sqlite3_bind_int64(statement, index, n)
             case .text(let s): status = csqlite_bind_text_copy(statement, index, s, -1)
             case .blob(let bytes):
-                status = bytes.isEmpty
+                status =
+                    bytes.isEmpty
                     ? sqlite3_bind_zeroblob(statement, index, 0)
                     : bytes.withUnsafeBytes { csqlite_bind_blob_copy(statement, index, $0.baseAddress, Int32($0.count)) }
             }

@@ -32,7 +32,8 @@ enum AdminTokens {
             for (number, line) in text.split(separator: "\n").enumerated() {
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-                guard let colon = trimmed.firstIndex(of: ":"), colon != trimmed.startIndex, trimmed.index(after: colon) != trimmed.endIndex else {
+                guard let colon = trimmed.firstIndex(of: ":"), colon != trimmed.startIndex, trimmed.index(after: colon) != trimmed.endIndex
+                else {
                     throw ValidationError("\(path):\(number + 1): expected name:token")
                 }
                 tokens.append((String(trimmed[..<colon]), String(trimmed[trimmed.index(after: colon)...])))

@@ -16,7 +16,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Address to listen on (env TABSERVER_HOST; default 0.0.0.0).") var host: String?
     @Option(help: "Port (env TABSERVER_PORT; default 8080; 0 picks a free one).") var port: UInt16?
     @Option(help: "sqlite:PATH, memory: (env TABSERVER_STORE; default sqlite:data/tabs.sqlite).") var store: String?
-    @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs: String?
+    @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs:
+        String?
     @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the core count).") var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
 
@@ -36,7 +37,9 @@ struct Serve: AsyncParsableCommand {
         let tabStore = try openStore(url: storeURL)
         if let directory = configs ?? environment["TABSERVER_CONFIGS"] {
             let report = try await ConfigsDirectory.load(directory).importInto(tabStore, force: false)
-            logger.info("configs \(directory): imported \(report.imported.count) (\(report.imported.joined(separator: ", "))), kept the store's \(report.skipped.count)")
+            logger.info(
+                "configs \(directory): imported \(report.imported.count) (\(report.imported.joined(separator: ", "))), kept the store's \(report.skipped.count)"
+            )
             for refusal in report.refused { logger.error("configs: not imported: \(refusal)") }
         }
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
@@ -50,7 +53,9 @@ struct Serve: AsyncParsableCommand {
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
             threads: try threads ?? environment.integer("TABSERVER_THREADS") ?? HTTPServerConfiguration.coreCount)
         let server = try HTTPServer(configuration: configuration, handler: service)
-        logger.info("serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.threads) threads")
+        logger.info(
+            "serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.threads) threads"
+        )
 
         let signal = await waitForTerminationSignal()
         logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (finishing requests in flight)")

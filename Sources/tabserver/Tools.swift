@@ -70,7 +70,9 @@ struct Import: AsyncParsableCommand {
         let url = store ?? Environment()["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite"
         let report = try await ConfigsDirectory.load(directory).importInto(try openStore(url: url), force: force)
         print("imported \(report.imported.count): \(report.imported.joined(separator: ", "))")
-        if !report.skipped.isEmpty { print("kept the store's version of \(report.skipped.count): \(report.skipped.joined(separator: ", ")) (use --force)") }
+        if !report.skipped.isEmpty {
+            print("kept the store's version of \(report.skipped.count): \(report.skipped.joined(separator: ", ")) (use --force)")
+        }
         for refusal in report.refused { printError("not imported: \(refusal)") }
         if !report.refused.isEmpty { throw ExitCode(1) }
     }

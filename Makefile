@@ -1,0 +1,48 @@
+# Every workflow of the project, by name. `make run` and `make test` install what is missing first.
+SHELL := /bin/bash
+SWIFT ?= swift
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config
+PORT ?= 8080
+
+.PHONY: deps build release run test lint format acceptance bench clean
+
+## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release --product tabserver
+
+## run: serve configs/ on port $(PORT) with the embedded SQLite store under data/
+run: release
+	.build/release/tabserver serve --port $(PORT) --configs configs --store sqlite:data/tabs.sqlite
+
+## test: every test (unit, store conformance on SQLite and memory, live HTTP, kill -9, races)
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
+
+## acceptance: the black-box suite of ../shared/acceptance against a release build
+acceptance: release
+	TABSERVER_BIN=.build/release/tabserver python3 ../shared/acceptance/run.py
+
+## bench: tabserver vs nginx serving the same bytes, with wrk (see bench/README.md)
+bench: release
+	bash bench/run.sh
+
+clean:
+	rm -rf .build

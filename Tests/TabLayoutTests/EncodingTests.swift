@@ -1,0 +1,57 @@
+import Testing
+
+@testable import TabLayout
+
+@Suite struct EncodingTests {
+    @Test func canonicalJSONSortsKeysByUTF8Bytes() {
+        let value: JSONValue = .object(["a": .integer(1), "_x": .integer(2), "A": .integer(3), "é": .integer(4), "b/c": .string("d/e")])
+        #expect(String(decoding: CanonicalJSON.encode(value), as: UTF8.self) == #"{"A":3,"_x":2,"a":1,"b/c":"d/e","é":4}"#)
+    }
+
+    @Test func canonicalJSONWritesIntegralRealsWithoutFraction() {
+        #expect(String(decoding: CanonicalJSON.encode(.array([.real(2), .real(2.5), .real(-0.125)])), as: UTF8.self) == "[2,2.5,-0.125]")
+    }
+
+    @Test func canonicalJSONEscapesControlCharactersAndQuotes() {
+        #expect(String(decoding: CanonicalJSON.encode(.string("a\"b\\c\n\u{01}")), as: UTF8.self) == #""a\"b\\c\n\u0001""#)
+    }
+
+    @Test func sha256MatchesKnownVectors() {
+        #expect(SHA256.hex(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(SHA256.hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        let long = Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)
+        #expect(SHA256.hex(SHA256.hash(long)) == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+    }
+
+    @Test func strongETagDependsOnEveryByte() {
+        let a = EntityTag.strong(for: Array("{\"a\":1}".utf8))
+        #expect(a == EntityTag.strong(for: Array("{\"a\":1}".utf8)))
+        #expect(a != EntityTag.strong(for: Array("{\"a\":2}".utf8)))
+        #expect(a.hasPrefix("\"") && a.hasSuffix("\"") && !a.hasPrefix("W/"))
+    }
+
+    @Test func httpDatesRoundTrip() {
+        let date = UTCDateTime(unixSeconds: 784_111_777)
+        #expect(date.httpDate == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(date.rfc3339 == "1994-11-06T08:49:37Z")
+        #expect(UTCDateTime.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(UTCDateTime.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+    }
+
+    @Test func appVersionsCompareNumerically() throws {
+        let v = { (s: String) throws -> AppVersion in try #require(AppVersion(s)) }
+        #expect(try v("2.10") > v("2.9"))
+        #expect(try v("2") == v("2.0.0"))
+        #expect(try v("3.0.1") > v("3"))
+        #expect(AppVersion("2.x") == nil && AppVersion("") == nil && AppVersion("1.2.3.4.5") == nil)
+    }
+
+    @Test func localeChoiceHonoursQValuesAndFallsBackToLanguage() {
+        let available = ["en", "fr", "pt-BR"]
+        #expect(LocaleMatcher.choose(acceptLanguage: "de, fr;q=0.5, en;q=0.8", available: available, fallback: "en") == "en")
+        #expect(LocaleMatcher.choose(acceptLanguage: "fr-CA, en;q=0.1", available: available, fallback: "en") == "fr")
+        #expect(LocaleMatcher.choose(acceptLanguage: "pt-br", available: available, fallback: "en") == "pt-BR")
+        #expect(LocaleMatcher.choose(acceptLanguage: "fr;q=0, de", available: available, fallback: "en") == "en")
+        #expect(LocaleMatcher.choose(acceptLanguage: nil, available: available, fallback: "fr") == "fr")
+    }
+}
