@@ -33,7 +33,6 @@ public final class HTTPServer: Sendable {
                     option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: max(64 * 1024, configuration.maxHeaderBytes * 4),
                     ptr_value: nil),
                 MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
-                MHD_OptionItem(option: MHD_OPTION.LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
                 MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: address),
                 cmhd_option_notify_completed(requestCompleted, coreReference.toOpaque()),
             ]

@@ -48,7 +48,8 @@ import Testing
     @Test func badIdDuplicateIdAndDerivedIds() throws {
         #expect(try only(Fixtures.diagnostics(#"{"tabs":[{"id":"Home","title":"A","rootViewController":"A"}]}"#)).pointer == "/tabs/0/id")
         let duplicate = try only(
-            Fixtures.diagnostics(#"{"tabs":[{"id":"a","title":"A","rootViewController":"A"},{"id":"a","title":"B","rootViewController":"B"}]}"#))
+            Fixtures.diagnostics(
+                #"{"tabs":[{"id":"a","title":"A","rootViewController":"A"},{"id":"a","title":"B","rootViewController":"B"}]}"#))
         #expect(duplicate.pointer == "/tabs" && duplicate.message.contains("'a'"))
         let document = try LayoutSource.parse(
             Array(
@@ -63,7 +64,10 @@ import Testing
         )
         #expect(
             Set(found.map(\.pointer))
-                == ["/tabs/0/platforms/1", "/appearance/height", "/appearance/backgroundColor", "/appearance/animator/name", "/maxVisibleTabs"])
+                == [
+                    "/tabs/0/platforms/1", "/appearance/height", "/appearance/backgroundColor", "/appearance/animator/name",
+                    "/maxVisibleTabs",
+                ])
     }
 
     @Test func appVersionsMustBeDottedAndOrdered() {
@@ -74,7 +78,9 @@ import Testing
     }
 
     @Test func nullIsRefused() throws {
-        #expect(try only(Fixtures.diagnostics(#"{"tabs":[{"title":"A","rootViewController":"A","params":{"a":null}}]}"#)).pointer == "/tabs/0/params/a")
+        #expect(
+            try only(Fixtures.diagnostics(#"{"tabs":[{"title":"A","rootViewController":"A","params":{"a":null}}]}"#)).pointer
+                == "/tabs/0/params/a")
     }
 
     @Test func limitsOnTabsChildrenAndStrings() {
@@ -82,7 +88,10 @@ import Testing
         #expect(Fixtures.diagnostics(#"{"tabs":[\#(many)]}"#).map(\.pointer) == ["/tabs"])
         var nested = #"{"title":"L","rootViewController":"L"}"#
         for level in 0..<5 { nested = #"{"id":"l\#(level)","title":"L","rootViewController":"L","children":[\#(nested)]}"# }
-        #expect(Fixtures.diagnostics(#"{"tabs":[\#(nested)]}"#).map(\.pointer) == ["/tabs/0/children/0/children/0/children/0/children/0/children"])
+        #expect(
+            Fixtures.diagnostics(#"{"tabs":[\#(nested)]}"#).map(\.pointer) == [
+                "/tabs/0/children/0/children/0/children/0/children/0/children"
+            ])
         let long = String(repeating: "x", count: 4097)
         #expect(Fixtures.diagnostics(#"{"tabs":[{"title":"\#(long)","rootViewController":"A"}]}"#).map(\.pointer) == ["/tabs/0/title"])
     }

@@ -32,7 +32,12 @@ import Testing
         let node = try JSONReader.read(Array("{\n\"a\": \"\\u00e9\\ud83d\\ude00\",\n\"b\": [1, 2.5, -3e2, true, null]\n}".utf8))
         #expect(node["a"]?.value == .string("é😀"))
         #expect(node["a"]?.line == 2)
-        #expect(node["b"]?.value == .array([.init(.integer(1), line: 3), .init(.real(2.5), line: 3), .init(.real(-300), line: 3), .init(.bool(true), line: 3), .init(.null, line: 3)]))
+        #expect(
+            node["b"]?.value
+                == .array([
+                    .init(.integer(1), line: 3), .init(.real(2.5), line: 3), .init(.real(-300), line: 3), .init(.bool(true), line: 3),
+                    .init(.null, line: 3),
+                ]))
     }
 
     @Test func xmlReaderHandlesDeclarationDoctypeCommentsAndCDATA() throws {
@@ -60,13 +65,16 @@ import Testing
     @Test func jsonPatchAndMergePatch() throws {
         let document = try JSONReader.read(Array(##"{"tabs":[{"id":"a"}],"appearance":{"height":60,"tintColor":"#000000"}}"##.utf8))
         let ops = try JSONReader.read(
-            Array(#"[{"op":"add","path":"/tabs/-","value":{"id":"b"}},{"op":"test","path":"/tabs/0/id","value":"a"},{"op":"remove","path":"/appearance/height"}]"#.utf8))
+            Array(
+                #"[{"op":"add","path":"/tabs/-","value":{"id":"b"}},{"op":"test","path":"/tabs/0/id","value":"a"},{"op":"remove","path":"/appearance/height"}]"#
+                    .utf8))
         let patched = try JSONPatch.apply(ops, to: document)
         #expect(patched.jsonText().contains(#""id": "b""#))
         #expect(patched["appearance"]?["height"] == nil)
         let failing = try JSONReader.read(Array(#"[{"op":"test","path":"/tabs/0/id","value":"z"}]"#.utf8))
         #expect(throws: LayoutError.self) { try JSONPatch.apply(failing, to: document) }
-        let merged = JSONPatch.mergePatch(document, try JSONReader.read(Array(##"{"appearance":{"height":null,"tintColor":"#FFFFFF"}}"##.utf8)))
+        let merged = JSONPatch.mergePatch(
+            document, try JSONReader.read(Array(##"{"appearance":{"height":null,"tintColor":"#FFFFFF"}}"##.utf8)))
         #expect(merged["appearance"]?["height"] == nil)
         #expect(merged["appearance"]?["tintColor"]?.value == .string("#FFFFFF"))
     }

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The real `tabserver serve` process on SQLite, killed with SIGKILL in the middle of writes.
+struct ServerProcess {
+    static let binary = ServiceHarness.repository.appendingPathComponent(".build/debug/tabserver").path
+    let process: Process
+    let port: UInt16
+
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    static func start(store: String, directory: String) async throws -> ServerProcess {
+        let port = freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--store", store, "--threads", "2"]
+        process.environment = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "PATH": "/usr/bin:/bin"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        for _ in 0..<200 {
+            if (try? await HTTPTestClient(port: port).send("GET", "/healthz").status) == 200 {
+                return ServerProcess(process: process, port: port)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        process.terminate()
+        throw HTTPTestClient.Failure(description: "tabserver did not answer /healthz")
+    }
+
+    func kill9() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+@Suite(.serialized) struct CrashConsistencyTests {
+    struct Acknowledged: Sendable {
+        var account: String
+        var version: Int
+        var etag: String
+        var body: [UInt8]
+    }
+
+    /// Writers on four accounts; SIGKILL while they write; every acknowledged version must be back,
+    /// byte for byte, with versions contiguous from 1.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ServerProcess.binary)))
+    func everyAcknowledgedWriteSurvivesKill9() async throws {
+        let directory = NSTemporaryDirectory() + "kill9-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = "sqlite:\(directory)/tabs.sqlite"
+        let server = try await ServerProcess.start(store: store, directory: directory)
+        let acknowledged = try await withThrowingTaskGroup(of: [Acknowledged].self) { group in
+            for writer in 0..<4 {
+                group.addTask {
+                    let client = HTTPTestClient(port: server.port)
+                    let account = "crash-\(writer)"
+                    var done: [Acknowledged] = []
+                    var etag: String?
+                    for i in 0..<10_000 {
+                        let body = document(["writer \(writer) write \(i)"])
+                        var headers = ServiceHarness.admin([("Content-Type", "application/json")])
+                        if let etag { headers.append(("If-Match", etag)) }
+                        guard let response = try? await client.send("PUT", "/v1/accounts/\(account)/layout", headers: headers, body: body),
+                            response.status == 200 || response.status == 201, let tag = response.header("ETag"),
+                            let version = Int(response.header("Layout-Version") ?? "")
+                        else { break }
+                        etag = tag
+                        done.append(Acknowledged(account: account, version: version, etag: tag, body: body))
+                    }
+                    return done
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(700))
+                server.kill9()
+                return []
+            }
+            return try await group.reduce(into: [Acknowledged]()) { $0 += $1 }
+        }
+        #expect(acknowledged.count > 4, "writes were acknowledged before the kill")
+        let restarted = try await ServerProcess.start(store: store, directory: directory)
+        defer { restarted.kill9() }
+        let client = HTTPTestClient(port: restarted.port)
+        for account in Set(acknowledged.map(\.account)) {
+            let versions = try await client.send("GET", "/v1/accounts/\(account)/layout/versions", headers: ServiceHarness.admin())
+            let numbers = (versions.json?["versions"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int }
+            #expect(numbers == Array((1...(numbers.first ?? 0)).reversed()), "versions of \(account) are contiguous")
+            for ack in acknowledged where ack.account == account {
+                let stored = try await client.send(
+                    "GET", "/v1/accounts/\(account)/layout/versions/\(ack.version)", headers: ServiceHarness.admin())
+                #expect(stored.status == 200 && stored.body == ack.body && stored.header("ETag") == ack.etag, "\(account) v\(ack.version)")
+            }
+        }
+    }
+}

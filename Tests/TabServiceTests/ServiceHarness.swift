@@ -1,0 +1,46 @@
+import Foundation
+import Logging
+import MicroHTTPD
+import TabService
+import TabStore
+
+/// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
+struct ServiceHarness {
+    static let token = "test-admin-token"
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    let service: TabService
+    let server: HTTPServer
+    let store: any TabStore
+
+    var port: UInt16 { server.port }
+
+    init(
+        store: any TabStore = MemoryStore(),
+        configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+    )
+        async throws
+    {
+        _ = try await ConfigsDirectory.load(Self.repository.appendingPathComponent("configs").path).importInto(store, force: false)
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        self.store = store
+        service = try await TabService(
+            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", Self.token)]), logger: logger)
+        server = try HTTPServer(configuration: configuration, handler: service)
+    }
+
+    func client() -> HTTPTestClient { HTTPTestClient(port: port) }
+
+    static func admin(_ extra: [(String, String)] = []) -> [(String, String)] {
+        [("Authorization", "Bearer \(token)")] + extra
+    }
+}
+
+func document(_ titles: [String]) -> [UInt8] {
+    let tabs = titles.enumerated().map {
+        #"{"id":"t\#($0.offset)","title":"\#($0.element)","rootViewController":"T\#($0.offset)ViewController"}"#
+    }
+    return Array(#"{"schemaVersion":1,"tabs":[\#(tabs.joined(separator: ","))]}"#.utf8)
+}

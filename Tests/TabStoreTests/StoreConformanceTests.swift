@@ -1,0 +1,154 @@
+import Foundation
+import Testing
+
+@testable import TabStore
+
+/// The store contract, run against every backend this machine has.
+enum Backend: String, CaseIterable, CustomTestStringConvertible {
+    case memory, sqlite
+
+    var testDescription: String { rawValue }
+
+    func open() throws -> any TabStore {
+        switch self {
+        case .memory: MemoryStore()
+        case .sqlite: try SQLiteStore(path: temporaryPath("store") + "/tabs.sqlite")
+        }
+    }
+}
+
+func temporaryPath(_ prefix: String) -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func write(_ account: String, _ text: String, _ precondition: WritePrecondition, message: String? = nil) -> LayoutWrite {
+    LayoutWrite(
+        account: account, source: Array(text.utf8), contentType: "application/json", precondition: precondition, author: "tester",
+        message: message)
+}
+
+@Suite struct StoreConformanceTests {
+    @Test(arguments: Backend.allCases)
+    func createsWithIfNoneMatchStarOnce(backend: Backend) async throws {
+        let store = try backend.open()
+        let first = try await store.append(write("a", "{}", .ifNoneMatchAny))
+        #expect(first.version == 1 && first.account == "a" && first.source == Array("{}".utf8))
+        await #expect(throws: StoreError.preconditionFailed(current: first.etag)) {
+            try await store.append(write("a", "{ }", .ifNoneMatchAny))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func writeToExistingNeedsMatchingIfMatch(backend: Backend) async throws {
+        let store = try backend.open()
+        let first = try await store.append(write("a", "1", .none))
+        await #expect(throws: StoreError.preconditionRequired) { try await store.append(write("a", "2", .none)) }
+        await #expect(throws: StoreError.preconditionFailed(current: first.etag)) {
+            try await store.append(write("a", "2", .ifMatch(["\"stale\""])))
+        }
+        let second = try await store.append(write("a", "2", .ifMatch([first.etag]), message: "second"))
+        #expect(second.version == 2 && second.etag != first.etag && second.message == "second")
+        let wildcard = try await store.append(write("a", "3", .ifMatch(["*"])))
+        #expect(wildcard.version == 3)
+        #expect(try await store.latest(account: "a") == wildcard)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func versionsAreKeptNewestFirstAndReadable(backend: Backend) async throws {
+        let store = try backend.open()
+        var etag = try await store.append(write("h", "v1", .none)).etag
+        for i in 2...4 { etag = try await store.append(write("h", "v\(i)", .ifMatch([etag]))).etag }
+        let versions = try await store.versions(account: "h")
+        #expect(versions.map(\.version) == [4, 3, 2, 1])
+        #expect(try await store.version(account: "h", number: 2)?.source == Array("v2".utf8))
+        #expect(try await store.version(account: "h", number: 9) == nil)
+        #expect(try await store.versions(account: "nobody").isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deleteAppendsARecordAndFreesTheName(backend: Backend) async throws {
+        let store = try backend.open()
+        let first = try await store.append(write("d", "x", .none))
+        await #expect(throws: StoreError.preconditionFailed(current: first.etag)) {
+            try await store.delete(account: "d", precondition: .ifMatch(["\"old\""]), author: nil)
+        }
+        let deletion = try await store.delete(account: "d", precondition: .ifMatch([first.etag]), author: "ops")
+        #expect(deletion.deleted && deletion.version == 2)
+        #expect(try await store.currentLayouts().contains { $0.account == "d" } == false)
+        await #expect(throws: StoreError.notFound) { try await store.delete(account: "d", precondition: .ifMatch(["*"]), author: nil) }
+        let again = try await store.append(write("d", "y", .none))
+        #expect(again.version == 3)
+        #expect(try await store.versions(account: "d").map(\.deleted) == [false, true, false])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func currentLayoutsListsLatestOfEachAccount(backend: Backend) async throws {
+        let store = try backend.open()
+        let b1 = try await store.append(write("b", "1", .none))
+        _ = try await store.append(write("a", "1", .none))
+        _ = try await store.append(write("b", "2", .ifMatch([b1.etag])))
+        let current = try await store.currentLayouts()
+        #expect(current.map(\.account) == ["a", "b"])
+        #expect(current.map(\.version) == [1, 2])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func stringsTablesAreVersionedWithPreconditions(backend: Backend) async throws {
+        let store = try backend.open()
+        let first = try await store.appendStrings(
+            locale: "fr", source: Array("\"A\"=\"a\";".utf8), contentType: "text/plain", precondition: .none, author: nil)
+        await #expect(throws: StoreError.preconditionRequired) {
+            try await store.appendStrings(locale: "fr", source: [], contentType: "text/plain", precondition: .none, author: nil)
+        }
+        let second = try await store.appendStrings(
+            locale: "fr", source: Array("{}".utf8), contentType: "application/json", precondition: .ifMatch([first.etag]), author: nil)
+        #expect(second.version == 2)
+        #expect(try await store.currentStrings() == [second])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func ofSixteenRacingWritersOnOneTagExactlyOneWins(backend: Backend) async throws {
+        let store = try backend.open()
+        let base = try await store.append(write("race", "0", .none))
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for i in 1...16 {
+                group.addTask {
+                    (try? await store.append(write("race", "\(i)", .ifMatch([base.etag])))) != nil
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(try await store.versions(account: "race").map(\.version) == [2, 1])
+    }
+
+    @Test func sqliteKeepsEverythingAcrossReopenAndPassesItsIntegrityCheck() async throws {
+        let path = temporaryPath("reopen") + "/tabs.sqlite"
+        var etag = ""
+        do {
+            let store = try SQLiteStore(path: path)
+            etag = try await store.append(write("p", "persisted", .none, message: "m")).etag
+        }
+        let reopened = try SQLiteStore(path: path)
+        let latest = try #require(try await reopened.latest(account: "p"))
+        #expect(latest.etag == etag && latest.source == Array("persisted".utf8) && latest.message == "m" && latest.author == "tester")
+        #expect(reopened.integrityCheck())
+    }
+
+    @Test func sqliteRacesAcrossConnectionsStillHaveOneWinner() async throws {
+        let path = temporaryPath("two") + "/tabs.sqlite"
+        let one = try SQLiteStore(path: path)
+        let two = try SQLiteStore(path: path)
+        let base = try await one.append(write("x", "0", .none))
+        async let a = try? one.append(write("x", "a", .ifMatch([base.etag])))
+        async let b = try? two.append(write("x", "b", .ifMatch([base.etag])))
+        let results = await [a, b]
+        #expect(results.compactMap { $0 }.count == 1)
+    }
+
+    @Test func unknownStoreURLsAreRefused() {
+        #expect(throws: StoreError.unsupportedURL("redis://x")) { try openStore(url: "redis://x") }
+    }
+}
