@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# tabserver vs nginx serving the same bytes, loaded by wrk in one run (interleaved, medians).
+#
+#   bash bench/run.sh                 # defaults: 3 rounds of 5 s per cell
+#   ROUNDS=5 DURATION=10 bash bench/run.sh
+#
+# Needs wrk, h2load and nginx (installed from Debian's archive when missing) and a release build
+# (make bench builds it). Prints a Markdown table; writes it to bench/results-latest.md too.
+#
+# The 200 path is loaded with wrk. The 304 path is loaded with h2load (HTTP/1.1 mode, one log line per
+# request for the p99): a 304 from tabserver carries the 200's Content-Length (libmicrohttpd 0.9.75 always
+# sends a length; RFC 9110 §8.6 allows only that value), and wrk's parser then waits for a body that a 304
+# never has, while h2load, like every HTTP client, knows that a 304 ends at its header block.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-5}
+THREADS=${THREADS:-2}            # tabserver worker threads, and nginx worker processes
+WRK_THREADS=${WRK_THREADS:-2}
+CONNECTIONS=${CONNECTIONS:-"32 256"}
+ACCOUNT=${ACCOUNT:-jack}
+BIN=${BIN:-.build/release/tabserver}
+
+need=""
+command -v wrk >/dev/null || need="$need wrk"
+command -v h2load >/dev/null || need="$need nghttp2-client"
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need="$need nginx-light"
+if [ -n "$need" ]; then
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $need
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$BIN" ] || { echo "no $BIN: run make release (or make bench)" >&2; exit 1; }
+ulimit -n 65536 2>/dev/null || true
+
+work=$(mktemp -d /tmp/tabserver-bench.XXXXXX)
+chmod 755 "$work"  # nginx workers run as another user
+cleanup() {
+    [ -n "${TS_PID:-}" ] && kill "$TS_PID" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TS_PORT=$(free_port)
+NG_PORT=$(free_port)
+
+TABSERVER_ADMIN_TOKEN=bench "$BIN" serve --host 127.0.0.1 --port "$TS_PORT" --threads "$THREADS" \
+    --store "sqlite:$work/tabs.sqlite" --configs configs >"$work/tabserver.log" 2>&1 &
+TS_PID=$!
+for _ in $(seq 100); do curl -fs "http://127.0.0.1:$TS_PORT/healthz" >/dev/null && break; sleep 0.1; done
+
+# The bytes a client gets: tabserver's compiled layout, served by nginx as a static file.
+PATH_URI="/v1/accounts/$ACCOUNT/tabs"
+mkdir -p "$work/root/v1/accounts/$ACCOUNT"
+curl -fs "http://127.0.0.1:$TS_PORT$PATH_URI" -o "$work/root$PATH_URI"
+TS_ETAG=$(curl -fsI "http://127.0.0.1:$TS_PORT$PATH_URI" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+
+cat >"$work/nginx.conf" <<NGINX
+worker_processes $THREADS;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 60;
+    etag on;
+    types { }
+    default_type application/json;
+    server {
+        listen 127.0.0.1:$NG_PORT;
+        root $work/root;
+    }
+}
+NGINX
+"$NGINX" -p "$work" -c "$work/nginx.conf"
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$NG_PORT$PATH_URI" >/dev/null && break; sleep 0.1; done
+NG_ETAG=$(curl -fsI "http://127.0.0.1:$NG_PORT$PATH_URI" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+cmp <(curl -fs "http://127.0.0.1:$NG_PORT$PATH_URI") <(curl -fs "http://127.0.0.1:$TS_PORT$PATH_URI") \
+    || { echo "nginx and tabserver bodies differ" >&2; exit 1; }
+[ "$(curl -fs -o /dev/null -w '%{http_code}' -H "If-None-Match: $TS_ETAG" "http://127.0.0.1:$TS_PORT$PATH_URI")" = 304 ] \
+    || { echo "tabserver does not answer 304" >&2; exit 1; }
+
+NGINX_PIDS() { pgrep -f "nginx: worker process" | tr '\n' ' '; }
+cpu_ticks() { # utime+stime of the given pids, in clock ticks
+    local total=0
+    for pid in "$@"; do
+        read -r -a f <"/proc/$pid/stat"
+        total=$((total + f[13] + f[14]))
+    done
+    echo "$total"
+}
+
+results="$work/results.tsv"
+: >"$results"
+for round in $(seq "$ROUNDS"); do
+    for conns in $CONNECTIONS; do
+        for kind in 200 304; do
+            for server in tabserver nginx; do
+                if [ "$server" = tabserver ]; then port=$TS_PORT etag=$TS_ETAG pids=$TS_PID; else port=$NG_PORT etag=$NG_ETAG pids=$(NGINX_PIDS); fi
+                before=$(cpu_ticks $pids)
+                if [ "$kind" = 200 ]; then
+                    wrk -t"$WRK_THREADS" -c"$conns" -d"${DURATION}s" --latency "http://127.0.0.1:$port$PATH_URI" >"$work/out.txt"
+                else
+                    rm -f "$work/h2load.log"
+                    h2load --h1 -t"$WRK_THREADS" -c"$conns" -D"$DURATION" --warm-up-time=0 -H "If-None-Match: $etag" \
+                        --log-file="$work/h2load.log" "http://127.0.0.1:$port$PATH_URI" >"$work/out.txt"
+                fi
+                after=$(cpu_ticks $pids)
+                python3 - "$server" "$kind" "$conns" "$round" "$((after - before))" "$(getconf CLK_TCK)" "$work" >>"$results" <<'PY'
+import re, sys
+server, kind, conns, round_, ticks, hz, work = sys.argv[1:]
+out = open(f"{work}/out.txt").read()
+if kind == "200":
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    def ms(v, unit): return float(v) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+    p99 = ms(*re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out).groups())
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    bad = int(bad.group(1)) if bad else 0
+else:
+    rps = float(re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", out).group(1))
+    lines = [l.split("\t") for l in open(f"{work}/h2load.log").read().splitlines() if l]
+    total = len(lines)
+    latencies = sorted(int(l[2]) for l in lines)
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] / 1000 if latencies else 0
+    bad = sum(1 for l in lines if l[1] != "304")
+cpu_us = int(ticks) / int(hz) * 1e6 / max(total, 1)
+print(f"{server}\t{kind}\t{conns}\t{round_}\t{rps:.0f}\t{p99:.3f}\t{cpu_us:.2f}\t{bad}")
+PY
+            done
+        done
+    done
+done
+
+python3 - "$results" "$THREADS" "$ROUNDS" "$DURATION" <<'PY' | tee bench/results-latest.md
+import statistics, sys, platform, os
+path, threads, rounds, duration = sys.argv[1:]
+rows = [l.split("\t") for l in open(path).read().splitlines()]
+cells = {}
+for server, kind, conns, _, rps, p99, cpu, errors in rows:
+    cells.setdefault((kind, int(conns), server), []).append((float(rps), float(p99), float(cpu), int(errors)))
+cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())
+print(f"Machine: {os.cpu_count()} cores, {cpu_model}; tabserver --threads {threads}, nginx worker_processes {threads}; "
+      f"wrk on the same machine; {rounds} interleaved rounds of {duration} s per cell; medians (min–max).\n")
+print("| path (tool) | conns | tabserver req/s | nginx req/s | ratio | tabserver p99 ms | nginx p99 ms | tabserver CPU µs/req | nginx CPU µs/req | unexpected status |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for kind in ("200", "304"):
+    for conns in sorted({k[1] for k in cells}):
+        t, n = cells[(kind, conns, "tabserver")], cells[(kind, conns, "nginx")]
+        def med(xs, i): return statistics.median(x[i] for x in xs)
+        def rng(xs, i, fmt): return f"{fmt.format(med(xs, i))} ({fmt.format(min(x[i] for x in xs))}–{fmt.format(max(x[i] for x in xs))})"
+        print(f"| GET {kind} ({'wrk' if kind == '200' else 'h2load'}) | {conns} | {rng(t, 0, '{:.0f}')} | {rng(n, 0, '{:.0f}')} | **{med(t, 0) / med(n, 0):.2f}×** | "
+              f"{med(t, 1):.2f} | {med(n, 1):.2f} | {med(t, 2):.1f} | {med(n, 2):.1f} | {sum(x[3] for x in t)}/{sum(x[3] for x in n)} |")
+PY
