@@ -137,9 +137,38 @@ PY
     done
 done
 
-python3 - "$results" "$THREADS" "$ROUNDS" "$DURATION" <<'PY' | tee bench/results-latest.md
+# Writes: acknowledged PUTs per second (SQLite, synchronous=FULL, on this machine's disk), and reads while
+# a paced writer does ~10 PUT/s.
+for w in 0 1 2 3; do
+    curl -fs -o /dev/null -X PUT "http://127.0.0.1:$TS_PORT/v1/accounts/bench-w$w/layout" -H "Authorization: Bearer bench" \
+        -H 'Content-Type: application/json' --data '{"schemaVersion":1,"tabs":[{"id":"a","title":"A","rootViewController":"A"}]}'
+done
+writes="$work/writes.tsv"
+: >"$writes"
+for round in $(seq "$ROUNDS"); do
+    BENCH_TOKEN=bench wrk -t4 -c4 -d"${DURATION}s" --latency -s bench/put.lua "http://127.0.0.1:$TS_PORT/" >"$work/put.txt"
+    BENCH_TOKEN=bench PACE_MS=100 wrk -t1 -c1 -d"$((DURATION + 1))s" -s bench/put.lua "http://127.0.0.1:$TS_PORT/" >"$work/paced.txt" &
+    paced=$!
+    wrk -t"$WRK_THREADS" -c32 -d"${DURATION}s" --latency "http://127.0.0.1:$TS_PORT$PATH_URI" >"$work/read.txt"
+    wait "$paced"
+    python3 - "$work" "$round" >>"$writes" <<'PY'
+import re, sys
+work, round_ = sys.argv[1:]
+def parse(name):
+    out = open(f"{work}/{name}").read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    units = {"us": 0.001, "ms": 1, "s": 1000}
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return rps, (float(p99.group(1)) * units[p99.group(2)] if p99 else 0), int(bad.group(1)) if bad else 0
+put, paced, read = parse("put.txt"), parse("paced.txt"), parse("read.txt")
+print(f"{round_}\t{put[0]:.0f}\t{put[1]:.2f}\t{put[2]}\t{paced[0]:.1f}\t{paced[2]}\t{read[0]:.0f}\t{read[1]:.2f}\t{read[2]}")
+PY
+done
+
+python3 - "$results" "$THREADS" "$ROUNDS" "$DURATION" "$writes" <<'PY' | tee bench/results-latest.md
 import statistics, sys, platform, os
-path, threads, rounds, duration = sys.argv[1:]
+path, threads, rounds, duration, writes_path = sys.argv[1:]
 rows = [l.split("\t") for l in open(path).read().splitlines()]
 cells = {}
 for server, kind, conns, _, rps, p99, cpu, errors in rows:
@@ -156,4 +185,17 @@ for kind in ("200", "304"):
         def rng(xs, i, fmt): return f"{fmt.format(med(xs, i))} ({fmt.format(min(x[i] for x in xs))}–{fmt.format(max(x[i] for x in xs))})"
         print(f"| GET {kind} ({'wrk' if kind == '200' else 'h2load'}) | {conns} | {rng(t, 0, '{:.0f}')} | {rng(n, 0, '{:.0f}')} | **{med(t, 0) / med(n, 0):.2f}×** | "
               f"{med(t, 1):.2f} | {med(n, 1):.2f} | {med(t, 2):.1f} | {med(n, 2):.1f} | {sum(x[3] for x in t)}/{sum(x[3] for x in n)} |")
+writes = [[float(v) for v in l.split("\t")] for l in open(writes_path).read().splitlines()]
+if writes:
+    def m(i): return statistics.median(w[i] for w in writes)
+    def r(i, fmt): return f"{fmt.format(m(i))} ({fmt.format(min(w[i] for w in writes))}–{fmt.format(max(w[i] for w in writes))})"
+    reads_alone = statistics.median(x[0] for x in cells[("200", 32, "tabserver")])
+    p99_alone = statistics.median(x[1] for x in cells[("200", 32, "tabserver")])
+    print()
+    print("| writes (SQLite, synchronous=FULL) | value |")
+    print("|---|---|")
+    print(f"| acknowledged PUT/s, 4 writers (wrk + bench/put.lua) | {r(1, '{:.0f}')}; p99 {m(2):.2f} ms; failed {sum(w[3] for w in writes):.0f} |")
+    print(f"| paced writer during the read run | {r(4, '{:.1f}')} PUT/s; failed {sum(w[5] for w in writes):.0f} |")
+    print(f"| GET 200, 32 conns, during those writes | {r(6, '{:.0f}')} req/s (**{m(6) / reads_alone:.2f}×** of without writes); "
+          f"p99 {m(7):.2f} ms (without writes {p99_alone:.2f} ms) |")
 PY
