@@ -1,7 +1,7 @@
 # Every workflow of the project, by name. `make run` and `make test` install what is missing first.
 SHELL := /bin/bash
 SWIFT ?= swift
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev pkg-config
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
 PORT ?= 8080
 
 .PHONY: deps build release run test lint format acceptance bench clean
@@ -25,10 +25,11 @@ release: deps
 run: release
 	.build/release/tabserver serve --port $(PORT) --configs configs --store sqlite:data/tabs.sqlite
 
-## test: every test (unit, store conformance on SQLite and memory, live HTTP, kill -9, races)
+## test: every test (unit, store conformance on memory, SQLite and a throwaway PostgreSQL, live HTTP,
+## kill -9, races, two replicas)
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	scripts/with-postgres $(SWIFT) test --skip-build
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests

@@ -21,6 +21,11 @@ let package = Package(
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
         .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
+        .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
@@ -32,6 +37,7 @@ let package = Package(
         ),
         .target(name: "TabLayout", swiftSettings: strict),
         .target(name: "TabStore", dependencies: ["TabLayout", "CSQLite"], swiftSettings: strict),
+        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "TabService",
             dependencies: ["MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log")],
@@ -40,7 +46,7 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabLayout", "TabStore",
+                "TabService", "TabLayout", "TabStore", "TabStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,10 +58,10 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
-        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabLayout"], swiftSettings: strict),
+        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "MicroHTTPD", "TabStore", "TabLayout"],
+            dependencies: ["TabService", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
             swiftSettings: strict
         ),
     ],

@@ -43,6 +43,10 @@ final class Metrics: Sendable {
     let cacheMisses = Atomic<Int>(0)
     let storeOperations = Counter()
     let storeErrors = Counter()
+    /// The delay of the last change seen from another replica, in milliseconds.
+    private let replicationLagMillis = Atomic<Int>(0)
+
+    func noteReplicationLag(millis: Int64) { replicationLagMillis.store(Int(max(0, millis)), ordering: .relaxed) }
 
     init() {
         requests = (0..<(Route.allCases.count * (Self.statuses.count + 1))).map { _ in Counter() }
@@ -100,6 +104,9 @@ final class Metrics: Sendable {
         out += "# HELP tabserver_store_errors_total Store calls that failed (not counting refused preconditions).\n"
         out += "# TYPE tabserver_store_errors_total counter\n"
         out += "tabserver_store_errors_total \(storeErrors.current)\n"
+        out += "# HELP tabserver_replication_lag_seconds Commit-to-snapshot delay of the last change another replica made.\n"
+        out += "# TYPE tabserver_replication_lag_seconds gauge\n"
+        out += "tabserver_replication_lag_seconds \(Double(replicationLagMillis.load(ordering: .relaxed)) / 1000)\n"
         return out
     }
 }

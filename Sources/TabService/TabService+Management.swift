@@ -107,6 +107,8 @@ extension TabService {
                 status: 428, slug: "precondition-required", title: "Precondition Required",
                 detail: "this record exists: send If-Match with its current ETag (GET it first)"
             ).response
+        case .conflict:
+            return storeProblem(.preconditionFailed(current: nil))
         case .preconditionFailed(let current):
             return Problem(
                 status: 412, slug: "precondition-failed", title: "Precondition Failed",

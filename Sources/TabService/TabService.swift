@@ -40,6 +40,7 @@ public final class TabService: HTTPHandler {
         let layouts = try await store.currentLayouts()
         let strings = try await store.currentStrings()
         current = Mutex(Snapshot.build(layouts: layouts, strings: strings, logger: logger))
+        followStoreChanges()
     }
 
     var snapshot: Snapshot { current.withLock { $0 } }

@@ -100,6 +100,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unsupportedURL(String)
     /// The database failed (I/O, corruption, locked beyond the timeout); the detail is for the log only.
     case unavailable(String)
+    /// Another writer took the version number first (a backend maps this to ``preconditionFailed(current:)``).
+    case conflict
 
     public var description: String {
         switch self {
@@ -108,6 +110,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .preconditionFailed(let current): "precondition failed (current ETag \(current ?? "none"))"
         case .unsupportedURL(let url): "unsupported store URL '\(url)' (use sqlite:PATH or memory:)"
         case .unavailable(let detail): "the store is unavailable: \(detail)"
+        case .conflict: "another writer committed first"
         }
     }
 }
@@ -159,6 +162,8 @@ public protocol TabStore: Sendable {
     ) async throws(StoreError) -> StoredStrings
     /// Whether the store answers (for `/readyz`).
     func ping() async -> Bool
+    /// Calls `onChange` (on a thread of the store's) for changes committed by other processes.
+    func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void)
 }
 
 /// The current time in milliseconds since 1970-01-01 UTC.

@@ -34,7 +34,7 @@ struct Serve: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
 
         let storeURL = store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite"
-        let tabStore = try openStore(url: storeURL)
+        let tabStore = try openAnyStore(url: storeURL)
         if let directory = configs ?? environment["TABSERVER_CONFIGS"] {
             let report = try await ConfigsDirectory.load(directory).importInto(tabStore, force: false)
             logger.info(

@@ -68,7 +68,7 @@ struct Import: AsyncParsableCommand {
 
     func run() async throws {
         let url = store ?? Environment()["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite"
-        let report = try await ConfigsDirectory.load(directory).importInto(try openStore(url: url), force: force)
+        let report = try await ConfigsDirectory.load(directory).importInto(try openAnyStore(url: url), force: force)
         print("imported \(report.imported.count): \(report.imported.joined(separator: ", "))")
         if !report.skipped.isEmpty {
             print("kept the store's version of \(report.skipped.count): \(report.skipped.joined(separator: ", ")) (use --force)")

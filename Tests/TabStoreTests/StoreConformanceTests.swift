@@ -1,19 +1,36 @@
 import Foundation
+import Synchronization
+import TabStorePostgres
 import Testing
 
 @testable import TabStore
 
-/// The store contract, run against every backend this machine has.
+/// The store contract, run against every backend this machine has: PostgreSQL where
+/// `TABSERVER_TEST_POSTGRES_URL` names a server (`scripts/with-postgres` starts one; CI always does).
 enum Backend: String, CaseIterable, CustomTestStringConvertible {
-    case memory, sqlite
+    case memory, sqlite, postgres
 
     var testDescription: String { rawValue }
+
+    static var available: [Backend] { PostgresTestDatabase.serverURL == nil ? [.memory, .sqlite] : allCases }
 
     func open() throws -> any TabStore {
         switch self {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: temporaryPath("store") + "/tabs.sqlite")
+        case .postgres: try PostgresStore(url: try PostgresTestDatabase.create())
         }
+    }
+}
+
+/// Fresh databases on the test server, one per test.
+enum PostgresTestDatabase {
+    static var serverURL: String? { ProcessInfo.processInfo.environment["TABSERVER_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+
+    /// The URL of a new, empty database.
+    static func create() throws -> String {
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return try PostgresStore.createDatabase(serverURL: try #require(serverURL), name: name)
     }
 }
 
@@ -30,7 +47,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
 }
 
 @Suite struct StoreConformanceTests {
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func createsWithIfNoneMatchStarOnce(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.append(write("a", "{}", .ifNoneMatchAny))
@@ -40,7 +57,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         }
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func writeToExistingNeedsMatchingIfMatch(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.append(write("a", "1", .none))
@@ -55,7 +72,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(try await store.latest(account: "a") == wildcard)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func versionsAreKeptNewestFirstAndReadable(backend: Backend) async throws {
         let store = try backend.open()
         var etag = try await store.append(write("h", "v1", .none)).etag
@@ -67,7 +84,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(try await store.versions(account: "nobody").isEmpty)
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func deleteAppendsARecordAndFreesTheName(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.append(write("d", "x", .none))
@@ -83,7 +100,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(try await store.versions(account: "d").map(\.deleted) == [false, true, false])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func currentLayoutsListsLatestOfEachAccount(backend: Backend) async throws {
         let store = try backend.open()
         let b1 = try await store.append(write("b", "1", .none))
@@ -94,7 +111,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(current.map(\.version) == [1, 2])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func stringsTablesAreVersionedWithPreconditions(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.appendStrings(
@@ -108,7 +125,7 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(try await store.currentStrings() == [second])
     }
 
-    @Test(arguments: Backend.allCases)
+    @Test(arguments: Backend.available)
     func ofSixteenRacingWritersOnOneTagExactlyOneWins(backend: Backend) async throws {
         let store = try backend.open()
         let base = try await store.append(write("race", "0", .none))
@@ -146,6 +163,27 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         async let b = try? two.append(write("x", "b", .ifMatch([base.etag])))
         let results = await [a, b]
         #expect(results.compactMap { $0 }.count == 1)
+    }
+
+    @Test(.enabled(if: PostgresTestDatabase.serverURL != nil))
+    func postgresRacesAcrossConnectionsHaveOneWinnerAndAnnounceChanges() async throws {
+        let url = try PostgresTestDatabase.create()
+        let one = try PostgresStore(url: url)
+        let two = try PostgresStore(url: url)
+        let seen = Mutex<[StoreChange]>([])
+        two.watch { change in seen.withLock { $0.append(change) } }
+        defer { two.stopWatching() }
+        try await Task.sleep(for: .milliseconds(300))
+        let base = try await one.append(write("x", "0", .none))
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for (i, store) in [one, two, one, two, one, two, one, two].enumerated() {
+                group.addTask { (try? await store.append(write("x", "\(i)", .ifMatch([base.etag])))) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        for _ in 0..<50 where seen.withLock({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(seen.withLock { $0.filter { if case .layout(account: "x", _) = $0 { true } else { false } }.count } == 2)
     }
 
     @Test func unknownStoreURLsAreRefused() {

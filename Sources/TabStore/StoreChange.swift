@@ -1,0 +1,14 @@
+/// A change another process committed, reported by stores that several replicas share.
+public enum StoreChange: Sendable, Equatable {
+    /// An account's layout has a new version (or a deletion record); `committedAtMillis` dates the commit.
+    case layout(account: String, committedAtMillis: Int64)
+    /// A strings table has a new version.
+    case strings(locale: String, committedAtMillis: Int64)
+    /// Something changed that was not announced one by one (the periodic check found it): reload everything.
+    case everything
+}
+
+extension TabStore {
+    /// Stores that only this process writes have nothing to report.
+    public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
+}

@@ -1,0 +1,58 @@
+import Foundation
+import TabStorePostgres
+import Testing
+
+/// Two `tabserver serve` processes on one PostgreSQL database, as two replicas behind a load balancer.
+@Suite(.serialized) struct ReplicationTests {
+    static var serverURL: String? { ProcessInfo.processInfo.environment["TABSERVER_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 } }
+    static var enabled: Bool { serverURL != nil && FileManager.default.isExecutableFile(atPath: ServerProcess.binary) }
+
+    static func freshDatabase() throws -> String {
+        let name = "r_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        return try PostgresStore.createDatabase(serverURL: try #require(serverURL), name: name)
+    }
+
+    func put(_ port: UInt16, _ account: String, _ titles: [String], ifMatch: String? = nil) async throws -> HTTPTestClient.Response {
+        var headers = ServiceHarness.admin([("Content-Type", "application/json")])
+        if let ifMatch { headers.append(("If-Match", ifMatch)) }
+        return try await HTTPTestClient(port: port).send("PUT", "/v1/accounts/\(account)/layout", headers: headers, body: document(titles))
+    }
+
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func aWriteThroughOneReplicaReachesTheOtherWithinASecond() async throws {
+        let database = try Self.freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let a = try await ServerProcess.start(store: database, directory: directory)
+        defer { a.kill9() }
+        let b = try await ServerProcess.start(store: database, directory: directory)
+        defer { b.kill9() }
+
+        let created = try await put(a.port, "shared", ["one"])
+        #expect(created.status == 201)
+        let written = Date()
+        var seen: HTTPTestClient.Response?
+        while Date().timeIntervalSince(written) < 1.0 {
+            let response = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/shared/tabs")
+            if response.json?["layout"] as? String == "shared" {
+                seen = response
+                break
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let onB = try #require(seen, "replica B did not see the write within 1 s")
+        let onA = try await HTTPTestClient(port: a.port).send("GET", "/v1/accounts/shared/tabs")
+        #expect(onA.header("ETag") == onB.header("ETag"), "replicas give the same ETag for the same content")
+        #expect(onA.body == onB.body)
+
+        let etag = try #require(created.header("ETag"))
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for i in 0..<16 {
+                let port = i % 2 == 0 ? a.port : b.port
+                group.addTask { try await self.put(port, "shared", ["writer \(i)"], ifMatch: etag).status }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == 200 }.count == 1, "exactly one of 16 writers on 2 replicas wins: \(statuses)")
+        #expect(statuses.filter { $0 == 412 }.count == 15)
+    }
+}
