@@ -8,6 +8,8 @@ RUN apt-get update \
 WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
+# Package.swift names the test targets: SwiftPM needs their folders even to build the product alone.
+COPY Tests ./Tests
 RUN swift build -c release --product tabserver --static-swift-stdlib \
     && install -m 0755 "$(swift build -c release --show-bin-path)/tabserver" /usr/local/bin/tabserver
 

@@ -29,6 +29,7 @@ public final class TabService: HTTPHandler {
     let metrics = Metrics()
     let current: Mutex<Snapshot>
     private let tokens: [(name: String, token: [UInt8])]
+    let requestIDs = RequestIDs()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -55,18 +56,42 @@ public final class TabService: HTTPHandler {
         let (route, reply) = dispatch(request)
         switch reply {
         case .prepared(let prepared):
+            // The hot path: a shared response, so no per-request header or log line (metrics count it).
             metrics.record(route, status: prepared.status, nanoseconds: nanoseconds() &- started)
             return reply
-        case .response(let response):
+        case .response(var response):
+            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            response.headers.append(HTTPHeader("Request-Id", context.id))
             metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
-            return reply
+            log(context, response)
+            return .response(response)
         case .deferred(let work):
+            let context = RequestContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
             return .deferred {
-                let response = await work()
+                var response = await work()
+                response.headers.append(HTTPHeader("Request-Id", context.id))
                 metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
+                self.log(context, response)
                 return response
             }
+        }
+    }
+
+    /// Writes and failures get a structured log line with their request id; reads are counted, not logged.
+    private func log(_ context: RequestContext, _ response: HTTPResponse) {
+        let metadata: Logger.Metadata = [
+            "request-id": "\(context.id)", "method": "\(context.method)", "path": "\(context.path)",
+            "status": "\(response.status)",
+        ]
+        if response.status >= 500 {
+            logger.error("request failed", metadata: metadata)
+        } else if context.isWrite && response.status < 400 {
+            var details = metadata
+            if let version = response.headers.first(where: { $0.name == "Layout-Version" }) { details["version"] = "\(version.value)" }
+            logger.info("change committed", metadata: details)
+        } else {
+            logger.debug("request answered", metadata: metadata)
         }
     }
 

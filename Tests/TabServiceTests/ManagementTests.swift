@@ -25,6 +25,17 @@ import Testing
         #expect(!wrong.text.contains(ServiceHarness.token))
     }
 
+    @Test func answersCarryARequestIdAndEchoTheClientsOwn() async throws {
+        let harness = try await ServiceHarness()
+        let client = harness.client()
+        let made = try await client.send("GET", "/v1/accounts", headers: ServiceHarness.admin())
+        let first = try #require(made.header("Request-Id"))
+        let second = try #require(try await client.send("GET", "/v1/nope").header("Request-Id"))
+        #expect(first != second)
+        #expect(try await client.send("GET", "/v1/nope", headers: [("X-Request-Id", "trace-42")]).header("Request-Id") == "trace-42")
+        #expect(try await client.send("GET", "/v1/nope", headers: [("Request-Id", "bad id!")]).header("Request-Id") != "bad id!")
+    }
+
     @Test func operatorLoopCreateUpdateConflictHistoryRestore() async throws {
         let harness = try await ServiceHarness()
         let client = harness.client()
