@@ -32,6 +32,8 @@ struct Problem {
     static func notFound(_ detail: String) -> Problem { Problem(status: 404, slug: "not-found", title: "Not Found", detail: detail) }
     static func badRequest(_ detail: String) -> Problem { Problem(status: 400, slug: "bad-request", title: "Bad Request", detail: detail) }
 
+    static let invalidAccount = badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
+
     static func methodNotAllowed(_ allow: String) -> Problem {
         Problem(
             status: 405, slug: "method-not-allowed", title: "Method Not Allowed",

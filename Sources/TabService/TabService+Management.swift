@@ -21,7 +21,7 @@ extension TabService {
         let account = String(decoding: accountBytes, as: UTF8.self)
         guard isValidAccountName(account) else {
             return (
-                route, .response(Problem.badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'").response)
+                route, .response(Problem.invalidAccount.response)
             )
         }
         guard let author = authenticate(request) else { return (route, unauthorized()) }

@@ -17,7 +17,7 @@ extension TabService {
         do {
             switch change {
             case .layout(let account, let committed):
-                metrics.noteReplicationLag(millis: nowMillisForLag() - committed)
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 guard let record = try await store.latest(account: account) else { return }
                 if record.deleted {
                     commit(record, document: nil)
@@ -25,7 +25,7 @@ extension TabService {
                     commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
                 }
             case .strings(let locale, let committed):
-                metrics.noteReplicationLag(millis: nowMillisForLag() - committed)
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 guard let record = try await store.currentStrings().first(where: { $0.locale == locale }),
                     let table = try? StringsTable.read(record.source)
                 else { return }
@@ -44,13 +44,3 @@ extension TabService {
         }
     }
 }
-
-func nowMillisForLag() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif

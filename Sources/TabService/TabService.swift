@@ -194,7 +194,7 @@ public final class TabService: HTTPHandler {
     {
         if let refused = onlyGet(request) { return refused }
         guard isValidAccountName(String(decoding: accountBytes, as: UTF8.self)) else {
-            return .response(Problem.badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'").response)
+            return .response(Problem.invalidAccount.response)
         }
         let account = String(decoding: accountBytes, as: UTF8.self)
         guard let entry = snapshot.entry(for: account) else {

@@ -33,12 +33,7 @@ public final class MemoryStore: TabStore {
         try state.withLock { (state) throws(StoreError) -> StoredVersion in
             let latest = state.layouts[write.account]?.last
             try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-            let number = (latest?.version ?? 0) + 1
-            let record = StoredVersion(
-                account: write.account, version: number, source: write.source, contentType: write.contentType,
-                etag: StoredVersion.makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
-                createdAtMillis: nowMillis(), author: write.author, message: write.message,
-                restoredFrom: write.restoredFrom, deleted: false)
+            let record = StoredVersion.next(after: latest, for: write)
             state.layouts[write.account, default: []].append(record)
             return record
         }
@@ -48,14 +43,7 @@ public final class MemoryStore: TabStore {
         try state.withLock { (state) throws(StoreError) -> StoredVersion in
             guard let latest = state.layouts[account]?.last, !latest.deleted else { throw .notFound }
             try precondition.check(current: latest.etag)
-            var record = latest
-            record.version = latest.version + 1
-            record.etag = StoredVersion.makeETag(account: account, version: record.version, contentType: "deleted", source: [])
-            record.createdAtMillis = nowMillis()
-            record.author = author
-            record.message = nil
-            record.restoredFrom = nil
-            record.deleted = true
+            let record = StoredVersion.deletion(after: latest, author: author)
             state.layouts[account, default: []].append(record)
             return record
         }
@@ -71,11 +59,7 @@ public final class MemoryStore: TabStore {
         try state.withLock { (state) throws(StoreError) -> StoredStrings in
             let latest = state.strings[locale]?.last
             try precondition.check(current: latest?.etag)
-            let number = (latest?.version ?? 0) + 1
-            let record = StoredStrings(
-                locale: locale, version: number, source: source, contentType: contentType,
-                etag: StoredVersion.makeETag(account: "strings/" + locale, version: number, contentType: contentType, source: source),
-                createdAtMillis: nowMillis(), author: author)
+            let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
             state.strings[locale, default: []].append(record)
             return record
         }

@@ -59,7 +59,7 @@ public final class SQLiteStore: TabStore {
             for (index, sql) in Self.migrations.enumerated() where index + 1 > applied {
                 try connection.execute(sql)
                 try connection.run(
-                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(index + 1), .int64(nowMillis())])
+                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(index + 1), .int64(currentTimeMillis())])
             }
         }
         self.connection = Mutex(connection)
@@ -125,13 +125,7 @@ public final class SQLiteStore: TabStore {
             try db.transaction { () throws(StoreError) -> StoredVersion in
                 let latest = try Self.latest(db, write.account)
                 try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-                let number = (latest?.version ?? 0) + 1
-                let record = StoredVersion(
-                    account: write.account, version: number, source: write.source, contentType: write.contentType,
-                    etag: StoredVersion.makeETag(
-                        account: write.account, version: number, contentType: write.contentType, source: write.source),
-                    createdAtMillis: nowMillis(), author: write.author, message: write.message,
-                    restoredFrom: write.restoredFrom, deleted: false)
+                let record = StoredVersion.next(after: latest, for: write)
                 try Self.insert(db, record)
                 return record
             }
@@ -154,14 +148,7 @@ public final class SQLiteStore: TabStore {
             try db.transaction { () throws(StoreError) -> StoredVersion in
                 guard let latest = try Self.latest(db, account), !latest.deleted else { throw .notFound }
                 try precondition.check(current: latest.etag)
-                var record = latest
-                record.version = latest.version + 1
-                record.etag = StoredVersion.makeETag(account: account, version: record.version, contentType: "deleted", source: [])
-                record.createdAtMillis = nowMillis()
-                record.author = author
-                record.message = nil
-                record.restoredFrom = nil
-                record.deleted = true
+                let record = StoredVersion.deletion(after: latest, author: author)
                 try Self.insert(db, record)
                 return record
             }
@@ -188,15 +175,12 @@ public final class SQLiteStore: TabStore {
                     [.text(locale)], Self.strings
                 ).first
                 try precondition.check(current: latest?.etag)
-                let number = (latest?.version ?? 0) + 1
-                let record = StoredStrings(
-                    locale: locale, version: number, source: source, contentType: contentType,
-                    etag: StoredVersion.makeETag(account: "strings/" + locale, version: number, contentType: contentType, source: source),
-                    createdAtMillis: nowMillis(), author: author)
+                let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
                 try db.run(
                     "INSERT INTO strings_versions (locale, version, source, content_type, etag, created_at_ms, author) VALUES (?, ?, ?, ?, ?, ?, ?)",
                     [
-                        .text(locale), .int(number), .blob(source), .text(contentType), .text(record.etag), .int64(record.createdAtMillis),
+                        .text(locale), .int(record.version), .blob(source), .text(contentType), .text(record.etag),
+                        .int64(record.createdAtMillis),
                         author.map { .text($0) } ?? .null,
                     ])
                 return record

@@ -34,6 +34,29 @@ public struct StoredVersion: Sendable, Equatable {
         self.deleted = deleted
     }
 
+    /// The version that `write` appends after `latest` (nil: the account's first).
+    public static func next(after latest: StoredVersion?, for write: LayoutWrite) -> StoredVersion {
+        let number = (latest?.version ?? 0) + 1
+        return StoredVersion(
+            account: write.account, version: number, source: write.source, contentType: write.contentType,
+            etag: makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
+            createdAtMillis: currentTimeMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
+            deleted: false)
+    }
+
+    /// The deletion record that follows `latest`: it keeps the last source (for the history) under a new tag.
+    public static func deletion(after latest: StoredVersion, author: String?) -> StoredVersion {
+        var record = latest
+        record.version = latest.version + 1
+        record.etag = makeETag(account: latest.account, version: record.version, contentType: "deleted", source: [])
+        record.createdAtMillis = currentTimeMillis()
+        record.author = author
+        record.message = nil
+        record.restoredFrom = nil
+        record.deleted = true
+        return record
+    }
+
     /// The tag of a version: derived from the account, the number and the bytes, so that every replica
     /// computes the same one and no two versions of an account share one.
     public static func makeETag(account: String, version: Int, contentType: String, source: [UInt8]) -> String {
@@ -51,6 +74,17 @@ public struct StoredStrings: Sendable, Equatable {
     public var etag: String
     public var createdAtMillis: Int64
     public var author: String?
+
+    /// The version of a table that follows `latest` (nil: the locale's first).
+    public static func next(after latest: StoredStrings?, locale: String, source: [UInt8], contentType: String, author: String?)
+        -> StoredStrings
+    {
+        let number = (latest?.version ?? 0) + 1
+        return StoredStrings(
+            locale: locale, version: number, source: source, contentType: contentType,
+            etag: StoredVersion.makeETag(account: "strings/" + locale, version: number, contentType: contentType, source: source),
+            createdAtMillis: currentTimeMillis(), author: author)
+    }
 
     public init(locale: String, version: Int, source: [UInt8], contentType: String, etag: String, createdAtMillis: Int64, author: String?) {
         self.locale = locale
@@ -166,8 +200,8 @@ public protocol TabStore: Sendable {
     func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void)
 }
 
-/// The current time in milliseconds since 1970-01-01 UTC.
-func nowMillis() -> Int64 {
+/// The current time in milliseconds since 1970-01-01 UTC (what stores date versions with).
+public func currentTimeMillis() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000

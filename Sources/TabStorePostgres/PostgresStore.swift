@@ -62,7 +62,7 @@ public final class PostgresStore: TabStore {
                 _ = try connection.execute(sql)
                 _ = try connection.execute(
                     "INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)",
-                    [.text(String(index + 1)), .text(String(nowMillis()))])
+                    [.text(String(index + 1)), .text(String(currentTimeMillis()))])
             }
         }
         self.connection = Mutex(connection)
@@ -132,13 +132,7 @@ public final class PostgresStore: TabStore {
     public func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion {
         try connection.withLock { (db) throws(StoreError) -> StoredVersion in
             try Self.insertVersion(db, account: write.account, precondition: write.precondition) { latest in
-                let number = (latest?.version ?? 0) + 1
-                return StoredVersion(
-                    account: write.account, version: number, source: write.source, contentType: write.contentType,
-                    etag: StoredVersion.makeETag(
-                        account: write.account, version: number, contentType: write.contentType, source: write.source),
-                    createdAtMillis: nowMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
-                    deleted: false)
+                StoredVersion.next(after: latest, for: write)
             }
         }
     }
@@ -146,15 +140,7 @@ public final class PostgresStore: TabStore {
     public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
         try connection.withLock { (db) throws(StoreError) -> StoredVersion in
             try Self.insertVersion(db, account: account, precondition: precondition, requireExisting: true) { latest in
-                var record = latest!
-                record.version += 1
-                record.etag = StoredVersion.makeETag(account: account, version: record.version, contentType: "deleted", source: [])
-                record.createdAtMillis = nowMillis()
-                record.author = author
-                record.message = nil
-                record.restoredFrom = nil
-                record.deleted = true
-                return record
+                StoredVersion.deletion(after: latest!, author: author)
             }
         }
     }
@@ -214,16 +200,12 @@ public final class PostgresStore: TabStore {
                 return try db.transaction { () throws(StoreError) -> StoredStrings in
                     let latest = try current()
                     try precondition.check(current: latest?.etag)
-                    let number = (latest?.version ?? 0) + 1
-                    let record = StoredStrings(
-                        locale: locale, version: number, source: source, contentType: contentType,
-                        etag: StoredVersion.makeETag(
-                            account: "strings/" + locale, version: number, contentType: contentType, source: source),
-                        createdAtMillis: nowMillis(), author: author)
+                    let record = StoredStrings.next(
+                        after: latest, locale: locale, source: source, contentType: contentType, author: author)
                     _ = try db.execute(
                         "INSERT INTO strings_versions (locale, version, source, content_type, etag, created_at_ms, author) VALUES ($1, $2, $3, $4, $5, $6, $7)",
                         [
-                            .text(locale), .text(String(number)), .bytes(source), .text(contentType), .text(record.etag),
+                            .text(locale), .text(String(record.version)), .bytes(source), .text(contentType), .text(record.etag),
                             .text(String(record.createdAtMillis)), .optional(author),
                         ])
                     _ = try db.execute(
@@ -297,7 +279,7 @@ struct ChangeListener {
                         onChange(.layout(account: String(parts[1]), committedAtMillis: millis))
                     }
                 }
-                let now = Double(nowMillis()) / 1000
+                let now = Double(currentTimeMillis()) / 1000
                 guard now - lastCheck >= 2 else { continue }
                 lastCheck = now
                 // The safety net: every commit adds one row and one notification; rows without a
@@ -313,11 +295,4 @@ struct ChangeListener {
             }
         }
     }
-}
-
-/// The current time in milliseconds since 1970-01-01 UTC.
-func nowMillis() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
 }
