@@ -4,7 +4,7 @@ SWIFT ?= swift
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
 PORT ?= 8080
 
-.PHONY: deps build release run test lint format acceptance bench clean
+.PHONY: deps build release run test lint format acceptance bench fuzz clean
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -32,10 +32,10 @@ test: deps
 	scripts/with-postgres $(SWIFT) test --skip-build
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Fuzz
 
 ## acceptance: the black-box suite of ../shared/acceptance against a release build
 acceptance: release
@@ -47,3 +47,7 @@ bench: release
 
 clean:
 	rm -rf .build
+
+## fuzz: every libFuzzer target for FUZZ_SECONDS (default 60) each (see Fuzz/README.md)
+fuzz: deps
+	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} scripts/fuzz

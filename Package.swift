@@ -8,7 +8,9 @@ let package = Package(
     name: "tabserver",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "tabserver", targets: ["tabserver"])
+        .executable(name: "tabserver", targets: ["tabserver"]),
+        // For the fuzz targets in Fuzz/ (a package of their own).
+        .library(name: "TabLayout", targets: ["TabLayout"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -1,0 +1,1 @@
+// Declarations only: the definitions come from libFuzzer (-sanitize=fuzzer).

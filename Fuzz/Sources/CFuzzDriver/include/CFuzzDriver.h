@@ -1,0 +1,4 @@
+#include <stddef.h>
+#include <stdint.h>
+/// libFuzzer's entry point for programs that have their own main (libFuzzer's documented "driver" API).
+int LLVMFuzzerRunDriver(int *argc, char ***argv, int (*callback)(const uint8_t *data, size_t size));
