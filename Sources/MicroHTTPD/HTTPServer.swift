@@ -26,7 +26,7 @@ public final class HTTPServer: Sendable {
                 | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             var options: [MHD_OptionItem] = [
-                MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.connectionLimit, ptr_value: nil),
+                MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.effectiveConnectionLimit, ptr_value: nil),
                 MHD_OptionItem(
                     option: MHD_OPTION.CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
                 MHD_OptionItem(

@@ -7,6 +7,7 @@ public struct HTTPServerConfiguration: Sendable {
     /// libmicrohttpd worker threads, each with its own epoll set (at least 2 run: see ``workerThreads``).
     public var threads: Int
     /// Connections held open at once (libmicrohttpd's default of 1020 is too low for idle mobile clients).
+    /// The server lowers it to what the process's open-file limit allows (see ``effectiveConnectionLimit``).
     public var connectionLimit: Int
     /// Connections from one IP address at once; 0 for no limit.
     public var perIPConnectionLimit: Int
@@ -23,7 +24,7 @@ public struct HTTPServerConfiguration: Sendable {
         host: String = "0.0.0.0",
         port: UInt16 = 8080,
         threads: Int = HTTPServerConfiguration.coreCount,
-        connectionLimit: Int = 10_000,
+        connectionLimit: Int = 16_000,
         perIPConnectionLimit: Int = 0,
         connectionTimeoutSeconds: Int = 60,
         maxHeaderBytes: Int = 16 * 1024,
@@ -47,6 +48,22 @@ public struct HTTPServerConfiguration: Sendable {
 #endif
 
 extension HTTPServerConfiguration {
+    /// `connectionLimit`, lowered to leave 128 descriptors of the open-file limit for the store, logs and
+    /// listening sockets: above it libmicrohttpd would accept connections it cannot serve.
+    public var effectiveConnectionLimit: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return connectionLimit }
+        return max(16, min(connectionLimit, Int(limit.rlim_cur) - 128))
+    }
+
+    /// Raises this process's soft open-file limit to its hard limit (a server holds one descriptor per client).
+    public static func raiseOpenFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
     /// The pool size used: `threads`, raised to 2. libmicrohttpd 0.9.75 without a pool (one internal polling
     /// thread) stopped reading ready connections above ~120 concurrent clients on this machine, with epoll
     /// and with poll alike; a pool of two or more did not (measured up to 1,000 connections).

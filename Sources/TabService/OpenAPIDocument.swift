@@ -265,13 +265,17 @@ enum OpenAPIDocument {
               security: [{admin: []}]
               responses:
                 '200':
-                  description: The source.
+                  description: The source as uploaded (any JSON or property list, seed 000's array included).
                   headers:
                     ETag: {$ref: '#/components/headers/ETag'}
                     Layout-Version: {$ref: '#/components/headers/LayoutVersion'}
                   content:
-                    application/json: {schema: {type: object}}
-                    application/x-plist: {schema: {type: string}}
+                    application/json: {schema: {}}
+                    application/x-plist: {schema: {}}
+                    application/xml: {schema: {}}
+                    text/xml: {schema: {}}
+                    application/octet-stream: {schema: {}}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
             put:
@@ -286,6 +290,7 @@ enum OpenAPIDocument {
               responses:
                 '200': {$ref: '#/components/responses/Written'}
                 '201': {$ref: '#/components/responses/Written'}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '413': {$ref: '#/components/responses/Problem'}
@@ -304,6 +309,7 @@ enum OpenAPIDocument {
                   application/merge-patch+json: {schema: {type: object}}
               responses:
                 '200': {$ref: '#/components/responses/Written'}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
@@ -317,6 +323,7 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/ifMatch'
               responses:
                 '204': {description: Deleted.}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '409': {$ref: '#/components/responses/Problem'}
@@ -333,6 +340,7 @@ enum OpenAPIDocument {
                   description: The history.
                   content:
                     application/json: {schema: {$ref: '#/components/schemas/Versions'}}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}:
@@ -344,6 +352,7 @@ enum OpenAPIDocument {
               security: [{admin: []}]
               responses:
                 '200': {description: The source, with its Content-Type, ETag and Layout-Version.}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}/restore:
@@ -357,6 +366,7 @@ enum OpenAPIDocument {
                 - $ref: '#/components/parameters/ifMatch'
               responses:
                 '200': {$ref: '#/components/responses/Written'}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
@@ -372,6 +382,7 @@ enum OpenAPIDocument {
                   description: The compiled layout (default locale).
                   content:
                     application/json: {schema: {$ref: '#/components/schemas/CompiledLayout'}}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '413': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
@@ -384,6 +395,7 @@ enum OpenAPIDocument {
               security: [{admin: []}]
               responses:
                 '200': {description: The table, with its Content-Type and ETag.}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
             put:
@@ -406,6 +418,7 @@ enum OpenAPIDocument {
                   description: Created.
                   content:
                     application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
+                '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}

@@ -41,13 +41,15 @@ final class Representation: Sendable {
         let etag = EntityTag.strong(for: body)
         self.etag = etag
         self.body = body
+        // What a 304 repeats (RFC 9110 §15.4.5): validators and caching fields, not representation metadata
+        // such as Content-Language.
         let shared = [
-            HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", TabService.vary),
-            HTTPHeader("Content-Language", locale), HTTPHeader("Last-Modified", entry.lastModified),
+            HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", entry.vary),
+            HTTPHeader("Last-Modified", entry.lastModified),
         ]
-        ok = try PreparedResponse(status: 200, headers: [HTTPHeader("Content-Type", format.contentType)] + shared, body: body)
-        // The 304 shares the 200's body: libmicrohttpd never sends a 304's body, and so announces the
-        // 200's Content-Length (RFC 9110 §8.6) instead of the "Content-Length: 0" an empty one gets.
+        ok = try PreparedResponse(
+            status: 200,
+            headers: [HTTPHeader("Content-Type", format.contentType), HTTPHeader("Content-Language", locale)] + shared, body: body)
         notModified = try PreparedResponse(status: 304, headers: shared, body: body)
     }
 }
@@ -62,6 +64,9 @@ final class LayoutEntry: Sendable {
     let defaultLocaleIndex: Int
     let lastModified: String
     let lastModifiedSeconds: Int64
+    /// The request headers that choose among this layout's representations: `Accept` and `Accept-Language`
+    /// always, the platform and app-version headers only when some tab is targeted by them.
+    let vary: String
     private let globalStrings: [String: StringsTable]
     private let variants = Mutex<[VariantKey: Representation]>([:])
     /// Variants kept per layout; beyond it the least recently built one is dropped.
@@ -81,9 +86,17 @@ final class LayoutEntry: Sendable {
         self.defaultLocaleIndex = self.locales.firstIndex(of: resolved.defaultLocale) ?? 0
         self.lastModifiedSeconds = modifiedMillis / 1000
         self.lastModified = UTCDateTime(unixSeconds: modifiedMillis / 1000).httpDate
+        var vary = "Accept, Accept-Language"
+        if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
+        if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
+        self.vary = vary
     }
 
     var variantCount: Int { variants.withLock { $0.count } }
+
+    private static func targetsPlatforms(_ tabs: [TabSpec]) -> Bool {
+        tabs.contains { $0.platforms != nil || targetsPlatforms($0.children) }
+    }
 
     /// The app-version class of `version`: which side of every bound it lies on (0 when the client gave none).
     func versionClass(_ version: AppVersion?) -> UInt16 {

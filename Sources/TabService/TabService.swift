@@ -20,9 +20,6 @@ public struct ServiceConfiguration: Sendable {
 /// The tab-layout service: the client plane served from an immutable snapshot of compiled layouts, the
 /// management plane writing through the store (off libmicrohttpd's threads) and swapping in a new snapshot.
 public final class TabService: HTTPHandler {
-    /// Every request header that can choose a representation of `/tabs`.
-    static let vary = "Accept, Accept-Language, X-Client-Platform, X-App-Version"
-
     let store: any TabStore
     let configuration: ServiceConfiguration
     let logger: Logger

@@ -52,6 +52,7 @@ struct Serve: AsyncParsableCommand {
             host: host ?? environment["TABSERVER_HOST"] ?? "0.0.0.0",
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
             threads: try threads ?? environment.integer("TABSERVER_THREADS") ?? HTTPServerConfiguration.coreCount)
+        HTTPServerConfiguration.raiseOpenFileLimit()
         let server = try HTTPServer(configuration: configuration, handler: service)
         logger.info(
             "serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.threads) threads"
