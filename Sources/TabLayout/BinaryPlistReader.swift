@@ -116,7 +116,9 @@ public struct BinaryPlistReader {
         case 0x3:
             guard marker == 0x33 else { throw failure(pointer, "malformed date") }
             let seconds = Double(bitPattern: try integer(at: start + 1, 8, pointer))
-            guard seconds.isFinite else { throw failure(pointer, "a date that is not finite") }
+            // ±10^11 s is about 3,000 years either side of 2001: past that a date is noise (and would not fit
+            // the calendar arithmetic).
+            guard seconds.isFinite, abs(seconds) < 1e11 else { throw failure(pointer, "a date out of range") }
             return SourceNode(.date(ReferenceDate.iso8601(secondsSince2001: seconds)))
         case 0x4:
             let (count, body) = try length(marker, at: start, pointer)
@@ -147,7 +149,8 @@ public struct BinaryPlistReader {
             let (count, body) = try length(marker, at: start, pointer)
             let references = marker >> 4 == 0xA ? count : count * 2
             guard references <= (offsetTable - body) / referenceSize else { throw failure(pointer, "references out of range") }
-            func ref(_ i: Int) -> Int { Int(Self.bigEndian(bytes, body + i * referenceSize, referenceSize)) }
+            // An 8-byte reference can exceed Int.max: clamped, it fails the range check like any bad reference.
+            func ref(_ i: Int) -> Int { Int(clamping: Self.bigEndian(bytes, body + i * referenceSize, referenceSize)) }
             if marker >> 4 == 0xA {
                 var elements: [SourceNode] = []
                 for i in 0..<count {

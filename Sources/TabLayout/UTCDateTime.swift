@@ -44,11 +44,15 @@ public struct UTCDateTime: Sendable, Equatable {
     public static func parseHTTPDate(_ text: String) -> Int64? {
         let parts = text.split(separator: " ")
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        guard parts.count == 6, parts[5] == "GMT", let day = Int64(parts[1]),
-            let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int64(parts[3])
+        // Every field is bounded before any arithmetic: this parses client input (If-Modified-Since).
+        let digits = { (part: Substring, count: Int) in part.count == count && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        guard parts.count == 6, parts[5] == "GMT", digits(parts[1], 2), digits(parts[3], 4), let day = Int64(parts[1]),
+            (1...31).contains(day), let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int64(parts[3])
         else { return nil }
         let clock = parts[4].split(separator: ":")
-        guard clock.count == 3, let h = Int64(clock[0]), let m = Int64(clock[1]), let s = Int64(clock[2]) else { return nil }
+        guard clock.count == 3, clock.allSatisfy({ digits($0, 2) }), let h = Int64(clock[0]), let m = Int64(clock[1]),
+            let s = Int64(clock[2]), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
+        else { return nil }
         // Days-from-civil (Howard Hinnant's algorithm).
         let month = Int64(monthIndex + 1)
         let y = month <= 2 ? year - 1 : year

@@ -36,6 +36,13 @@ import Testing
         #expect(date.rfc3339 == "1994-11-06T08:49:37Z")
         #expect(UTCDateTime.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
         #expect(UTCDateTime.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
+        // Client input: absurd fields are refused before any arithmetic (this once could overflow and trap).
+        for hostile in [
+            "Sun, 06 Nov 99999999999999999 08:49:37 GMT", "Sun, 99 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 99:49:37 GMT",
+            "Sun, 06 Nov -999 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:9999999999999999999 GMT",
+        ] {
+            #expect(UTCDateTime.parseHTTPDate(hostile) == nil, "\(hostile)")
+        }
     }
 
     @Test func appVersionsCompareNumerically() throws {

@@ -23,11 +23,13 @@ struct ServerProcess {
         return UInt16(bigEndian: address.sin_port)
     }
 
-    static func start(store: String, directory: String) async throws -> ServerProcess {
+    static func start(store: String, directory: String, configs: Bool = false) async throws -> ServerProcess {
         let port = freePort()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--store", store, "--threads", "2"]
+        process.arguments =
+            ["serve", "--host", "127.0.0.1", "--port", String(port), "--store", store, "--threads", "2"]
+            + (configs ? ["--configs", ServiceHarness.repository.appendingPathComponent("configs").path] : [])
         process.environment = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "PATH": "/usr/bin:/bin"]
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle.nullDevice

@@ -23,7 +23,7 @@ struct SlowHandler: HTTPHandler {
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), handler: SlowHandler(delay: .milliseconds(400)))
         let port = server.port
         async let answer = HTTPTestClient(port: port).send("GET", "/slow")
-        try await Task.sleep(for: .milliseconds(100))
+        for _ in 0..<500 where server.requestsInFlight == 0 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(server.requestsInFlight == 1)
         await withCheckedContinuation { continuation in
             Thread {
