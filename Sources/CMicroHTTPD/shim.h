@@ -20,6 +20,24 @@ static inline struct MHD_OptionItem cmhd_option_notify_completed(MHD_RequestComp
     return item;
 }
 
+/// Another option item carrying a function pointer (connection opened / closed notifications).
+static inline struct MHD_OptionItem cmhd_option_notify_connection(MHD_NotifyConnectionCallback callback, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) callback, cls };
+    return item;
+}
+
+/// MHD_get_connection_info is variadic: the socket of a connection.
+static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// MHD_get_connection_info is variadic: the per-connection pointer set in the connection notification.
+static inline void *cmhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 /// MHD_set_response_options is variadic: this sets flags with no further options.
 static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags) {
     return MHD_set_response_options(response, flags, MHD_RO_END);

@@ -35,6 +35,7 @@ public final class HTTPServer: Sendable {
                 MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
                 MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: address),
                 cmhd_option_notify_completed(requestCompleted, coreReference.toOpaque()),
+                cmhd_option_notify_connection(connectionNotified, coreReference.toOpaque()),
             ]
             // Always a pool, of at least two workers: libmicrohttpd 0.9.75's single polling thread (epoll or
             // poll) was measured here to stop reading ready connections above ~120 concurrent clients.
@@ -59,6 +60,7 @@ public final class HTTPServer: Sendable {
         self.core = core
         self.daemon = DaemonHandle(pointer: started)
         self.port = cmhd_bound_port(started)
+        core.watchdog.start()
     }
 
     /// Requests begun and not yet completed.
@@ -78,6 +80,7 @@ public final class HTTPServer: Sendable {
             if monotonicSeconds() > deadline, core.deferred.load(ordering: .acquiring) == 0 { break }
             usleep(5_000)
         }
+        core.watchdog.stop()
         MHD_stop_daemon(daemon.pointer)
         if listener >= 0 { close(listener) }
         // Pairs with Unmanaged.passRetained in init: no callback can run after MHD_stop_daemon.
@@ -101,10 +104,13 @@ final class ServerCore: Sendable {
     let inFlight = Atomic<Int>(0)
     /// Deferred replies still running (their connections are suspended).
     let deferred = Atomic<Int>(0)
+    let watchdog: SlowClientWatchdog
 
     init(handler: any HTTPHandler, configuration: HTTPServerConfiguration) {
         self.handler = handler
         self.configuration = configuration
+        self.watchdog = SlowClientWatchdog(
+            headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds)
     }
 }
 
@@ -190,10 +196,13 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             return queue(core.handler.reject(.headerBlockTooLarge(limit: configuration.maxHeaderBytes)), connection)
         }
         let parsed = parseMethod(method)
+        let clock = connectionClock(connection)
         if parsed == .get || parsed == .head {
+            clock?.enter(.answering)
             requestContext.pointee = headersSeenMarker
             return MHD_Result.YES
         }
+        clock?.enter(.receivingBody)
         if let length = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
             let declared = Int(String(cString: length)), declared > configuration.maxBodyBytes
         {
@@ -224,6 +233,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
+    connectionClock(connection)?.enter(.answering)
     if state.isTooLarge {
         return queue(core.handler.reject(.bodyTooLarge(limit: configuration.maxBodyBytes)), connection)
     }
@@ -271,10 +281,11 @@ private func queue(_ response: HTTPResponse, _ connection: OpaquePointer) -> MHD
 }
 
 /// `MHD_RequestCompletedCallback`: the request is over (answered, or the connection is gone).
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, requestContext, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestContext, _ in
     guard let cls else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     core.inFlight.subtract(1, ordering: .releasing)
+    if let connection { connectionClock(connection)?.enter(.awaitingHeaders) }
     if let requestContext, let context = requestContext.pointee, context != headersSeenMarker {
         // Pairs with the passRetained of the access handler's first call (or of a deferred reply).
         Unmanaged<RequestContext>.fromOpaque(context).release()

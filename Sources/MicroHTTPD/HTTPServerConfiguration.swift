@@ -19,6 +19,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int
     /// How long a stop waits for requests in flight before it closes what is left, in seconds.
     public var stopGraceSeconds: Double
+    /// A header block must be complete within this many seconds of the connection opening or of the previous
+    /// answer (slow clients are cut off; an idle kept-alive connection is closed then too).
+    public var headerDeadlineSeconds: Double
+    /// A body must be complete within this many seconds of its headers.
+    public var bodyDeadlineSeconds: Double
 
     public init(
         host: String = "0.0.0.0",
@@ -29,7 +34,9 @@ public struct HTTPServerConfiguration: Sendable {
         connectionTimeoutSeconds: Int = 60,
         maxHeaderBytes: Int = 16 * 1024,
         maxBodyBytes: Int = 1024 * 1024,
-        stopGraceSeconds: Double = 8
+        stopGraceSeconds: Double = 8,
+        headerDeadlineSeconds: Double = 30,
+        bodyDeadlineSeconds: Double = 60
     ) {
         self.host = host
         self.port = port
@@ -40,6 +47,8 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxHeaderBytes = maxHeaderBytes
         self.maxBodyBytes = maxBodyBytes
         self.stopGraceSeconds = stopGraceSeconds
+        self.headerDeadlineSeconds = headerDeadlineSeconds
+        self.bodyDeadlineSeconds = bodyDeadlineSeconds
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MicroHTTPD
 import Testing
 
 #if canImport(Glibc)
@@ -6,7 +7,8 @@ import Testing
 #endif
 
 /// A blocking socket for abusive clients: writes without reading, half-closes, trickles bytes.
-final class RawSocket {
+/// Safety (`@unchecked Sendable`): one task writes while another reads; a socket is full duplex and `fd` never changes.
+final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
     init(port: UInt16) throws {
@@ -107,6 +109,32 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
         #expect(times[times.count / 2] < 100, "median \(times[times.count / 2]) ms")
         #expect(times.last! < 1000)
         shutdown(greedy.fd, Int32(SHUT_RDWR))
+    }
+
+    /// With deadlines of 1 s, a client trickling its headers, or its body, is cut off within about a second.
+    @Test(arguments: ["headers", "body"])
+    func aClientThatSendsTooSlowlyIsCutOff(part: String) async throws {
+        let configuration = HTTPServerConfiguration(
+            host: "127.0.0.1", port: 0, threads: 2, headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1)
+        let harness = try await ServiceHarness(configuration: configuration)
+        let socket = try RawSocket(port: harness.port)
+        if part == "body" {
+            socket.write("PUT /v1/accounts/slow/layout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ServiceHarness.token)\r\n")
+            socket.write("Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+        }
+        let started = Date()
+        let trickle = Task.detached {
+            for _ in 0..<50 {
+                if socket.write(part == "body" ? " " : "X") <= 0 { return }
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let answer = socket.readAll(seconds: 5)
+        let elapsed = Date().timeIntervalSince(started)
+        trickle.cancel()
+        #expect(answer.isEmpty, "cut off, not answered: \(answer.prefix(40))")
+        #expect(elapsed < 3, "cut off after \(elapsed) s")
+        #expect(try await HTTPTestClient(port: harness.port).send("GET", "/healthz").status == 200)
     }
 
     @Test func aHalfClosedClientStillGetsItsAnswer() async throws {

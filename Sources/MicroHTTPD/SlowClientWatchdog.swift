@@ -1,0 +1,143 @@
+internal import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where a connection is in its current request, and since when (monotonic nanoseconds).
+final class ConnectionClock: Sendable {
+    enum Phase: UInt8 {
+        /// Waiting for (the rest of) a header block: since the connection opened or the last answer.
+        case awaitingHeaders = 0
+        /// Headers in, body still arriving.
+        case receivingBody = 1
+        /// Request complete: the server is answering (a slow store write is not the client's fault).
+        case answering = 2
+        /// Already cut off.
+        case cutOff = 3
+    }
+
+    let fd: Int32
+    private let phase = Atomic<UInt8>(Phase.awaitingHeaders.rawValue)
+    private let since = Atomic<UInt64>(0)
+
+    init(fd: Int32) {
+        self.fd = fd
+        since.store(monotonicNanoseconds(), ordering: .relaxed)
+    }
+
+    func enter(_ next: Phase) {
+        since.store(monotonicNanoseconds(), ordering: .relaxed)
+        phase.store(next.rawValue, ordering: .releasing)
+    }
+
+    var current: (phase: Phase, since: UInt64) {
+        (Phase(rawValue: phase.load(ordering: .acquiring)) ?? .answering, since.load(ordering: .relaxed))
+    }
+}
+
+/// Cuts off clients that send too slowly: a header block must be complete within `headerDeadline` of the
+/// connection opening (or of the previous answer on a kept-alive connection), and a body within
+/// `bodyDeadline` of its headers. libmicrohttpd 0.9.75 has only an idle timeout, which a client sending a byte
+/// now and then never reaches. An offender's socket is shut down (`shutdown(2)`, not closed): libmicrohttpd
+/// then sees the connection end and cleans it up on its own thread.
+final class SlowClientWatchdog: Sendable {
+    private let headerDeadline: UInt64
+    private let bodyDeadline: UInt64
+    /// Live connections. libmicrohttpd reports a connection closed before it closes the socket, and sweeps
+    /// hold this lock, so a socket shut down here always belongs to the connection registered with it.
+    private let live = Mutex<[ObjectIdentifier: ConnectionClock]>([:])
+    private let stopped = Atomic<Bool>(false)
+    let cutOffCount = Atomic<Int>(0)
+
+    init(headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double) {
+        headerDeadline = UInt64(headerDeadlineSeconds * 1e9)
+        bodyDeadline = UInt64(bodyDeadlineSeconds * 1e9)
+    }
+
+    func opened(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = clock } }
+    func closed(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = nil } }
+
+    /// Shuts down every connection past its deadline.
+    func sweep() {
+        let now = monotonicNanoseconds()
+        live.withLock { connections in
+            for clock in connections.values {
+                let (phase, since) = clock.current
+                let limit: UInt64
+                switch phase {
+                case .awaitingHeaders: limit = headerDeadline
+                case .receivingBody: limit = bodyDeadline
+                case .answering, .cutOff: continue
+                }
+                if now &- since > limit {
+                    clock.enter(.cutOff)
+                    shutdown(clock.fd, Int32(SHUT_RDWR))
+                    cutOffCount.add(1, ordering: .relaxed)
+                }
+            }
+        }
+    }
+
+    /// Sweeps four times a second on a thread of its own until ``stop()``.
+    func start() {
+        let thread = WatchdogThread(watchdog: self)
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(thread).toOpaque()  // released by the thread when it ends
+        if pthread_create(&handle, nil, watchdogMain, context) == 0 {
+            pthread_detach(handle)
+        } else {
+            Unmanaged<WatchdogThread>.fromOpaque(context).release()
+        }
+    }
+
+    func stop() { stopped.store(true, ordering: .releasing) }
+
+    var isStopped: Bool { stopped.load(ordering: .acquiring) }
+}
+
+/// The watchdog thread's context (`pthread_create` takes one pointer).
+private final class WatchdogThread: Sendable {
+    let watchdog: SlowClientWatchdog
+    init(watchdog: SlowClientWatchdog) { self.watchdog = watchdog }
+}
+
+private let watchdogMain: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
+    guard let context else { return nil }
+    // Pairs with the passRetained in `start()`.
+    let thread = Unmanaged<WatchdogThread>.fromOpaque(context).takeRetainedValue()
+    while !thread.watchdog.isStopped {
+        thread.watchdog.sweep()
+        usleep(250_000)
+    }
+    return nil
+}
+
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// `MHD_NotifyConnectionCallback`: a clock per connection, kept in its socket context.
+let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
+    guard let cls, let connection, let socketContext else { return }
+    let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    if event == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
+        let clock = ConnectionClock(fd: cmhd_connection_fd(connection))
+        // Released below when libmicrohttpd reports the connection closed.
+        socketContext.pointee = Unmanaged.passRetained(clock).toOpaque()
+        core.watchdog.opened(clock)
+    } else if let context = socketContext.pointee {
+        // Pairs with the passRetained above.
+        let clock = Unmanaged<ConnectionClock>.fromOpaque(context).takeRetainedValue()
+        core.watchdog.closed(clock)
+        socketContext.pointee = nil
+    }
+}
+
+/// The clock of a connection (nil before libmicrohttpd reported it, which does not happen for a request).
+func connectionClock(_ connection: OpaquePointer) -> ConnectionClock? {
+    cmhd_socket_context(connection).map { Unmanaged<ConnectionClock>.fromOpaque($0).takeUnretainedValue() }
+}
