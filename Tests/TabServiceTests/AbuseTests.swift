@@ -61,8 +61,15 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
     return times.sorted()
 }
 
-/// Hostile connections: each is answered or cut off, and other clients keep getting answers within 100 ms
-/// (the median is held to that; the slowest single answer to 1 s, since the whole test suite shares 2 cores).
+/// Hostile connections: each is answered or cut off, and other clients keep getting answers within 100 ms.
+/// The median of 20 answers is held to that; the 90th percentile to 500 ms and the slowest to 5 s, because the
+/// whole test suite shares 2 cores with it and a connection whose SYN the loaded kernel drops waits 1–3 s.
+func expectOthersAnswered(_ times: [Double], _ what: String) {
+    #expect(times[times.count / 2] < 100, "\(what): median \(times[times.count / 2]) ms")
+    #expect(times[times.count * 9 / 10] < 500, "\(what): 90th percentile \(times[times.count * 9 / 10]) ms")
+    #expect(times.last! < 5000, "\(what): slowest \(times.last!) ms")
+}
+
 @Suite(.serialized) struct AbuseTests {
     @Test func slowHeadersDoNotDelayOthers() async throws {
         let harness = try await ServiceHarness()
@@ -75,8 +82,7 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
         }
         let times = try await answerTimes(port: harness.port, count: 20)
         trickle.cancel()
-        #expect(times[times.count / 2] < 100, "median \(times[times.count / 2]) ms")
-        #expect(times.last! < 1000)
+        expectOthersAnswered(times, "others")
     }
 
     @Test func slowBodiesDoNotDelayOthers() async throws {
@@ -94,8 +100,7 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
         }
         let times = try await answerTimes(port: harness.port, count: 20)
         trickle.cancel()
-        #expect(times[times.count / 2] < 100, "median \(times[times.count / 2]) ms")
-        #expect(times.last! < 1000)
+        expectOthersAnswered(times, "others")
     }
 
     @Test func aClientThatNeverReadsDoesNotBlockOthers() async throws {
@@ -106,8 +111,7 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
         let writer = Task.detached { greedy.write(requests) }  // may block once the buffers fill: nobody reads
         let times = try await answerTimes(port: harness.port, count: 20)
         writer.cancel()
-        #expect(times[times.count / 2] < 100, "median \(times[times.count / 2]) ms")
-        #expect(times.last! < 1000)
+        expectOthersAnswered(times, "others")
         shutdown(greedy.fd, Int32(SHUT_RDWR))
     }
 
@@ -179,8 +183,7 @@ func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
         var idle: [RawSocket] = []
         for _ in 0..<10_000 { idle.append(try RawSocket(port: server.port)) }
         let times = try await answerTimes(port: server.port, count: 20)
-        #expect(times[times.count / 2] < 100, "median \(times[times.count / 2]) ms with \(idle.count) idle connections")
-        #expect(times.last! < 1000)
+        expectOthersAnswered(times, "with \(idle.count) idle connections")
         idle.removeAll()
     }
 }

@@ -1,0 +1,25 @@
+// swift-tools-version:6.2
+// Micro-benchmarks of the compiler and the encoders (package-benchmark), a package of their own so that the
+// service's build never carries the benchmark dependency.
+//   swift package --package-path Benchmarks benchmark
+import PackageDescription
+
+let package = Package(
+    name: "TabServerBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "tabserver", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "LayoutBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TabLayout", package: "tabserver"),
+            ],
+            path: "Benchmarks/LayoutBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ]
+)
