@@ -5,6 +5,8 @@ public struct JSONReader {
     private var index = 0
     private var line = 1
     private let maxDepth: Int
+    /// Where the reader is, as pointer tokens: the pointer string is built only for an error.
+    private var path = PointerPath()
 
     /// - Throws: ``LayoutError`` with the pointer and line where reading stopped.
     public static func read(_ bytes: [UInt8], maxDepth: Int = LayoutLimits.depth) throws(LayoutError) -> SourceNode {
@@ -13,10 +15,10 @@ public struct JSONReader {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
         reader.index = start
         reader.skipWhitespace()
-        let node = try reader.value(pointer: "", depth: 0)
+        let node = try reader.value(depth: 0)
         reader.skipWhitespace()
         if reader.index < bytes.count {
-            throw reader.failure("", "unexpected content after the JSON value")
+            throw reader.failure("unexpected content after the JSON value")
         }
         return node
     }
@@ -26,8 +28,8 @@ public struct JSONReader {
         self.maxDepth = maxDepth
     }
 
-    private func failure(_ pointer: String, _ message: String) -> LayoutError {
-        LayoutError(pointer: pointer, line: line, "JSON: " + message)
+    private func failure(_ message: String) -> LayoutError {
+        LayoutError(pointer: path.pointer, line: line, "JSON: " + message)
     }
 
     private mutating func skipWhitespace() {
@@ -42,42 +44,42 @@ public struct JSONReader {
         }
     }
 
-    private mutating func value(pointer: String, depth: Int) throws(LayoutError) -> SourceNode {
-        guard index < bytes.count else { throw failure(pointer, "unexpected end of input, a value was expected") }
+    private mutating func value(depth: Int) throws(LayoutError) -> SourceNode {
+        guard index < bytes.count else { throw failure("unexpected end of input, a value was expected") }
         let startLine = line
         switch bytes[index] {
         case UInt8(ascii: "{"):
-            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
-            return SourceNode(.dictionary(try object(pointer: pointer, depth: depth + 1)), line: startLine)
+            guard depth < maxDepth else { throw failure("nesting deeper than \(maxDepth) levels") }
+            return SourceNode(.dictionary(try object(depth: depth + 1)), line: startLine)
         case UInt8(ascii: "["):
-            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
-            return SourceNode(.array(try array(pointer: pointer, depth: depth + 1)), line: startLine)
+            guard depth < maxDepth else { throw failure("nesting deeper than \(maxDepth) levels") }
+            return SourceNode(.array(try array(depth: depth + 1)), line: startLine)
         case UInt8(ascii: "\""):
-            return SourceNode(.string(try string(pointer: pointer)), line: startLine)
+            return SourceNode(.string(try string()), line: startLine)
         case UInt8(ascii: "t"):
-            try literal("true", pointer)
+            try literal("true")
             return SourceNode(.bool(true), line: startLine)
         case UInt8(ascii: "f"):
-            try literal("false", pointer)
+            try literal("false")
             return SourceNode(.bool(false), line: startLine)
         case UInt8(ascii: "n"):
-            try literal("null", pointer)
+            try literal("null")
             return SourceNode(.null, line: startLine)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return SourceNode(try number(pointer: pointer), line: startLine)
+            return SourceNode(try number(), line: startLine)
         default:
-            throw failure(pointer, "unexpected character '\(printable(bytes[index]))', a value was expected")
+            throw failure("unexpected character '\(printable(bytes[index]))', a value was expected")
         }
     }
 
-    private mutating func literal(_ word: StaticString, _ pointer: String) throws(LayoutError) {
+    private mutating func literal(_ word: StaticString) throws(LayoutError) {
         let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
         guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected)
-        else { throw failure(pointer, "invalid literal, expected '\(word)'") }
+        else { throw failure("invalid literal, expected '\(word)'") }
         index += expected.count
     }
 
-    private mutating func object(pointer: String, depth: Int) throws(LayoutError) -> [SourceNode.Member] {
+    private mutating func object(depth: Int) throws(LayoutError) -> [SourceNode.Member] {
         index += 1
         var members: [SourceNode.Member] = []
         skipWhitespace()
@@ -88,22 +90,23 @@ public struct JSONReader {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                throw failure(pointer, "an object key (a string in double quotes) was expected")
+                throw failure("an object key (a string in double quotes) was expected")
             }
-            let key = try string(pointer: pointer)
-            let memberPointer = JSONPointer.appending(pointer, key)
+            let key = try string()
+            path.push(key)
+            defer { path.pop() }
             if members.contains(where: { $0.key == key }) {
-                throw failure(memberPointer, "duplicate key '\(key)'")
+                throw failure("duplicate key '\(key)'")
             }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw failure(memberPointer, "':' was expected after the key")
+                throw failure("':' was expected after the key")
             }
             index += 1
             skipWhitespace()
-            members.append(SourceNode.Member(key: key, node: try value(pointer: memberPointer, depth: depth)))
+            members.append(SourceNode.Member(key: key, node: try value(depth: depth)))
             skipWhitespace()
-            guard index < bytes.count else { throw failure(pointer, "unexpected end of input in an object") }
+            guard index < bytes.count else { throw failure("unexpected end of input in an object") }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
                 continue
@@ -112,11 +115,11 @@ public struct JSONReader {
                 index += 1
                 return members
             }
-            throw failure(memberPointer, "',' or '}' was expected after a member")
+            throw failure("',' or '}' was expected after a member")
         }
     }
 
-    private mutating func array(pointer: String, depth: Int) throws(LayoutError) -> [SourceNode] {
+    private mutating func array(depth: Int) throws(LayoutError) -> [SourceNode] {
         index += 1
         var elements: [SourceNode] = []
         skipWhitespace()
@@ -126,9 +129,11 @@ public struct JSONReader {
         }
         while true {
             skipWhitespace()
-            elements.append(try value(pointer: JSONPointer.appending(pointer, elements.count), depth: depth))
+            path.push(elements.count)
+            defer { path.pop() }
+            elements.append(try value(depth: depth))
             skipWhitespace()
-            guard index < bytes.count else { throw failure(pointer, "unexpected end of input in an array") }
+            guard index < bytes.count else { throw failure("unexpected end of input in an array") }
             if bytes[index] == UInt8(ascii: ",") {
                 index += 1
                 continue
@@ -137,25 +142,25 @@ public struct JSONReader {
                 index += 1
                 return elements
             }
-            throw failure(JSONPointer.appending(pointer, elements.count - 1), "',' or ']' was expected after an element")
+            throw failure("',' or ']' was expected after an element")
         }
     }
 
-    private mutating func string(pointer: String) throws(LayoutError) -> String {
+    private mutating func string() throws(LayoutError) -> String {
         index += 1
         var utf8: [UInt8] = []
         while true {
-            guard index < bytes.count else { throw failure(pointer, "unterminated string") }
+            guard index < bytes.count else { throw failure("unterminated string") }
             let byte = bytes[index]
             index += 1
             switch byte {
             case UInt8(ascii: "\""):
                 guard let text = String(validating: utf8, as: UTF8.self) else {
-                    throw failure(pointer, "a string is not valid UTF-8")
+                    throw failure("a string is not valid UTF-8")
                 }
                 return text
             case UInt8(ascii: "\\"):
-                guard index < bytes.count else { throw failure(pointer, "unterminated escape") }
+                guard index < bytes.count else { throw failure("unterminated escape") }
                 let escape = bytes[index]
                 index += 1
                 switch escape {
@@ -166,47 +171,47 @@ public struct JSONReader {
                 case UInt8(ascii: "r"): utf8.append(0x0D)
                 case UInt8(ascii: "t"): utf8.append(0x09)
                 case UInt8(ascii: "u"):
-                    var scalar = try hex4(pointer)
+                    var scalar = try hex4()
                     if (0xD800...0xDBFF).contains(scalar) {
                         guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
                             bytes[index + 1] == UInt8(ascii: "u")
-                        else { throw failure(pointer, "a high surrogate \\u escape without its low surrogate") }
+                        else { throw failure("a high surrogate \\u escape without its low surrogate") }
                         index += 2
-                        let low = try hex4(pointer)
-                        guard (0xDC00...0xDFFF).contains(low) else { throw failure(pointer, "invalid surrogate pair") }
+                        let low = try hex4()
+                        guard (0xDC00...0xDFFF).contains(low) else { throw failure("invalid surrogate pair") }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00...0xDFFF).contains(scalar) {
-                        throw failure(pointer, "a lone low surrogate \\u escape")
+                        throw failure("a lone low surrogate \\u escape")
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw failure(pointer, "invalid \\u escape") }
+                    guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid \\u escape") }
                     utf8.append(contentsOf: String(Character(unicode)).utf8)
                 default:
-                    throw failure(pointer, "invalid escape '\\\(printable(escape))'")
+                    throw failure("invalid escape '\\\(printable(escape))'")
                 }
             case 0x00..<0x20:
-                throw failure(pointer, "a control character inside a string must be escaped")
+                throw failure("a control character inside a string must be escaped")
             default:
                 utf8.append(byte)
             }
         }
     }
 
-    private mutating func hex4(_ pointer: String) throws(LayoutError) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw failure(pointer, "a \\u escape needs four hex digits") }
+    private mutating func hex4() throws(LayoutError) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
         var value: UInt32 = 0
         for byte in bytes[index..<index + 4] {
-            guard let digit = hexDigit(byte) else { throw failure(pointer, "a \\u escape needs four hex digits") }
+            guard let digit = hexDigit(byte) else { throw failure("a \\u escape needs four hex digits") }
             value = value << 4 | UInt32(digit)
         }
         index += 4
         return value
     }
 
-    private mutating func number(pointer: String) throws(LayoutError) -> SourceNode.Value {
+    private mutating func number() throws(LayoutError) -> SourceNode.Value {
         let start = index
         var isInteger = true
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
         } else {
@@ -215,7 +220,7 @@ public struct JSONReader {
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             isInteger = false
             index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
@@ -224,12 +229,12 @@ public struct JSONReader {
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                 index += 1
             }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw failure(pointer, "invalid number") }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw failure("invalid number") }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let integer = Int64(text) { return .integer(integer) }
-        guard let real = Double(text), real.isFinite else { throw failure(pointer, "number out of range") }
+        guard let real = Double(text), real.isFinite else { throw failure("number out of range") }
         return .real(real)
     }
 }

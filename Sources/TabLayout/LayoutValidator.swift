@@ -22,7 +22,8 @@ struct LayoutValidator {
     static let animatorNames: Set<String> = ["none", "underline", "bounce", "fade"]
 
     mutating func document(_ root: SourceNode) -> LayoutDocument {
-        checkStringLengths(root, pointer: "")
+        var path = PointerPath()
+        checkStringLengths(root, path: &path)
         switch root.value {
         case .array(let elements):
             var document = LayoutDocument(tabs: tabList(elements, node: root, pointer: "", level: 0))
@@ -461,19 +462,25 @@ struct LayoutValidator {
         }
     }
 
-    private mutating func checkStringLengths(_ node: SourceNode, pointer: String) {
+    /// Every string and key within the limit; the pointer is built only for an offender.
+    private mutating func checkStringLengths(_ node: SourceNode, path: inout PointerPath) {
         switch node.value {
         case .string(let text) where text.utf8.count > LayoutLimits.stringBytes:
-            report(pointer, node, "a string of \(text.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+            report(path.pointer, node, "a string of \(text.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
         case .array(let elements):
-            for (i, element) in elements.enumerated() { checkStringLengths(element, pointer: JSONPointer.appending(pointer, i)) }
+            for (i, element) in elements.enumerated() {
+                path.push(i)
+                checkStringLengths(element, path: &path)
+                path.pop()
+            }
         case .dictionary(let members):
             for member in members {
-                let memberPointer = JSONPointer.appending(pointer, member.key)
+                path.push(member.key)
                 if member.key.utf8.count > LayoutLimits.stringBytes {
-                    report(memberPointer, member.node, "a key of \(member.key.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+                    report(path.pointer, member.node, "a key of \(member.key.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
                 }
-                checkStringLengths(member.node, pointer: memberPointer)
+                checkStringLengths(member.node, path: &path)
+                path.pop()
             }
         default: break
         }

@@ -15,7 +15,8 @@ let twentyTabs: [UInt8] = {
 
 let document = try! LayoutSource.parse(twentyTabs, format: .json)
 let resolved = try! LayoutResolver.resolve(name: "bench", version: 1, document: document) { _ in nil }
-let compiled = LayoutCompiler.compile(resolved, for: ClientContext(locale: "fr", platform: .iphone, appVersion: AppVersion("1.9")), globalStrings: [:])
+let compiled = LayoutCompiler.compile(
+    resolved, for: ClientContext(locale: "fr", platform: .iphone, appVersion: AppVersion("1.9")), globalStrings: [:])
 let xmlSource = PropertyListXML.encode(.object(["tabs": compiled.document]))
 
 let benchmarks: @Sendable () -> Void = {
