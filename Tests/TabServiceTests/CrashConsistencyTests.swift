@@ -11,39 +11,40 @@ struct ServerProcess {
     static let binary = ServiceHarness.repository.appendingPathComponent(".build/debug/tabserver").path
     let process: Process
     let port: UInt16
+    let logPath: String
 
-    static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return UInt16(bigEndian: address.sin_port)
-    }
-
-    static func start(store: String, directory: String, configs: Bool = false) async throws -> ServerProcess {
-        let port = freePort()
+    /// Starts `tabserver serve` on port 0 and reads the port it bound from its log line (a port picked
+    /// beforehand can be taken by another test's client sockets before the server binds it).
+    static func start(
+        store: String, directory: String, configs: Bool = false,
+        environment: [String: String] = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token]
+    ) async throws -> ServerProcess {
+        let logPath = directory + "/server-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments =
-            ["serve", "--host", "127.0.0.1", "--port", String(port), "--store", store, "--threads", "2"]
+            ["serve", "--host", "127.0.0.1", "--port", "0", "--store", store, "--threads", "2"]
             + (configs ? ["--configs", ServiceHarness.repository.appendingPathComponent("configs").path] : [])
-        process.environment = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "PATH": "/usr/bin:/bin"]
+        process.environment = environment.merging(["PATH": "/usr/bin:/bin"]) { $1 }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: logPath)
         try process.run()
-        for _ in 0..<200 {
-            if (try? await HTTPTestClient(port: port).send("GET", "/healthz").status) == 200 {
-                return ServerProcess(process: process, port: port)
+        for _ in 0..<400 {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let range = log.range(of: #"on 127\.0\.0\.1:(\d+) with"#, options: .regularExpression) {
+                let digits = log[range].dropFirst("on 127.0.0.1:".count).prefix { $0.isNumber }
+                if let port = UInt16(digits), (try? await HTTPTestClient(port: port).send("GET", "/healthz").status) == 200 {
+                    return ServerProcess(process: process, port: port, logPath: logPath)
+                }
             }
-            try await Task.sleep(for: .milliseconds(50))
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(25))
         }
         process.terminate()
-        throw HTTPTestClient.Failure(description: "tabserver did not answer /healthz")
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw HTTPTestClient.Failure(description: "tabserver did not come up: \(log.suffix(400))")
     }
 
     func kill9() {

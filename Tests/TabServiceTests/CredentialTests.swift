@@ -18,23 +18,10 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let tokensFile = directory + "/tokens"
         try "# operators\nops:\(token)\n".write(toFile: tokensFile, atomically: true, encoding: .utf8)
-        let logPath = directory + "/server.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let port = ServerProcess.freePort()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ServerProcess.binary)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port), "--store", "sqlite:\(directory)/t.sqlite"]
-        process.environment = ["TABSERVER_ADMIN_TOKENS_FILE": tokensFile, "PATH": "/usr/bin:/bin"]
-        process.standardError = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = FileHandle(forWritingAtPath: logPath)
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        for _ in 0..<200 where (try? await HTTPTestClient(port: port).send("GET", "/healthz").status) != 200 {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        let server = try await ServerProcess.start(
+            store: "sqlite:\(directory)/t.sqlite", directory: directory, environment: ["TABSERVER_ADMIN_TOKENS_FILE": tokensFile])
+        let port = server.port
+        defer { server.kill9() }
         var answers: [HTTPTestClient.Response] = []
         for bearer in [token, wrong, "", token + "x"] {
             let headers = [("Authorization", "Bearer \(bearer)"), ("Content-Type", "application/json")]
@@ -50,9 +37,9 @@ import Testing
             #expect(!answer.text.contains(token) && !answer.text.contains(wrong))
             #expect(!answer.headers.contains { $0.1.contains(token) || $0.1.contains(wrong) })
         }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        let log = try String(contentsOfFile: logPath, encoding: .utf8)
+        kill(server.process.processIdentifier, SIGTERM)
+        server.process.waitUntilExit()
+        let log = try String(contentsOfFile: server.logPath, encoding: .utf8)
         #expect(log.contains("ops"), "the log names the token's owner")
         #expect(!log.contains(token) && !log.contains(wrong), "no token in the log")
     }
