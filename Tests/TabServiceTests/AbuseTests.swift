@@ -11,20 +11,7 @@ import Testing
 final class RawSocket: @unchecked Sendable {
     let fd: Int32
 
-    init(port: UInt16) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            close(fd)
-            throw HTTPTestClient.Failure(description: "connect failed: errno \(errno)")
-        }
-    }
+    init(port: UInt16) throws { fd = try connectLoopback(port: port) }
 
     deinit { close(fd) }
 

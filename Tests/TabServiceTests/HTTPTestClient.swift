@@ -36,21 +36,9 @@ final class HTTPTestClient: @unchecked Sendable {
 
     private func connectIfNeeded() throws {
         guard fd < 0 else { return }
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try connectLoopback(port: port)
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            close(fd)
-            fd = -1
-            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
-        }
         buffer = []
     }
 
@@ -145,4 +133,21 @@ final class HTTPTestClient: @unchecked Sendable {
             }.start()
         }
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`.
+func connectLoopback(port: UInt16) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard result == 0 else {
+        close(fd)
+        throw HTTPTestClient.Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+    }
+    return fd
 }
