@@ -59,9 +59,8 @@ final class SlowClientWatchdog: Sendable {
     func opened(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = clock } }
     func closed(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = nil } }
 
-    /// Shuts down every connection past its deadline.
-    func sweep() {
-        let now = monotonicNanoseconds()
+    /// Shuts down every connection past its deadline at `now`.
+    func sweep(now: UInt64 = monotonicNanoseconds()) {
         live.withLock { connections in
             for clock in connections.values {
                 let (phase, since) = clock.current
@@ -71,7 +70,9 @@ final class SlowClientWatchdog: Sendable {
                 case .receivingBody: limit = bodyDeadline
                 case .answering, .cutOff: continue
                 }
-                if now &- since > limit {
+                // A worker may stamp a phase after this sweep read `now`: a later `since` is not overdue
+                // (a wrapping subtraction made it look ~584 years late and cut healthy connections off).
+                if now > since, now - since > limit {
                     clock.enter(.cutOff)
                     shutdown(clock.fd, Int32(SHUT_RDWR))
                     cutOffCount.add(1, ordering: .relaxed)

@@ -89,7 +89,12 @@ struct ServerProcess {
             for ack in written { acknowledged["\(ack.account)/\(ack.version)"] = ack }
             #expect(try SQLiteStore(path: path).integrityCheck(), "integrity check after kill \(cycle + 1)")
             let restarted = try await ServerProcess.start(store: "sqlite:\(path)", directory: directory)
-            try await Self.expectAllPresent(acknowledged.values, port: restarted.port)
+            do {
+                try await Self.expectAllPresent(acknowledged.values, port: restarted.port)
+            } catch {
+                let log = (try? String(contentsOfFile: restarted.logPath, encoding: .utf8)) ?? ""
+                Issue.record("cycle \(cycle): \(error); server alive: \(restarted.process.isRunning); log: \(log.suffix(600))")
+            }
             restarted.kill9()
         }
         #expect(total > 20, "writes were acknowledged across the cycles (\(total))")
@@ -118,12 +123,22 @@ struct ServerProcess {
     static func expectAllPresent(_ acknowledged: some Collection<Acknowledged>, port: UInt16) async throws {
         let client = HTTPTestClient(port: port)
         for account in Set(acknowledged.map(\.account)) {
-            let versions = try await client.send("GET", "/v1/accounts/\(account)/layout/versions", headers: ServiceHarness.admin())
+            let versions: HTTPTestClient.Response
+            do {
+                versions = try await client.send("GET", "/v1/accounts/\(account)/layout/versions", headers: ServiceHarness.admin())
+            } catch {
+                throw HTTPTestClient.Failure(description: "GET versions of \(account): \(error)")
+            }
             let numbers = (versions.json?["versions"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int }
             #expect(numbers == Array((1...max(1, numbers.first ?? 0)).reversed()), "versions of \(account) are contiguous")
             for ack in acknowledged where ack.account == account {
-                let stored = try await client.send(
-                    "GET", "/v1/accounts/\(account)/layout/versions/\(ack.version)", headers: ServiceHarness.admin())
+                let stored: HTTPTestClient.Response
+                do {
+                    stored = try await client.send(
+                        "GET", "/v1/accounts/\(account)/layout/versions/\(ack.version)", headers: ServiceHarness.admin())
+                } catch {
+                    throw HTTPTestClient.Failure(description: "GET \(account) v\(ack.version): \(error)")
+                }
                 #expect(stored.status == 200 && stored.body == ack.body && stored.header("ETag") == ack.etag, "\(account) v\(ack.version)")
             }
         }
