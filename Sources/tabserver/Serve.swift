@@ -55,7 +55,7 @@ struct Serve: AsyncParsableCommand {
         HTTPServerConfiguration.raiseOpenFileLimit()
         let server = try HTTPServer(configuration: configuration, handler: service)
         logger.info(
-            "serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.threads) threads"
+            "serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.workerThreads) worker threads, up to \(configuration.effectiveConnectionLimit) connections"
         )
 
         let signal = await waitForTerminationSignal()
