@@ -326,8 +326,4 @@ private func withSocketAddress<R>(
     throw .invalidHost(host)
 }
 
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-}
+func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }

@@ -13,8 +13,6 @@ internal import CMicroHTTPD
 public final class PreparedResponse: @unchecked Sendable {
     /// The status line's code.
     public let status: Int
-    /// The body's length (a HEAD answer announces it without sending it).
-    public let bodyCount: Int
     let pointer: OpaquePointer
 
     /// Builds the response. The corresponding C functions are
@@ -25,7 +23,6 @@ public final class PreparedResponse: @unchecked Sendable {
             throw .responseCreationFailed
         }
         self.status = status
-        self.bodyCount = body.count
         self.pointer = pointer
     }
 

@@ -107,8 +107,6 @@ public struct LayoutDocument: Sendable, Equatable {
     /// locale → key → text.
     public var strings: [String: [String: String]] = [:]
     public var extensions: [String: JSONValue] = [:]
-    /// Whether the source was seed 000's root array.
-    public var isLegacy = false
 
     /// Every app-version bound named by a tab or child (they split app versions into the classes a
     /// compiled variant depends on).

@@ -27,7 +27,6 @@ struct LayoutValidator {
         switch root.value {
         case .array(let elements):
             var document = LayoutDocument(tabs: tabList(elements, node: root, pointer: "", level: 0))
-            document.isLegacy = true
             assignDefaultIDs(&document.tabs)
             checkUniqueIDs(document.tabs)
             return document

@@ -44,7 +44,7 @@ extension Snapshot {
                 for base in resolved.bases { modified = max(modified, records[base]?.createdAtMillis ?? 0) }
                 for table in stringsRecords.values { modified = max(modified, table.createdAtMillis) }
                 entries[account] = LayoutEntry(
-                    record: record, document: document, resolved: resolved, globalStrings: globalStrings, modifiedMillis: modified)
+                    resolved: resolved, globalStrings: globalStrings, modifiedMillis: modified)
             } catch {
                 logger.error("layout \(account) v\(record.version) does not compile against the current store: \(error)")
                 entries[account] = nil

@@ -56,8 +56,6 @@ final class Representation: Sendable {
 
 /// A layout ready to serve: resolved once, its variants compiled on first request and kept.
 final class LayoutEntry: Sendable {
-    let record: StoredVersion
-    let document: LayoutDocument
     let resolved: ResolvedLayout
     /// The locales its tables (own and global) have, sorted: the candidates for `Accept-Language`.
     let locales: [String]
@@ -72,12 +70,7 @@ final class LayoutEntry: Sendable {
     /// Variants kept per layout; beyond it the least recently built one is dropped.
     static let variantLimit = 512
 
-    init(
-        record: StoredVersion, document: LayoutDocument, resolved: ResolvedLayout, globalStrings: [String: StringsTable],
-        modifiedMillis: Int64
-    ) {
-        self.record = record
-        self.document = document
+    init(resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64) {
         self.resolved = resolved
         self.globalStrings = globalStrings
         var locales = Set(resolved.strings.keys).union(globalStrings.keys)
@@ -158,8 +151,6 @@ final class Snapshot: Sendable {
         self.globalStrings = globalStrings
         self.stringsRecords = stringsRecords
     }
-
-    static let empty = Snapshot(entries: [:], documents: [:], records: [:], globalStrings: [:], stringsRecords: [:])
 
     /// The entry that serves `account`: its own, else `default`'s.
     func entry(for account: String) -> LayoutEntry? { entries[account] ?? entries["default"] }

@@ -70,16 +70,6 @@ final class HTTPTestClient: @unchecked Sendable {
         }
     }
 
-    /// Whether the server closed the connection (a read returns end of stream).
-    func isClosedByServer() async -> Bool {
-        await withCheckedContinuation { continuation in
-            Thread {
-                var byte: UInt8 = 0
-                continuation.resume(returning: self.fd < 0 || recv(self.fd, &byte, 1, 0) == 0)
-            }.start()
-        }
-    }
-
     private func writeAll(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
