@@ -15,6 +15,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // TreeDictionary: the snapshot's per-account maps, shared between versions (a write copies O(log n)).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         .systemLibrary(
@@ -42,7 +44,10 @@ let package = Package(
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
         .target(
             name: "TabService",
-            dependencies: ["MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -1,3 +1,4 @@
+import HashTreeCollections
 import Logging
 import TabLayout
 import TabStore
@@ -16,23 +17,29 @@ extension Snapshot {
                 logger.error("strings table \(record.locale) v\(record.version) no longer reads: \(error)")
             }
         }
-        var documents: [String: LayoutDocument] = [:]
-        var records: [String: StoredVersion] = [:]
+        var documents: TreeDictionary<String, LayoutDocument> = [:]
+        var records: TreeDictionary<String, StoredVersion> = [:]
+        var extendedBy: TreeDictionary<String, Set<String>> = [:]
         for record in layouts where !record.deleted {
             do {
-                documents[record.account] = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+                let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+                documents[record.account] = document
                 records[record.account] = record
+                if let base = document.extends { extendedBy[base, default: []].insert(record.account) }
             } catch {
                 logger.error("layout \(record.account) v\(record.version) no longer reads: \(error)")
             }
         }
-        let base = Snapshot(entries: [:], documents: documents, records: records, globalStrings: tables, stringsRecords: stringsRecords)
-        return base.rebuilding(Set(documents.keys), logger: logger)
+        let base = Snapshot(
+            entries: [:], documents: documents, records: records, extendedBy: extendedBy, globalStrings: tables,
+            stringsRecords: stringsRecords)
+        return base.rebuilding(documents.keys, logger: logger)
     }
 
     /// This snapshot with `accounts`' entries compiled anew from `documents` (others kept).
-    func rebuilding(_ accounts: Set<String>, logger: Logger) -> Snapshot {
+    func rebuilding(_ accounts: some Sequence<String>, logger: Logger) -> Snapshot {
         var entries = self.entries
+        let stringsModified = stringsRecords.values.reduce(0) { max($0, $1.createdAtMillis) }
         for account in accounts {
             guard let document = documents[account], let record = records[account] else {
                 entries[account] = nil
@@ -40,9 +47,8 @@ extension Snapshot {
             }
             do {
                 let resolved = try resolve(account, version: record.version, document: document, strict: false)
-                var modified = record.createdAtMillis
+                var modified = max(record.createdAtMillis, stringsModified)
                 for base in resolved.bases { modified = max(modified, records[base]?.createdAtMillis ?? 0) }
-                for table in stringsRecords.values { modified = max(modified, table.createdAtMillis) }
                 entries[account] = LayoutEntry(
                     resolved: resolved, globalStrings: globalStrings, modifiedMillis: modified)
             } catch {
@@ -51,25 +57,36 @@ extension Snapshot {
             }
         }
         return Snapshot(
-            entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
+            entries: entries, documents: documents, records: records, extendedBy: extendedBy, globalStrings: globalStrings,
+            stringsRecords: stringsRecords)
     }
 
     /// This snapshot after `record` (a new version or a deletion) was committed: the account and every
-    /// layout that extends it are compiled anew. An older record than the one held is ignored.
+    /// layout that extends it (before or after the change) are compiled anew. An older record than the one
+    /// held is ignored.
     func applying(_ record: StoredVersion, document: LayoutDocument?, logger: Logger) -> Snapshot {
-        if let held = records[record.account], held.version >= record.version { return self }
+        let account = record.account
+        if let held = records[account], held.version >= record.version { return self }
         var documents = self.documents
         var records = self.records
+        var extendedBy = self.extendedBy
+        let affectedBefore = dependents(of: account)
+        if let previous = documents[account]?.extends {
+            extendedBy[previous]?.remove(account)
+            if extendedBy[previous]?.isEmpty == true { extendedBy[previous] = nil }
+        }
         if record.deleted {
-            documents[record.account] = nil
-            records[record.account] = nil
+            documents[account] = nil
+            records[account] = nil
         } else if let document {
-            documents[record.account] = document
-            records[record.account] = record
+            documents[account] = document
+            records[account] = record
+            if let base = document.extends { extendedBy[base, default: []].insert(account) }
         }
         let next = Snapshot(
-            entries: entries, documents: documents, records: records, globalStrings: globalStrings, stringsRecords: stringsRecords)
-        return next.rebuilding(Set([record.account] + next.dependents(of: record.account) + dependents(of: record.account)), logger: logger)
+            entries: entries, documents: documents, records: records, extendedBy: extendedBy, globalStrings: globalStrings,
+            stringsRecords: stringsRecords)
+        return next.rebuilding(affectedBefore.union(next.dependents(of: account)).union([account]), logger: logger)
     }
 
     /// This snapshot after a strings table was committed: every layout is compiled anew.
@@ -79,8 +96,10 @@ extension Snapshot {
         var stringsRecords = self.stringsRecords
         tables[record.locale] = table
         stringsRecords[record.locale] = record
-        let next = Snapshot(entries: [:], documents: documents, records: records, globalStrings: tables, stringsRecords: stringsRecords)
-        return next.rebuilding(Set(documents.keys), logger: logger)
+        let next = Snapshot(
+            entries: [:], documents: documents, records: records, extendedBy: extendedBy, globalStrings: tables,
+            stringsRecords: stringsRecords)
+        return next.rebuilding(documents.keys, logger: logger)
     }
 }
 

@@ -1,3 +1,4 @@
+import HashTreeCollections
 import MicroHTTPD
 import Synchronization
 import TabLayout
@@ -132,22 +133,29 @@ final class LayoutEntry: Sendable {
 }
 
 /// Everything the read path needs, immutable; a write builds a new one and swaps it in.
+///
+/// The per-account maps are persistent hash tries: a snapshot after one write shares every untouched
+/// account's node with the one before it, so a write costs O(log accounts + dependents), not O(accounts).
 final class Snapshot: Sendable {
     /// Accounts with a layout of their own that compiles (`default` among them when it exists).
-    let entries: [String: LayoutEntry]
+    let entries: TreeDictionary<String, LayoutEntry>
     /// Every account's current validated document (for resolving overlays), compiled or not.
-    let documents: [String: LayoutDocument]
-    let records: [String: StoredVersion]
+    let documents: TreeDictionary<String, LayoutDocument>
+    let records: TreeDictionary<String, StoredVersion>
+    /// The accounts whose document names each account in `extends` (the reverse of `extends`).
+    let extendedBy: TreeDictionary<String, Set<String>>
     let globalStrings: [String: StringsTable]
     let stringsRecords: [String: StoredStrings]
 
     init(
-        entries: [String: LayoutEntry], documents: [String: LayoutDocument], records: [String: StoredVersion],
+        entries: TreeDictionary<String, LayoutEntry>, documents: TreeDictionary<String, LayoutDocument>,
+        records: TreeDictionary<String, StoredVersion>, extendedBy: TreeDictionary<String, Set<String>>,
         globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings]
     ) {
         self.entries = entries
         self.documents = documents
         self.records = records
+        self.extendedBy = extendedBy
         self.globalStrings = globalStrings
         self.stringsRecords = stringsRecords
     }
@@ -156,16 +164,15 @@ final class Snapshot: Sendable {
     func entry(for account: String) -> LayoutEntry? { entries[account] ?? entries["default"] }
 
     /// Accounts whose layout extends `account`, directly or through others.
-    func dependents(of account: String) -> [String] {
-        var result: [String] = []
+    func dependents(of account: String) -> Set<String> {
+        var result: Set<String> = []
         var frontier = [account]
         while let next = frontier.popLast() {
-            for (name, document) in documents where document.extends == next && !result.contains(name) && name != account {
-                result.append(name)
+            for name in extendedBy[next] ?? [] where name != account && result.insert(name).inserted {
                 frontier.append(name)
             }
         }
-        return result.sorted()
+        return result
     }
 
     /// Resolves `account`'s document against this snapshot's documents.
