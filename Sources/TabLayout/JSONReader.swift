@@ -148,6 +148,28 @@ public struct JSONReader {
 
     private mutating func string() throws(LayoutError) -> String {
         index += 1
+        // The common case: no escape before the closing quote, so the text is the bytes in between.
+        let start = index
+        var union: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let end = index
+                index += 1
+                return try bytes.withUnsafeBufferPointer { buffer throws(LayoutError) in
+                    let text = UnsafeBufferPointer(rebasing: buffer[start..<end])
+                    // ASCII needs no validation; anything else must be valid UTF-8.
+                    if union < 0x80 { return String(decoding: text, as: UTF8.self) }
+                    guard let validated = String(validating: text, as: UTF8.self) else { throw failure("a string is not valid UTF-8") }
+                    return validated
+                }
+            }
+            if byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            union |= byte
+            index += 1
+        }
+        // An escape or an error: decode byte by byte from the start.
+        index = start
         var utf8: [UInt8] = []
         while true {
             guard index < bytes.count else { throw failure("unterminated string") }

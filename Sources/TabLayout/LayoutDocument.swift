@@ -19,15 +19,27 @@ public struct AppVersion: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// Parses `1`, `2.0`, `2.10.3`: one to four numbers of at most nine digits, separated by dots.
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard (1...4).contains(parts.count) else { return nil }
         var components: [UInt32] = []
-        for part in parts {
-            guard (1...9).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), let n = UInt32(part) else {
+        components.reserveCapacity(4)
+        var current: UInt32 = 0
+        var digits = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "."):
+                guard digits > 0, components.count < 3 else { return nil }
+                components.append(current)
+                current = 0
+                digits = 0
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard digits < 9 else { return nil }
+                current = current * 10 + UInt32(byte - UInt8(ascii: "0"))
+                digits += 1
+            default:
                 return nil
             }
-            components.append(n)
         }
+        guard digits > 0 else { return nil }
+        components.append(current)
         while components.count > 1, components.last == 0 { components.removeLast() }
         self.components = components
     }

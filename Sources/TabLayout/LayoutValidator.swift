@@ -15,10 +15,21 @@ struct LayoutValidator {
         "TabBarTitle": "title", "TabBarImage": "image", "TabBarSelectedImage": "selectedImage",
         "RootViewController": "rootViewController", "TabBarBadge": "badge",
     ]
-    static let tabKeys: Set<String> = [
-        "id", "title", "image", "selectedImage", "rootViewController", "navigation", "reselect", "badge", "params",
-        "platforms", "minAppVersion", "maxAppVersion", "children",
-    ]
+    /// The tab key that `key` names (a seed-000 alias mapped to its key), nil for none. A switch, not a
+    /// dictionary: it runs for every member of every tab, and comparing short strings beats hashing them.
+    static func tabKey(_ key: String) -> String? {
+        switch key {
+        case "id", "title", "image", "selectedImage", "rootViewController", "navigation", "reselect", "badge", "params",
+            "platforms", "minAppVersion", "maxAppVersion", "children":
+            key
+        case "TabBarTitle": "title"
+        case "TabBarImage": "image"
+        case "TabBarSelectedImage": "selectedImage"
+        case "RootViewController": "rootViewController"
+        case "TabBarBadge": "badge"
+        default: nil
+        }
+    }
     static let animatorNames: Set<String> = ["none", "underline", "bounce", "fade"]
 
     mutating func document(_ root: SourceNode) -> LayoutDocument {
@@ -42,65 +53,65 @@ struct LayoutValidator {
         var document = LayoutDocument(tabs: [])
         var tabsGiven = false
         for member in members {
-            let pointer = JSONPointer.appending("", member.key)
+            func pointer() -> String { JSONPointer.appending("", member.key) }
             let node = member.node
             if member.key.hasPrefix("x-") {
-                document.extensions[member.key] = json(node, pointer)
+                document.extensions[member.key] = json(node, pointer())
                 continue
             }
             switch member.key {
             case "schemaVersion":
                 if case .integer(let version) = node.value {
-                    if version != 1 { report(pointer, node, "schemaVersion \(version) is not supported (only 1)") }
+                    if version != 1 { report(pointer(), node, "schemaVersion \(version) is not supported (only 1)") }
                 } else {
-                    report(pointer, node, "must be the integer 1, found \(node.kindName)")
+                    report(pointer(), node, "must be the integer 1, found \(node.kindName)")
                 }
             case "extends":
-                if let name = string(node, pointer) {
+                if let name = string(node, pointer()) {
                     if isValidAccountName(name) {
                         document.extends = name
                     } else {
-                        report(pointer, node, "'\(name)' is not an account name ([A-Za-z0-9._-]{1,128})")
+                        report(pointer(), node, "'\(name)' is not an account name ([A-Za-z0-9._-]{1,128})")
                     }
                 }
             case "tabs":
                 tabsGiven = true
                 if case .array(let elements) = node.value {
-                    document.tabs = tabList(elements, node: node, pointer: pointer, level: 0)
+                    document.tabs = tabList(elements, node: node, pointer: pointer(), level: 0)
                 } else {
-                    report(pointer, node, "must be an array of tabs, found \(node.kindName)")
+                    report(pointer(), node, "must be an array of tabs, found \(node.kindName)")
                 }
             case "remove", "order":
-                let ids = idList(node, pointer)
+                let ids = idList(node, pointer())
                 if member.key == "remove" { document.remove = ids } else { document.order = ids }
             case "initialTab":
                 switch node.value {
                 case .string(let id): document.initialTab = .id(id)
                 case .integer(let index) where index >= 0 && index < 4096: document.initialTab = .index(Int(index))
-                default: report(pointer, node, "must be a tab id or a tab index (an integer ≥ 0), found \(node.kindName)")
+                default: report(pointer(), node, "must be a tab id or a tab index (an integer ≥ 0), found \(node.kindName)")
                 }
             case "maxVisibleTabs":
                 if case .integer(let n) = node.value, n >= 2, n <= Int64(LayoutLimits.tabsPerLevel) {
                     document.maxVisibleTabs = Int(n)
                 } else {
-                    report(pointer, node, "must be an integer from 2 to \(LayoutLimits.tabsPerLevel) (the bar's items, More included)")
+                    report(pointer(), node, "must be an integer from 2 to \(LayoutLimits.tabsPerLevel) (the bar's items, More included)")
                 }
             case "defaultLocale":
-                if let locale = string(node, pointer) {
+                if let locale = string(node, pointer()) {
                     if isValidLocale(locale) {
                         document.defaultLocale = locale
                     } else {
-                        report(pointer, node, "'\(locale)' is not a locale tag such as en or fr-CA")
+                        report(pointer(), node, "'\(locale)' is not a locale tag such as en or fr-CA")
                     }
                 }
             case "moreTab":
-                document.moreTab = moreTab(node, pointer)
+                document.moreTab = moreTab(node, pointer())
             case "appearance":
-                document.appearance = appearance(node, pointer)
+                document.appearance = appearance(node, pointer())
             case "strings":
-                document.strings = strings(node, pointer)
+                document.strings = strings(node, pointer())
             default:
-                report(pointer, node, "unknown key '\(member.key)' (custom keys start with x-)")
+                report(pointer(), node, "unknown key '\(member.key)' (custom keys start with x-)")
             }
         }
         if document.extends == nil {
@@ -124,143 +135,144 @@ struct LayoutValidator {
 
     // MARK: Tabs
 
-    private mutating func tabList(_ elements: [SourceNode], node: SourceNode, pointer: String, level: Int) -> [TabSpec] {
+    private mutating func tabList(_ elements: [SourceNode], node: SourceNode, pointer: @autoclosure () -> String, level: Int) -> [TabSpec] {
         if elements.count > LayoutLimits.tabsPerLevel {
-            report(pointer, node, "\(elements.count) tabs; at most \(LayoutLimits.tabsPerLevel) per level")
+            report(pointer(), node, "\(elements.count) tabs; at most \(LayoutLimits.tabsPerLevel) per level")
         }
         var tabs: [TabSpec] = []
         for (i, element) in elements.enumerated() {
-            if let tab = tab(element, JSONPointer.appending(pointer, i), level: level) { tabs.append(tab) }
+            if let tab = tab(element, JSONPointer.appending(pointer(), i), level: level) { tabs.append(tab) }
         }
         return tabs
     }
 
-    private mutating func tab(_ node: SourceNode, _ pointer: String, level: Int) -> TabSpec? {
+    private mutating func tab(_ node: SourceNode, _ pointer: @autoclosure () -> String, level: Int) -> TabSpec? {
         guard case .dictionary(let members) = node.value else {
-            report(pointer, node, "a tab is a dictionary, found \(node.kindName)")
+            report(pointer(), node, "a tab is a dictionary, found \(node.kindName)")
             return nil
         }
         var tab = TabSpec(id: "", title: "", rootViewController: "", children: [], extensions: [:])
-        var seen: [String: String] = [:]
+        // (key, as written) of the members read so far: a handful, so a list.
+        var seen: [(name: String, key: String)] = []
+        seen.reserveCapacity(members.count)
         var valid = true
         for member in members {
             let key = member.key
-            let memberPointer = JSONPointer.appending(pointer, key)
+            func memberPointer() -> String { JSONPointer.appending(pointer(), key) }
             let value = member.node
             if key.hasPrefix("x-") {
-                tab.extensions[key] = json(value, memberPointer)
+                tab.extensions[key] = json(value, memberPointer())
                 continue
             }
-            let name = Self.tabAliases[key] ?? key
-            guard Self.tabKeys.contains(name) else {
-                report(memberPointer, value, "unknown tab key '\(key)' (custom keys start with x-)")
+            guard let name = Self.tabKey(key) else {
+                report(memberPointer(), value, "unknown tab key '\(key)' (custom keys start with x-)")
                 continue
             }
-            if let earlier = seen[name] {
-                report(memberPointer, value, "'\(key)' repeats '\(earlier)'")
+            if let earlier = seen.first(where: { $0.name == name }) {
+                report(memberPointer(), value, "'\(key)' repeats '\(earlier.key)'")
                 continue
             }
-            seen[name] = key
+            seen.append((name, key))
             switch name {
             case "id":
-                if let id = string(value, memberPointer) {
+                if let id = string(value, memberPointer()) {
                     if isValidTabID(id) {
                         tab.id = id
                     } else {
-                        report(memberPointer, value, "'\(id)' is not a tab id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
+                        report(memberPointer(), value, "'\(id)' is not a tab id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
                     }
                 }
-            case "title": tab.title = string(value, memberPointer) ?? ""
-            case "image": tab.image = string(value, memberPointer)
-            case "selectedImage": tab.selectedImage = string(value, memberPointer)
+            case "title": tab.title = string(value, memberPointer()) ?? ""
+            case "image": tab.image = string(value, memberPointer())
+            case "selectedImage": tab.selectedImage = string(value, memberPointer())
             case "rootViewController":
-                if let name = string(value, memberPointer) {
-                    if name.isEmpty { report(memberPointer, value, "must not be empty") }
+                if let name = string(value, memberPointer()) {
+                    if name.isEmpty { report(memberPointer(), value, "must not be empty") }
                     tab.rootViewController = name
                 }
             case "navigation":
                 if case .bool(let flag) = value.value {
                     tab.navigation = flag
                 } else {
-                    report(memberPointer, value, "must be a boolean, found \(value.kindName)")
+                    report(memberPointer(), value, "must be a boolean, found \(value.kindName)")
                 }
             case "reselect":
-                if let mode = string(value, memberPointer) {
+                if let mode = string(value, memberPointer()) {
                     if mode == "popToRoot" || mode == "none" {
                         tab.reselect = mode
                     } else {
-                        report(memberPointer, value, "'\(mode)' is not popToRoot or none")
+                        report(memberPointer(), value, "'\(mode)' is not popToRoot or none")
                     }
                 }
             case "badge":
-                tab.badge = string(value, memberPointer)
+                tab.badge = string(value, memberPointer())
             case "params":
-                if case .dictionary = value.value, case .object(let object) = json(value, memberPointer) {
+                if case .dictionary = value.value, case .object(let object) = json(value, memberPointer()) {
                     tab.params = object
                 } else if case .dictionary = value.value {
                 } else {
-                    report(memberPointer, value, "must be a dictionary, found \(value.kindName)")
+                    report(memberPointer(), value, "must be a dictionary, found \(value.kindName)")
                 }
             case "platforms":
-                tab.platforms = platforms(value, memberPointer)
+                tab.platforms = platforms(value, memberPointer())
             case "minAppVersion", "maxAppVersion":
-                if let text = string(value, memberPointer) {
+                if let text = string(value, memberPointer()) {
                     if let version = AppVersion(text) {
                         if name == "minAppVersion" { tab.minAppVersion = version } else { tab.maxAppVersion = version }
                     } else {
-                        report(memberPointer, value, "'\(text)' is not a dotted version such as 2.1 or 3.0.2")
+                        report(memberPointer(), value, "'\(text)' is not a dotted version such as 2.1 or 3.0.2")
                     }
                 }
             case "children":
                 guard case .array(let elements) = value.value else {
-                    report(memberPointer, value, "must be an array of tabs, found \(value.kindName)")
+                    report(memberPointer(), value, "must be an array of tabs, found \(value.kindName)")
                     continue
                 }
                 if level + 1 > LayoutLimits.childDepth {
-                    report(memberPointer, value, "children nest at most \(LayoutLimits.childDepth) levels deep")
+                    report(memberPointer(), value, "children nest at most \(LayoutLimits.childDepth) levels deep")
                     continue
                 }
-                tab.children = tabList(elements, node: value, pointer: memberPointer, level: level + 1)
+                tab.children = tabList(elements, node: value, pointer: memberPointer(), level: level + 1)
             default: break
             }
         }
-        for required in ["title", "rootViewController"] where seen[required] == nil {
+        for required in ["title", "rootViewController"] where !seen.contains(where: { $0.name == required }) {
             let legacy = Self.tabAliases.first { $0.value == required }?.key ?? required
-            report(pointer, node, "the tab has no \(required) (or \(legacy))")
+            report(pointer(), node, "the tab has no \(required) (or \(legacy))")
             valid = false
         }
         if let min = tab.minAppVersion, let max = tab.maxAppVersion, min > max {
             report(
-                JSONPointer.appending(pointer, "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)"
+                JSONPointer.appending(pointer(), "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)"
             )
         }
         return valid ? tab : nil
     }
 
-    private mutating func platforms(_ node: SourceNode, _ pointer: String) -> Set<Platform>? {
+    private mutating func platforms(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Set<Platform>? {
         guard case .array(let elements) = node.value else {
-            report(pointer, node, "must be an array of platforms, found \(node.kindName)")
+            report(pointer(), node, "must be an array of platforms, found \(node.kindName)")
             return nil
         }
         var result: Set<Platform> = []
         for (i, element) in elements.enumerated() {
-            let elementPointer = JSONPointer.appending(pointer, i)
-            guard let name = string(element, elementPointer) else { continue }
+            func elementPointer() -> String { JSONPointer.appending(pointer(), i) }
+            guard let name = string(element, elementPointer()) else { continue }
             if let platform = Platform(rawValue: name) {
                 result.insert(platform)
             } else {
-                report(elementPointer, element, "'\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+                report(elementPointer(), element, "'\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
             }
         }
         return result
     }
 
-    private mutating func idList(_ node: SourceNode, _ pointer: String) -> [String] {
+    private mutating func idList(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [String] {
         guard case .array(let elements) = node.value else {
-            report(pointer, node, "must be an array of tab ids, found \(node.kindName)")
+            report(pointer(), node, "must be an array of tab ids, found \(node.kindName)")
             return []
         }
-        return elements.enumerated().compactMap { i, element in string(element, JSONPointer.appending(pointer, i)) }
+        return elements.enumerated().compactMap { i, element in string(element, JSONPointer.appending(pointer(), i)) }
     }
 
     /// Ids derived from rootViewController where none was given: module prefix and `ViewController` dropped,
@@ -310,33 +322,33 @@ struct LayoutValidator {
 
     // MARK: Options
 
-    private mutating func moreTab(_ node: SourceNode, _ pointer: String) -> MoreTab? {
+    private mutating func moreTab(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> MoreTab? {
         guard case .dictionary(let members) = node.value else {
-            report(pointer, node, "must be a dictionary, found \(node.kindName)")
+            report(pointer(), node, "must be a dictionary, found \(node.kindName)")
             return nil
         }
         var more = MoreTab()
         for member in members {
-            let memberPointer = JSONPointer.appending(pointer, member.key)
+            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
             switch member.key {
-            case "title": more.title = string(member.node, memberPointer)
-            case "image": more.image = string(member.node, memberPointer)
-            case "selectedImage": more.selectedImage = string(member.node, memberPointer)
-            case let key where key.hasPrefix("x-"): more.extensions[key] = json(member.node, memberPointer)
-            default: report(memberPointer, member.node, "unknown key '\(member.key)' (title, image, selectedImage, or x-…)")
+            case "title": more.title = string(member.node, memberPointer())
+            case "image": more.image = string(member.node, memberPointer())
+            case "selectedImage": more.selectedImage = string(member.node, memberPointer())
+            case let key where key.hasPrefix("x-"): more.extensions[key] = json(member.node, memberPointer())
+            default: report(memberPointer(), member.node, "unknown key '\(member.key)' (title, image, selectedImage, or x-…)")
             }
         }
         return more
     }
 
-    private mutating func appearance(_ node: SourceNode, _ pointer: String) -> Appearance? {
+    private mutating func appearance(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Appearance? {
         guard case .dictionary(let members) = node.value else {
-            report(pointer, node, "must be a dictionary, found \(node.kindName)")
+            report(pointer(), node, "must be a dictionary, found \(node.kindName)")
             return nil
         }
         var appearance = Appearance()
         for member in members {
-            let memberPointer = JSONPointer.appending(pointer, member.key)
+            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
             let value = member.node
             switch member.key {
             case "height":
@@ -344,12 +356,12 @@ struct LayoutValidator {
                 case .integer(let n) where (30...120).contains(n): appearance.height = .integer(n)
                 case .real(let x) where (30...120).contains(x):
                     appearance.height = x.rounded() == x ? .integer(Int64(x)) : .real(x)
-                default: report(memberPointer, value, "must be a number of points from 30 to 120")
+                default: report(memberPointer(), value, "must be a number of points from 30 to 120")
                 }
             case "backgroundColor", "tintColor", "unselectedTintColor":
-                guard let text = string(value, memberPointer) else { continue }
+                guard let text = string(value, memberPointer()) else { continue }
                 guard let colour = normalizedColour(text) else {
-                    report(memberPointer, value, "'\(text)' is not a colour #RRGGBB or #RRGGBBAA")
+                    report(memberPointer(), value, "'\(text)' is not a colour #RRGGBB or #RRGGBBAA")
                     continue
                 }
                 switch member.key {
@@ -358,72 +370,72 @@ struct LayoutValidator {
                 default: appearance.unselectedTintColor = colour
                 }
             case "animator":
-                appearance.animator = animator(value, memberPointer)
+                appearance.animator = animator(value, memberPointer())
             case let key where key.hasPrefix("x-"):
-                appearance.extensions[key] = json(value, memberPointer)
+                appearance.extensions[key] = json(value, memberPointer())
             default:
                 report(
-                    memberPointer, value,
+                    memberPointer(), value,
                     "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
             }
         }
         return appearance
     }
 
-    private mutating func animator(_ node: SourceNode, _ pointer: String) -> Animator? {
+    private mutating func animator(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Animator? {
         guard case .dictionary(let members) = node.value else {
-            report(pointer, node, "must be a dictionary {name, params}, found \(node.kindName)")
+            report(pointer(), node, "must be a dictionary {name, params}, found \(node.kindName)")
             return nil
         }
         var name: String?
         var params: [String: JSONValue]?
         for member in members {
-            let memberPointer = JSONPointer.appending(pointer, member.key)
+            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
             switch member.key {
             case "name":
-                if let text = string(member.node, memberPointer) {
+                if let text = string(member.node, memberPointer()) {
                     if Self.animatorNames.contains(text) || (text.hasPrefix("x-") && text.count > 2) {
                         name = text
                     } else {
-                        report(memberPointer, member.node, "'\(text)' is not an animator (none, underline, bounce, fade, or x-…)")
+                        report(memberPointer(), member.node, "'\(text)' is not an animator (none, underline, bounce, fade, or x-…)")
                     }
                 }
             case "params":
-                if case .dictionary = member.node.value, case .object(let object) = json(member.node, memberPointer) {
+                if case .dictionary = member.node.value, case .object(let object) = json(member.node, memberPointer()) {
                     params = object
                 } else {
-                    report(memberPointer, member.node, "must be a dictionary, found \(member.node.kindName)")
+                    report(memberPointer(), member.node, "must be a dictionary, found \(member.node.kindName)")
                 }
             default:
-                report(memberPointer, member.node, "unknown key '\(member.key)' (name, params)")
+                report(memberPointer(), member.node, "unknown key '\(member.key)' (name, params)")
             }
         }
         guard let name else {
-            if node["name"] == nil { report(pointer, node, "the animator has no name") }
+            if node["name"] == nil { report(pointer(), node, "the animator has no name") }
             return nil
         }
         return Animator(name: name, params: params)
     }
 
-    private mutating func strings(_ node: SourceNode, _ pointer: String) -> [String: [String: String]] {
+    private mutating func strings(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [String: [String: String]] {
         guard case .dictionary(let locales) = node.value else {
-            report(pointer, node, "must be a dictionary of locale → key → text, found \(node.kindName)")
+            report(pointer(), node, "must be a dictionary of locale → key → text, found \(node.kindName)")
             return [:]
         }
         var result: [String: [String: String]] = [:]
         for locale in locales {
-            let localePointer = JSONPointer.appending(pointer, locale.key)
+            func localePointer() -> String { JSONPointer.appending(pointer(), locale.key) }
             guard isValidLocale(locale.key) else {
-                report(localePointer, locale.node, "'\(locale.key)' is not a locale tag such as en or fr-CA")
+                report(localePointer(), locale.node, "'\(locale.key)' is not a locale tag such as en or fr-CA")
                 continue
             }
             guard case .dictionary(let entries) = locale.node.value else {
-                report(localePointer, locale.node, "must be a dictionary of key → text, found \(locale.node.kindName)")
+                report(localePointer(), locale.node, "must be a dictionary of key → text, found \(locale.node.kindName)")
                 continue
             }
             var table: [String: String] = [:]
             for entry in entries {
-                if let text = string(entry.node, JSONPointer.appending(localePointer, entry.key)) { table[entry.key] = text }
+                if let text = string(entry.node, JSONPointer.appending(localePointer(), entry.key)) { table[entry.key] = text }
             }
             result[locale.key] = table
         }
@@ -432,16 +444,16 @@ struct LayoutValidator {
 
     // MARK: Values
 
-    private mutating func string(_ node: SourceNode, _ pointer: String) -> String? {
+    private mutating func string(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> String? {
         guard case .string(let text) = node.value else {
-            report(pointer, node, "must be a string, found \(node.kindName)")
+            report(pointer(), node, "must be a string, found \(node.kindName)")
             return nil
         }
         return text
     }
 
     /// A pass-through value (params, x- keys); null has no place in a layout (property lists have none).
-    private mutating func json(_ node: SourceNode, _ pointer: String) -> JSONValue {
+    private mutating func json(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> JSONValue {
         switch node.value {
         case .string(let s): return .string(s)
         case .integer(let n): return .integer(n)
@@ -450,18 +462,18 @@ struct LayoutValidator {
         case .date(let d): return .string(d)
         case .data(let bytes): return .string(Base64.encode(bytes))
         case .array(let elements):
-            return .array(elements.enumerated().map { json($1, JSONPointer.appending(pointer, $0)) })
+            return .array(elements.enumerated().map { json($1, JSONPointer.appending(pointer(), $0)) })
         case .dictionary(let members):
             var object: [String: JSONValue] = [:]
-            for member in members { object[member.key] = json(member.node, JSONPointer.appending(pointer, member.key)) }
+            for member in members { object[member.key] = json(member.node, JSONPointer.appending(pointer(), member.key)) }
             return .object(object)
         case .null:
-            report(pointer, node, "null is not allowed (leave the key out; property lists have no null)")
+            report(pointer(), node, "null is not allowed (leave the key out; property lists have no null)")
             return .bool(false)
         }
     }
 
-    /// Every string and key within the limit; the pointer is built only for an offender.
+    /// Every string and key within the limit; the pointer() is built only for an offender.
     private mutating func checkStringLengths(_ node: SourceNode, path: inout PointerPath) {
         switch node.value {
         case .string(let text) where text.utf8.count > LayoutLimits.stringBytes:

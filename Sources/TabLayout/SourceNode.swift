@@ -60,7 +60,8 @@ public struct SourceNode: Sendable, Equatable {
 enum JSONPointer {
     /// `parent` + "/" + `token`, escaping `~` and `/` as RFC 6901 requires.
     static func appending(_ parent: String, _ token: String) -> String {
-        parent + "/" + token.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return parent + "/" + token }
+        return parent + "/" + token.replacingOccurrences("~", "~0").replacingOccurrences("/", "~1")
     }
 
     static func appending(_ parent: String, _ index: Int) -> String { parent + "/" + String(index) }
@@ -78,7 +79,8 @@ enum JSONPointer {
 extension String {
     /// Foundation-free substring replacement (this target keeps Foundation out of its hot paths).
     func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        guard contains(target) else { return self }
+        // Most strings hold no occurrence: a byte scan for the target's first byte rules that out cheaply.
+        guard let first = target.utf8.first, utf8.contains(first), contains(target) else { return self }
         var result = ""
         var rest = self[...]
         while let range = rest.firstRange(of: target) {

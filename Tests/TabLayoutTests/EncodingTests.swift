@@ -51,6 +51,10 @@ import Testing
         #expect(try v("2") == v("2.0.0"))
         #expect(try v("3.0.1") > v("3"))
         #expect(AppVersion("2.x") == nil && AppVersion("") == nil && AppVersion("1.2.3.4.5") == nil)
+        #expect(try v("1.2.3.4").components == [1, 2, 3, 4] && v("999999999").components == [999_999_999])
+        for bad in ["1..2", ".1", "1.", "1234567890", "+1", "-1", " 1", "1 ", "\u{FF11}", "1.2.3.4.", "٣"] {
+            #expect(AppVersion(bad) == nil, "\(bad)")
+        }
     }
 
     @Test func localeChoiceHonoursQValuesAndFallsBackToLanguage() {
