@@ -11,7 +11,7 @@ public enum CanonicalJSON {
     static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
         case .string(let s): writeString(s, into: &out)
-        case .integer(let n): out.append(contentsOf: String(n).utf8)
+        case .integer(let n): writeInteger(n, into: &out)
         case .real(let x): out.append(contentsOf: formatReal(x).utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .array(let elements):
@@ -23,11 +23,11 @@ public enum CanonicalJSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, key) in sortedKeys(members).enumerated() {
+            for (i, member) in sortedMembers(members).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(key, into: &out)
+                writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(members[key]!, into: &out)
+                write(member.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -36,29 +36,92 @@ public enum CanonicalJSON {
     private static let hex = Array("0123456789abcdef".utf8)
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-            case 0x00..<0x20:
-                out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0x0F)])
-            default: out.append(byte)
+        var s = s
+        s.withUTF8 { bytes in
+            out.append(UInt8(ascii: "\""))
+            // Most strings need no escape: then their bytes are copied at once.
+            if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                out.append(contentsOf: bytes)
+            } else {
+                for byte in bytes { writeEscaped(byte, into: &out) }
             }
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "\""))
     }
 
-    /// Keys in the order of their UTF-8 bytes (`"A" < "_x" < "a"`).
-    static func sortedKeys(_ members: [String: JSONValue]) -> [String] {
-        members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    private static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
+        switch byte {
+        case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+        case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+        case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+        case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+        case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+        case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+        case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+        case 0x00..<0x20:
+            out.append(contentsOf: Array("\\u00".utf8))
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0F)])
+        default: out.append(byte)
+        }
+    }
+
+    /// Decimal digits of `n`, written without an intermediate `String`.
+    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 19 digits at most, on the stack, last digit first
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+        }
+        withUnsafeBytes(of: &digits) { buffer in
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
+        }
+    }
+
+    /// Members in the order of their keys' UTF-8 bytes (`"A" < "_x" < "a"`). What is sorted is each key's
+    /// first eight bytes as an integer and its dictionary index: plain values, so the sort moves no reference
+    /// (moving keys and values cost a retain and a release per move); equal prefixes compare the whole keys.
+    static func sortedMembers(_ members: [String: JSONValue]) -> some Sequence<(key: String, value: JSONValue)> {
+        var order: [(prefix: UInt64, index: Dictionary<String, JSONValue>.Index)] = []
+        order.reserveCapacity(members.count)
+        var index = members.startIndex
+        while index != members.endIndex {
+            order.append((sortPrefix(members[index].key), index))
+            members.formIndex(after: &index)
+        }
+        order.sort { a, b in
+            a.prefix != b.prefix ? a.prefix < b.prefix : utf8Precedes(members[a.index].key, members[b.index].key)
+        }
+        return order.lazy.map { members[$0.index] }
+    }
+
+    /// The first eight UTF-8 bytes, big-endian, zero-padded: integer order is byte order up to there.
+    private static func sortPrefix(_ key: String) -> UInt64 {
+        var prefix: UInt64 = 0
+        var count = 0
+        for byte in key.utf8.prefix(8) {
+            prefix = prefix << 8 | UInt64(byte)
+            count += 1
+        }
+        return count == 8 ? prefix : prefix << (8 * UInt64(8 - count))
+    }
+
+    /// Byte-wise order of two strings' UTF-8 (Swift's `<` compares Unicode-normalized text instead).
+    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for i in 0..<min(x.count, y.count) where x[i] != y[i] { return x[i] < y[i] }
+                return x.count < y.count
+            }
+        }
     }
 
     /// Integral values without a fraction; others in Swift's shortest round-trip form.
@@ -112,10 +175,10 @@ public enum PropertyListXML {
                 return
             }
             out.append(contentsOf: "<dict>\n".utf8)
-            for key in CanonicalJSON.sortedKeys(members) {
+            for member in CanonicalJSON.sortedMembers(members) {
                 indent(depth + 1, &out)
-                element("key", key, &out)
-                write(members[key]!, depth: depth + 1, into: &out)
+                element("key", member.key, &out)
+                write(member.value, depth: depth + 1, into: &out)
             }
             indent(depth, &out)
             out.append(contentsOf: "</dict>\n".utf8)
@@ -124,6 +187,11 @@ public enum PropertyListXML {
 
     private static func element(_ name: String, _ text: String, _ out: inout [UInt8]) {
         out.append(contentsOf: "<\(name)>".utf8)
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") }) {
+            out.append(contentsOf: text.utf8)
+            out.append(contentsOf: "</\(name)>\n".utf8)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)

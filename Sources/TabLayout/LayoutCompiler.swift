@@ -18,8 +18,23 @@ public struct ClientContext: Sendable, Hashable {
 public struct CompiledLayout: Sendable, Equatable {
     /// The document of LAYOUT.md §2.
     public var document: JSONValue
-    /// `ApplicationHierarchy.plist`'s array: every tab the client gets, in order, without children.
-    public var legacy: JSONValue
+    /// Every tab the client gets, in order (the More tab's too), as in the document.
+    let tabs: [[String: JSONValue]]
+
+    /// `ApplicationHierarchy.plist`'s array: every tab the client gets, in order, without children. Built on
+    /// demand: most variants are never asked for in this shape.
+    public var legacy: JSONValue {
+        .array(
+            tabs.map { tab in
+                var entry: [String: JSONValue] = Dictionary(minimumCapacity: 5)
+                entry["TabBarTitle"] = tab["title"]
+                entry["TabBarImage"] = tab["image"]
+                entry["TabBarSelectedImage"] = tab["selectedImage"]
+                entry["TabBarBadge"] = tab["badge"]
+                entry["RootViewController"] = tab["rootViewController"]
+                return .object(entry)
+            })
+    }
 }
 
 /// Compiles a resolved layout for one client: targeting, localization, defaults, More overflow, tags.
@@ -30,10 +45,10 @@ public enum LayoutCompiler {
     ) -> CompiledLayout {
         let localizer = Localizer(layout: layout, locale: client.locale, global: globalStrings)
         let admitted = admittedTabs(layout.tabs, client)
-        var outputs = admitted.map { tabValue($0, localizer: localizer, client: client) }
-        for i in outputs.indices { outputs[i]["tag"] = .integer(Int64(i)) }
+        let outputs = admitted.enumerated().map { tag, tab in tabValue(tab, tag: tag, localizer: localizer, client: client) }
 
         var document: [String: JSONValue] = layout.extensions
+        document.reserveCapacity(layout.extensions.count + 8)
         var visible = outputs
         if let limit = layout.maxVisibleTabs, outputs.count > limit {
             visible = Array(outputs[..<(limit - 1)])
@@ -52,17 +67,7 @@ public enum LayoutCompiler {
         document["layout"] = .string(layout.name)
         if let version = layout.version { document["version"] = .integer(Int64(version)) }
         document["appearance"] = appearanceValue(layout.appearance)
-
-        let legacy: [JSONValue] = outputs.map { tab in
-            var entry: [String: JSONValue] = [:]
-            entry["TabBarTitle"] = tab["title"]
-            entry["TabBarImage"] = tab["image"]
-            entry["TabBarSelectedImage"] = tab["selectedImage"]
-            entry["TabBarBadge"] = tab["badge"]
-            entry["RootViewController"] = tab["rootViewController"]
-            return .object(entry)
-        }
-        return CompiledLayout(document: .object(document), legacy: .array(legacy))
+        return CompiledLayout(document: .object(document), tabs: outputs)
     }
 
     static func admits(_ tab: TabSpec, _ client: ClientContext) -> Bool {
@@ -78,9 +83,12 @@ public enum LayoutCompiler {
         tabs.filter { admits($0, client) }
     }
 
-    private static func tabValue(_ tab: TabSpec, localizer: Localizer, client: ClientContext) -> [String: JSONValue] {
+    /// One tab's object; `tag` is its position among the client's top-level tabs (children have none).
+    private static func tabValue(_ tab: TabSpec, tag: Int?, localizer: Localizer, client: ClientContext) -> [String: JSONValue] {
         var value: [String: JSONValue] = tab.extensions
+        value.reserveCapacity(tab.extensions.count + 13)  // every key below, so the table never grows
         value["id"] = .string(tab.id)
+        if let tag { value["tag"] = .integer(Int64(tag)) }
         let (title, key) = localizer.localize(tab.title)
         value["title"] = .string(title)
         if let key { value["titleKey"] = .string(key) }
@@ -93,7 +101,7 @@ public enum LayoutCompiler {
         if let params = tab.params { value["params"] = .object(params) }
         let children = admittedTabs(tab.children, client)
         if !children.isEmpty {
-            value["children"] = .array(children.map { .object(tabValue($0, localizer: localizer, client: client)) })
+            value["children"] = .array(children.map { .object(tabValue($0, tag: nil, localizer: localizer, client: client)) })
         }
         return value
     }

@@ -1,5 +1,5 @@
 /// A JSON value of the compiled output (and of pass-through `params` and `x-` keys).
-public indirect enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable {
     case string(String)
     case integer(Int64)
     case real(Double)

@@ -1,7 +1,7 @@
 /// A value read from a source (JSON, XML or binary property list), with the 1-based line it starts on
 /// when the format has lines. Readers build it; the validator turns it into a ``LayoutDocument``.
 public struct SourceNode: Sendable, Equatable {
-    public indirect enum Value: Sendable, Equatable {
+    public enum Value: Sendable, Equatable {
         case string(String)
         case integer(Int64)
         case real(Double)
