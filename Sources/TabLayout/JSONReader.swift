@@ -5,8 +5,6 @@ public struct JSONReader {
     private var index = 0
     private var line = 1
     private let maxDepth: Int
-    /// Where the reader is, as pointer tokens: the pointer string is built only for an error.
-    private var path = PointerPath()
 
     /// - Throws: ``LayoutError`` with the pointer and line where reading stopped.
     public static func read(_ bytes: [UInt8], maxDepth: Int = LayoutLimits.depth) throws(LayoutError) -> SourceNode {
@@ -28,8 +26,10 @@ public struct JSONReader {
         self.maxDepth = maxDepth
     }
 
+    /// An error at the current value; each enclosing object member and array element prefixes its token to
+    /// the pointer as the error passes through it (so the happy path keeps no path at all).
     private func failure(_ message: String) -> LayoutError {
-        LayoutError(pointer: path.pointer, line: line, "JSON: " + message)
+        LayoutError(pointer: "", line: line, "JSON: " + message)
     }
 
     private mutating func skipWhitespace() {
@@ -93,29 +93,31 @@ public struct JSONReader {
                 throw failure("an object key (a string in double quotes) was expected")
             }
             let key = try string()
-            path.push(key)
-            defer { path.pop() }
-            if members.contains(where: { $0.key == key }) {
-                throw failure("duplicate key '\(key)'")
-            }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-                throw failure("':' was expected after the key")
-            }
-            index += 1
-            skipWhitespace()
-            members.append(SourceNode.Member(key: key, node: try value(depth: depth)))
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of input in an object") }
-            if bytes[index] == UInt8(ascii: ",") {
+            do throws(LayoutError) {
+                if members.contains(where: { $0.key == key }) {
+                    throw failure("duplicate key '\(key)'")
+                }
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+                    throw failure("':' was expected after the key")
+                }
                 index += 1
-                continue
+                skipWhitespace()
+                members.append(SourceNode.Member(key: key, node: try value(depth: depth)))
+                skipWhitespace()
+                guard index < bytes.count else { throw failure("unexpected end of input in an object") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "}") {
+                    index += 1
+                    return members
+                }
+                throw failure("',' or '}' was expected after a member")
+            } catch {
+                throw error.within(key)
             }
-            if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return members
-            }
-            throw failure("',' or '}' was expected after a member")
         }
     }
 
@@ -129,20 +131,23 @@ public struct JSONReader {
         }
         while true {
             skipWhitespace()
-            path.push(elements.count)
-            defer { path.pop() }
-            elements.append(try value(depth: depth))
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unexpected end of input in an array") }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-                continue
+            let position = elements.count
+            do throws(LayoutError) {
+                elements.append(try value(depth: depth))
+                skipWhitespace()
+                guard index < bytes.count else { throw failure("unexpected end of input in an array") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                if bytes[index] == UInt8(ascii: "]") {
+                    index += 1
+                    return elements
+                }
+                throw failure("',' or ']' was expected after an element")
+            } catch {
+                throw error.within(position)
             }
-            if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return elements
-            }
-            throw failure("',' or ']' was expected after an element")
         }
     }
 

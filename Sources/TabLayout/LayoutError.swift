@@ -42,6 +42,18 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+
+    /// This error, found inside the member `key` of the value its pointers are relative to.
+    func within(_ key: String) -> LayoutError { prefixed(JSONPointer.appending("", key)) }
+
+    /// This error, found inside element `index` of the array its pointers are relative to.
+    func within(_ index: Int) -> LayoutError { prefixed(JSONPointer.appending("", index)) }
+
+    private func prefixed(_ prefix: String) -> LayoutError {
+        var error = self
+        for i in error.diagnostics.indices { error.diagnostics[i].pointer = prefix + error.diagnostics[i].pointer }
+        return error
+    }
 }
 
 /// The limits of LAYOUT.md, in one place.

@@ -40,6 +40,27 @@ import Testing
                 ]))
     }
 
+    @Test(arguments: [
+        (#"{"a":{"b":1,"b":2}}"#, "/a/b", "duplicate key 'b'"),
+        (#"{"tabs":[{"id":"x"},{"id":tru}]}"#, "/tabs/1/id", "invalid literal"),
+        (#"{"a/b":[0,1,{"c~d":"\q"}]}"#, "/a~1b/2/c~0d", "invalid escape"),
+        (#"{"a":[1 2]}"#, "/a/0", "',' or ']' was expected"),
+        (#"{"a":1 "b":2}"#, "/a", "',' or '}' was expected"),
+        ("{\"a\":\"é\u{1}\"}", "/a", "control character"),
+        (#"{"a":1} x"#, "", "unexpected content"),
+        (#"[[[{"k":"#, "/0/0/0/k", "unexpected end of input"),
+    ])
+    func jsonReaderErrorsPointAtTheValue(source: String, pointer: String, message: String) {
+        do {
+            _ = try JSONReader.read(Array(source.utf8))
+            Issue.record("\(source) should not read")
+        } catch {
+            #expect(error.diagnostics.count == 1)
+            #expect(error.diagnostics.first?.pointer == pointer, "\(source)")
+            #expect(error.diagnostics.first?.message.contains(message) == true, "\(error)")
+        }
+    }
+
     @Test func xmlReaderHandlesDeclarationDoctypeCommentsAndCDATA() throws {
         let source = """
             <?xml version="1.0" encoding="UTF-8"?>
