@@ -15,18 +15,21 @@ struct LayoutValidator {
         "TabBarTitle": "title", "TabBarImage": "image", "TabBarSelectedImage": "selectedImage",
         "RootViewController": "rootViewController", "TabBarBadge": "badge",
     ]
-    /// The tab key that `key` names (a seed-000 alias mapped to its key), nil for none. A switch, not a
-    /// dictionary: it runs for every member of every tab, and comparing short strings beats hashing them.
+    /// The tab key that `key` names (a seed-000 alias mapped to its key), nil for none. It runs for every member
+    /// of every tab: the length picks a handful of candidates, which short string comparisons settle (cheaper
+    /// than hashing the key for a dictionary).
     static func tabKey(_ key: String) -> String? {
-        switch key {
-        case "id", "title", "image", "selectedImage", "rootViewController", "navigation", "reselect", "badge", "params",
-            "platforms", "minAppVersion", "maxAppVersion", "children":
-            key
-        case "TabBarTitle": "title"
-        case "TabBarImage": "image"
-        case "TabBarSelectedImage": "selectedImage"
-        case "RootViewController": "rootViewController"
-        case "TabBarBadge": "badge"
+        switch key.utf8.count {
+        case 2: key == "id" ? key : nil
+        case 5: key == "title" || key == "image" || key == "badge" ? key : nil
+        case 6: key == "params" ? key : nil
+        case 8: key == "reselect" || key == "children" ? key : nil
+        case 9: key == "platforms" ? key : nil
+        case 10: key == "navigation" ? key : nil
+        case 11: key == "TabBarTitle" ? "title" : key == "TabBarImage" ? "image" : key == "TabBarBadge" ? "badge" : nil
+        case 13: key == "selectedImage" || key == "minAppVersion" || key == "maxAppVersion" ? key : nil
+        case 18: key == "rootViewController" || key == "RootViewController" ? "rootViewController" : nil
+        case 19: key == "TabBarSelectedImage" ? "selectedImage" : nil
         default: nil
         }
     }
@@ -254,7 +257,7 @@ struct LayoutValidator {
             report(pointer(), node, "must be an array of platforms, found \(node.kindName)")
             return nil
         }
-        var result: Set<Platform> = []
+        var result = Set<Platform>(minimumCapacity: elements.count)
         for (i, element) in elements.enumerated() {
             func elementPointer() -> String { JSONPointer.appending(pointer(), i) }
             guard let name = string(element, elementPointer()) else { continue }
