@@ -5,7 +5,11 @@
 #   ROUNDS=5 DURATION=10 bash bench/run.sh
 #
 # Needs wrk, h2load and nginx (installed from Debian's archive when missing) and a release build
-# (make bench builds it). Prints a Markdown table; writes it to bench/results-latest.md too.
+# (make bench builds it). Prints Markdown tables, writes them to bench/results-latest.md, and replaces the
+# generated section of docs/performance.md (between its bench:begin and bench:end markers).
+#
+# Then the many-accounts rows (bench/accounts.sh; ACCOUNTS=0 skips them) and a CPU profile of tabserver
+# answering 304s, drawn as bench/flame-304.svg (perf and bench/flamegraph.py; FLAME=0 skips it).
 #
 # The 200 path is loaded with wrk. The 304 path is loaded with h2load (HTTP/1.1 mode, one log line per
 # request for the p99): a 304 from tabserver carries the 200's Content-Length (libmicrohttpd 0.9.75 always
@@ -166,7 +170,7 @@ print(f"{round_}\t{put[0]:.0f}\t{put[1]:.2f}\t{put[2]}\t{paced[0]:.1f}\t{paced[2
 PY
 done
 
-python3 - "$results" "$THREADS" "$ROUNDS" "$DURATION" "$writes" <<'PY' | tee bench/results-latest.md
+python3 - "$results" "$THREADS" "$ROUNDS" "$DURATION" "$writes" <<'PY' | tee "$work/reads.md"
 import statistics, sys, platform, os
 path, threads, rounds, duration, writes_path = sys.argv[1:]
 rows = [l.split("\t") for l in open(path).read().splitlines()]
@@ -198,4 +202,63 @@ if writes:
     print(f"| paced writer during the read run | {r(4, '{:.1f}')} PUT/s; failed {sum(w[5] for w in writes):.0f} |")
     print(f"| GET 200, 32 conns, during those writes | {r(6, '{:.0f}')} req/s (**{m(6) / reads_alone:.2f}×** of without writes); "
           f"p99 {m(7):.2f} ms (without writes {p99_alone:.2f} ms) |")
+PY
+
+# A profile of the 304 path under load: where the server's CPU goes (perf, cpu-clock: works without hardware
+# counters), as a flame graph and as a list of the functions with the most samples under them.
+: >"$work/flame.md"
+if [ "${FLAME:-1}" != 0 ]; then
+    if ! command -v perf >/dev/null; then
+        SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+        $SUDO apt-get install -y -qq linux-perf >/dev/null 2>&1 || true
+    fi
+    if command -v perf >/dev/null; then
+        perf record -q -e cpu-clock -g -o "$work/perf.data" -p "$TS_PID" -- sleep "$DURATION" >/dev/null 2>&1 &
+        perf_pid=$!
+        h2load --h1 -t"$WRK_THREADS" -c32 -D"$DURATION" -H "If-None-Match: $TS_ETAG" "http://127.0.0.1:$TS_PORT$PATH_URI" >/dev/null
+        wait "$perf_pid" || true
+        demangle=cat
+        command -v swift >/dev/null && demangle="swift demangle --simplified"
+        perf script -i "$work/perf.data" 2>/dev/null | $demangle >"$work/perf.txt"
+        python3 bench/flamegraph.py --title "tabserver, GET 304, 32 connections" <"$work/perf.txt" >bench/flame-304.svg
+        {
+            echo "Profile of tabserver answering 304s (32 connections, ${DURATION} s, perf cpu-clock): the functions with"
+            echo "the most samples under them (inclusive) and in them (self); the flame graph is bench/flame-304.svg."
+            echo
+            echo '```'
+            echo "  incl.   self  function"
+            python3 bench/flamegraph.py --top 25 <"$work/perf.txt" | cut -c1-120
+            echo '```'
+        } | tee "$work/flame.md"
+    else
+        echo "perf is not available: no profile" >&2
+    fi
+fi
+
+# The many-accounts rows, with servers of their own.
+: >"$work/accounts.md"
+if [ "${ACCOUNTS:-100000}" != 0 ]; then
+    ACCOUNTS=${ACCOUNTS:-100000} BIN=$BIN ROUNDS=$ROUNDS DURATION=$DURATION THREADS=$THREADS WRK_THREADS=$WRK_THREADS \
+        bash bench/accounts.sh | tee "$work/accounts.md"
+fi
+
+{
+    echo "Run of $(date -u +%Y-%m-%d) (\`make bench\`, ${ROUNDS} rounds of ${DURATION} s)."
+    echo
+    cat "$work/reads.md"
+    echo
+    cat "$work/accounts.md"
+    echo
+    cat "$work/flame.md"
+} >bench/results-latest.md
+python3 - bench/results-latest.md docs/performance.md <<'PY'
+import sys
+results, doc = sys.argv[1:]
+text = open(doc).read()
+begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    open(doc, "w").write(head + begin + "\n" + open(results).read().strip() + "\n" + end + tail)
+    print(f"updated {doc}")
 PY

@@ -23,11 +23,13 @@ public enum CanonicalJSON {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            for (i, member) in sortedMembers(members).enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                writeString(member.key, into: &out)
+            var first = true
+            forEachSorted(members) { key, value in
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(key, into: &out)
                 out.append(UInt8(ascii: ":"))
-                write(member.value, into: &out)
+                write(value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
@@ -84,21 +86,31 @@ public enum CanonicalJSON {
         }
     }
 
-    /// Members in the order of their keys' UTF-8 bytes (`"A" < "_x" < "a"`). What is sorted is each key's
-    /// first eight bytes as an integer and its dictionary index: plain values, so the sort moves no reference
-    /// (moving keys and values cost a retain and a release per move); equal prefixes compare the whole keys.
-    static func sortedMembers(_ members: [String: JSONValue]) -> some Sequence<(key: String, value: JSONValue)> {
-        var order: [(prefix: UInt64, index: Dictionary<String, JSONValue>.Index)] = []
-        order.reserveCapacity(members.count)
-        var index = members.startIndex
-        while index != members.endIndex {
-            order.append((sortPrefix(members[index].key), index))
-            members.formIndex(after: &index)
+    /// Calls `body` with each member in the order of the keys' UTF-8 bytes (`"A" < "_x" < "a"`). What is sorted
+    /// is each key's first eight bytes as an integer and its dictionary index: plain values, so the sort moves
+    /// no reference (moving keys and values cost a retain and a release per move); equal prefixes compare the
+    /// whole keys.
+    static func forEachSorted(_ members: [String: JSONValue], _ body: (String, JSONValue) -> Void) {
+        typealias Entry = (prefix: UInt64, index: Dictionary<String, JSONValue>.Index)
+        // On the stack for the usual handful of members (no allocation per object).
+        withUnsafeTemporaryAllocation(of: Entry.self, capacity: members.count) { buffer in
+            var order = buffer
+            var count = 0
+            var index = members.startIndex
+            while index != members.endIndex {
+                order.initializeElement(at: count, to: (sortPrefix(members[index].key), index))
+                count += 1
+                members.formIndex(after: &index)
+            }
+            order.sort { a, b in
+                a.prefix != b.prefix ? a.prefix < b.prefix : utf8Precedes(members[a.index].key, members[b.index].key)
+            }
+            for entry in order {
+                let member = members[entry.index]
+                body(member.key, member.value)
+            }
+            _ = order.deinitialize()
         }
-        order.sort { a, b in
-            a.prefix != b.prefix ? a.prefix < b.prefix : utf8Precedes(members[a.index].key, members[b.index].key)
-        }
-        return order.lazy.map { members[$0.index] }
     }
 
     /// The first eight UTF-8 bytes, big-endian, zero-padded: integer order is byte order up to there.
@@ -175,10 +187,10 @@ public enum PropertyListXML {
                 return
             }
             out.append(contentsOf: "<dict>\n".utf8)
-            for member in CanonicalJSON.sortedMembers(members) {
+            CanonicalJSON.forEachSorted(members) { key, value in
                 indent(depth + 1, &out)
-                element("key", member.key, &out)
-                write(member.value, depth: depth + 1, into: &out)
+                element("key", key, &out)
+                write(value, depth: depth + 1, into: &out)
             }
             indent(depth, &out)
             out.append(contentsOf: "</dict>\n".utf8)

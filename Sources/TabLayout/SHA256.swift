@@ -44,13 +44,24 @@ public struct SHA256 {
             h[0] = h[0] &+ a; h[1] = h[1] &+ b; h[2] = h[2] &+ c; h[3] = h[3] &+ d
             h[4] = h[4] &+ e; h[5] = h[5] &+ f; h[6] = h[6] &+ g; h[7] = h[7] &+ hh
         }
-        return h.flatMap { word in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) } }
+        var digest: [UInt8] = []
+        digest.reserveCapacity(32)
+        for word in h {
+            for shift: UInt32 in [24, 16, 8, 0] { digest.append(UInt8(truncatingIfNeeded: word >> shift)) }
+        }
+        return digest
     }
 
     /// Lower-case hex of `bytes`.
     public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (i, byte) in bytes.enumerated() {
+                buffer[2 * i] = digits.utf8Start[Int(byte >> 4)]
+                buffer[2 * i + 1] = digits.utf8Start[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
     }
 
     private static func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { x >> n | x << (32 - n) }
