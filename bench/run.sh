@@ -9,7 +9,7 @@
 # generated section of docs/performance.md (between its bench:begin and bench:end markers).
 #
 # Then the many-accounts rows (bench/accounts.sh; ACCOUNTS=0 skips them) and a CPU profile of tabserver
-# answering 304s, drawn as bench/flame-304.svg (perf and bench/flamegraph.py; FLAME=0 skips it).
+# answering 304s, drawn as docs/flame-304.svg (perf and bench/flamegraph.py; FLAME=0 skips it).
 #
 # The 200 path is loaded with wrk. The 304 path is loaded with h2load (HTTP/1.1 mode, one log line per
 # request for the p99): a 304 from tabserver carries the 200's Content-Length (libmicrohttpd 0.9.75 always
@@ -220,10 +220,10 @@ if [ "${FLAME:-1}" != 0 ]; then
         demangle=cat
         command -v swift >/dev/null && demangle="swift demangle --simplified"
         perf script -i "$work/perf.data" 2>/dev/null | $demangle >"$work/perf.txt"
-        python3 bench/flamegraph.py --title "tabserver, GET 304, 32 connections" <"$work/perf.txt" >bench/flame-304.svg
+        python3 bench/flamegraph.py --title "tabserver, GET 304, 32 connections" <"$work/perf.txt" >docs/flame-304.svg
         {
             echo "Profile of tabserver answering 304s (32 connections, ${DURATION} s, perf cpu-clock): the functions with"
-            echo "the most samples under them (inclusive) and in them (self); the flame graph is bench/flame-304.svg."
+            echo "the most samples under them (inclusive) and in them (self); the flame graph is docs/flame-304.svg."
             echo
             echo '```'
             echo "  incl.   self  function"
