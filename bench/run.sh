@@ -151,6 +151,8 @@ writes="$work/writes.tsv"
 : >"$writes"
 for round in $(seq "$ROUNDS"); do
     BENCH_TOKEN=bench wrk -t4 -c4 -d"${DURATION}s" --latency -s bench/put.lua "http://127.0.0.1:$TS_PORT/" >"$work/put.txt"
+    # The same read load without writes, just before the one with them (the baseline of the ratio).
+    wrk -t"$WRK_THREADS" -c32 -d"${DURATION}s" --latency "http://127.0.0.1:$TS_PORT$PATH_URI" >"$work/alone.txt"
     BENCH_TOKEN=bench PACE_MS=100 wrk -t1 -c1 -d"$((DURATION + 1))s" -s bench/put.lua "http://127.0.0.1:$TS_PORT/" >"$work/paced.txt" &
     paced=$!
     wrk -t"$WRK_THREADS" -c32 -d"${DURATION}s" --latency "http://127.0.0.1:$TS_PORT$PATH_URI" >"$work/read.txt"
@@ -165,8 +167,9 @@ def parse(name):
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return rps, (float(p99.group(1)) * units[p99.group(2)] if p99 else 0), int(bad.group(1)) if bad else 0
-put, paced, read = parse("put.txt"), parse("paced.txt"), parse("read.txt")
-print(f"{round_}\t{put[0]:.0f}\t{put[1]:.2f}\t{put[2]}\t{paced[0]:.1f}\t{paced[2]}\t{read[0]:.0f}\t{read[1]:.2f}\t{read[2]}")
+put, paced, read, alone = parse("put.txt"), parse("paced.txt"), parse("read.txt"), parse("alone.txt")
+print(f"{round_}\t{put[0]:.0f}\t{put[1]:.2f}\t{put[2]}\t{paced[0]:.1f}\t{paced[2]}\t{read[0]:.0f}\t{read[1]:.2f}\t{read[2]}"
+      f"\t{alone[0]:.0f}\t{alone[1]:.2f}")
 PY
 done
 
@@ -193,14 +196,13 @@ writes = [[float(v) for v in l.split("\t")] for l in open(writes_path).read().sp
 if writes:
     def m(i): return statistics.median(w[i] for w in writes)
     def r(i, fmt): return f"{fmt.format(m(i))} ({fmt.format(min(w[i] for w in writes))}–{fmt.format(max(w[i] for w in writes))})"
-    reads_alone = statistics.median(x[0] for x in cells[("200", 32, "tabserver")])
-    p99_alone = statistics.median(x[1] for x in cells[("200", 32, "tabserver")])
+    reads_alone, p99_alone = m(9), m(10)
     print()
     print("| writes (SQLite, synchronous=FULL) | value |")
     print("|---|---|")
     print(f"| acknowledged PUT/s, 4 writers (wrk + bench/put.lua) | {r(1, '{:.0f}')}; p99 {m(2):.2f} ms; failed {sum(w[3] for w in writes):.0f} |")
     print(f"| paced writer during the read run | {r(4, '{:.1f}')} PUT/s; failed {sum(w[5] for w in writes):.0f} |")
-    print(f"| GET 200, 32 conns, during those writes | {r(6, '{:.0f}')} req/s (**{m(6) / reads_alone:.2f}×** of without writes); "
+    print(f"| GET 200, 32 conns, during those writes | {r(6, '{:.0f}')} req/s (**{m(6) / reads_alone:.2f}×** of {reads_alone:.0f} without writes, measured just before); "
           f"p99 {m(7):.2f} ms (without writes {p99_alone:.2f} ms) |")
 PY
 
