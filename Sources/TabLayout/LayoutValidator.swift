@@ -246,7 +246,8 @@ struct LayoutValidator {
         }
         if let min = tab.minAppVersion, let max = tab.maxAppVersion, min > max {
             report(
-                JSONPointer.appending(pointer(), "minAppVersion"), node["minAppVersion"], "minAppVersion \(min) is above maxAppVersion \(max)"
+                JSONPointer.appending(pointer(), "minAppVersion"), node["minAppVersion"],
+                "minAppVersion \(min) is above maxAppVersion \(max)"
             )
         }
         return valid ? tab : nil

@@ -64,7 +64,7 @@ final class Metrics: Sendable {
     }
 
     /// The Prometheus text exposition (version 0.0.4).
-    func render(snapshotEntries: Int, variants: Int) -> String {
+    func render(snapshotEntries: Int, budget: VariantBudget) -> String {
         var out = "# HELP tabserver_http_requests_total Requests answered, by route and status.\n"
         out += "# TYPE tabserver_http_requests_total counter\n"
         for route in Route.allCases {
@@ -97,7 +97,13 @@ final class Metrics: Sendable {
         out += "tabserver_snapshot_layouts \(snapshotEntries)\n"
         out += "# HELP tabserver_variant_cache_entries Compiled variants held.\n"
         out += "# TYPE tabserver_variant_cache_entries gauge\n"
-        out += "tabserver_variant_cache_entries \(variants)\n"
+        out += "tabserver_variant_cache_entries \(budget.representations)\n"
+        out += "# HELP tabserver_variant_cache_bytes Memory the compiled variants hold (bounded by --cache-limit).\n"
+        out += "# TYPE tabserver_variant_cache_bytes gauge\n"
+        out += "tabserver_variant_cache_bytes \(budget.bytes)\n"
+        out += "# HELP tabserver_variant_cache_evictions_total Variants dropped to keep the cache within its limit.\n"
+        out += "# TYPE tabserver_variant_cache_evictions_total counter\n"
+        out += "tabserver_variant_cache_evictions_total \(budget.evictions.load(ordering: .relaxed))\n"
         out += "# HELP tabserver_store_operations_total Store calls made.\n"
         out += "# TYPE tabserver_store_operations_total counter\n"
         out += "tabserver_store_operations_total \(storeOperations.current)\n"

@@ -6,7 +6,7 @@ import TabStore
 extension Snapshot {
     /// A snapshot of every current layout and strings table. Sources that no longer compile are logged
     /// and left out (their accounts fall back to `default`).
-    static func build(layouts: [StoredVersion], strings: [StoredStrings], logger: Logger) -> Snapshot {
+    static func build(layouts: [StoredVersion], strings: [StoredStrings], budget: VariantBudget, logger: Logger) -> Snapshot {
         var tables: [String: StringsTable] = [:]
         var stringsRecords: [String: StoredStrings] = [:]
         for record in strings {
@@ -32,7 +32,7 @@ extension Snapshot {
         }
         let base = Snapshot(
             entries: [:], documents: documents, records: records, extendedBy: extendedBy, globalStrings: tables,
-            stringsRecords: stringsRecords)
+            stringsRecords: stringsRecords, budget: budget)
         return base.rebuilding(documents.keys, logger: logger)
     }
 
@@ -50,7 +50,7 @@ extension Snapshot {
                 var modified = max(record.createdAtMillis, stringsModified)
                 for base in resolved.bases { modified = max(modified, records[base]?.createdAtMillis ?? 0) }
                 entries[account] = LayoutEntry(
-                    resolved: resolved, globalStrings: globalStrings, modifiedMillis: modified)
+                    resolved: resolved, globalStrings: globalStrings, modifiedMillis: modified, budget: budget)
             } catch {
                 logger.error("layout \(account) v\(record.version) does not compile against the current store: \(error)")
                 entries[account] = nil
@@ -58,7 +58,7 @@ extension Snapshot {
         }
         return Snapshot(
             entries: entries, documents: documents, records: records, extendedBy: extendedBy, globalStrings: globalStrings,
-            stringsRecords: stringsRecords)
+            stringsRecords: stringsRecords, budget: budget)
     }
 
     /// This snapshot after `record` (a new version or a deletion) was committed: the account and every
@@ -85,7 +85,7 @@ extension Snapshot {
         }
         let next = Snapshot(
             entries: entries, documents: documents, records: records, extendedBy: extendedBy, globalStrings: globalStrings,
-            stringsRecords: stringsRecords)
+            stringsRecords: stringsRecords, budget: budget)
         return next.rebuilding(affectedBefore.union(next.dependents(of: account)).union([account]), logger: logger)
     }
 
@@ -98,7 +98,7 @@ extension Snapshot {
         stringsRecords[record.locale] = record
         let next = Snapshot(
             entries: [:], documents: documents, records: records, extendedBy: extendedBy, globalStrings: tables,
-            stringsRecords: stringsRecords)
+            stringsRecords: stringsRecords, budget: budget)
         return next.rebuilding(documents.keys, logger: logger)
     }
 }

@@ -30,18 +30,23 @@ struct VariantKey: Hashable, Sendable {
     var format: RepresentationFormat
 }
 
-/// One representation, built once: its bytes, strong ETag, and the 200 and 304 responses that every
-/// request for it shares.
+/// One representation, built once: its strong ETag and the 200 and 304 responses that every request for it
+/// shares.
 final class Representation: Sendable {
     let etag: String
-    let body: [UInt8]
     let ok: PreparedResponse
     let notModified: PreparedResponse
+    /// The memory it holds, for the cache's bound: the body twice (the 200's and the 304's buffers) and the
+    /// responses' headers and bookkeeping.
+    let cost: Int
+    /// Set by each request that uses it, cleared by each sweep of the cache: a representation found clear was
+    /// not asked for since the previous sweep (the second-chance rule).
+    private let recentlyUsed = Atomic<Bool>(true)
 
     init(body: [UInt8], format: RepresentationFormat, locale: String, entry: LayoutEntry, cacheControl: String) throws(MicroHTTPDError) {
         let etag = EntityTag.strong(for: body)
         self.etag = etag
-        self.body = body
+        self.cost = 2 * body.count + 1024
         // What a 304 repeats (RFC 9110 §15.4.5): validators and caching fields, not representation metadata
         // such as Content-Language.
         let shared = [
@@ -53,6 +58,46 @@ final class Representation: Sendable {
             headers: [HTTPHeader("Content-Type", format.contentType), HTTPHeader("Content-Language", locale)] + shared, body: body)
         notModified = try PreparedResponse(status: 304, headers: shared, body: body)
     }
+
+    /// Notes a request for it: a read of the bit, and a write only the first time after a sweep.
+    func markUsed() {
+        if !recentlyUsed.load(ordering: .relaxed) { recentlyUsed.store(true, ordering: .relaxed) }
+    }
+
+    /// Whether a request used it since the last call (and clears that).
+    func takeUsed() -> Bool { recentlyUsed.exchange(false, ordering: .relaxed) }
+}
+
+/// The memory that cached representations hold across every layout, and its bound. Past the limit, the
+/// service sweeps every layout's cache and drops the representations that no request used since the sweep
+/// before (second chance, as in CLOCK); they are compiled again if asked for.
+final class VariantBudget: Sendable {
+    /// Bytes that cached representations may hold before a sweep.
+    let limit: Int
+    private let held = Atomic<Int>(0)
+    private let count = Atomic<Int>(0)
+    private let sweeping = Atomic<Bool>(false)
+    let evictions = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    var bytes: Int { held.load(ordering: .relaxed) }
+    var representations: Int { count.load(ordering: .relaxed) }
+
+    /// Counts a cached representation; true when the total is past the limit and the caller is the one to
+    /// sweep (one sweep at a time; ``sweepFinished()`` ends it).
+    func added(_ representation: Representation) -> Bool {
+        count.add(1, ordering: .relaxed)
+        let total = held.add(representation.cost, ordering: .relaxed).newValue
+        return total > limit && sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+    }
+
+    func removed(_ representation: Representation) {
+        count.subtract(1, ordering: .relaxed)
+        held.subtract(representation.cost, ordering: .relaxed)
+    }
+
+    func sweepFinished() { sweeping.store(false, ordering: .releasing) }
 }
 
 /// A layout ready to serve: resolved once, its variants compiled on first request and kept.
@@ -68,12 +113,14 @@ final class LayoutEntry: Sendable {
     let vary: String
     private let globalStrings: [String: StringsTable]
     private let variants = Mutex<[VariantKey: Representation]>([:])
+    private let budget: VariantBudget
     /// Variants kept per layout; beyond it the least recently built one is dropped.
     static let variantLimit = 512
 
-    init(resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64) {
+    init(resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64, budget: VariantBudget) {
         self.resolved = resolved
         self.globalStrings = globalStrings
+        self.budget = budget
         var locales = Set(resolved.strings.keys).union(globalStrings.keys)
         locales.insert(resolved.defaultLocale)
         self.locales = locales.sorted()
@@ -86,7 +133,24 @@ final class LayoutEntry: Sendable {
         self.vary = vary
     }
 
-    var variantCount: Int { variants.withLock { $0.count } }
+    deinit {
+        let budget = self.budget
+        variants.withLock { cache in for representation in cache.values { budget.removed(representation) } }
+    }
+
+    /// Drops the representations not used since the previous sweep; the number dropped.
+    func sweep() -> Int {
+        let budget = self.budget
+        return variants.withLock { cache in
+            var dropped = 0
+            for (key, representation) in cache where !representation.takeUsed() {
+                cache[key] = nil
+                budget.removed(representation)
+                dropped += 1
+            }
+            return dropped
+        }
+    }
 
     private static func targetsPlatforms(_ tabs: [TabSpec]) -> Bool {
         tabs.contains { $0.platforms != nil || targetsPlatforms($0.children) }
@@ -104,13 +168,15 @@ final class LayoutEntry: Sendable {
         return UInt16(1 + 2 * below + equal)
     }
 
-    /// The representation for `key`, compiled now if this is its first request.
+    /// The representation for `key`, compiled now if this is its first request (or was dropped since), and
+    /// whether the cache is now past its bound and the caller should sweep it.
     func representation(
         _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics
-    ) throws(MicroHTTPDError) -> Representation {
+    ) throws(MicroHTTPDError) -> (Representation, sweep: Bool) {
         if let hit = variants.withLock({ $0[key] }) {
             metrics.cacheHits.add(1, ordering: .relaxed)
-            return hit
+            hit.markUsed()
+            return (hit, false)
         }
         metrics.cacheMisses.add(1, ordering: .relaxed)
         let locale = locales[Int(key.locale)]
@@ -123,11 +189,15 @@ final class LayoutEntry: Sendable {
         case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
         }
         let built = try Representation(body: body, format: key.format, locale: locale, entry: self, cacheControl: cacheControl)
+        let budget = self.budget
         return variants.withLock { cache in
-            if let raced = cache[key] { return raced }
-            if cache.count >= Self.variantLimit, let victim = cache.keys.first { cache[victim] = nil }
+            if let raced = cache[key] { return (raced, false) }
+            if cache.count >= Self.variantLimit, let victim = cache.first {
+                cache[victim.key] = nil
+                budget.removed(victim.value)
+            }
             cache[key] = built
-            return built
+            return (built, budget.added(built))
         }
     }
 }
@@ -146,12 +216,15 @@ final class Snapshot: Sendable {
     let extendedBy: TreeDictionary<String, Set<String>>
     let globalStrings: [String: StringsTable]
     let stringsRecords: [String: StoredStrings]
+    /// The bound on the representations that entries cache (one for the service, shared by its snapshots).
+    let budget: VariantBudget
 
     init(
         entries: TreeDictionary<String, LayoutEntry>, documents: TreeDictionary<String, LayoutDocument>,
         records: TreeDictionary<String, StoredVersion>, extendedBy: TreeDictionary<String, Set<String>>,
-        globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings]
+        globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings], budget: VariantBudget
     ) {
+        self.budget = budget
         self.entries = entries
         self.documents = documents
         self.records = records

@@ -34,7 +34,7 @@ extension TabService {
             case .everything:
                 let layouts = try await store.currentLayouts()
                 let strings = try await store.currentStrings()
-                let rebuilt = Snapshot.build(layouts: layouts, strings: strings, logger: logger)
+                let rebuilt = Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger)
                 current.withLock { $0 = rebuilt }
                 logger.info("snapshot rebuilt from the store: \(rebuilt.entries.count) layouts")
             }

@@ -10,10 +10,16 @@ public struct ServiceConfiguration: Sendable {
     public var cacheControl: String
     /// Admin bearer tokens and the name recorded as the author of each one's changes.
     public var adminTokens: [(name: String, token: String)]
+    /// Bytes that compiled representations may hold across all layouts before the least recently used are
+    /// dropped (they are compiled again when asked for).
+    public var variantCacheBytes: Int
 
-    public init(cacheControl: String = "no-cache", adminTokens: [(name: String, token: String)] = []) {
+    public init(
+        cacheControl: String = "no-cache", adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20
+    ) {
         self.cacheControl = cacheControl
         self.adminTokens = adminTokens
+        self.variantCacheBytes = variantCacheBytes
     }
 }
 
@@ -25,6 +31,7 @@ public final class TabService: HTTPHandler {
     let logger: Logger
     let metrics = Metrics()
     let current: Mutex<Snapshot>
+    let budget: VariantBudget
     private let tokens: [(name: String, token: [UInt8])]
     let requestIDs = RequestIDs()
 
@@ -37,11 +44,23 @@ public final class TabService: HTTPHandler {
         self.tokens = configuration.adminTokens.map { ($0.name, Array($0.token.utf8)) }
         let layouts = try await store.currentLayouts()
         let strings = try await store.currentStrings()
-        current = Mutex(Snapshot.build(layouts: layouts, strings: strings, logger: logger))
+        let budget = VariantBudget(limit: configuration.variantCacheBytes)
+        self.budget = budget
+        current = Mutex(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
         followStoreChanges()
     }
 
     var snapshot: Snapshot { current.withLock { $0 } }
+
+    /// Drops the cached representations that no request used since the previous sweep, across every layout
+    /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
+    func sweepVariants() {
+        var dropped = 0
+        for entry in snapshot.entries.values { dropped += entry.sweep() }
+        budget.evictions.add(dropped, ordering: .relaxed)
+        budget.sweepFinished()
+        logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
+    }
 
     /// Accounts with a compiled layout of their own.
     public var layoutCount: Int { snapshot.entries.count }
@@ -145,9 +164,7 @@ public final class TabService: HTTPHandler {
             )
         case "/metrics":
             if let refused = onlyGet(request) { return (.metrics, refused) }
-            let snapshot = self.snapshot
-            let text = metrics.render(
-                snapshotEntries: snapshot.entries.count, variants: snapshot.entries.values.reduce(0) { $0 + $1.variantCount })
+            let text = metrics.render(snapshotEntries: snapshot.entries.count, budget: budget)
             return (
                 .metrics,
                 .response(
@@ -241,8 +258,10 @@ public final class TabService: HTTPHandler {
             versionClass: entry.versionClass(appVersion), format: legacy ?? format)
         let representation: Representation
         do {
-            representation = try entry.representation(
+            let sweep: Bool
+            (representation, sweep) = try entry.representation(
                 key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics)
+            if sweep { Task.detached { self.sweepVariants() } }
         } catch {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
             return .response(Problem.internalError.response)

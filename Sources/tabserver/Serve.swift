@@ -20,6 +20,15 @@ struct Serve: AsyncParsableCommand {
         String?
     @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the core count).") var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
+    @Option(help: "MiB that compiled variants may hold before unused ones are dropped (env TABSERVER_CACHE_LIMIT_MB; default 512).")
+    var cacheLimit: Int?
+
+    /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default 512).
+    func cacheLimitMiB(_ environment: Environment) throws -> Int {
+        let limit = try cacheLimit ?? environment.integer("TABSERVER_CACHE_LIMIT_MB") ?? 512
+        guard (1...1 << 20).contains(limit) else { throw ValidationError("the cache limit is 1 to 1048576 MiB, not \(limit)") }
+        return limit
+    }
 
     func run() async throws {
         let environment = Environment()
@@ -46,7 +55,8 @@ struct Serve: AsyncParsableCommand {
         let service = try await TabService(
             store: tabStore,
             configuration: ServiceConfiguration(
-                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache", adminTokens: tokens),
+                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache", adminTokens: tokens,
+                variantCacheBytes: try cacheLimitMiB(environment) << 20),
             logger: logger)
         let configuration = HTTPServerConfiguration(
             host: host ?? environment["TABSERVER_HOST"] ?? "0.0.0.0",

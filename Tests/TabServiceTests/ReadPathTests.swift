@@ -5,6 +5,38 @@ import Testing
 
 /// The client plane over a real socket.
 @Suite struct ReadPathTests {
+    @Test func theVariantCacheStaysNearItsLimitAndRecompilesWhatItDropped() async throws {
+        let harness = try await ServiceHarness(variantCacheBytes: 16 * 1024)
+        let client = harness.client()
+        let layout = Array(#"{"schemaVersion":1,"tabs":[{"id":"a","title":"A","rootViewController":"A"}]}"#.utf8)
+        var etags: [String: String] = [:]
+        for round in 0..<3 {
+            for i in 0..<40 {
+                if round == 0 {
+                    let put = try await client.send(
+                        "PUT", "/v1/accounts/bound\(i)/layout", headers: ServiceHarness.admin([("Content-Type", "application/json")]),
+                        body: layout)
+                    #expect(put.status == 201)
+                }
+                let got = try await client.send("GET", "/v1/accounts/bound\(i)/tabs")
+                #expect(got.status == 200)
+                let etag = try #require(got.header("ETag"))
+                #expect(etags[String(i)].map { $0 == etag } ?? true, "a recompiled variant has the same bytes and tag")
+                etags[String(i)] = etag
+            }
+        }
+        func metric(_ name: String) async throws -> Int {
+            let text = try await client.send("GET", "/metrics").text
+            let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") })
+            return try #require(Int(line.split(separator: " ")[1]))
+        }
+        try await Task.sleep(for: .milliseconds(200))  // the last sweep runs off the request thread
+        #expect(try await metric("tabserver_variant_cache_evictions_total") > 0)
+        #expect(try await metric("tabserver_variant_cache_misses_total") > 40, "dropped variants were compiled again")
+        // 40 variants of ~2.5 KB each would be ~100 KB; the bound keeps it near 16 KiB (one sweep behind).
+        #expect(try await metric("tabserver_variant_cache_bytes") < 48 * 1024)
+    }
+
     @Test func getAnswers304WhenETagMatches() async throws {
         let harness = try await ServiceHarness()
         let client = harness.client()

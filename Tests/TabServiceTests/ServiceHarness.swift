@@ -18,7 +18,8 @@ struct ServiceHarness {
 
     init(
         store: any TabStore = MemoryStore(),
-        configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2)
+        configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
+        variantCacheBytes: Int = 512 << 20
     )
         async throws
     {
@@ -27,7 +28,8 @@ struct ServiceHarness {
         logger.logLevel = .critical
         self.store = store
         service = try await TabService(
-            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", Self.token)]), logger: logger)
+            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes),
+            logger: logger)
         server = try HTTPServer(configuration: configuration, handler: service)
     }
 

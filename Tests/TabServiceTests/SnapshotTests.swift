@@ -11,7 +11,8 @@ import Testing
 
     func record(_ account: String, version: Int, _ json: String) -> StoredVersion {
         StoredVersion(
-            account: account, version: version, source: Array(json.utf8), contentType: "application/json", etag: "\"\(account)-\(version)\"",
+            account: account, version: version, source: Array(json.utf8), contentType: "application/json",
+            etag: "\"\(account)-\(version)\"",
             createdAtMillis: 1_700_000_000_000 + Int64(version), author: nil, message: nil, restoredFrom: nil, deleted: false)
     }
 
@@ -33,7 +34,7 @@ import Testing
             record("base", version: 1, layout("b")), record("over", version: 1, layout("o", extends: "base")),
             record("deep", version: 1, layout("d", extends: "over")),
         ]
-        return Snapshot.build(layouts: layouts, strings: [], logger: logger)
+        return Snapshot.build(layouts: layouts, strings: [], budget: VariantBudget(limit: .max), logger: logger)
     }
 
     @Test func aWriteRecompilesTheAccountAndItsDependentsOnly() throws {
@@ -71,5 +72,41 @@ import Testing
         let current = try applying(fixture(), record("base", version: 3, layout("b3")))
         let stale = try applying(current, record("base", version: 2, layout("b2")))
         #expect(stale === current)
+    }
+
+    @Test func aSweepDropsWhatNoRequestUsedSinceTheSweepBefore() throws {
+        let budget = VariantBudget(limit: 1)
+        let snapshot = Snapshot.build(layouts: [record("one", version: 1, layout("a"))], strings: [], budget: budget, logger: logger)
+        let entry = try #require(snapshot.entries["one"])
+        let metrics = Metrics()
+        func get(_ format: RepresentationFormat) throws -> (Representation, sweep: Bool) {
+            try entry.representation(
+                VariantKey(locale: 0, platform: 0, versionClass: 0, format: format), platform: nil, appVersion: nil,
+                cacheControl: "no-cache",
+                metrics: metrics)
+        }
+        let (json, firstSweep) = try get(.json)
+        #expect(firstSweep, "past a 1-byte limit, the first insert asks for a sweep")
+        let (plist, secondSweep) = try get(.plist)
+        #expect(!secondSweep, "a sweep is already asked for")
+        #expect(budget.representations == 2 && budget.bytes == json.cost + plist.cost)
+        #expect(entry.sweep() == 0, "both were used since they were built")
+        _ = try get(.json)  // json used again; plist not
+        #expect(entry.sweep() == 1)
+        #expect(budget.representations == 1 && budget.bytes == json.cost)
+        #expect(try get(.json).0 === json, "the used one is kept")
+        budget.sweepFinished()
+    }
+
+    @Test func aDroppedSnapshotReturnsItsBytesToTheBudget() throws {
+        let budget = VariantBudget(limit: .max)
+        var snapshot: Snapshot? = Snapshot.build(
+            layouts: [record("one", version: 1, layout("a"))], strings: [], budget: budget, logger: logger)
+        _ = try snapshot?.entries["one"]?.representation(
+            VariantKey(locale: 0, platform: 0, versionClass: 0, format: .json), platform: nil, appVersion: nil, cacheControl: "no-cache",
+            metrics: Metrics())
+        #expect(budget.representations == 1 && budget.bytes > 0)
+        snapshot = nil
+        #expect(budget.representations == 0 && budget.bytes == 0)
     }
 }
