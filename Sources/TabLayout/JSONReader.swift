@@ -82,6 +82,7 @@ public struct JSONReader {
     private mutating func object(depth: Int) throws(LayoutError) -> [SourceNode.Member] {
         index += 1
         var members: [SourceNode.Member] = []
+        members.reserveCapacity(8)  // a tab's keys, without growing the array four times on the way
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -124,6 +125,7 @@ public struct JSONReader {
     private mutating func array(depth: Int) throws(LayoutError) -> [SourceNode] {
         index += 1
         var elements: [SourceNode] = []
+        elements.reserveCapacity(4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
