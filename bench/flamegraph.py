@@ -42,6 +42,25 @@ def fold(lines):
         yield tuple(reversed(frames))
 
 
+def modules(lines):
+    """Share of samples by the module (kernel, library or executable) of the frame each sample was taken in."""
+    counts = defaultdict(int)
+    expect_leaf = False
+    for line in lines:
+        if not line.strip():
+            expect_leaf = False
+            continue
+        if not line.startswith((" ", "\t")):
+            expect_leaf = True
+            continue
+        if expect_leaf:
+            m = re.search(r"\(([^()]*)\)\s*$", line)
+            dso = m.group(1).rsplit("/", 1)[-1] if m else "?"
+            counts["kernel" if "kernel" in dso else dso] += 1
+            expect_leaf = False
+    return counts
+
+
 def build_tree(stacks):
     root = {"name": "all", "count": 0, "children": {}}
     for stack, count in stacks.items():
@@ -111,9 +130,18 @@ def main():
     parser.add_argument("--title", default="CPU samples")
     parser.add_argument("--folded", action="store_true", help="print folded stacks instead of SVG")
     parser.add_argument("--top", type=int, default=0, help="print the N functions with the most samples under them")
+    parser.add_argument("--modules", action="store_true", help="print the share of samples by module")
     args = parser.parse_args()
+    lines = sys.stdin.readlines()
+    if args.modules:
+        counts = modules(lines)
+        total = sum(counts.values()) or 1
+        for name, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+            if count / total >= 0.005:
+                print(f"{100 * count / total:6.2f}%  {name}")
+        return
     stacks = defaultdict(int)
-    for stack in fold(sys.stdin):
+    for stack in fold(lines):
         stacks[stack] += 1
     if args.top:
         total = sum(stacks.values()) or 1

@@ -224,10 +224,13 @@ if [ "${FLAME:-1}" != 0 ]; then
         perf script -i "$work/perf.data" 2>/dev/null | $demangle >"$work/perf.txt"
         python3 bench/flamegraph.py --title "tabserver, GET 304, 32 connections" <"$work/perf.txt" >docs/flame-304.svg
         {
-            echo "Profile of tabserver answering 304s (32 connections, ${DURATION} s, perf cpu-clock): the functions with"
-            echo "the most samples under them (inclusive) and in them (self); the flame graph is docs/flame-304.svg."
+            echo "Profile of tabserver answering 304s (32 connections, ${DURATION} s, perf cpu-clock): the share of samples"
+            echo "by module, then the functions with the most samples under them (inclusive) and in them (self); the"
+            echo "flame graph is docs/flame-304.svg."
             echo
             echo '```'
+            python3 bench/flamegraph.py --modules <"$work/perf.txt"
+            echo
             echo "  incl.   self  function"
             python3 bench/flamegraph.py --top 25 <"$work/perf.txt" | cut -c1-120
             echo '```'
