@@ -16,48 +16,41 @@ import sys
 from collections import defaultdict
 
 
-def fold(lines):
-    """Yields (stack tuple root→leaf) for each sample of `perf script` output."""
+def samples(lines):
+    """Yields each sample of `perf script` output as its frames, leaf first: (function, module) pairs."""
     frames = []
-    header = False
     for line in lines:
         line = line.rstrip("\n")
         if not line.strip():
             if frames:
-                yield tuple(reversed(frames))
-            frames, header = [], False
+                yield frames
+            frames = []
             continue
         if not line.startswith((" ", "\t")):
-            header = True
-            continue
-        if header:
-            # "    7f3b2c1d4e5f  symbol+0x12 (/path/lib.so)"
-            m = re.match(r"\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$", line)
-            if m:
-                name = m.group(1).strip()
-                if name in ("[unknown]", ""):
-                    name = "[" + m.group(2).rsplit("/", 1)[-1] + "]"
-                frames.append(name.replace(";", ","))
+            continue  # the sample's header line
+        # "    7f3b2c1d4e5f  symbol+0x12 (/path/lib.so)"
+        m = re.match(r"\s*[0-9a-f]+\s+(.*?)(?:\+0x[0-9a-f]+)?\s+\((.*)\)\s*$", line)
+        if m:
+            module = m.group(2).rsplit("/", 1)[-1]
+            name = m.group(1).strip()
+            if name in ("[unknown]", ""):
+                name = "[" + module + "]"
+            frames.append((name.replace(";", ","), "kernel" if "kernel" in module else module))
     if frames:
-        yield tuple(reversed(frames))
+        yield frames
+
+
+def fold(lines):
+    """Yields each sample's stack as a tuple of function names, root first."""
+    for frames in samples(lines):
+        yield tuple(name for name, _ in reversed(frames))
 
 
 def modules(lines):
     """Share of samples by the module (kernel, library or executable) of the frame each sample was taken in."""
     counts = defaultdict(int)
-    expect_leaf = False
-    for line in lines:
-        if not line.strip():
-            expect_leaf = False
-            continue
-        if not line.startswith((" ", "\t")):
-            expect_leaf = True
-            continue
-        if expect_leaf:
-            m = re.search(r"\(([^()]*)\)\s*$", line)
-            dso = m.group(1).rsplit("/", 1)[-1] if m else "?"
-            counts["kernel" if "kernel" in dso else dso] += 1
-            expect_leaf = False
+    for frames in samples(lines):
+        counts[frames[0][1]] += 1
     return counts
 
 
