@@ -216,7 +216,7 @@ extension TabService {
         if !dependents.isEmpty {
             return Problem(
                 status: 409, slug: "layout-is-extended", title: "Conflict",
-                detail: "other layouts extend \(account): \(dependents.joined(separator: ", ")); change them first"
+                detail: "other layouts extend \(account): \(dependents.sorted().joined(separator: ", ")); change them first"
             ).response
         }
         do {
