@@ -10,11 +10,8 @@ struct LayoutValidator {
         "schemaVersion", "extends", "tabs", "remove", "order", "initialTab", "maxVisibleTabs", "defaultLocale",
         "moreTab", "appearance", "strings",
     ]
-    /// Tab keys and the seed-000 aliases that mean the same.
-    static let tabAliases: [String: String] = [
-        "TabBarTitle": "title", "TabBarImage": "image", "TabBarSelectedImage": "selectedImage",
-        "RootViewController": "rootViewController", "TabBarBadge": "badge",
-    ]
+    /// Seed 000's tab keys, each an alias of a tab key (which one: ``tabKey(_:)``).
+    static let legacyTabKeys = ["TabBarTitle", "TabBarImage", "TabBarSelectedImage", "RootViewController", "TabBarBadge"]
     /// The tab key that `key` names (a seed-000 alias mapped to its key), nil for none. It runs for every member
     /// of every tab: the length picks a handful of candidates, which short string comparisons settle (cheaper
     /// than hashing the key for a dictionary).
@@ -240,7 +237,7 @@ struct LayoutValidator {
             }
         }
         for required in ["title", "rootViewController"] where !seen.contains(where: { $0.name == required }) {
-            let legacy = Self.tabAliases.first { $0.value == required }?.key ?? required
+            let legacy = Self.legacyTabKeys.first { Self.tabKey($0) == required } ?? required
             report(pointer(), node, "the tab has no \(required) (or \(legacy))")
             valid = false
         }

@@ -35,6 +35,8 @@ import Testing
         let found = Fixtures.diagnostics(#"{"tabs":[{"image":"x"}]}"#)
         #expect(found.map(\.pointer) == ["/tabs/0", "/tabs/0"])
         #expect(found.contains { $0.message.contains("title") } && found.contains { $0.message.contains("rootViewController") })
+        #expect(
+            found.map(\.message) == ["the tab has no title (or TabBarTitle)", "the tab has no rootViewController (or RootViewController)"])
     }
 
     @Test func tabsAreRequiredWithoutExtends() throws {
