@@ -18,7 +18,7 @@ public struct ClientContext: Sendable, Hashable {
 public struct CompiledLayout: Sendable, Equatable {
     /// The document of LAYOUT.md §2.
     public var document: JSONValue
-    /// Every tab the client gets, in order (the More tab's too), as in the document.
+    /// Every tab the client gets, in order (those under More too), as in the document.
     let tabs: [[String: JSONValue]]
 
     /// `ApplicationHierarchy.plist`'s array: every tab the client gets, in order, without children. Built on

@@ -115,7 +115,7 @@ final class LayoutEntry: Sendable {
     private let globalStrings: [String: StringsTable]
     private let variants = Mutex<[VariantKey: Representation]>([:])
     private let budget: VariantBudget
-    /// Variants kept per layout; beyond it the least recently built one is dropped.
+    /// Variants kept per layout; beyond it an arbitrary one is dropped (the global bound is ``VariantBudget``).
     static let variantLimit = 512
 
     init(resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64, budget: VariantBudget) {
