@@ -26,10 +26,31 @@ static inline struct MHD_OptionItem cmhd_option_notify_connection(MHD_NotifyConn
     return item;
 }
 
+/// Another option item carrying a function pointer: called with the raw request target once the request line is in.
+static inline struct MHD_OptionItem cmhd_option_uri_log(void *(*callback)(void *cls, const char *uri,
+                                                                          struct MHD_Connection *connection),
+                                                         void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t) callback, cls };
+    return item;
+}
+
 /// MHD_get_connection_info is variadic: the socket of a connection.
 static inline int cmhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+/// MHD_get_connection_info is variadic: the peer's address (NULL when unknown).
+static inline const struct sockaddr *cmhd_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info ? info->client_addr : NULL;
+}
+
+/// MHD_get_connection_info is variadic: the request line and header block's size in bytes, both line ends included
+/// (0 before the header block is complete).
+static inline size_t cmhd_request_header_size(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info == NULL ? 0 : info->header_size;
 }
 
 /// MHD_get_connection_info is variadic: the per-connection pointer set in the connection notification.
@@ -41,6 +62,12 @@ static inline void *cmhd_socket_context(struct MHD_Connection *connection) {
 /// MHD_set_response_options is variadic: this sets flags with no further options.
 static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags) {
     return MHD_set_response_options(response, flags, MHD_RO_END);
+}
+
+/// MHD_FEATURE_TLS shares its value with MHD_FEATURE_SSL, which Swift does not import as a case: whether this
+/// libmicrohttpd was built with GnuTLS (HTTPS).
+static inline int cmhd_tls_supported(void) {
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
 }
 
 /// MHD_get_daemon_info is variadic: the port the daemon listens on (useful after binding port 0).

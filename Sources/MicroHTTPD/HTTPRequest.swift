@@ -58,14 +58,147 @@ public struct HTTPRequest {
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
+    /// Calls `body` with a field's value combined over all its field lines, or nil when the request has no such
+    /// field. RFC 9110 §5.3: a recipient may combine field lines into one comma-separated list, as a shared cache
+    /// does; reading only the first line would answer a different request than the one the cache keys on.
+    /// Each line's value is trimmed of surrounding whitespace; lines are joined with ", " in the order received.
+    /// One line (the usual case) is handed over as libmicrohttpd holds it, with no copy and no allocation; several
+    /// are joined in a temporary buffer (on the stack when small) valid only during `body`.
+    /// The corresponding C function is `MHD_get_connection_values_n`.
+    public func withCombinedHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        var name = name
+        return name.withUTF8 { nameBytes in
+            var collector = FieldLineCollector(name: nameBytes)
+            withUnsafeMutablePointer(to: &collector) { pointer in
+                _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
+            }
+            switch collector.lines {
+            case 0: return body(nil)
+            case 1: return body(collector.first)
+            default:
+                let capacity = collector.totalBytes + 2 * (collector.lines - 1)
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                    collector.output = buffer
+                    withUnsafeMutablePointer(to: &collector) { pointer in
+                        _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
+                    }
+                    return body(UnsafeBufferPointer(rebasing: buffer[..<collector.written]))
+                }
+            }
+        }
+    }
+
+    /// A field's value combined over all its field lines (see ``withCombinedHeader(_:_:)``), as a String.
+    public func combinedHeader(_ name: String) -> String? {
+        withCombinedHeader(name) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    /// The value of `Content-Length` as the client declared it, nil when absent or not a number.
+    public var declaredContentLength: Int? {
+        withHeader("Content-Length") { bytes in
+            guard let bytes, !bytes.isEmpty, bytes.count <= 18, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        }
+    }
+
     /// A query argument's decoded value (`?locale=fr`); an argument given without `=` gives "".
     public func query(_ name: String) -> String? {
         lookup(MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
     }
 
+    /// The peer's IP address as text (`127.0.0.1`, `::1`), or "unknown". The corresponding C function is
+    /// `MHD_get_connection_info` with `MHD_CONNECTION_INFO_CLIENT_ADDRESS`.
+    public var clientAddress: String {
+        guard let address = cmhd_client_address(connection) else { return "unknown" }
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                var raw = v4.pointee.sin_addr
+                return inet_ntop(AF_INET, &raw, &text, socklen_t(text.count)) != nil ? Self.text(text) : "unknown"
+            }
+        case AF_INET6:
+            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                var raw = v6.pointee.sin6_addr
+                return inet_ntop(AF_INET6, &raw, &text, socklen_t(text.count)) != nil ? Self.text(text) : "unknown"
+            }
+        default:
+            return "unknown"
+        }
+    }
+
+    /// A NUL-terminated C string buffer as text.
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
+    public func queryValues(_ name: String) -> [String] {
+        var values: [String] = []
+        withUnsafeMutablePointer(to: &values) { pointer in
+            let context = HeaderCollector(name: name, values: pointer)
+            withUnsafePointer(to: context) { contextPointer in
+                _ = MHD_get_connection_values(
+                    connection, MHD_ValueKind.GET_ARGUMENT_KIND, HeaderCollector.collectExact,
+                    UnsafeMutableRawPointer(mutating: contextPointer))
+            }
+        }
+        return values
+    }
+
     private func lookup(_ kind: MHD_ValueKind, _ name: String) -> UnsafePointer<CChar>? {
         name.withCString { MHD_lookup_connection_value(connection, kind, $0) }
     }
+}
+
+/// Counts (first pass) or joins (second pass, when `output` is set) the field lines of one name.
+private struct FieldLineCollector {
+    let name: UnsafeBufferPointer<UInt8>
+    var lines = 0
+    var totalBytes = 0
+    var first: UnsafeBufferPointer<UInt8>?
+    var output: UnsafeMutableBufferPointer<UInt8>?
+    var written = 0
+    var joined = 0
+
+    static let visit: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+        guard let cls, let key else { return MHD_Result.YES }
+        let collector = cls.assumingMemoryBound(to: FieldLineCollector.self)
+        let fieldName = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: keySize)
+        guard fieldName.count == collector.pointee.name.count, sameIgnoringCase(fieldName, collector.pointee.name) else {
+            return MHD_Result.YES
+        }
+        let valueStart = value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
+        let line = trimmed(UnsafeBufferPointer(start: valueStart, count: value == nil ? 0 : valueSize))
+        if let output = collector.pointee.output {
+            var offset = collector.pointee.written
+            if collector.pointee.joined > 0 {
+                output[offset] = UInt8(ascii: ",")
+                output[offset + 1] = UInt8(ascii: " ")
+                offset += 2
+            }
+            if let base = line.baseAddress, let destination = output.baseAddress {
+                (destination + offset).update(from: base, count: line.count)
+            }
+            collector.pointee.written = offset + line.count
+            collector.pointee.joined += 1
+        } else {
+            if collector.pointee.lines == 0 { collector.pointee.first = line }
+            collector.pointee.lines += 1
+            collector.pointee.totalBytes += line.count
+        }
+        return MHD_Result.YES
+    }
+}
+
+/// ASCII case-insensitive equality of two byte strings of the same length.
+private func sameIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    for index in 0..<a.count {
+        let x = a[index] | (a[index] &- 0x41 < 26 ? 0x20 : 0)
+        let y = b[index] | (b[index] &- 0x41 < 26 ? 0x20 : 0)
+        if x != y { return false }
+    }
+    return true
 }
 
 /// Collects the values of one header name through `MHD_get_connection_values`.
@@ -77,6 +210,16 @@ private struct HeaderCollector {
         guard let cls, let key else { return MHD_Result.YES }
         let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
         if String(cString: key).lowercased() == collector.name.lowercased() {
+            collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
+        }
+        return MHD_Result.YES
+    }
+
+    /// Like `collect`, comparing names exactly (query argument names are case-sensitive).
+    static let collectExact: MHD_KeyValueIterator = { cls, _, key, value in
+        guard let cls, let key else { return MHD_Result.YES }
+        let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
+        if String(cString: key) == collector.name {
             collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
         }
         return MHD_Result.YES

@@ -9,7 +9,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// Connections held open at once (libmicrohttpd's default of 1020 is too low for idle mobile clients).
     /// The server lowers it to what the process's open-file limit allows (see ``effectiveConnectionLimit``).
     public var connectionLimit: Int
-    /// Connections from one IP address at once; 0 for no limit.
+    /// Connections from one IP address at once; 0 for no limit. Behind a proxy every client shares the proxy's
+    /// address: raise it (or set 0) there.
     public var perIPConnectionLimit: Int
     /// Seconds a connection may stay idle before it is closed.
     public var connectionTimeoutSeconds: Int
@@ -24,19 +25,38 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerDeadlineSeconds: Double
     /// A body must be complete within this many seconds of its headers.
     public var bodyDeadlineSeconds: Double
+    /// The request target (path and query as sent) alone, in bytes: longer is 414. It also counts toward
+    /// `maxHeaderBytes` with the rest of the request line and the header fields.
+    public var maxTargetBytes: Int
+    /// Request bodies held in memory at once on all connections, in bytes: reserved at admission from
+    /// `Content-Length`, counted as they arrive when chunked. A request beyond it is answered 503 with
+    /// `Retry-After: bodyBudgetRetryAfterSeconds`.
+    public var bodyBudgetBytes: Int
+    /// The `Retry-After` of a 503 for an exhausted body budget, in seconds.
+    public var bodyBudgetRetryAfterSeconds: Int
+    /// Serve HTTPS (TLS 1.2 and 1.3) with this certificate chain (PEM, server certificate first) and
+    /// ``tlsPrivateKey``; nil serves plain HTTP. See ``HTTPServer/reloadCertificate(_:privateKey:)``.
+    public var tlsCertificate: [UInt8]?
+    /// The private key (PEM, unencrypted) of ``tlsCertificate``.
+    public var tlsPrivateKey: [UInt8]?
 
     public init(
         host: String = "0.0.0.0",
         port: UInt16 = 8080,
         threads: Int = HTTPServerConfiguration.coreCount,
         connectionLimit: Int = 16_000,
-        perIPConnectionLimit: Int = 0,
+        perIPConnectionLimit: Int = 1024,
         connectionTimeoutSeconds: Int = 60,
         maxHeaderBytes: Int = 16 * 1024,
         maxBodyBytes: Int = 1024 * 1024,
         stopGraceSeconds: Double = 8,
         headerDeadlineSeconds: Double = 30,
-        bodyDeadlineSeconds: Double = 60
+        bodyDeadlineSeconds: Double = 60,
+        maxTargetBytes: Int = 8 * 1024,
+        bodyBudgetBytes: Int = 64 * 1024 * 1024,
+        bodyBudgetRetryAfterSeconds: Int = 2,
+        tlsCertificate: [UInt8]? = nil,
+        tlsPrivateKey: [UInt8]? = nil
     ) {
         self.host = host
         self.port = port
@@ -49,6 +69,11 @@ public struct HTTPServerConfiguration: Sendable {
         self.stopGraceSeconds = stopGraceSeconds
         self.headerDeadlineSeconds = headerDeadlineSeconds
         self.bodyDeadlineSeconds = bodyDeadlineSeconds
+        self.maxTargetBytes = maxTargetBytes
+        self.bodyBudgetBytes = bodyBudgetBytes
+        self.bodyBudgetRetryAfterSeconds = bodyBudgetRetryAfterSeconds
+        self.tlsCertificate = tlsCertificate
+        self.tlsPrivateKey = tlsPrivateKey
     }
 }
 

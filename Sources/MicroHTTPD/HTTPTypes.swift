@@ -60,10 +60,110 @@ public enum RequestLimitViolation: Sendable, Equatable {
     case bodyTooLarge(limit: Int)
 }
 
+/// A request the server refuses on its own, before the handler sees it: broken syntax or no capacity left.
+/// Answered through ``HTTPHandler/refuse(_:)``; the connection is closed after the answer.
+public enum RequestRefusal: Sendable, Equatable {
+    /// The request breaks RFC 9112's message syntax (a request smuggling vector or a malformed field): 400.
+    /// The string says what, for the `detail` of a problem document.
+    case malformed(String)
+    /// A transfer coding other than `chunked` (RFC 9112 §6.1): 501.
+    case transferCodingNotImplemented(String)
+    /// The request target (path and query) alone is longer than `limit` bytes: 414.
+    case targetTooLong(limit: Int)
+    /// Request bodies in flight on all connections would exceed the server's memory budget: 503, to be retried
+    /// after `retryAfterSeconds`.
+    case bodyBudgetExhausted(retryAfterSeconds: Int)
+    /// The server is stopping and the grace for held (deferred) requests ran out: 503.
+    case serverStopping
+
+    /// The status code the default answer uses.
+    public var status: Int {
+        switch self {
+        case .malformed: 400
+        case .transferCodingNotImplemented: 501
+        case .targetTooLong: 414
+        case .bodyBudgetExhausted, .serverStopping: 503
+        }
+    }
+}
+
+/// What ``HTTPHandler/admit(_:)`` decides once a request's headers are in and before any body byte is read.
+public enum Admission: Sendable {
+    /// Read the body, then call ``HTTPHandler/handle(_:)``.
+    case proceed
+    /// Answer this at once; the body is never read and the connection closes after the answer.
+    case refuse(HTTPResponse)
+}
+
 /// Answers requests. Called on libmicrohttpd's threads: it must not block.
 public protocol HTTPHandler: Sendable {
     /// The reply to a complete request (headers and body in).
     func handle(_ request: borrowing HTTPRequest) -> HTTPReply
     /// The answer to a request that broke a limit; the connection is closed after it.
     func reject(_ violation: RequestLimitViolation) -> HTTPResponse
+    /// Decides about a request that announces a body (any method but GET and HEAD, or a GET or HEAD with
+    /// `Content-Length` or `Transfer-Encoding`) when its headers are complete and before any body byte is read.
+    /// ``HTTPRequest/body`` is empty here. Not called for bodiless GET and HEAD (the hot path).
+    /// The default admits everything.
+    func admit(_ request: borrowing HTTPRequest) -> Admission
+    /// The answer to a request the server refused on its own (see ``RequestRefusal``). The default is an
+    /// `application/problem+json` document with `Cache-Control: no-store` (and `Retry-After` for a 503).
+    func refuse(_ refusal: RequestRefusal) -> HTTPResponse
+    /// Called once when ``HTTPServer/stop()`` begins, after the server stopped accepting connections and
+    /// before it waits for requests in flight: answer held (deferred) requests now, e.g. long-polls with 304.
+    /// The default does nothing.
+    func serverWillStop()
+}
+
+extension HTTPHandler {
+    public func admit(_ request: borrowing HTTPRequest) -> Admission { .proceed }
+
+    public func refuse(_ refusal: RequestRefusal) -> HTTPResponse { refusal.defaultResponse }
+
+    public func serverWillStop() {}
+}
+
+extension RequestRefusal {
+    /// An `application/problem+json` (RFC 9457) answer with `Cache-Control: no-store`, and `Retry-After` for 503.
+    public var defaultResponse: HTTPResponse {
+        let title: String
+        let detail: String
+        var headers = [HTTPHeader("Content-Type", "application/problem+json"), HTTPHeader("Cache-Control", "no-store")]
+        switch self {
+        case .malformed(let what):
+            title = "Bad Request"
+            detail = what
+        case .transferCodingNotImplemented(let coding):
+            title = "Not Implemented"
+            detail = "transfer coding '\(coding)' is not implemented (only chunked is)"
+        case .targetTooLong(let limit):
+            title = "URI Too Long"
+            detail = "the request target exceeds \(limit) bytes"
+        case .bodyBudgetExhausted(let seconds):
+            title = "Service Unavailable"
+            detail = "too many request bodies in flight; retry later"
+            headers.append(HTTPHeader("Retry-After", String(seconds)))
+        case .serverStopping:
+            title = "Service Unavailable"
+            detail = "the server is stopping"
+        }
+        let body = "{\"type\":\"about:blank\",\"title\":\"\(title)\",\"status\":\(status),\"detail\":\(jsonString(detail))}"
+        return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
+    }
+}
+
+/// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
+private func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            let hex = String(scalar.value, radix: 16)
+            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
 }

@@ -13,18 +13,27 @@ internal import CMicroHTTPD
 public final class PreparedResponse: @unchecked Sendable {
     /// The status line's code.
     public let status: Int
+    /// The header fields given at creation (libmicrohttpd adds `Date` and `Content-Length` when sending).
+    public let headers: [HTTPHeader]
     let pointer: OpaquePointer
+    /// The body buffer libmicrohttpd sends from; alive as long as `pointer` is (our reference keeps it).
+    private let buffer: UnsafeRawBufferPointer
 
     /// Builds the response. The corresponding C functions are
     /// `MHD_create_response_from_buffer_with_free_callback` and `MHD_add_response_header`.
     /// - Throws: ``MicroHTTPDError/responseCreationFailed`` when libmicrohttpd cannot allocate it.
     public init(status: Int, headers: [HTTPHeader], body: [UInt8]) throws(MicroHTTPDError) {
-        guard let pointer = makeResponse(headers: headers, body: body) else {
+        guard let (pointer, buffer) = makeResponseKeepingBuffer(headers: headers, body: body) else {
             throw .responseCreationFailed
         }
         self.status = status
+        self.headers = headers
         self.pointer = pointer
+        self.buffer = buffer
     }
+
+    /// A copy of the body (for in-process tests and tools; the server sends from libmicrohttpd's buffer).
+    public var body: [UInt8] { Array(buffer) }
 
     deinit {
         // Drops our reference only; requests still sending it hold theirs (see the type's Safety note).
@@ -34,6 +43,11 @@ public final class PreparedResponse: @unchecked Sendable {
 
 /// A libmicrohttpd response owning a malloc'd copy of `body`, which libmicrohttpd frees with the response.
 func makeResponse(headers: [HTTPHeader], body: [UInt8]) -> OpaquePointer? {
+    makeResponseKeepingBuffer(headers: headers, body: body)?.response
+}
+
+/// ``makeResponse(headers:body:)``, also giving the body buffer (valid while a reference to the response is held).
+func makeResponseKeepingBuffer(headers: [HTTPHeader], body: [UInt8]) -> (response: OpaquePointer, buffer: UnsafeRawBufferPointer)? {
     let buffer = malloc(max(body.count, 1))
     guard let buffer else { return nil }
     body.withUnsafeBytes { bytes in
@@ -47,5 +61,5 @@ func makeResponse(headers: [HTTPHeader], body: [UInt8]) -> OpaquePointer? {
     for header in headers {
         _ = MHD_add_response_header(response, header.name, header.value)
     }
-    return response
+    return (response, UnsafeRawBufferPointer(start: buffer, count: body.count))
 }

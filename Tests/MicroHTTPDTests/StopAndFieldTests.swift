@@ -1,0 +1,81 @@
+import Foundation
+import MicroHTTPD
+import Testing
+
+/// Stop within a bound, the stopping hook, and deferred HEAD.
+@Suite struct StopTests {
+    /// Runs `server.stop()` on a thread of its own and returns how long it took.
+    func timedStop(_ server: HTTPServer) async -> Double {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                let started = now()
+                server.stop()
+                continuation.resume(returning: now() - started)
+            }
+            thread.start()
+        }
+    }
+
+    @Test func aClientDrippingItsBodyDoesNotHoldStopPastTheGrace() async throws {
+        let (server, _) = try startServer { $0.stopGraceSeconds = 1 }
+        let connection = try RawConnection(port: server.port)
+        try connection.send("PUT /p HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+        #expect(try await eventually { server.requestsInFlight == 1 })
+        let took = await timedStop(server)
+        #expect(took >= 0.9 && took < 1.5, "stop took \(took) s with a grace of 1 s")
+        #expect(await connection.untilClosed(seconds: 1).closed)
+    }
+
+    @Test func heldRequestsAreAnsweredThroughTheStoppingHook() async throws {
+        let handler = ProbeHandler(answerOnStop: HTTPResponse(status: 304))
+        let (server, _) = try startServer(handler) { $0.stopGraceSeconds = 5 }
+        let connection = try RawConnection(port: server.port)
+        try connection.send("GET /defer HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await eventually { server.suspendedConnections == 1 })
+        let took = await timedStop(server)
+        #expect(took < 0.5, "the hook answered at once; stop took \(took) s")
+        #expect(try await connection.response().status == 304)
+    }
+
+    @Test func aHeldRequestThatOutlivesTheGraceIsAnswered503() async throws {
+        let (server, _) = try startServer { $0.stopGraceSeconds = 0.5 }
+        let connection = try RawConnection(port: server.port)
+        try connection.send("GET /defer HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await eventually { server.suspendedConnections == 1 })
+        let took = await timedStop(server)
+        #expect(took >= 0.45 && took < 1.0, "stop took \(took) s with a grace of 0.5 s")
+        let (bytes, _) = await connection.untilClosed(seconds: 1)
+        let answer = RawResponse.all(in: bytes).first
+        #expect(answer?.status == 503 && answer?.header("Content-Type") == "application/problem+json")
+    }
+
+    @Test func aDeferredHEADAnswersHeadersOnly() async throws {
+        let handler = ProbeHandler()
+        let (server, _) = try startServer(handler)
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        try connection.send("HEAD /defer HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await eventually { server.suspendedConnections == 1 })
+        handler.gate.open(with: HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array("hello".utf8)))
+        let answer = try await connection.response(head: true)
+        #expect(answer.status == 200 && answer.header("Content-Length") == "5" && answer.body.isEmpty)
+        try connection.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await connection.response().text == "GET /after body=0 accept=-", "no stray body bytes before the next answer")
+    }
+}
+
+/// A field sent on several lines is one comma-separated list (RFC 9110 §5.3).
+@Suite struct CombinedFieldTests {
+    @Test func repeatedFieldLinesAreJoinedInOrder() async throws {
+        let (server, _) = try startServer()
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        try connection.send(
+            "GET /a HTTP/1.1\r\nHost: x\r\nAccept: text/plain  \r\nX-Other: 1\r\naccept:application/json\r\nACCEPT: */*;q=0.1\r\n\r\n")
+        #expect(try await connection.response().text == "GET /a body=0 accept=text/plain, application/json, */*;q=0.1")
+        try connection.send("GET /b HTTP/1.1\r\nHost: x\r\nAccept:   text/html \r\n\r\n")
+        #expect(try await connection.response().text == "GET /b body=0 accept=text/html")
+        try connection.send("GET /c HTTP/1.1\r\nHost: x\r\nAccept:\r\nAccept: a\r\n\r\n")
+        #expect(try await connection.response().text == "GET /c body=0 accept=, a")
+    }
+}
