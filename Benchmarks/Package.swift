@@ -20,6 +20,25 @@ let package = Package(
             ],
             path: "Benchmarks/LayoutBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "HeaderBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "HeaderFields", package: "tabserver"),
+            ],
+            path: "Benchmarks/HeaderBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        // The readers' worst cases within the 1 MiB limit, and the 10k/20k/40k-key dictionaries.
+        .executableTarget(
+            name: "ReaderBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "TabLayout", package: "tabserver"),
+            ],
+            path: "Benchmarks/ReaderBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )
