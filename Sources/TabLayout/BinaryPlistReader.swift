@@ -34,7 +34,7 @@ public struct BinaryPlistReader {
         var reader = BinaryPlistReader(
             bytes: bytes, offsetSize: offsetSize, referenceSize: referenceSize, objectCount: Int(count),
             offsetTable: Int(table), maxDepth: maxDepth)
-        return try reader.object(Int(top), pointer: "", depth: 0)
+        return try reader.object(Int(top), depth: 0)
     }
 
     private init(bytes: [UInt8], offsetSize: Int, referenceSize: Int, objectCount: Int, offsetTable: Int, maxDepth: Int) {
@@ -52,42 +52,45 @@ public struct BinaryPlistReader {
         return value
     }
 
-    private func failure(_ pointer: String, _ message: String) -> LayoutError {
-        LayoutError(pointer: pointer, line: nil, "binary plist: " + message)
+    /// An error at the current object; each enclosing dictionary member and array element prefixes its token to
+    /// the pointer as the error passes through it (a pointer per object would cost, with one long key shared by
+    /// every level, the key's length times the depth squared).
+    private func failure(_ message: String) -> LayoutError {
+        LayoutError(pointer: "", line: nil, "binary plist: " + message)
     }
 
     /// `count` bytes at `start` as a big-endian integer, when they lie before the offset table.
-    private func integer(at start: Int, _ count: Int, _ pointer: String) throws(LayoutError) -> UInt64 {
-        guard start >= 8, count <= 8, start <= offsetTable - count else { throw failure(pointer, "data out of range") }
+    private func integer(at start: Int, _ count: Int) throws(LayoutError) -> UInt64 {
+        guard start >= 8, count <= 8, start <= offsetTable - count else { throw failure("data out of range") }
         return Self.bigEndian(bytes, start, count)
     }
 
-    private func offset(of object: Int, _ pointer: String) throws(LayoutError) -> Int {
-        guard object >= 0, object < objectCount else { throw failure(pointer, "object reference \(object) out of range") }
+    private func offset(of object: Int) throws(LayoutError) -> Int {
+        guard object >= 0, object < objectCount else { throw failure("object reference \(object) out of range") }
         let value = Self.bigEndian(bytes, offsetTable + object * offsetSize, offsetSize)
-        guard value >= 8, value < UInt64(offsetTable) else { throw failure(pointer, "object offset out of range") }
+        guard value >= 8, value < UInt64(offsetTable) else { throw failure("object offset out of range") }
         return Int(value)
     }
 
     /// The count in a marker's low nibble, or the integer object that follows when it is 0xF.
-    private func length(_ marker: UInt8, at start: Int, _ pointer: String) throws(LayoutError) -> (count: Int, next: Int) {
+    private func length(_ marker: UInt8, at start: Int) throws(LayoutError) -> (count: Int, next: Int) {
         let nibble = Int(marker & 0x0F)
         guard nibble == 0x0F else { return (nibble, start + 1) }
-        guard start + 1 < offsetTable else { throw failure(pointer, "data out of range") }
+        guard start + 1 < offsetTable else { throw failure("data out of range") }
         let intMarker = bytes[start + 1]
-        guard intMarker >> 4 == 0x1, intMarker & 0x0F <= 3 else { throw failure(pointer, "malformed length") }
+        guard intMarker >> 4 == 0x1, intMarker & 0x0F <= 3 else { throw failure("malformed length") }
         let size = 1 << Int(intMarker & 0x0F)
-        let value = try integer(at: start + 2, size, pointer)
-        guard value <= UInt64(bytes.count) else { throw failure(pointer, "length out of range") }
+        let value = try integer(at: start + 2, size)
+        guard value <= UInt64(bytes.count) else { throw failure("length out of range") }
         return (Int(value), start + 2 + size)
     }
 
-    private mutating func object(_ reference: Int, pointer: String, depth: Int) throws(LayoutError) -> SourceNode {
+    private mutating func object(_ reference: Int, depth: Int) throws(LayoutError) -> SourceNode {
         decoded += 1
         guard decoded <= LayoutLimits.binaryPlistObjects else {
-            throw failure(pointer, "more than \(LayoutLimits.binaryPlistObjects) objects (shared references count each use)")
+            throw failure("more than \(LayoutLimits.binaryPlistObjects) objects (shared references count each use)")
         }
-        let start = try offset(of: reference, pointer)
+        let start = try offset(of: reference)
         let marker = bytes[start]
         switch marker >> 4 {
         case 0x0:
@@ -95,87 +98,127 @@ public struct BinaryPlistReader {
             case 0x08: return SourceNode(.bool(false))
             case 0x09: return SourceNode(.bool(true))
             case 0x00: return SourceNode(.null)
-            default: throw failure(pointer, "unknown object marker 0x\(String(marker, radix: 16))")
+            default: throw failure("unknown object marker 0x\(String(marker, radix: 16))")
             }
         case 0x1:
             let size = 1 << Int(marker & 0x0F)
-            guard size <= 16 else { throw failure(pointer, "integer wider than 16 bytes") }
-            let raw = try integer(at: start + 1 + max(0, size - 8), min(size, 8), pointer)
-            return SourceNode(.integer(size >= 8 ? Int64(bitPattern: raw) : Int64(raw)))
+            switch size {
+            case 1, 2, 4:
+                // Unsigned, as every writer uses them.
+                return SourceNode(.integer(Int64(try integer(at: start + 1, size))))
+            case 8:
+                return SourceNode(.integer(Int64(bitPattern: try integer(at: start + 1, 8))))
+            case 16:
+                // A signed 128-bit integer (how writers store 2^63…2^64−1): kept when it fits 64 bits, never cut.
+                let high = try integer(at: start + 1, 8)
+                let low = try integer(at: start + 9, 8)
+                let value = Int64(bitPattern: low)
+                guard high == (value < 0 ? UInt64.max : 0) else {
+                    throw failure("the integer \(high == 0 ? String(low) : "of 128 bits") " + IntegerRange.message)
+                }
+                return SourceNode(.integer(value))
+            default: throw failure("integer of \(size) bytes")
+            }
         case 0x2:
             let size = 1 << Int(marker & 0x0F)
-            let raw = try integer(at: start + 1, size, pointer)
+            let raw = try integer(at: start + 1, size)
             let value: Double
             switch size {
             case 4: value = Double(Float(bitPattern: UInt32(raw)))
             case 8: value = Double(bitPattern: raw)
-            default: throw failure(pointer, "real of \(size) bytes")
+            default: throw failure("real of \(size) bytes")
             }
-            guard value.isFinite else { throw failure(pointer, "a real number that is not finite") }
+            guard value.isFinite else { throw failure("a real number that is not finite") }
             return SourceNode(.real(value))
         case 0x3:
-            guard marker == 0x33 else { throw failure(pointer, "malformed date") }
-            let seconds = Double(bitPattern: try integer(at: start + 1, 8, pointer))
-            // ±10^11 s is about 3,000 years either side of 2001: past that a date is noise (and would not fit
-            // the calendar arithmetic).
-            guard seconds.isFinite, abs(seconds) < 1e11 else { throw failure(pointer, "a date out of range") }
-            return SourceNode(.date(ReferenceDate.iso8601(secondsSince2001: seconds)))
+            guard marker == 0x33 else { throw failure("malformed date") }
+            let seconds = Double(bitPattern: try integer(at: start + 1, 8))
+            guard let date = ReferenceDate.iso8601(secondsSince2001: seconds) else {
+                throw failure("a date outside the years 0001…9999")
+            }
+            return SourceNode(.date(date))
         case 0x4:
-            let (count, body) = try length(marker, at: start, pointer)
-            guard body <= offsetTable - count else { throw failure(pointer, "data out of range") }
+            let (count, body) = try length(marker, at: start)
+            guard body <= offsetTable - count else { throw failure("data out of range") }
             return SourceNode(.data(Array(bytes[body..<body + count])))
         case 0x5:
-            let (count, body) = try length(marker, at: start, pointer)
-            guard body <= offsetTable - count else { throw failure(pointer, "string out of range") }
+            let (count, body) = try length(marker, at: start)
+            guard body <= offsetTable - count else { throw failure("string out of range") }
             guard let text = String(validating: bytes[body..<body + count], as: UTF8.self) else {
-                throw failure(pointer, "an ASCII string with bytes that are not ASCII")
+                throw failure("an ASCII string with bytes that are not ASCII")
             }
             return SourceNode(.string(text))
         case 0x6:
-            let (count, body) = try length(marker, at: start, pointer)
-            guard count <= (offsetTable - body) / 2 else { throw failure(pointer, "string out of range") }
+            let (count, body) = try length(marker, at: start)
+            guard count <= (offsetTable - body) / 2 else { throw failure("string out of range") }
             var units: [UInt16] = []
             units.reserveCapacity(count)
             for i in 0..<count { units.append(UInt16(bytes[body + 2 * i]) << 8 | UInt16(bytes[body + 2 * i + 1])) }
             guard let text = String(validating: units, as: UTF16.self) else {
-                throw failure(pointer, "a UTF-16 string that is not valid")
+                throw failure("a UTF-16 string that is not valid")
             }
             return SourceNode(.string(text))
         case 0xA, 0xD:
-            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
-            guard !visiting.contains(reference) else { throw failure(pointer, "an object that contains itself") }
+            guard depth < maxDepth else { throw failure("nesting deeper than \(maxDepth) levels") }
+            guard !visiting.contains(reference) else { throw failure("an object that contains itself") }
             visiting.insert(reference)
             defer { visiting.remove(reference) }
-            let (count, body) = try length(marker, at: start, pointer)
+            let (count, body) = try length(marker, at: start)
             let references = marker >> 4 == 0xA ? count : count * 2
-            guard references <= (offsetTable - body) / referenceSize else { throw failure(pointer, "references out of range") }
+            guard references <= (offsetTable - body) / referenceSize else { throw failure("references out of range") }
             // An 8-byte reference can exceed Int.max: clamped, it fails the range check like any bad reference.
             func ref(_ i: Int) -> Int { Int(clamping: Self.bigEndian(bytes, body + i * referenceSize, referenceSize)) }
             if marker >> 4 == 0xA {
                 var elements: [SourceNode] = []
+                elements.reserveCapacity(count)
                 for i in 0..<count {
-                    elements.append(try object(ref(i), pointer: JSONPointer.appending(pointer, i), depth: depth + 1))
+                    do throws(LayoutError) {
+                        elements.append(try object(ref(i), depth: depth + 1))
+                    } catch {
+                        throw error.within(i)
+                    }
                 }
                 return SourceNode(.array(elements))
             }
             var members: [SourceNode.Member] = []
+            members.reserveCapacity(count)
+            var keys = KeySet()
             for i in 0..<count {
-                let keyNode = try object(ref(i), pointer: pointer, depth: depth + 1)
-                guard case .string(let key) = keyNode.value else { throw failure(pointer, "a dictionary key that is not a string") }
-                let memberPointer = JSONPointer.appending(pointer, key)
-                if members.contains(where: { $0.key == key }) { throw failure(memberPointer, "duplicate key '\(key)'") }
-                members.append(.init(key: key, node: try object(ref(count + i), pointer: memberPointer, depth: depth + 1)))
+                let keyNode = try object(ref(i), depth: depth + 1)
+                guard case .string(let key) = keyNode.value else { throw failure("a dictionary key that is not a string") }
+                do throws(LayoutError) {
+                    guard keys.insert(key) else { throw failure("duplicate key '\(key)'") }
+                    members.append(.init(key: key, node: try object(ref(count + i), depth: depth + 1)))
+                } catch {
+                    throw error.within(key)
+                }
             }
             return SourceNode(.dictionary(members))
         default:
-            throw failure(pointer, "unsupported object marker 0x\(String(marker, radix: 16)) (UIDs and sets have no place in a layout)")
+            throw failure("unsupported object marker 0x\(String(marker, radix: 16)) (UIDs and sets have no place in a layout)")
         }
     }
 }
 
-/// Property-list dates count seconds from 2001-01-01T00:00:00Z.
+/// Property-list dates count seconds from 2001-01-01T00:00:00Z (a binary plist stores them as a double).
 enum ReferenceDate {
-    static func iso8601(secondsSince2001 seconds: Double) -> String {
-        UTCDateTime(unixSeconds: Int64((seconds + 978_307_200).rounded(.down))).rfc3339
+    /// Seconds from 2001 to 0001-01-01T00:00:00Z and to 10000-01-01T00:00:00Z: the years RFC 3339 can write.
+    static let range = -63_113_904_000.0..<252_423_993_600.0
+
+    /// RFC 3339 text of the date, with its fraction of a second to the microsecond when it has one
+    /// (`2024-02-29T12:00:00.25Z`); nil outside the years 0001…9999 or for a value that is not finite.
+    static func iso8601(secondsSince2001 seconds: Double) -> String? {
+        guard seconds.isFinite, range.contains(seconds) else { return nil }
+        // Whole microseconds, so that a fraction that rounds up carries into the second.
+        let micros = Int64((seconds * 1_000_000).rounded())
+        let (whole, fraction) = micros.quotientAndRemainder(dividingBy: 1_000_000)
+        let unixSeconds = (fraction < 0 ? whole - 1 : whole) + 978_307_200
+        let positiveFraction = fraction < 0 ? fraction + 1_000_000 : fraction
+        let text = UTCDateTime(unixSeconds: unixSeconds).rfc3339
+        guard positiveFraction != 0 else { return text }
+        var digits = String(positiveFraction)
+        digits = String(repeating: "0", count: 6 - digits.count) + digits
+        while digits.hasSuffix("0") { digits.removeLast() }
+        return text.dropLast() + "." + digits + "Z"
     }
 }

@@ -197,21 +197,27 @@ public enum PropertyListXML {
         }
     }
 
+    /// `<name>text</name>` with `&`, `<` and `>` escaped, a CR written `&#13;` (a literal CR would be read back as
+    /// LF, XML 1.0 §2.11), and any character XML 1.0 cannot carry at all (§2.2: control characters other than
+    /// tab, LF and CR; U+FFFE, U+FFFF) written as U+FFFD. Validation refuses such characters in layouts and
+    /// strings tables, so the replacement is a last line of defence: the output is always well-formed XML.
     private static func element(_ name: String, _ text: String, _ out: inout [UInt8]) {
         out.append(contentsOf: "<\(name)>".utf8)
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") }) {
+        if !text.utf8.contains(where: {
+            $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == 0xEF
+        }) {
             out.append(contentsOf: text.utf8)
             out.append(contentsOf: "</\(name)>\n".utf8)
             return
         }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)
-            case UInt8(ascii: "<"): out.append(contentsOf: "&lt;".utf8)
-            case UInt8(ascii: ">"): out.append(contentsOf: "&gt;".utf8)
-            case 0x00..<0x20 where byte != 0x09 && byte != 0x0A && byte != 0x0D:
-                out.append(contentsOf: "&#\(byte);".utf8)
-            default: out.append(byte)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".utf8)
+            case "<": out.append(contentsOf: "&lt;".utf8)
+            case ">": out.append(contentsOf: "&gt;".utf8)
+            case "\r": out.append(contentsOf: "&#13;".utf8)
+            case _ where !XMLCharacters.isAllowed(scalar): out.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            default: out.append(contentsOf: UTF8.encode(scalar)!)
             }
         }
         out.append(contentsOf: "</\(name)>\n".utf8)

@@ -82,12 +82,14 @@ public struct JSONReader {
     private mutating func object(depth: Int) throws(LayoutError) -> [SourceNode.Member] {
         index += 1
         var members: [SourceNode.Member] = []
-        members.reserveCapacity(8)  // a tab's keys, without growing the array four times on the way
+        var keys = KeySet()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             return members
         }
+        // A tab's keys, without growing the array four times on the way (an empty object allocates nothing).
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
@@ -95,9 +97,7 @@ public struct JSONReader {
             }
             let key = try string()
             do throws(LayoutError) {
-                if members.contains(where: { $0.key == key }) {
-                    throw failure("duplicate key '\(key)'")
-                }
+                guard keys.insert(key) else { throw failure("duplicate key '\(key)'") }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw failure("':' was expected after the key")
@@ -125,12 +125,12 @@ public struct JSONReader {
     private mutating func array(depth: Int) throws(LayoutError) -> [SourceNode] {
         index += 1
         var elements: [SourceNode] = []
-        elements.reserveCapacity(4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
             return elements
         }
+        elements.reserveCapacity(4)
         while true {
             skipWhitespace()
             let position = elements.count
@@ -262,7 +262,10 @@ public struct JSONReader {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        if isInteger {
+            guard let integer = Int64(text) else { throw failure("the integer \(text) " + IntegerRange.message) }
+            return .integer(integer)
+        }
         guard let real = Double(text), real.isFinite else { throw failure("number out of range") }
         return .real(real)
     }

@@ -32,9 +32,13 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
     public var kind: Kind
     public var diagnostics: [LayoutDiagnostic]
 
-    public init(_ diagnostics: [LayoutDiagnostic], kind: Kind = .invalid) {
+    /// An error with `diagnostics`, capped by ``DiagnosticLimits``: at most ``DiagnosticLimits/count`` of them (the
+    /// last one then says how many more there were), each pointer and message shortened with an ellipsis, and
+    /// ``DiagnosticLimits/totalBytes`` in all, so that no source can make an error response large.
+    /// - Parameter omitted: problems found but not kept in `diagnostics` (a caller that stopped collecting).
+    public init(_ diagnostics: [LayoutDiagnostic], kind: Kind = .invalid, omitted: Int = 0) {
         self.kind = kind
-        self.diagnostics = diagnostics
+        self.diagnostics = DiagnosticLimits.capped(diagnostics, omitted: omitted)
     }
 
     init(pointer: String, line: Int?, _ message: String, kind: Kind = .invalid) {
@@ -51,8 +55,80 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
 
     private func prefixed(_ prefix: String) -> LayoutError {
         var error = self
-        for i in error.diagnostics.indices { error.diagnostics[i].pointer = prefix + error.diagnostics[i].pointer }
+        for i in error.diagnostics.indices {
+            error.diagnostics[i].pointer = DiagnosticLimits.shortened(
+                prefix + error.diagnostics[i].pointer, to: DiagnosticLimits.pointerBytes)
+        }
         return error
+    }
+}
+
+/// The bounds of an error report: whatever a source holds, a ``LayoutError`` stays small (tens of KiB).
+public enum DiagnosticLimits {
+    /// Diagnostics in one error, the closing "… more" line included.
+    public static let count = 100
+    /// UTF-8 bytes of one pointer; a longer one keeps its start and its end around an ellipsis.
+    public static let pointerBytes = 512
+    /// UTF-8 bytes of one message; a longer one ends with an ellipsis.
+    public static let messageBytes = 512
+    /// UTF-8 bytes of all pointers and messages together.
+    public static let totalBytes = 32 * 1024
+
+    /// `diagnostics` within the limits; the last diagnostic says how many were left out (with `omitted`).
+    static func capped(_ diagnostics: [LayoutDiagnostic], omitted: Int = 0) -> [LayoutDiagnostic] {
+        func size(_ diagnostic: LayoutDiagnostic) -> Int { diagnostic.pointer.utf8.count + diagnostic.message.utf8.count }
+        let short = diagnostics.prefix(count).map { diagnostic in
+            var short = diagnostic
+            short.pointer = shortened(diagnostic.pointer, to: pointerBytes)
+            short.message = shortened(diagnostic.message, to: messageBytes, keepingEnd: false)
+            return short
+        }
+        if omitted == 0, diagnostics.count <= count, short.reduce(0, { $0 + size($1) }) <= totalBytes { return short }
+        // Room for the closing line, whose message is short.
+        let budget = totalBytes - 160
+        var kept: [LayoutDiagnostic] = []
+        var bytes = 0
+        for diagnostic in short.prefix(count - 1) {
+            guard bytes + size(diagnostic) <= budget else { break }
+            bytes += size(diagnostic)
+            kept.append(diagnostic)
+        }
+        let left = diagnostics.count - kept.count + omitted
+        kept.append(
+            LayoutDiagnostic(
+                pointer: "", line: nil,
+                message:
+                    "… and \(left) more problem\(left == 1 ? "" : "s") (an error lists at most \(count), in at most \(totalBytes) bytes)"))
+        return kept
+    }
+
+    /// `text` cut to at most `limit` UTF-8 bytes on character boundaries, an ellipsis marking the cut: in the middle
+    /// (a pointer keeps where it starts and the member it ends at) or at the end.
+    static func shortened(_ text: String, to limit: Int, keepingEnd: Bool = true) -> String {
+        guard text.utf8.count > limit else { return text }
+        let ellipsis = "…"
+        let budget = limit - ellipsis.utf8.count
+        let scalars = text.unicodeScalars
+        func prefix(_ bytes: Int) -> Substring.UnicodeScalarView {
+            var end = scalars.startIndex
+            var used = 0
+            while end != scalars.endIndex, used + UTF8.width(scalars[end]) <= bytes {
+                used += UTF8.width(scalars[end])
+                scalars.formIndex(after: &end)
+            }
+            return scalars[scalars.startIndex..<end]
+        }
+        guard keepingEnd else { return String(prefix(budget)) + ellipsis }
+        let head = prefix(budget / 2)
+        var start = scalars.endIndex
+        var used = 0
+        while start > head.endIndex {
+            let before = scalars.index(before: start)
+            guard used + UTF8.width(scalars[before]) <= budget - budget / 2 else { break }
+            used += UTF8.width(scalars[before])
+            start = before
+        }
+        return String(head) + ellipsis + String(scalars[start...])
     }
 }
 

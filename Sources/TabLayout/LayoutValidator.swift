@@ -1,9 +1,24 @@
 /// Turns a ``SourceNode`` tree into a ``LayoutDocument``, collecting every problem with its pointer and line.
 struct LayoutValidator {
-    private(set) var diagnostics: [LayoutDiagnostic] = []
+    private var found: [LayoutDiagnostic] = []
+    /// Problems found past ``DiagnosticLimits/count`` (counted, not kept: their pointers are never built).
+    private var omitted = 0
+    /// Explicit tab ids in source order, with the pointer and node of each (for naming the tab that repeats one).
+    private var explicitIDs: [(id: String, pointer: String, node: SourceNode)] = []
 
-    mutating func report(_ pointer: String, _ node: SourceNode?, _ message: String) {
-        diagnostics.append(LayoutDiagnostic(pointer: pointer, line: node?.line, message: message))
+    /// The problems found, within ``DiagnosticLimits`` (the last one says how many more there were).
+    var diagnostics: [LayoutDiagnostic] { DiagnosticLimits.capped(found, omitted: omitted) }
+
+    mutating func report(_ pointer: @autoclosure () -> String, _ node: SourceNode?, _ message: @autoclosure () -> String) {
+        guard found.count < DiagnosticLimits.count else {
+            omitted += 1
+            return
+        }
+        // Shortened at once: a source full of long keys keeps no long strings here.
+        found.append(
+            LayoutDiagnostic(
+                pointer: DiagnosticLimits.shortened(pointer(), to: DiagnosticLimits.pointerBytes), line: node?.line,
+                message: DiagnosticLimits.shortened(message(), to: DiagnosticLimits.messageBytes, keepingEnd: false)))
     }
 
     static let documentKeys: Set<String> = [
@@ -33,13 +48,13 @@ struct LayoutValidator {
     static let animatorNames: Set<String> = ["none", "underline", "bounce", "fade"]
 
     mutating func document(_ root: SourceNode) -> LayoutDocument {
-        var path = PointerPath()
+        var path = BoundedPointerPath()
         checkStringLengths(root, path: &path)
         switch root.value {
         case .array(let elements):
             var document = LayoutDocument(tabs: tabList(elements, node: root, pointer: "", level: 0))
             assignDefaultIDs(&document.tabs)
-            checkUniqueIDs(document.tabs)
+            checkUniqueIDs()
             return document
         case .dictionary(let members):
             return dictionaryDocument(members, root)
@@ -120,7 +135,7 @@ struct LayoutValidator {
             if let order = root["order"] { report("/order", order, "only applies with extends") }
         }
         assignDefaultIDs(&document.tabs)
-        checkUniqueIDs(document.tabs)
+        checkUniqueIDs()
         if document.extends == nil, let initial = document.initialTab {
             switch initial {
             case .id(let id) where !document.tabs.contains(where: { $0.id == id }):
@@ -178,6 +193,7 @@ struct LayoutValidator {
                 if let id = string(value, memberPointer()) {
                     if isValidTabID(id) {
                         tab.id = id
+                        explicitIDs.append((id, memberPointer(), value))
                     } else {
                         report(memberPointer(), value, "'\(id)' is not a tab id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
                     }
@@ -306,18 +322,17 @@ struct LayoutValidator {
         assign(&tabs)
     }
 
-    private mutating func checkUniqueIDs(_ tabs: [TabSpec]) {
-        var seen: Set<String> = []
-        var duplicates: [String] = []
-        func visit(_ tabs: [TabSpec]) {
-            for tab in tabs {
-                if !seen.insert(tab.id).inserted { duplicates.append(tab.id) }
-                visit(tab.children)
+    /// A repeated id is reported at the `id` of each tab that repeats it (`/tabs/3/id`), naming the first. Ids
+    /// derived from rootViewController never clash (``assignDefaultIDs(_:)`` skips every id taken), so only the
+    /// explicit ones, in source order, need checking.
+    private mutating func checkUniqueIDs() {
+        var first: [String: String] = [:]
+        for (id, pointer, node) in explicitIDs {
+            if let earlier = first[id] {
+                report(pointer, node, "the id '\(id)' is already used by the tab at \(earlier) (ids are unique in the whole layout)")
+            } else {
+                first[id] = pointer
             }
-        }
-        visit(tabs)
-        for id in duplicates {
-            report("/tabs", nil, "the id '\(id)' is used by more than one tab (ids are unique in the whole layout)")
         }
     }
 
@@ -474,11 +489,18 @@ struct LayoutValidator {
         }
     }
 
-    /// Every string and key within the limit; the pointer() is built only for an offender.
-    private mutating func checkStringLengths(_ node: SourceNode, path: inout PointerPath) {
+    /// Compiled layouts are served as XML property lists too, and XML 1.0 (§2.2) cannot carry every character.
+    static func unservable(_ scalar: Unicode.Scalar) -> String {
+        "the character \(XMLCharacters.name(scalar)) cannot be served in an XML property list (XML 1.0 §2.2)"
+    }
+
+    /// Every string and key within the limit and servable as XML; the pointer is built only for an offender.
+    private mutating func checkStringLengths(_ node: SourceNode, path: inout BoundedPointerPath) {
         switch node.value {
         case .string(let text) where text.utf8.count > LayoutLimits.stringBytes:
             report(path.pointer, node, "a string of \(text.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+        case .string(let text):
+            if let forbidden = XMLCharacters.firstForbidden(in: text) { report(path.pointer, node, Self.unservable(forbidden)) }
         case .array(let elements):
             for (i, element) in elements.enumerated() {
                 path.push(i)
@@ -490,6 +512,8 @@ struct LayoutValidator {
                 path.push(member.key)
                 if member.key.utf8.count > LayoutLimits.stringBytes {
                     report(path.pointer, member.node, "a key of \(member.key.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
+                } else if let forbidden = XMLCharacters.firstForbidden(in: member.key) {
+                    report(path.pointer, member.node, "in the key, " + Self.unservable(forbidden))
                 }
                 checkStringLengths(member.node, path: &path)
                 path.pop()

@@ -26,9 +26,15 @@ public struct UTCDateTime: Sendable, Equatable {
 
     private static func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
-    /// `2026-11-22T05:21:00Z`
+    private static func four(_ n: Int64) -> String {
+        guard n >= 0, n < 1000 else { return "\(n)" }
+        let digits = String(n)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    /// `2026-11-22T05:21:00Z` (the year in four digits at least: `0031-…`, as RFC 3339 requires).
     public var rfc3339: String {
-        "\(year)-\(Self.two(month))-\(Self.two(day))T\(Self.two(hour)):\(Self.two(minute)):\(Self.two(second))Z"
+        "\(Self.four(year))-\(Self.two(month))-\(Self.two(day))T\(Self.two(hour)):\(Self.two(minute)):\(Self.two(second))Z"
     }
 
     /// `Sun, 22 Nov 2026 05:21:00 GMT`

@@ -1,6 +1,8 @@
 /// Reads an XML property list (with or without the `<?xml?>` line and DOCTYPE) into a ``SourceNode``
 /// tree with the line of every value. A DOCTYPE with an internal subset that declares entities is refused:
-/// no entity is ever expanded but the five predefined ones and character references.
+/// no entity is ever expanded but the five predefined ones and character references. As XML 1.0 requires,
+/// UTF-16 with a byte order mark is read too, line ends are normalised before anything else (§2.11: CR LF and
+/// CR become LF), and a character that no XML document can hold (§2.2), literal or referenced, is an error.
 public struct XMLPlistReader {
     private let bytes: [UInt8]
     private var index = 0
@@ -9,24 +11,25 @@ public struct XMLPlistReader {
 
     /// - Throws: ``LayoutError`` with the pointer and line where reading stopped.
     public static func read(_ bytes: [UInt8], maxDepth: Int = LayoutLimits.depth) throws(LayoutError) -> SourceNode {
-        var reader = XMLPlistReader(bytes: bytes, maxDepth: maxDepth)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
+        let text = try TextDecoding.utf8FromUTF16(bytes) ?? bytes
+        var reader = XMLPlistReader(bytes: TextDecoding.normalizingLineEnds(text), maxDepth: maxDepth)
+        if reader.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
         try reader.prolog()
-        guard let root = try reader.nextTag(pointer: "") else {
+        guard let root = try reader.nextTag() else {
             throw reader.failure("", "no root element")
         }
         let node: SourceNode
         if root.name == "plist" && !root.isEmpty {
-            guard let first = try reader.nextTag(pointer: "") else {
+            guard let first = try reader.nextTag() else {
                 throw reader.failure("", "<plist> holds no value")
             }
-            node = try reader.value(first, pointer: "", depth: 0)
-            try reader.expectClose("plist", pointer: "")
+            node = try reader.value(first, depth: 0)
+            try reader.expectClose("plist")
         } else {
-            node = try reader.value(root, pointer: "", depth: 0)
+            node = try reader.value(root, depth: 0)
         }
         try reader.skipMisc()
-        if reader.index < bytes.count { throw reader.failure("", "unexpected content after the root element") }
+        if reader.index < reader.bytes.count { throw reader.failure("", "unexpected content after the root element") }
         return node
     }
 
@@ -42,6 +45,8 @@ public struct XMLPlistReader {
         var line: Int
     }
 
+    /// An error at the current value; each enclosing dictionary member and array element prefixes its token to
+    /// the pointer as the error passes through it (no pointer is built while reading goes well).
     private func failure(_ pointer: String, _ message: String, line: Int? = nil) -> LayoutError {
         LayoutError(pointer: pointer, line: line ?? self.line, "XML plist: " + message)
     }
@@ -71,7 +76,15 @@ public struct XMLPlistReader {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { advance() }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                line += 1
+                index += 1
+            default: return
+            }
+        }
     }
 
     /// Whitespace, comments and processing instructions between elements.
@@ -119,11 +132,11 @@ public struct XMLPlistReader {
     }
 
     /// The next start or end tag after whitespace and comments; nil at the end of input.
-    private mutating func nextTag(pointer: String) throws(LayoutError) -> Tag? {
+    private mutating func nextTag() throws(LayoutError) -> Tag? {
         try skipMisc()
         guard index < bytes.count else { return nil }
         guard bytes[index] == UInt8(ascii: "<") else {
-            throw failure(pointer, "text where an element was expected")
+            throw failure("", "text where an element was expected")
         }
         let tagLine = line
         advance()
@@ -137,12 +150,12 @@ public struct XMLPlistReader {
             name.append(bytes[index])
             advance()
         }
-        guard !name.isEmpty else { throw failure(pointer, "malformed tag") }
+        guard !name.isEmpty else { throw failure("", "malformed tag") }
         // Attributes are skipped (only <plist version="1.0"> has any), quoted values included.
         var quote: UInt8? = nil
         var isEmpty = false
         while true {
-            guard index < bytes.count else { throw failure(pointer, "unterminated tag <\(String(decoding: name, as: UTF8.self))>") }
+            guard index < bytes.count else { throw failure("", "unterminated tag <\(String(decoding: name, as: UTF8.self))>") }
             let byte = bytes[index]
             advance()
             if let open = quote {
@@ -166,47 +179,64 @@ public struct XMLPlistReader {
             || byte == UInt8(ascii: ".")
     }
 
-    private mutating func expectClose(_ name: String, pointer: String) throws(LayoutError) {
-        guard let tag = try nextTag(pointer: pointer), tag.isClosing, tag.name == name else {
-            throw failure(pointer, "</\(name)> was expected")
+    private mutating func expectClose(_ name: String) throws(LayoutError) {
+        guard let tag = try nextTag(), tag.isClosing, tag.name == name else {
+            throw failure("", "</\(name)> was expected")
         }
     }
 
     /// Character data up to the next `<` that is not a comment or CDATA section, with references decoded.
-    private mutating func text(pointer: String) throws(LayoutError) -> String {
+    private mutating func text() throws(LayoutError) -> String {
         var utf8: [UInt8] = []
         while true {
-            guard index < bytes.count else { throw failure(pointer, "unterminated element") }
+            // A run of plain character data, copied at once.
+            let runStart = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "<") || byte == UInt8(ascii: "&") { break }
+                if byte < 0x20 {
+                    if byte == 0x0A {
+                        line += 1
+                    } else if byte != 0x09 {
+                        throw failure("", "the control character 0x\(String(byte, radix: 16, uppercase: true)) cannot appear in XML")
+                    }
+                }
+                index += 1
+            }
+            utf8.append(contentsOf: bytes[runStart..<index])
+            guard index < bytes.count else { throw failure("", "unterminated element") }
             if starts(with: "<![CDATA[") {
                 advance(9)
+                let start = index
                 while !starts(with: "]]>") {
-                    guard index < bytes.count else { throw failure(pointer, "unterminated CDATA section") }
-                    utf8.append(bytes[index])
+                    guard index < bytes.count else { throw failure("", "unterminated CDATA section") }
+                    let byte = bytes[index]
+                    if byte < 0x20, byte != 0x09, byte != 0x0A {
+                        throw failure("", "the control character 0x\(String(byte, radix: 16, uppercase: true)) cannot appear in XML")
+                    }
                     advance()
                 }
+                utf8.append(contentsOf: bytes[start..<index])
                 advance(3)
                 continue
             }
             if starts(with: "<!--") {
-                guard skip(past: "-->") else { throw failure(pointer, "unterminated comment") }
+                guard skip(past: "-->") else { throw failure("", "unterminated comment") }
                 continue
             }
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "<") { break }
-            if byte == UInt8(ascii: "&") {
-                utf8.append(contentsOf: try reference(pointer: pointer).utf8)
-                continue
-            }
-            utf8.append(byte)
-            advance()
+            if bytes[index] == UInt8(ascii: "<") { break }
+            utf8.append(contentsOf: try reference().utf8)
         }
         guard let decoded = String(validating: utf8, as: UTF8.self) else {
-            throw failure(pointer, "text is not valid UTF-8")
+            throw failure("", "text is not valid UTF-8")
+        }
+        if let forbidden = XMLCharacters.firstForbidden(in: decoded) {
+            throw failure("", "the character \(XMLCharacters.name(forbidden)) cannot appear in XML (XML 1.0 §2.2)")
         }
         return decoded
     }
 
-    private mutating func reference(pointer: String) throws(LayoutError) -> String {
+    private mutating func reference() throws(LayoutError) -> String {
         advance()  // &
         var name: [UInt8] = []
         while index < bytes.count, bytes[index] != UInt8(ascii: ";"), name.count < 12 {
@@ -214,7 +244,7 @@ public struct XMLPlistReader {
             advance()
         }
         guard index < bytes.count, bytes[index] == UInt8(ascii: ";") else {
-            throw failure(pointer, "malformed entity reference")
+            throw failure("", "malformed entity reference")
         }
         advance()
         let text = String(decoding: name, as: UTF8.self)
@@ -231,61 +261,71 @@ public struct XMLPlistReader {
             } else if text.hasPrefix("#") {
                 code = UInt32(text.dropFirst(), radix: 10)
             }
-            guard let code, let scalar = Unicode.Scalar(code) else {
-                throw failure(pointer, "unknown entity '&\(text);' (only the predefined ones are expanded)")
+            guard let code else {
+                throw failure("", "unknown entity '&\(text);' (only the predefined ones are expanded)")
+            }
+            // §4.1: a character reference must name a Char (so never &#0; or &#1;).
+            guard let scalar = Unicode.Scalar(code), XMLCharacters.isAllowed(scalar) else {
+                throw failure("", "'&\(text);' names a character that XML 1.0 does not allow")
             }
             return String(Character(scalar))
         }
     }
 
-    private mutating func value(_ tag: Tag, pointer: String, depth: Int) throws(LayoutError) -> SourceNode {
-        if tag.isClosing { throw failure(pointer, "unexpected </\(tag.name)>, a value was expected") }
+    private mutating func value(_ tag: Tag, depth: Int) throws(LayoutError) -> SourceNode {
+        if tag.isClosing { throw failure("", "unexpected </\(tag.name)>, a value was expected") }
         switch tag.name {
         case "dict":
-            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
+            guard depth < maxDepth else { throw failure("", "nesting deeper than \(maxDepth) levels") }
             var members: [SourceNode.Member] = []
             if tag.isEmpty { return SourceNode(.dictionary(members), line: tag.line) }
+            var keys = KeySet()
             while true {
-                guard let next = try nextTag(pointer: pointer) else { throw failure(pointer, "unterminated <dict>") }
+                guard let next = try nextTag() else { throw failure("", "unterminated <dict>") }
                 if next.isClosing && next.name == "dict" { break }
                 guard next.name == "key", !next.isClosing else {
-                    throw failure(pointer, "<key> was expected in <dict>, found <\(next.name)>", line: next.line)
+                    throw failure("", "<key> was expected in <dict>, found <\(next.name)>", line: next.line)
                 }
-                let key = next.isEmpty ? "" : try text(pointer: pointer)
-                if !next.isEmpty { try expectClose("key", pointer: pointer) }
-                let memberPointer = JSONPointer.appending(pointer, key)
-                if members.contains(where: { $0.key == key }) {
-                    throw failure(memberPointer, "duplicate key '\(key)'", line: next.line)
+                let key = next.isEmpty ? "" : try text()
+                if !next.isEmpty { try expectClose("key") }
+                do throws(LayoutError) {
+                    guard keys.insert(key) else { throw failure("", "duplicate key '\(key)'", line: next.line) }
+                    guard let valueTag = try nextTag() else {
+                        throw failure("", "a value was expected after <key>\(key)</key>")
+                    }
+                    members.append(.init(key: key, node: try value(valueTag, depth: depth + 1)))
+                } catch {
+                    throw error.within(key)
                 }
-                guard let valueTag = try nextTag(pointer: memberPointer) else {
-                    throw failure(memberPointer, "a value was expected after <key>\(key)</key>")
-                }
-                members.append(.init(key: key, node: try value(valueTag, pointer: memberPointer, depth: depth + 1)))
             }
             return SourceNode(.dictionary(members), line: tag.line)
         case "array":
-            guard depth < maxDepth else { throw failure(pointer, "nesting deeper than \(maxDepth) levels") }
+            guard depth < maxDepth else { throw failure("", "nesting deeper than \(maxDepth) levels") }
             var elements: [SourceNode] = []
             if tag.isEmpty { return SourceNode(.array(elements), line: tag.line) }
             while true {
-                guard let next = try nextTag(pointer: pointer) else { throw failure(pointer, "unterminated <array>") }
+                guard let next = try nextTag() else { throw failure("", "unterminated <array>") }
                 if next.isClosing && next.name == "array" { break }
-                elements.append(try value(next, pointer: JSONPointer.appending(pointer, elements.count), depth: depth + 1))
+                do throws(LayoutError) {
+                    elements.append(try value(next, depth: depth + 1))
+                } catch {
+                    throw error.within(elements.count)
+                }
             }
             return SourceNode(.array(elements), line: tag.line)
         case "true", "false":
-            if !tag.isEmpty { try expectClose(tag.name, pointer: pointer) }
+            if !tag.isEmpty { try expectClose(tag.name) }
             return SourceNode(.bool(tag.name == "true"), line: tag.line)
         case "string", "integer", "real", "date", "data":
-            let content = tag.isEmpty ? "" : try text(pointer: pointer)
-            if !tag.isEmpty { try expectClose(tag.name, pointer: pointer) }
-            return SourceNode(try scalar(tag.name, content, pointer: pointer, line: tag.line), line: tag.line)
+            let content = tag.isEmpty ? "" : try text()
+            if !tag.isEmpty { try expectClose(tag.name) }
+            return SourceNode(try scalar(tag.name, content, line: tag.line), line: tag.line)
         default:
-            throw failure(pointer, "unknown element <\(tag.name)>", line: tag.line)
+            throw failure("", "unknown element <\(tag.name)>", line: tag.line)
         }
     }
 
-    private func scalar(_ name: String, _ content: String, pointer: String, line: Int) throws(LayoutError) -> SourceNode.Value {
+    private func scalar(_ name: String, _ content: String, line: Int) throws(LayoutError) -> SourceNode.Value {
         let trimmed = content.trimmingWhitespace()
         switch name {
         case "string":
@@ -295,17 +335,22 @@ public struct XMLPlistReader {
             if trimmed.hasPrefix("0x") || trimmed.hasPrefix("0X"), let value = Int64(trimmed.dropFirst(2), radix: 16) {
                 return .integer(value)
             }
-            throw failure(pointer, "'\(trimmed)' is not an integer", line: line)
+            let digits = trimmed.hasPrefix("-") || trimmed.hasPrefix("+") ? trimmed.dropFirst() : trimmed[...]
+            if !digits.isEmpty, digits.utf8.allSatisfy(isDigit) || (digits.hasPrefix("0x") && UInt64(digits.dropFirst(2), radix: 16) != nil)
+            {
+                throw failure("", "the integer \(trimmed) " + IntegerRange.message, line: line)
+            }
+            throw failure("", "'\(trimmed)' is not an integer", line: line)
         case "real":
             guard let value = Double(trimmed), value.isFinite else {
-                throw failure(pointer, "'\(trimmed)' is not a finite real number", line: line)
+                throw failure("", "'\(trimmed)' is not a finite real number", line: line)
             }
             return .real(value)
         case "date":
             return .date(trimmed)
         default:
             guard let decoded = Base64.decode(trimmed) else {
-                throw failure(pointer, "<data> is not valid base64", line: line)
+                throw failure("", "<data> is not valid base64", line: line)
             }
             return .data(decoded)
         }

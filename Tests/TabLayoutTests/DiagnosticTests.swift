@@ -52,7 +52,8 @@ import Testing
         let duplicate = try only(
             Fixtures.diagnostics(
                 #"{"tabs":[{"id":"a","title":"A","rootViewController":"A"},{"id":"a","title":"B","rootViewController":"B"}]}"#))
-        #expect(duplicate.pointer == "/tabs" && duplicate.message.contains("'a'"))
+        // At the tab that repeats the id, naming the first (an operator wants the culprit, not the list).
+        #expect(duplicate.pointer == "/tabs/1/id" && duplicate.message.contains("'a'") && duplicate.message.contains("/tabs/0/id"))
         let document = try LayoutSource.parse(
             Array(
                 #"{"tabs":[{"title":"A","rootViewController":"MyApp.HomeViewController"},{"title":"B","rootViewController":"HomeViewController"},{"id":"home-2","title":"C","rootViewController":"X"}]}"#
