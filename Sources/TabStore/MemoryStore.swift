@@ -1,69 +1,70 @@
 import Synchronization
 
-/// A store in memory, for trials and tests: the same semantics as SQLite, gone at exit.
-public final class MemoryStore: TabStore {
-    private struct State {
+/// A store in memory, for trials and tests: the same write rule as SQLite and PostgreSQL, gone at exit.
+public final class MemoryStore: StoreBackend {
+    struct State: Sendable {
         var layouts: [String: [StoredVersion]] = [:]
         var strings: [String: [StoredStrings]] = [:]
     }
 
     private let state = Mutex(State())
+    public let executor = StoreExecutor(label: "tabstore.memory")
 
     public init() {}
 
-    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
+    public func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R {
+        try state.withLock { (state) throws(StoreError) -> R in
+            let rows = MemoryRows(state)
+            let result = try body(rows)
+            state = rows.state  // committed only when the body returned
+            return result
+        }
+    }
+
+    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
         state.withLock { state in
             state.layouts.values.compactMap { $0.last }.filter { !$0.deleted }.sorted { $0.account < $1.account }
         }
     }
 
-    public func latest(account: String) async throws(StoreError) -> StoredVersion? {
-        state.withLock { $0.layouts[account]?.last }
-    }
+    public func readLatest(account: String) throws(StoreError) -> StoredVersion? { state.withLock { $0.layouts[account]?.last } }
 
-    public func versions(account: String) async throws(StoreError) -> [StoredVersion] {
+    public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
         state.withLock { ($0.layouts[account] ?? []).reversed() }
     }
 
-    public func version(account: String, number: Int) async throws(StoreError) -> StoredVersion? {
+    public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         state.withLock { $0.layouts[account]?.first { $0.version == number } }
     }
 
-    public func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion {
-        try state.withLock { (state) throws(StoreError) -> StoredVersion in
-            let latest = state.layouts[write.account]?.last
-            try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-            let record = StoredVersion.next(after: latest, for: write)
-            state.layouts[write.account, default: []].append(record)
-            return record
-        }
-    }
-
-    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
-        try state.withLock { (state) throws(StoreError) -> StoredVersion in
-            guard let latest = state.layouts[account]?.last, !latest.deleted else { throw .notFound }
-            try precondition.check(current: latest.etag)
-            let record = StoredVersion.deletion(after: latest, author: author)
-            state.layouts[account, default: []].append(record)
-            return record
-        }
-    }
-
-    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
+    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
         state.withLock { $0.strings.values.compactMap(\.last).sorted { $0.locale < $1.locale } }
     }
 
-    public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
-    ) async throws(StoreError) -> StoredStrings {
-        try state.withLock { (state) throws(StoreError) -> StoredStrings in
-            let latest = state.strings[locale]?.last
-            try precondition.check(current: latest?.etag)
-            let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
-            state.strings[locale, default: []].append(record)
-            return record
-        }
+    public func readPing() -> Bool { true }
+}
+
+/// A write transaction over a copy of the memory store's state.
+private final class MemoryRows: StoreRows {
+    var state: MemoryStore.State
+
+    init(_ state: MemoryStore.State) { self.state = state }
+
+    func latest(account: String) throws(StoreError) -> StoredVersion? { state.layouts[account]?.last }
+
+    func latestStrings(locale: String) throws(StoreError) -> StoredStrings? { state.strings[locale]?.last }
+
+    func accounts(extending account: String) throws(StoreError) -> [String] {
+        state.layouts.values.compactMap { $0.last }.filter { !$0.deleted && $0.extends == account }.map(\.account)
     }
 
-    public func ping() async -> Bool { true }
+    func insert(_ record: StoredVersion) throws(StoreError) {
+        guard (state.layouts[record.account]?.last?.version ?? 0) + 1 == record.version else { throw .conflict }
+        state.layouts[record.account, default: []].append(record)
+    }
+
+    func insert(_ record: StoredStrings) throws(StoreError) {
+        guard (state.strings[record.locale]?.last?.version ?? 0) + 1 == record.version else { throw .conflict }
+        state.strings[record.locale, default: []].append(record)
+    }
 }

@@ -8,9 +8,10 @@ import Synchronization
 /// The embedded store: one SQLite file in WAL mode with `synchronous=FULL`, so a write that returned is
 /// on disk (it survives `kill -9` and power loss). Writes run in `BEGIN IMMEDIATE` transactions, so of
 /// writers racing on one tag (in this process or another) exactly one succeeds.
-public final class SQLiteStore: TabStore {
+public final class SQLiteStore: StoreBackend {
     private let connection: Mutex<SQLiteConnection>
     public let path: String
+    public let executor = StoreExecutor(label: "tabstore.sqlite")
 
     /// The schema, one migration per step; applied in order, each recorded in `schema_migrations`.
     static let migrations: [String] = [
@@ -38,7 +39,12 @@ public final class SQLiteStore: TabStore {
             author TEXT,
             PRIMARY KEY (locale, version)
         ) WITHOUT ROWID;
+        """,
+        // What each version extends, so that a deletion can be refused inside its transaction.
         """
+        ALTER TABLE layout_versions ADD COLUMN extends TEXT;
+        CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
+        """,
     ]
 
     /// Opens (creating when missing) the database at `path` and applies pending migrations.
@@ -65,23 +71,25 @@ public final class SQLiteStore: TabStore {
         self.connection = Mutex(connection)
     }
 
-    private static let versionColumns =
-        "account, version, source, content_type, etag, created_at_ms, author, message, restored_from, deleted"
+    static let versionColumns =
+        "account, version, source, content_type, etag, created_at_ms, author, message, restored_from, deleted, extends"
+    static let stringsColumns = "locale, version, source, content_type, etag, created_at_ms, author"
 
-    private static func version(_ row: SQLiteRow) -> StoredVersion {
+    /// A row of `layout_versions`; a NULL where the schema forbids one is an error, never a default.
+    static func version(_ row: SQLiteRow) throws(StoreError) -> StoredVersion {
         StoredVersion(
-            account: row.text(0) ?? "", version: row.int(1), source: row.blob(2), contentType: row.text(3) ?? "",
-            etag: row.text(4) ?? "", createdAtMillis: row.int64(5), author: row.text(6), message: row.text(7),
-            restoredFrom: row.isNull(8) ? nil : row.int(8), deleted: row.int(9) != 0)
+            account: try row.required(0), version: row.int(1), source: row.blob(2), contentType: try row.required(3),
+            etag: try row.required(4), createdAtMillis: row.int64(5), author: row.text(6), message: row.text(7),
+            restoredFrom: row.isNull(8) ? nil : row.int(8), deleted: row.int(9) != 0, extends: row.text(10))
     }
 
-    private static func strings(_ row: SQLiteRow) -> StoredStrings {
+    static func strings(_ row: SQLiteRow) throws(StoreError) -> StoredStrings {
         StoredStrings(
-            locale: row.text(0) ?? "", version: row.int(1), source: row.blob(2), contentType: row.text(3) ?? "",
-            etag: row.text(4) ?? "", createdAtMillis: row.int64(5), author: row.text(6))
+            locale: try row.required(0), version: row.int(1), source: row.blob(2), contentType: try row.required(3),
+            etag: try row.required(4), createdAtMillis: row.int64(5), author: row.text(6))
     }
 
-    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
+    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
             try db.query(
                 """
@@ -92,103 +100,44 @@ public final class SQLiteStore: TabStore {
         }
     }
 
-    public func latest(account: String) async throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try Self.latest(db, account) }
+    public func readLatest(account: String) throws(StoreError) -> StoredVersion? {
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try SQLiteRows(db: db).latest(account: account) }
     }
 
-    private static func latest(_ db: SQLiteConnection, _ account: String) throws(StoreError) -> StoredVersion? {
-        try db.query(
-            "SELECT \(versionColumns) FROM layout_versions WHERE account = ? ORDER BY version DESC LIMIT 1",
-            [.text(account)], version
-        ).first
-    }
-
-    public func versions(account: String) async throws(StoreError) -> [StoredVersion] {
+    public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
             try db.query(
-                "SELECT \(Self.versionColumns) FROM layout_versions WHERE account = ? ORDER BY version DESC",
-                [.text(account)], Self.version)
+                "SELECT \(Self.versionColumns) FROM layout_versions WHERE account = ? ORDER BY version DESC", [.text(account)], Self.version
+            )
         }
     }
 
-    public func version(account: String, number: Int) async throws(StoreError) -> StoredVersion? {
+    public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
             try db.query(
-                "SELECT \(Self.versionColumns) FROM layout_versions WHERE account = ? AND version = ?",
-                [.text(account), .int(number)], Self.version
+                "SELECT \(Self.versionColumns) FROM layout_versions WHERE account = ? AND version = ?", [.text(account), .int(number)],
+                Self.version
             ).first
         }
     }
 
-    public func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion in
-            try db.transaction { () throws(StoreError) -> StoredVersion in
-                let latest = try Self.latest(db, write.account)
-                try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-                let record = StoredVersion.next(after: latest, for: write)
-                try Self.insert(db, record)
-                return record
-            }
-        }
-    }
-
-    private static func insert(_ db: SQLiteConnection, _ record: StoredVersion) throws(StoreError) {
-        try db.run(
-            "INSERT INTO layout_versions (\(versionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                .text(record.account), .int(record.version), .blob(record.source), .text(record.contentType),
-                .text(record.etag), .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
-                record.message.map { .text($0) } ?? .null, record.restoredFrom.map { .int($0) } ?? .null,
-                .int(record.deleted ? 1 : 0),
-            ])
-    }
-
-    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion in
-            try db.transaction { () throws(StoreError) -> StoredVersion in
-                guard let latest = try Self.latest(db, account), !latest.deleted else { throw .notFound }
-                try precondition.check(current: latest.etag)
-                let record = StoredVersion.deletion(after: latest, author: author)
-                try Self.insert(db, record)
-                return record
-            }
-        }
-    }
-
-    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
+    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
         try connection.withLock { (db) throws(StoreError) -> [StoredStrings] in
             try db.query(
                 """
-                SELECT locale, version, source, content_type, etag, created_at_ms, author FROM strings_versions AS s
+                SELECT \(Self.stringsColumns) FROM strings_versions AS s
                 WHERE version = (SELECT MAX(version) FROM strings_versions WHERE locale = s.locale) ORDER BY locale
                 """, [], Self.strings)
         }
     }
 
-    public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
-    ) async throws(StoreError) -> StoredStrings {
-        try connection.withLock { (db) throws(StoreError) -> StoredStrings in
-            try db.transaction { () throws(StoreError) -> StoredStrings in
-                let latest = try db.query(
-                    "SELECT locale, version, source, content_type, etag, created_at_ms, author FROM strings_versions WHERE locale = ? ORDER BY version DESC LIMIT 1",
-                    [.text(locale)], Self.strings
-                ).first
-                try precondition.check(current: latest?.etag)
-                let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
-                try db.run(
-                    "INSERT INTO strings_versions (locale, version, source, content_type, etag, created_at_ms, author) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        .text(locale), .int(record.version), .blob(source), .text(contentType), .text(record.etag),
-                        .int64(record.createdAtMillis),
-                        author.map { .text($0) } ?? .null,
-                    ])
-                return record
-            }
+    public func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R {
+        try connection.withLock { (db) throws(StoreError) -> R in
+            try db.transaction { () throws(StoreError) -> R in try body(SQLiteRows(db: db)) }
         }
     }
 
-    public func ping() async -> Bool {
+    public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> Int in try db.query("SELECT 1", []) { $0.int(0) }.first ?? 0 }) == 1
     }
 
@@ -197,6 +146,54 @@ public final class SQLiteStore: TabStore {
         (try? connection.withLock { (db) throws(StoreError) -> String? in
             try db.query("PRAGMA integrity_check", []) { $0.text(0) }.first ?? nil
         }) == "ok"
+    }
+}
+
+/// A write transaction on the SQLite connection (inside `BEGIN IMMEDIATE`: writers are serialized).
+private struct SQLiteRows: StoreRows {
+    let db: SQLiteConnection
+
+    func latest(account: String) throws(StoreError) -> StoredVersion? {
+        try db.query(
+            "SELECT \(SQLiteStore.versionColumns) FROM layout_versions WHERE account = ? ORDER BY version DESC LIMIT 1", [.text(account)],
+            SQLiteStore.version
+        ).first
+    }
+
+    func latestStrings(locale: String) throws(StoreError) -> StoredStrings? {
+        try db.query(
+            "SELECT \(SQLiteStore.stringsColumns) FROM strings_versions WHERE locale = ? ORDER BY version DESC LIMIT 1", [.text(locale)],
+            SQLiteStore.strings
+        ).first
+    }
+
+    func accounts(extending account: String) throws(StoreError) -> [String] {
+        try db.query(
+            """
+            SELECT account FROM layout_versions AS v WHERE extends = ? AND deleted = 0
+            AND version = (SELECT MAX(version) FROM layout_versions WHERE account = v.account)
+            """, [.text(account)]
+        ) { (row) throws(StoreError) -> String in try row.required(0) }
+    }
+
+    func insert(_ record: StoredVersion) throws(StoreError) {
+        try db.run(
+            "INSERT INTO layout_versions (\(SQLiteStore.versionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(record.account), .int(record.version), .blob(record.source), .text(record.contentType),
+                .text(record.etag), .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
+                record.message.map { .text($0) } ?? .null, record.restoredFrom.map { .int($0) } ?? .null,
+                .int(record.deleted ? 1 : 0), record.extends.map { .text($0) } ?? .null,
+            ])
+    }
+
+    func insert(_ record: StoredStrings) throws(StoreError) {
+        try db.run(
+            "INSERT INTO strings_versions (\(SQLiteStore.stringsColumns)) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                .text(record.locale), .int(record.version), .blob(record.source), .text(record.contentType), .text(record.etag),
+                .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
+            ])
     }
 }
 
@@ -219,6 +216,11 @@ struct SQLiteRow {
     func text(_ column: Int32) -> String? {
         guard let text = sqlite3_column_text(statement, column) else { return nil }
         return String(cString: text)
+    }
+    /// A text column the schema declares NOT NULL: a NULL there is a decoding error, not "".
+    func required(_ column: Int32) throws(StoreError) -> String {
+        guard let text = text(column) else { throw .unavailable("row decoding: column \(column) is NULL") }
+        return text
     }
     func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(statement, column))
@@ -267,10 +269,10 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     func run(_ sql: String, _ parameters: [SQLiteValue]) throws(StoreError) {
-        _ = try query(sql, parameters) { _ in () }
+        _ = try query(sql, parameters) { (_) throws(StoreError) in () }
     }
 
-    func query<R>(_ sql: String, _ parameters: [SQLiteValue], _ row: (SQLiteRow) -> R) throws(StoreError) -> [R] {
+    func query<R>(_ sql: String, _ parameters: [SQLiteValue], _ row: (SQLiteRow) throws(StoreError) -> R) throws(StoreError) -> [R] {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK, let statement else { throw failure("prepare") }
         defer { sqlite3_finalize(statement) }
@@ -293,8 +295,9 @@ final class SQLiteConnection: @unchecked Sendable {
         var rows: [R] = []
         while true {
             switch sqlite3_step(statement) {
-            case SQLITE_ROW: rows.append(row(SQLiteRow(statement: statement)))
+            case SQLITE_ROW: rows.append(try row(SQLiteRow(statement: statement)))
             case SQLITE_DONE: return rows
+            case SQLITE_CONSTRAINT: throw .conflict
             default: throw failure("step")
             }
         }

@@ -1,4 +1,4 @@
-import TabLayout
+import ContentHash
 
 /// One immutable version of an account's layout (or, with `deleted`, the record that it was deleted).
 public struct StoredVersion: Sendable, Equatable {
@@ -17,11 +17,15 @@ public struct StoredVersion: Sendable, Equatable {
     public var restoredFrom: Int?
     /// A deletion record: the account has no layout of its own from this version on.
     public var deleted: Bool
+    /// The account this version's layout extends (`extends`), when it names one; nil also for versions stored
+    /// before the store recorded it.
+    public var extends: String?
 
     public init(
         account: String, version: Int, source: [UInt8], contentType: String, etag: String, createdAtMillis: Int64,
-        author: String?, message: String?, restoredFrom: Int?, deleted: Bool
+        author: String?, message: String?, restoredFrom: Int?, deleted: Bool, extends: String? = nil
     ) {
+        self.extends = extends
         self.account = account
         self.version = version
         self.source = source
@@ -41,7 +45,7 @@ public struct StoredVersion: Sendable, Equatable {
             account: write.account, version: number, source: write.source, contentType: write.contentType,
             etag: makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
             createdAtMillis: currentTimeMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
-            deleted: false)
+            deleted: false, extends: write.extends)
     }
 
     /// The deletion record that follows `latest`: it keeps the last source (for the history) under a new tag.
@@ -54,6 +58,7 @@ public struct StoredVersion: Sendable, Equatable {
         record.message = nil
         record.restoredFrom = nil
         record.deleted = true
+        record.extends = nil
         return record
     }
 
@@ -136,15 +141,24 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unavailable(String)
     /// Another writer took the version number first (a backend maps this to ``preconditionFailed(current:)``).
     case conflict
+    /// A deletion refused: these accounts' current layouts extend the account (checked in the write's transaction).
+    case extended(by: [String])
+    /// A layout that extends an account with no layout (it was deleted meanwhile; checked in the transaction).
+    case missingBase(String)
+    /// The store did not answer within its deadline.
+    case timedOut(seconds: Double)
 
     public var description: String {
         switch self {
         case .notFound: "not found"
         case .preconditionRequired: "the record exists: a write needs If-Match with its current ETag"
         case .preconditionFailed(let current): "precondition failed (current ETag \(current ?? "none"))"
-        case .unsupportedURL(let url): "unsupported store URL '\(url)' (use sqlite:PATH or memory:)"
+        case .unsupportedURL(let url): "unsupported store URL '\(url)' (use sqlite:PATH, memory: or postgres://user@host:port/db)"
         case .unavailable(let detail): "the store is unavailable: \(detail)"
         case .conflict: "another writer committed first"
+        case .extended(let accounts): "other layouts extend it: \(accounts.joined(separator: ", "))"
+        case .missingBase(let base): "the layout it extends, '\(base)', does not exist"
+        case .timedOut(let seconds): "the store did not answer within \(seconds) s"
         }
     }
 }
@@ -158,11 +172,14 @@ public struct LayoutWrite: Sendable {
     public var author: String?
     public var message: String?
     public var restoredFrom: Int?
+    /// The account the new layout extends, if any: the store refuses the write when that account has no layout.
+    public var extends: String?
 
     public init(
         account: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String? = nil,
-        message: String? = nil, restoredFrom: Int? = nil
+        message: String? = nil, restoredFrom: Int? = nil, extends: String? = nil
     ) {
+        self.extends = extends
         self.account = account
         self.source = source
         self.contentType = contentType

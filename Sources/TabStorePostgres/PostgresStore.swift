@@ -10,7 +10,7 @@ import TabStore
 /// The store for several replicas: PostgreSQL through libpq. Preconditions hold across processes (a unique
 /// key on (account, version) lets exactly one of any number of racing writers insert the next version), and
 /// every commit is announced with NOTIFY so that other replicas reload what changed (``watch(_:)``).
-public final class PostgresStore: TabStore {
+public final class PostgresStore: StoreBackend {
     /// The channel commits are announced on; the payload is `layout|strings <name> <committed ms>`.
     static let channel = "tabserver_changes"
 
@@ -18,6 +18,7 @@ public final class PostgresStore: TabStore {
     private let connection: Mutex<PGConnection>
     private let watching = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
+    public let executor = StoreExecutor(label: "tabstore.postgres")
 
     static let migrations: [String] = [
         """
@@ -44,7 +45,12 @@ public final class PostgresStore: TabStore {
             author TEXT,
             PRIMARY KEY (locale, version)
         );
+        """,
+        // What each version extends, so that a deletion can be refused inside its transaction.
         """
+        ALTER TABLE layout_versions ADD COLUMN extends TEXT;
+        CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
+        """,
     ]
 
     /// Connects and applies pending migrations (under an advisory lock, so replicas starting together agree).
@@ -79,148 +85,79 @@ public final class PostgresStore: TabStore {
         return serverURL[..<slash] + "/" + name
     }
 
-    private static let columns = "account, version, source, content_type, etag, created_at_ms, author, message, restored_from, deleted"
+    static let columns = "account, version, source, content_type, etag, created_at_ms, author, message, restored_from, deleted, extends"
+    static let stringsColumns = "locale, version, source, content_type, etag, created_at_ms, author"
 
-    private static func version(_ row: [PGValue]) -> StoredVersion {
+    /// A row of `layout_versions`; a NULL or unreadable number where the schema forbids one is an error.
+    static func version(_ row: [PGValue]) throws(StoreError) -> StoredVersion {
         StoredVersion(
-            account: row[0].text ?? "", version: Int(row[1].text ?? "") ?? 0, source: row[2].bytea, contentType: row[3].text ?? "",
-            etag: row[4].text ?? "", createdAtMillis: Int64(row[5].text ?? "") ?? 0, author: row[6].text, message: row[7].text,
-            restoredFrom: row[8].text.flatMap { Int($0) }, deleted: row[9].text == "t")
+            account: try required(row, 0), version: try number(row, 1), source: row[2].bytea, contentType: try required(row, 3),
+            etag: try required(row, 4), createdAtMillis: Int64(try number(row, 5)), author: row[6].text, message: row[7].text,
+            restoredFrom: row[8].text.flatMap { Int($0) }, deleted: row[9].text == "t", extends: row[10].text)
     }
 
-    private static func strings(_ row: [PGValue]) -> StoredStrings {
+    static func strings(_ row: [PGValue]) throws(StoreError) -> StoredStrings {
         StoredStrings(
-            locale: row[0].text ?? "", version: Int(row[1].text ?? "") ?? 0, source: row[2].bytea, contentType: row[3].text ?? "",
-            etag: row[4].text ?? "", createdAtMillis: Int64(row[5].text ?? "") ?? 0, author: row[6].text)
+            locale: try required(row, 0), version: try number(row, 1), source: row[2].bytea, contentType: try required(row, 3),
+            etag: try required(row, 4), createdAtMillis: Int64(try number(row, 5)), author: row[6].text)
     }
 
-    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
+    private static func required(_ row: [PGValue], _ column: Int) throws(StoreError) -> String {
+        guard column < row.count, let text = row[column].text else { throw .unavailable("row decoding: column \(column) is NULL") }
+        return text
+    }
+
+    private static func number(_ row: [PGValue], _ column: Int) throws(StoreError) -> Int {
+        let text = try required(row, column)
+        guard let value = Int(text) else { throw .unavailable("row decoding: column \(column) is not a number: \(text)") }
+        return value
+    }
+
+    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
-            try db.execute(
-                """
-                SELECT DISTINCT ON (account) \(Self.columns) FROM layout_versions
-                ORDER BY account, version DESC
-                """
-            ).map(Self.version).filter { !$0.deleted }
+            try db.execute("SELECT DISTINCT ON (account) \(Self.columns) FROM layout_versions ORDER BY account, version DESC")
+                .map { (row) throws(StoreError) in try Self.version(row) }.filter { !$0.deleted }
         }
     }
 
-    public func latest(account: String) async throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try Self.latest(db, account) }
+    public func readLatest(account: String) throws(StoreError) -> StoredVersion? {
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try PGRows(db: db).latest(account: account) }
     }
 
-    private static func latest(_ db: PGConnection, _ account: String) throws(StoreError) -> StoredVersion? {
-        try db.execute("SELECT \(columns) FROM layout_versions WHERE account = $1 ORDER BY version DESC LIMIT 1", [.text(account)])
-            .first.map(version)
-    }
-
-    public func versions(account: String) async throws(StoreError) -> [StoredVersion] {
+    public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
             try db.execute("SELECT \(Self.columns) FROM layout_versions WHERE account = $1 ORDER BY version DESC", [.text(account)])
-                .map(Self.version)
+                .map { (row) throws(StoreError) in try Self.version(row) }
         }
     }
 
-    public func version(account: String, number: Int) async throws(StoreError) -> StoredVersion? {
+    public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
             try db.execute(
                 "SELECT \(Self.columns) FROM layout_versions WHERE account = $1 AND version = $2", [.text(account), .text(String(number))]
-            ).first.map(Self.version)
+            ).first.map { (row) throws(StoreError) in try Self.version(row) }
         }
     }
 
-    public func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion in
-            try Self.insertVersion(db, account: write.account, precondition: write.precondition) { latest in
-                StoredVersion.next(after: latest, for: write)
-            }
-        }
-    }
-
-    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion in
-            try Self.insertVersion(db, account: account, precondition: precondition, requireExisting: true) { latest in
-                StoredVersion.deletion(after: latest!, author: author)
-            }
-        }
-    }
-
-    /// Checks the precondition against the latest record, inserts the next one and announces it, in one
-    /// transaction. A writer that loses the race for the version number gets the precondition error that
-    /// the winner's record causes.
-    private static func insertVersion(
-        _ db: PGConnection, account: String, precondition: WritePrecondition, requireExisting: Bool = false,
-        _ make: (StoredVersion?) -> StoredVersion
-    ) throws(StoreError) -> StoredVersion {
-        do throws(StoreError) {
-            return try db.transaction { () throws(StoreError) -> StoredVersion in
-                let latest = try latest(db, account)
-                if requireExisting && (latest == nil || latest!.deleted) { throw .notFound }
-                try precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-                let record = make(latest)
-                _ = try db.execute(
-                    "INSERT INTO layout_versions (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-                    [
-                        .text(record.account), .text(String(record.version)), .bytes(record.source), .text(record.contentType),
-                        .text(record.etag), .text(String(record.createdAtMillis)), .optional(record.author), .optional(record.message),
-                        .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"),
-                    ])
-                _ = try db.execute("SELECT pg_notify($1, $2)", [.text(channel), .text("layout \(account) \(record.createdAtMillis)")])
-                return record
-            }
-        } catch .conflict {
-            let winner = try latest(db, account)
-            try precondition.check(current: winner.flatMap { $0.deleted ? nil : $0.etag })
-            throw .preconditionFailed(current: winner?.etag)
-        }
-    }
-
-    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
+    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
         try connection.withLock { (db) throws(StoreError) -> [StoredStrings] in
-            try db.execute(
-                """
-                SELECT DISTINCT ON (locale) locale, version, source, content_type, etag, created_at_ms, author
-                FROM strings_versions ORDER BY locale, version DESC
-                """
-            ).map(Self.strings)
+            try db.execute("SELECT DISTINCT ON (locale) \(Self.stringsColumns) FROM strings_versions ORDER BY locale, version DESC")
+                .map { (row) throws(StoreError) in try Self.strings(row) }
         }
     }
 
-    public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
-    ) async throws(StoreError) -> StoredStrings {
-        try connection.withLock { (db) throws(StoreError) -> StoredStrings in
-            func current() throws(StoreError) -> StoredStrings? {
-                try db.execute(
-                    "SELECT locale, version, source, content_type, etag, created_at_ms, author FROM strings_versions WHERE locale = $1 ORDER BY version DESC LIMIT 1",
-                    [.text(locale)]
-                ).first.map(Self.strings)
-            }
-            do throws(StoreError) {
-                return try db.transaction { () throws(StoreError) -> StoredStrings in
-                    let latest = try current()
-                    try precondition.check(current: latest?.etag)
-                    let record = StoredStrings.next(
-                        after: latest, locale: locale, source: source, contentType: contentType, author: author)
-                    _ = try db.execute(
-                        "INSERT INTO strings_versions (locale, version, source, content_type, etag, created_at_ms, author) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                        [
-                            .text(locale), .text(String(record.version)), .bytes(source), .text(contentType), .text(record.etag),
-                            .text(String(record.createdAtMillis)), .optional(author),
-                        ])
-                    _ = try db.execute(
-                        "SELECT pg_notify($1, $2)", [.text(Self.channel), .text("strings \(locale) \(record.createdAtMillis)")])
-                    return record
-                }
-            } catch .conflict {
-                let winner = try current()
-                try precondition.check(current: winner?.etag)
-                throw .preconditionFailed(current: winner?.etag)
+    /// One transaction that first takes a transaction-scoped advisory lock: writers on every replica are
+    /// serialized, so the write rule's reads (the latest version, the layouts extending an account) hold until commit.
+    public func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R {
+        try connection.withLock { (db) throws(StoreError) -> R in
+            try db.transaction { () throws(StoreError) -> R in
+                _ = try db.execute("SELECT pg_advisory_xact_lock(7262002)")
+                return try body(PGRows(db: db))
             }
         }
     }
 
-    public func ping() async -> Bool {
+    public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> String? in try db.execute("SELECT 1").first?[0].text }) == "1"
     }
 
@@ -260,6 +197,7 @@ struct ChangeListener {
     func run() {
         var expected: (layouts: Int, strings: Int)?
         var lastCheck = 0.0
+        var mismatches = 0
         while !stopped.isSet {
             guard let connection = try? PGConnection(url: url), (try? connection.execute("LISTEN \(PostgresStore.channel)")) != nil else {
                 sleep(1)
@@ -290,9 +228,71 @@ struct ChangeListener {
                     ).first,
                     let layouts = row[0].text.flatMap({ Int($0) }), let strings = row[1].text.flatMap({ Int($0) })
                 else { break }
-                if let known = expected, known.layouts != layouts || known.strings != strings { onChange(.everything) }
-                expected = (layouts, strings)
+                // A commit whose notification is still on its way shows as a mismatch once: only one that persists
+                // through the next check means notifications were lost (a catch-up then reads what is newer).
+                if let known = expected, known.layouts != layouts || known.strings != strings {
+                    mismatches += 1
+                    if mismatches >= 2 {
+                        onChange(.everything)
+                        mismatches = 0
+                        expected = (layouts, strings)
+                    }
+                } else {
+                    mismatches = 0
+                    expected = (layouts, strings)
+                }
             }
         }
+    }
+}
+
+/// A write transaction on a PostgreSQL connection (under the writers' advisory lock); every insert is announced
+/// to the other replicas with NOTIFY, delivered when the transaction commits.
+private struct PGRows: StoreRows {
+    let db: PGConnection
+
+    func latest(account: String) throws(StoreError) -> StoredVersion? {
+        try db.execute(
+            "SELECT \(PostgresStore.columns) FROM layout_versions WHERE account = $1 ORDER BY version DESC LIMIT 1", [.text(account)]
+        ).first.map { (row) throws(StoreError) in try PostgresStore.version(row) }
+    }
+
+    func latestStrings(locale: String) throws(StoreError) -> StoredStrings? {
+        try db.execute(
+            "SELECT \(PostgresStore.stringsColumns) FROM strings_versions WHERE locale = $1 ORDER BY version DESC LIMIT 1", [.text(locale)]
+        ).first.map { (row) throws(StoreError) in try PostgresStore.strings(row) }
+    }
+
+    func accounts(extending account: String) throws(StoreError) -> [String] {
+        try db.execute(
+            """
+            SELECT account FROM (SELECT DISTINCT ON (account) account, deleted, extends FROM layout_versions
+            WHERE account IN (SELECT account FROM layout_versions WHERE extends = $1) ORDER BY account, version DESC) AS latest
+            WHERE extends = $1 AND NOT deleted
+            """, [.text(account)]
+        ).compactMap { $0.first?.text }
+    }
+
+    func insert(_ record: StoredVersion) throws(StoreError) {
+        _ = try db.execute(
+            "INSERT INTO layout_versions (\(PostgresStore.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            [
+                .text(record.account), .text(String(record.version)), .bytes(record.source), .text(record.contentType),
+                .text(record.etag), .text(String(record.createdAtMillis)), .optional(record.author), .optional(record.message),
+                .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"), .optional(record.extends),
+            ])
+        _ = try db.execute(
+            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis)")])
+    }
+
+    func insert(_ record: StoredStrings) throws(StoreError) {
+        _ = try db.execute(
+            "INSERT INTO strings_versions (\(PostgresStore.stringsColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [
+                .text(record.locale), .text(String(record.version)), .bytes(record.source), .text(record.contentType), .text(record.etag),
+                .text(String(record.createdAtMillis)), .optional(record.author),
+            ])
+        _ = try db.execute(
+            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis)")])
     }
 }

@@ -141,6 +141,42 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
         #expect(try await store.versions(account: "race").map(\.version) == [2, 1])
     }
 
+    /// The delete-versus-extends race is decided in the store's transaction, whatever the caller checked before.
+    @Test(arguments: Backend.available)
+    func aLayoutThatIsExtendedCannotBeDeletedAndNothingExtendsAMissingBase(backend: Backend) async throws {
+        let store = try backend.open()
+        let base = try await store.append(write("base", "b1", .ifNoneMatchAny))
+        var child = write("child", "c1", .ifNoneMatchAny)
+        child.extends = "base"
+        _ = try await store.append(child)
+        await #expect(throws: StoreError.extended(by: ["child"])) {
+            try await store.delete(account: "base", precondition: .ifMatch([base.etag]), author: "t")
+        }
+        var orphan = write("orphan", "o1", .ifNoneMatchAny)
+        orphan.extends = "nobody"
+        await #expect(throws: StoreError.missingBase("nobody")) { try await store.append(orphan) }
+        // Once the child extends nothing, the base can go; then nothing may extend it.
+        let latestChild = try #require(try await store.latest(account: "child"))
+        _ = try await store.append(write("child", "c2", .ifMatch([latestChild.etag])))
+        _ = try await store.delete(account: "base", precondition: .ifMatch([base.etag]), author: "t")
+        var late = write("late", "l1", .ifNoneMatchAny)
+        late.extends = "base"
+        await #expect(throws: StoreError.missingBase("base")) { try await store.append(late) }
+    }
+
+    @Test func aStoreCallThatOutlivesItsDeadlineFailsWithoutWaitingForIt() async throws {
+        let executor = StoreExecutor(label: "test.slow", deadlineSeconds: 0.2)
+        let finished = Flag()
+        await #expect(throws: StoreError.timedOut(seconds: 0.2)) {
+            try await executor.run { () throws(StoreError) -> Int in
+                sleep(3)
+                finished.set()
+                return 1
+            }
+        }
+        #expect(!finished.isSet, "the caller waited for the blocked call instead of its deadline")
+    }
+
     @Test func sqliteKeepsEverythingAcrossReopenAndPassesItsIntegrityCheck() async throws {
         let path = temporaryPath("reopen") + "/tabs.sqlite"
         var etag = ""
@@ -189,4 +225,11 @@ func write(_ account: String, _ text: String, _ precondition: WritePrecondition,
     @Test func unknownStoreURLsAreRefused() {
         #expect(throws: StoreError.unsupportedURL("redis://x")) { try openStore(url: "redis://x") }
     }
+}
+
+/// A flag set from another thread.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
 }

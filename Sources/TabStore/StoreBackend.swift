@@ -1,0 +1,183 @@
+import Dispatch
+import Synchronization
+
+/// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
+/// ``StoreBackend/writeTransaction(_:)``.
+public protocol StoreRows {
+    /// The latest record of an account (a deletion record included).
+    func latest(account: String) throws(StoreError) -> StoredVersion?
+    /// The latest version of a strings table.
+    func latestStrings(locale: String) throws(StoreError) -> StoredStrings?
+    /// Accounts whose current (latest, not deleted) version extends `account`.
+    func accounts(extending account: String) throws(StoreError) -> [String]
+    /// Appends a record; ``StoreError/conflict`` when another writer took its version number.
+    func insert(_ record: StoredVersion) throws(StoreError)
+    func insert(_ record: StoredStrings) throws(StoreError)
+}
+
+/// Where a store keeps its rows: memory, SQLite or PostgreSQL. A backend provides blocking primitives; the write
+/// rule (preconditions, version numbers, the `extends` checks, authorship) exists once, in this protocol's
+/// extension, and every call runs on the backend's own thread with a deadline (``StoreExecutor``), never on
+/// Swift's cooperative pool.
+public protocol StoreBackend: TabStore {
+    /// The thread the backend's blocking calls run on, and their deadline.
+    var executor: StoreExecutor { get }
+    /// Runs `body` as one transaction, serialized against every other writer (other processes included):
+    /// committed when it returns, rolled back when it throws. Blocking.
+    func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R
+    /// Blocking reads.
+    func readCurrentLayouts() throws(StoreError) -> [StoredVersion]
+    func readLatest(account: String) throws(StoreError) -> StoredVersion?
+    func readVersions(account: String) throws(StoreError) -> [StoredVersion]
+    func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
+    func readCurrentStrings() throws(StoreError) -> [StoredStrings]
+    /// Whether the database answers a trivial query. Blocking.
+    func readPing() -> Bool
+}
+
+extension StoreBackend {
+    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
+        try await executor.run { () throws(StoreError) in try self.readCurrentLayouts() }
+    }
+
+    public func latest(account: String) async throws(StoreError) -> StoredVersion? {
+        try await executor.run { () throws(StoreError) in try self.readLatest(account: account) }
+    }
+
+    public func versions(account: String) async throws(StoreError) -> [StoredVersion] {
+        try await executor.run { () throws(StoreError) in try self.readVersions(account: account) }
+    }
+
+    public func version(account: String, number: Int) async throws(StoreError) -> StoredVersion? {
+        try await executor.run { () throws(StoreError) in try self.readVersion(account: account, number: number) }
+    }
+
+    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
+        try await executor.run { () throws(StoreError) in try self.readCurrentStrings() }
+    }
+
+    public func ping() async -> Bool {
+        (try? await executor.run { () throws(StoreError) in self.readPing() }) ?? false
+    }
+
+    public func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in try WriteRule.append(write, rows) }
+        }
+    }
+
+    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                try WriteRule.delete(account: account, precondition: precondition, author: author, rows)
+            }
+        }
+    }
+
+    public func appendStrings(
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
+    ) async throws(StoreError) -> StoredStrings {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                try WriteRule.appendStrings(
+                    locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, rows)
+            }
+        }
+    }
+
+    /// No other process writes to this store: nothing to follow.
+    public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
+}
+
+/// The write rule, once for every backend. Each function runs inside one write transaction.
+enum WriteRule {
+    static func append(_ write: LayoutWrite, _ rows: any StoreRows) throws(StoreError) -> StoredVersion {
+        let latest = try rows.latest(account: write.account)
+        try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
+        if let base = write.extends {
+            guard let held = try rows.latest(account: base), !held.deleted else { throw .missingBase(base) }
+        }
+        let record = StoredVersion.next(after: latest, for: write)
+        try insertResolvingRace(record, precondition: write.precondition, rows)
+        return record
+    }
+
+    static func delete(account: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows) throws(StoreError)
+        -> StoredVersion
+    {
+        guard let latest = try rows.latest(account: account), !latest.deleted else { throw .notFound }
+        try precondition.check(current: latest.etag)
+        let dependents = try rows.accounts(extending: account).filter { $0 != account }.sorted()
+        guard dependents.isEmpty else { throw .extended(by: dependents) }
+        let record = StoredVersion.deletion(after: latest, author: author)
+        try insertResolvingRace(record, precondition: precondition, rows)
+        return record
+    }
+
+    static func appendStrings(
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows
+    ) throws(StoreError) -> StoredStrings {
+        let latest = try rows.latestStrings(locale: locale)
+        try precondition.check(current: latest?.etag)
+        let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
+        do throws(StoreError) {
+            try rows.insert(record)
+        } catch .conflict {
+            throw .preconditionFailed(current: nil)
+        }
+        return record
+    }
+
+    /// Inserts `record`; a writer that lost the race for its version number (possible only where the backend
+    /// does not serialize writers) gets the precondition error the winner's record causes.
+    private static func insertResolvingRace(_ record: StoredVersion, precondition: WritePrecondition, _ rows: any StoreRows)
+        throws(StoreError)
+    {
+        do throws(StoreError) {
+            try rows.insert(record)
+        } catch .conflict {
+            throw .preconditionFailed(current: nil)
+        }
+    }
+}
+
+/// The thread a store's blocking calls run on, one at a time, each with a deadline: a caller that waits longer
+/// gets ``StoreError/timedOut(seconds:)`` (a write then answers 503 with `Retry-After`) while the call itself
+/// finishes or fails on the store's thread, never on Swift's cooperative pool.
+public final class StoreExecutor: Sendable {
+    private let queue: DispatchQueue
+    /// Seconds a caller waits for one call.
+    public let deadlineSeconds: Double
+
+    public init(label: String, deadlineSeconds: Double = 15) {
+        queue = DispatchQueue(label: label)
+        self.deadlineSeconds = deadlineSeconds
+    }
+
+    /// Runs `body` on the store's thread and returns its result, or throws ``StoreError/timedOut(seconds:)``.
+    public func run<R: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> R) async throws(StoreError) -> R {
+        let outcome = OneOutcome<R>()
+        let deadline = deadlineSeconds
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, StoreError>, Never>) in
+            outcome.set(continuation)
+            queue.async {
+                do throws(StoreError) {
+                    outcome.resume(.success(try body()))
+                } catch {
+                    outcome.resume(.failure(error))
+                }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { outcome.resume(.failure(.timedOut(seconds: deadline))) }
+        }
+        return try result.get()
+    }
+}
+
+/// A continuation resumed by the first of the call and its deadline.
+private final class OneOutcome<R: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Result<R, StoreError>, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Result<R, StoreError>, Never>) { self.continuation.withLock { $0 = continuation } }
+
+    func resume(_ result: Result<R, StoreError>) { continuation.withLock { $0.take() }?.resume(returning: result) }
+}
