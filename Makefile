@@ -1,10 +1,12 @@
 # Every workflow of the project, by name. `make run` and `make test` install what is missing first.
 SHELL := /bin/bash
 SWIFT ?= swift
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev postgresql pkg-config python3
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3
+## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
+TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl
 PORT ?= 8080
 
-.PHONY: deps build release run test lint format acceptance bench fuzz clean
+.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -14,6 +16,9 @@ deps:
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+
+test-deps:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(TEST_PACKAGES)"
 
 build: deps
 	$(SWIFT) build
@@ -27,9 +32,11 @@ run: release
 
 ## test: every test (unit, store conformance on memory, SQLite and a throwaway PostgreSQL, live HTTP,
 ## kill -9, races, two replicas)
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
-	scripts/with-postgres $(SWIFT) test --skip-build
+	# One test at a time: many suites start servers and wait on sockets, and on two cores concurrent suites starve
+	# each other's deadlines (a serial run takes ~2.5 minutes).
+	REQUIRE_SVG_VALIDATION=1 scripts/with-postgres $(SWIFT) test --skip-build --no-parallel
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz
@@ -51,3 +58,11 @@ clean:
 ## fuzz: every libFuzzer target for FUZZ_SECONDS (default 60) each (see Fuzz/README.md)
 fuzz: deps
 	FUZZ_SECONDS=$${FUZZ_SECONDS:-60} scripts/fuzz
+
+## browser-test: the web console in headless Chromium against a live server (scripts/browser-test)
+browser-test: build
+	scripts/browser-test
+
+## previews: draw docs/preview-*.svg again from configs/layouts
+previews: build
+	UPDATE_PREVIEWS=1 $(SWIFT) test --filter TabPreviewTests

@@ -6,11 +6,17 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
 let package = Package(
     name: "tabserver",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "tabserver", targets: ["tabserver"]),
+        // The Swift client library for apps (iOS 16+; its code needs no more than macOS 13) and Linux programs, and
+        // its watcher: nothing of the server.
+        .library(name: "TabClient", targets: ["TabClient"]),
+        .executable(name: "tabs-watch", targets: ["tabs-watch"]),
         // For the fuzz targets in Fuzz/ (a package of their own).
         .library(name: "TabLayout", targets: ["TabLayout"]),
+        // For the header-decision benchmark in Benchmarks/ (a package of its own).
+        .library(name: "HeaderFields", targets: ["HeaderFields"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -34,18 +40,30 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Publish-time compression (brotli, gzip) and allocation-free request header decisions.
+        .target(name: "Compression", dependencies: ["CBrotli", "CZlib"], swiftSettings: strict),
+        .target(name: "HeaderFields", swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
             dependencies: ["CMicroHTTPD", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
-        .target(name: "TabLayout", swiftSettings: strict),
-        .target(name: "TabStore", dependencies: ["TabLayout", "CSQLite"], swiftSettings: strict),
+        // SHA-256 and strong entity tags: all the stores need of the layout code.
+        .target(name: "ContentHash", swiftSettings: strict),
+        .target(name: "TabLayout", dependencies: ["ContentHash"], swiftSettings: strict),
+        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite"], swiftSettings: strict),
+        // A compiled layout drawn as its tab bar, in SVG 1.1.
+        .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
+        // The operators' web console: static files, shipped as this target's resource bundle.
+        .target(name: "TabConsole", resources: [.copy("Resources")], swiftSettings: strict),
         .target(
             name: "TabService",
             dependencies: [
-                "MicroHTTPD", "TabLayout", "TabStore", .product(name: "Logging", package: "swift-log"),
+                "MicroHTTPD", "TabLayout", "TabStore", "TabConsole", "TabPreview", "Compression", "HeaderFields",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -65,7 +83,20 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),
+        .testTarget(name: "TabPreviewTests", dependencies: ["TabPreview", "TabLayout"], swiftSettings: strict),
+        .testTarget(name: "CompressionTests", dependencies: ["Compression"], swiftSettings: strict),
+        .testTarget(name: "HeaderFieldsTests", dependencies: ["HeaderFields"], swiftSettings: strict),
+        // The HTTP layer over real sockets, with a small handler of its own (no TabService).
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
+        .target(name: "TabClient", swiftSettings: strict),
+        .executableTarget(
+            name: "tabs-watch",
+            dependencies: ["TabClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "TabServerTests", dependencies: ["tabserver"], swiftSettings: strict),
+        .testTarget(name: "TabClientTests", dependencies: ["TabClient"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "TabServiceTests",
             dependencies: ["TabService", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],

@@ -1,27 +1,5 @@
 import Synchronization
 
-/// The routes requests are counted by.
-enum Route: Int, CaseIterable, Sendable {
-    case tabs, hierarchy, layout, versions, accounts, validate, strings, healthz, readyz, metrics, openapi, unknown
-
-    var label: String {
-        switch self {
-        case .tabs: "tabs"
-        case .hierarchy: "application_hierarchy"
-        case .layout: "layout"
-        case .versions: "layout_versions"
-        case .accounts: "accounts"
-        case .validate: "validate"
-        case .strings: "strings"
-        case .healthz: "healthz"
-        case .readyz: "readyz"
-        case .metrics: "metrics"
-        case .openapi: "openapi"
-        case .unknown: "unknown"
-        }
-    }
-}
-
 /// A counter shared by every thread.
 final class Counter: Sendable {
     let value = Atomic<Int>(0)
@@ -72,7 +50,8 @@ final class Metrics: Sendable {
                 .enumerated()
             where counter.current > 0 {
                 let status = slot < Self.statuses.count ? String(Self.statuses[slot]) : "other"
-                out += "tabserver_http_requests_total{route=\"\(route.label)\",status=\"\(status)\"} \(counter.current)\n"
+                out +=
+                    "tabserver_http_requests_total{route=\"\(RouteTable.byRoute[route.rawValue].label)\",status=\"\(status)\"} \(counter.current)\n"
             }
         }
         out += "# HELP tabserver_http_request_duration_seconds Time from complete request to queued response.\n"

@@ -243,6 +243,50 @@ enum OpenAPIDocument {
                 '400': {description: Bad request.}
                 '404': {description: No layout.}
                 '406': {description: Not acceptable.}
+          /v1/accounts/{account}/tabs/preview.svg:
+            parameters:
+              - $ref: '#/components/parameters/account'
+              - {name: locale, in: query, schema: {type: string}}
+              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
+              - {name: appVersion, in: query, schema: {type: string}}
+              - {name: selected, in: query, schema: {type: string}}
+            get:
+              summary: The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.
+              responses:
+                '200':
+                  description: The drawing.
+                  content:
+                    image/svg+xml: {schema: {type: string}}
+                '304': {description: Not modified.}
+                '400': {$ref: '#/components/responses/Problem'}
+                '404': {$ref: '#/components/responses/Problem'}
+                '406': {$ref: '#/components/responses/Problem'}
+            head:
+              summary: The headers GET would send.
+              responses:
+                '200': {description: Headers only.}
+                '304': {description: Not modified.}
+                '404': {description: No layout.}
+          /v1/accounts/{account}/tabs/bundle:
+            parameters:
+              - $ref: '#/components/parameters/account'
+              - {name: locale, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true}
+              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
+              - {name: appVersion, in: query, schema: {type: string}}
+            get:
+              summary: What an app ships in its bundle: per locale, the compiled layout and the ETags tabs gives for it.
+              responses:
+                '200':
+                  description: The bundle.
+                  content:
+                    application/json: {schema: {type: object}}
+                '400': {$ref: '#/components/responses/Problem'}
+                '404': {$ref: '#/components/responses/Problem'}
+            head:
+              summary: The headers GET would send.
+              responses:
+                '200': {description: Headers only.}
+                '404': {description: No layout.}
           /v1/accounts:
             get:
               summary: Accounts with a layout of their own, by name.
@@ -355,6 +399,23 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
+          /v1/accounts/{account}/layout/versions/{version}/diff:
+            parameters:
+              - $ref: '#/components/parameters/account'
+              - $ref: '#/components/parameters/version'
+              - {name: against, in: query, schema: {type: integer, minimum: 1}}
+            get:
+              summary: Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.
+              security: [{admin: []}]
+              responses:
+                '200':
+                  description: The changes.
+                  content:
+                    application/json: {schema: {type: object}}
+                    text/plain: {schema: {type: string}}
+                '400': {$ref: '#/components/responses/Problem'}
+                '401': {$ref: '#/components/responses/Problem'}
+                '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}/restore:
             parameters:
               - $ref: '#/components/parameters/account'
@@ -387,6 +448,55 @@ enum OpenAPIDocument {
                 '413': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
                 '422': {$ref: '#/components/responses/Problem'}
+          /v1/preview:
+            post:
+              summary: Draw an unsaved source as tabs/preview.svg would, storing nothing.
+              security: [{admin: []}]
+              requestBody: {$ref: '#/components/requestBodies/Source'}
+              responses:
+                '200':
+                  description: The drawing.
+                  content:
+                    image/svg+xml: {schema: {type: string}}
+                '400': {$ref: '#/components/responses/Problem'}
+                '401': {$ref: '#/components/responses/Problem'}
+                '413': {$ref: '#/components/responses/Problem'}
+                '415': {$ref: '#/components/responses/Problem'}
+                '422': {$ref: '#/components/responses/Problem'}
+          /v1/events:
+            get:
+              summary: Server-sent events, one per stored version; Last-Event-ID resumes.
+              security: [{admin: []}]
+              parameters:
+                - {name: Last-Event-ID, in: header, schema: {type: string}}
+              responses:
+                '200':
+                  description: Events (text/event-stream).
+                  content:
+                    text/event-stream: {schema: {type: string}}
+                '400': {$ref: '#/components/responses/Problem'}
+                '401': {$ref: '#/components/responses/Problem'}
+          /console:
+            get:
+              summary: Redirects to /console/.
+              responses:
+                '308': {description: To /console/.}
+          /console/:
+            get:
+              summary: The operators' web console.
+              responses:
+                '200':
+                  description: index.html
+                  content:
+                    text/html: {schema: {type: string}}
+          /console/{file}:
+            parameters:
+              - {name: file, in: path, required: true, schema: {type: string}}
+            get:
+              summary: A file of the web console.
+              responses:
+                '200': {description: The file.}
+                '404': {$ref: '#/components/responses/Problem'}
           /v1/strings/{locale}:
             parameters:
               - $ref: '#/components/parameters/locale'

@@ -1,7 +1,10 @@
+import Compression
 import HashTreeCollections
+import HeaderFields
 import MicroHTTPD
 import Synchronization
 import TabLayout
+import TabPreview
 import TabStore
 
 /// The representations a client can ask for.
@@ -12,11 +15,14 @@ enum RepresentationFormat: UInt8, Sendable {
     case plist
     /// Seed 000's `ApplicationHierarchy.plist` array.
     case legacyPlist
+    /// The tab bar drawn as SVG (`…/tabs/preview.svg`).
+    case preview
 
     var contentType: String {
         switch self {
         case .json: "application/json"
         case .plist, .legacyPlist: "application/x-plist"
+        case .preview: "image/svg+xml"
         }
     }
 }
@@ -30,34 +36,92 @@ struct VariantKey: Hashable, Sendable {
     var format: RepresentationFormat
 }
 
-/// One representation, built once: its strong ETag and the 200 and 304 responses that every request for it
-/// shares.
-final class Representation: Sendable {
+/// One coding of a representation: its own strong ETag (RFC 9110 §8.8.3: each coding is a different
+/// representation) and the 200 and 304 responses every request for it shares.
+final class CodedForm: Sendable {
+    let coding: ContentCoding
     let etag: String
     let ok: PreparedResponse
     let notModified: PreparedResponse
-    /// The memory it holds, for the cache's bound: the body twice (the 200's and the 304's buffers) and ~2 KiB
-    /// of headers, response objects, cache slot and allocator overhead (100,000 five-tab variants measured
-    /// ~3.5 KB each in RSS).
+    let bodyCount: Int
+
+    /// `etag` parsed once, for the conditional-request comparisons.
+    let entityTag: HeaderFields.EntityTag?
+
+    init(coding: ContentCoding, body: [UInt8], etag: String, okHeaders: [HTTPHeader], sharedHeaders: [HTTPHeader]) throws(MicroHTTPDError) {
+        self.coding = coding
+        self.etag = etag
+        self.entityTag = HeaderFields.EntityTag(etag)
+        self.bodyCount = body.count
+        var shared = sharedHeaders
+        shared.insert(HTTPHeader("ETag", etag), at: 0)
+        var headers = okHeaders
+        if let token = coding.token { headers.append(HTTPHeader("Content-Encoding", token)) }
+        ok = try PreparedResponse(status: 200, headers: headers + shared, body: body)
+        notModified = try PreparedResponse(status: 304, headers: shared, body: body)
+    }
+}
+
+/// One representation, built once: its codings (identity always; brotli and gzip when smaller), each with its
+/// strong ETag and shared responses, and its `Last-Modified`.
+final class Representation: Sendable {
+    let forms: [CodedForm]
+    /// The codings besides identity that it keeps.
+    let available: AvailableCodings
+    /// Unix seconds of the newest input of this representation (its layout, bases, and strings tables of its locale).
+    let lastModifiedSeconds: Int64
+    /// Whether a different content of this representation may carry the same `Last-Modified` second (two changes
+    /// within one second): then `If-Modified-Since` for that second is answered 200, never a wrong 304.
+    let lastModifiedIsAmbiguous: Bool
+    /// The memory it holds, for the cache's bound: each form's body twice (the 200's and the 304's buffers) and
+    /// ~2 KiB of headers, response objects, cache slot and allocator overhead per form.
     let cost: Int
     /// Set by each request that uses it, cleared by each sweep of the cache: a representation found clear was
     /// not asked for since the previous sweep (the second-chance rule).
     private let recentlyUsed = Atomic<Bool>(true)
 
-    init(body: [UInt8], format: RepresentationFormat, locale: String, entry: LayoutEntry, cacheControl: String) throws(MicroHTTPDError) {
+    init(
+        body: [UInt8], contentType: String, locale: String?, vary: String, lastModifiedSeconds: Int64, ambiguous: Bool,
+        cacheControl: String, codings: [ContentCoding: [UInt8]] = [:]
+    ) throws(MicroHTTPDError) {
         let etag = EntityTag.strong(for: body)
-        self.etag = etag
-        self.cost = 2 * body.count + 2048
+        self.lastModifiedSeconds = lastModifiedSeconds
+        self.lastModifiedIsAmbiguous = ambiguous
         // What a 304 repeats (RFC 9110 §15.4.5): validators and caching fields, not representation metadata
         // such as Content-Language.
         let shared = [
-            HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", entry.vary),
-            HTTPHeader("Last-Modified", entry.lastModified),
+            HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", vary),
+            HTTPHeader("Last-Modified", UTCDateTime(unixSeconds: lastModifiedSeconds).httpDate),
         ]
-        ok = try PreparedResponse(
-            status: 200,
-            headers: [HTTPHeader("Content-Type", format.contentType), HTTPHeader("Content-Language", locale)] + shared, body: body)
-        notModified = try PreparedResponse(status: 304, headers: shared, body: body)
+        var okHeaders = [HTTPHeader("Content-Type", contentType)]
+        if let locale { okHeaders.append(HTTPHeader("Content-Language", locale)) }
+        var forms = [try CodedForm(coding: .identity, body: body, etag: etag, okHeaders: okHeaders, sharedHeaders: shared)]
+        for coding in [ContentCoding.br, .gzip] {
+            guard let coded = codings[coding], let token = coding.token, coded.count < body.count else { continue }
+            // The identity tag with the coding's name inside the quotes: distinct, strong, and derived from the
+            // content (never `…-gzip`, which the weak comparison of If-None-Match reads as Apache's suffix).
+            let codedTag = String(etag.dropLast()) + "." + token + "\""
+            forms.append(try CodedForm(coding: coding, body: coded, etag: codedTag, okHeaders: okHeaders, sharedHeaders: shared))
+        }
+        self.forms = forms
+        var available: AvailableCodings = []
+        for form in forms {
+            if form.coding == .br { available.insert(.br) } else if form.coding == .gzip { available.insert(.gzip) }
+        }
+        self.available = available
+        self.cost = forms.reduce(0) { $0 + 2 * $1.bodyCount + 2048 }
+    }
+
+    /// The identity form (every representation has one).
+    var identity: CodedForm { forms[0] }
+
+    /// The form for `coding`, when this representation keeps one.
+    func form(_ coding: ContentCoding) -> CodedForm? { forms.first { $0.coding == coding } }
+
+    /// The form for an `Accept-Encoding` field (nil: none sent, identity); nil when the client accepts none (406).
+    func form(acceptEncoding field: UnsafeBufferPointer<UInt8>?) -> CodedForm? {
+        guard let field else { return forms[0] }
+        return AcceptEncoding.choose(CollectionOfOne(field), available: available).flatMap(form)
     }
 
     /// Notes a request for it: a read of the bit, and a write only the first time after a sweep.
@@ -107,18 +171,27 @@ final class LayoutEntry: Sendable {
     /// The locales its tables (own and global) have, sorted: the candidates for `Accept-Language`.
     let locales: [String]
     let defaultLocaleIndex: Int
-    let lastModified: String
-    let lastModifiedSeconds: Int64
+    /// Chooses among `locales` for an `Accept-Language` (shared by every layout with the same locales).
+    let negotiator: LocaleNegotiator
+    /// Milliseconds of the newest layout record among its own and its bases'.
+    let layoutModifiedMillis: Int64
+    /// Milliseconds of each global strings table's current version, by locale.
+    let stringsModifiedMillis: [String: Int64]
+    /// The account's previous version was committed within the same second as the current one.
+    let changedTwiceInOneSecond: Bool
     /// The request headers that choose among this layout's representations: `Accept` and `Accept-Language`
     /// always, the platform and app-version headers only when some tab is targeted by them.
     let vary: String
-    private let globalStrings: [String: StringsTable]
+    let globalStrings: [String: StringsTable]
     private let variants = Mutex<[VariantKey: Representation]>([:])
     private let budget: VariantBudget
     /// Variants kept per layout; beyond it an arbitrary one is dropped (the global bound is ``VariantBudget``).
     static let variantLimit = 512
 
-    init(resolved: ResolvedLayout, globalStrings: [String: StringsTable], modifiedMillis: Int64, budget: VariantBudget) {
+    init(
+        resolved: ResolvedLayout, globalStrings: [String: StringsTable], layoutModifiedMillis: Int64,
+        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget
+    ) {
         self.resolved = resolved
         self.globalStrings = globalStrings
         self.budget = budget
@@ -126,9 +199,11 @@ final class LayoutEntry: Sendable {
         locales.insert(resolved.defaultLocale)
         self.locales = locales.sorted()
         self.defaultLocaleIndex = self.locales.firstIndex(of: resolved.defaultLocale) ?? 0
-        self.lastModifiedSeconds = modifiedMillis / 1000
-        self.lastModified = UTCDateTime(unixSeconds: modifiedMillis / 1000).httpDate
-        var vary = "Accept, Accept-Language"
+        self.negotiator = LocaleNegotiator.shared(for: self.locales)
+        self.layoutModifiedMillis = layoutModifiedMillis
+        self.stringsModifiedMillis = stringsModifiedMillis
+        self.changedTwiceInOneSecond = changedTwiceInOneSecond
+        var vary = "Accept, Accept-Language, Accept-Encoding"
         if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
         if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
         self.vary = vary
@@ -137,6 +212,25 @@ final class LayoutEntry: Sendable {
     deinit {
         let budget = self.budget
         variants.withLock { cache in for representation in cache.values { budget.removed(representation) } }
+    }
+
+    /// The index of the locale for `?locale=` (`fr-CA` falls back to `fr`), else the default locale's.
+    func localeIndex(asked: String) -> Int { negotiator.table.match(asked) ?? defaultLocaleIndex }
+
+    /// The index of the locale for an `Accept-Language` field (nil: none sent), else the default locale's.
+    func localeIndex(acceptLanguage field: UnsafeBufferPointer<UInt8>?) -> Int {
+        guard let field else { return defaultLocaleIndex }
+        return negotiator.choose(field) ?? defaultLocaleIndex
+    }
+
+    /// The newest input of a representation in `locale`: the layout records, and the strings tables of that
+    /// locale, its language and the default locale (a change to another locale's table does not move it).
+    func lastModifiedMillis(locale: String) -> Int64 {
+        var newest = layoutModifiedMillis
+        for table in [locale, LocaleMatcher.language(of: locale), resolved.defaultLocale] {
+            newest = max(newest, stringsModifiedMillis[table] ?? 0)
+        }
+        return newest
     }
 
     /// Drops the representations not used since the previous sweep; the number dropped.
@@ -173,7 +267,7 @@ final class LayoutEntry: Sendable {
     /// whether the cache is now past its bound and the caller should sweep it.
     func representation(
         _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics
-    ) throws(MicroHTTPDError) -> (Representation, sweep: Bool) {
+    ) throws(RepresentationError) -> (Representation, sweep: Bool) {
         if let hit = variants.withLock({ $0[key] }) {
             metrics.cacheHits.add(1, ordering: .relaxed)
             hit.markUsed()
@@ -188,8 +282,19 @@ final class LayoutEntry: Sendable {
         case .json: body = CanonicalJSON.encode(compiled.document)
         case .plist: body = PropertyListXML.encode(compiled.document)
         case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
+        case .preview:
+            do throws(TabPreviewError) {
+                body = try TabPreview.svg(compiled, selected: nil)
+            } catch {
+                throw .preview(error)
+            }
         }
-        let built = try Representation(body: body, format: key.format, locale: locale, entry: self, cacheControl: cacheControl)
+        let built = try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
+            try Representation(
+                body: body, contentType: key.format.contentType, locale: locale, vary: vary,
+                lastModifiedSeconds: lastModifiedMillis(locale: locale) / 1000, ambiguous: changedTwiceInOneSecond,
+                cacheControl: cacheControl, codings: Compressor.codings(of: body))
+        }
         let budget = self.budget
         return variants.withLock { cache in
             if let raced = cache[key] { return (raced, false) }
@@ -203,36 +308,45 @@ final class LayoutEntry: Sendable {
     }
 }
 
-/// Everything the read path needs, immutable; a write builds a new one and swaps it in.
+/// Everything the read path needs, immutable; the publisher builds a new one for each change and swaps it in.
 ///
 /// The per-account maps are persistent hash tries: a snapshot after one write shares every untouched
 /// account's node with the one before it, so a write costs O(log accounts + dependents), not O(accounts).
 final class Snapshot: Sendable {
-    /// Accounts with a layout of their own that compiles (`default` among them when it exists).
-    let entries: TreeDictionary<String, LayoutEntry>
-    /// Every account's current validated document (for resolving overlays), compiled or not.
-    let documents: TreeDictionary<String, LayoutDocument>
-    let records: TreeDictionary<String, StoredVersion>
-    /// The accounts whose document names each account in `extends` (the reverse of `extends`).
-    let extendedBy: TreeDictionary<String, Set<String>>
-    let globalStrings: [String: StringsTable]
-    let stringsRecords: [String: StoredStrings]
+    /// The snapshot's contents, as one value so that a change copies it, edits what it changes, and builds anew.
+    struct Contents: Sendable {
+        /// Accounts with a layout of their own that compiles (`default` among them when it exists).
+        var entries: TreeDictionary<String, LayoutEntry> = [:]
+        /// Every account's current validated document (for resolving overlays), compiled or not.
+        var documents: TreeDictionary<String, LayoutDocument> = [:]
+        var records: TreeDictionary<String, StoredVersion> = [:]
+        /// The accounts whose document names each account in `extends` (the reverse of `extends`).
+        var extendedBy: TreeDictionary<String, Set<String>> = [:]
+        var globalStrings: [String: StringsTable] = [:]
+        var stringsRecords: [String: StoredStrings] = [:]
+        /// Accounts whose current version was committed within the same second as the one before it.
+        var changedTwiceInOneSecond: Set<String> = []
+        /// The publication that made it: grows by one with every snapshot published.
+        var sequence: UInt64 = 0
+    }
+
+    let contents: Contents
     /// The bound on the representations that entries cache (one for the service, shared by its snapshots).
     let budget: VariantBudget
 
-    init(
-        entries: TreeDictionary<String, LayoutEntry>, documents: TreeDictionary<String, LayoutDocument>,
-        records: TreeDictionary<String, StoredVersion>, extendedBy: TreeDictionary<String, Set<String>>,
-        globalStrings: [String: StringsTable], stringsRecords: [String: StoredStrings], budget: VariantBudget
-    ) {
+    init(_ contents: Contents, budget: VariantBudget) {
+        self.contents = contents
         self.budget = budget
-        self.entries = entries
-        self.documents = documents
-        self.records = records
-        self.extendedBy = extendedBy
-        self.globalStrings = globalStrings
-        self.stringsRecords = stringsRecords
     }
+
+    var entries: TreeDictionary<String, LayoutEntry> { contents.entries }
+    var documents: TreeDictionary<String, LayoutDocument> { contents.documents }
+    var records: TreeDictionary<String, StoredVersion> { contents.records }
+    var extendedBy: TreeDictionary<String, Set<String>> { contents.extendedBy }
+    var globalStrings: [String: StringsTable] { contents.globalStrings }
+    var stringsRecords: [String: StoredStrings] { contents.stringsRecords }
+    var changedTwiceInOneSecond: Set<String> { contents.changedTwiceInOneSecond }
+    var sequence: UInt64 { contents.sequence }
 
     /// The entry that serves `account`: its own, else `default`'s.
     func entry(for account: String) -> LayoutEntry? { entries[account] ?? entries["default"] }
@@ -252,5 +366,72 @@ final class Snapshot: Sendable {
     /// Resolves `account`'s document against this snapshot's documents.
     func resolve(_ account: String, version: Int?, document: LayoutDocument, strict: Bool) throws(LayoutError) -> ResolvedLayout {
         try LayoutResolver.resolve(name: account, version: version, document: document, strict: strict) { documents[$0] }
+    }
+}
+
+/// Why a representation could not be built.
+enum RepresentationError: Error, CustomStringConvertible {
+    case response(MicroHTTPDError)
+    case preview(TabPreviewError)
+
+    static func wrap<T>(_ body: () throws(MicroHTTPDError) -> T) throws(RepresentationError) -> T {
+        do throws(MicroHTTPDError) {
+            return try body()
+        } catch {
+            throw .response(error)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .response(let error): "\(error)"
+        case .preview(let error): "\(error)"
+        }
+    }
+}
+
+/// The compressed forms made when a representation is built (never per request): brotli at quality 11 and gzip
+/// at level 9, the levels a careful operator precompresses static files with.
+enum Compressor {
+    static func codings(of body: [UInt8]) -> [ContentCoding: [UInt8]] {
+        var codings: [ContentCoding: [UInt8]] = [:]
+        // A coding that fails is left out: the representation is still served in the others.
+        codings[.br] = try? brotli(body, quality: 11)
+        codings[.gzip] = try? gzip(body, level: 9)
+        return codings
+    }
+}
+
+/// `Accept-Language` decisions for one set of locales, remembered by the field's exact bytes (the millionth
+/// request with the same header costs a hash lookup). Layouts with the same locales share one (most do), so the
+/// caches stay few; past ``maximumShared`` sets, new ones decide without a cache.
+final class LocaleNegotiator: Sendable {
+    let table: LocaleTable
+    private let decisions: DecisionCache<Int>?
+
+    static let maximumShared = 1024
+    private static let registry = Mutex<[[String]: LocaleNegotiator]>([:])
+
+    private init(_ locales: [String], cached: Bool) {
+        table = LocaleTable(locales)
+        decisions = cached ? DecisionCache<Int>(capacity: 256, maximumKeyCount: 256) : nil
+    }
+
+    /// The negotiator for `locales` (sorted), shared when possible.
+    static func shared(for locales: [String]) -> LocaleNegotiator {
+        registry.withLock { registry in
+            if let known = registry[locales] { return known }
+            guard registry.count < maximumShared else { return LocaleNegotiator(locales, cached: false) }
+            let made = LocaleNegotiator(locales, cached: true)
+            registry[locales] = made
+            return made
+        }
+    }
+
+    /// The index of the chosen locale, nil for the layout's default.
+    func choose(_ field: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let decisions else { return AcceptLanguage.choose(CollectionOfOne(field), table: table) }
+        let index = decisions.decision(CollectionOfOne(field)) { AcceptLanguage.choose(CollectionOfOne(field), table: table) ?? -1 }
+        return index < 0 ? nil : index
     }
 }

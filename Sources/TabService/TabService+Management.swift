@@ -4,88 +4,73 @@ import TabLayout
 import TabStore
 
 extension TabService {
-    /// `/v1/accounts/{account}/layout…`: every call needs an admin token; writes run deferred.
-    func management(_ request: HTTPRequest, account accountBytes: UnsafeBufferPointer<UInt8>, tail: String) -> (Route, HTTPReply) {
-        let parts = tail.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let route: Route
-        let allow: String
-        switch parts.count {
-        case 1 where parts[0] == "layout": (route, allow) = (.layout, "GET, HEAD, PUT, PATCH, DELETE")
-        case 2 where parts[0] == "layout" && parts[1] == "versions": (route, allow) = (.versions, "GET, HEAD")
-        case 3 where parts[0] == "layout" && parts[1] == "versions": (route, allow) = (.versions, "GET, HEAD")
-        case 4 where parts[0] == "layout" && parts[1] == "versions" && parts[3] == "restore": (route, allow) = (.versions, "POST")
-        default: return (.unknown, .response(Problem.notFound("no resource at \(request.path)").response))
-        }
-        let methodAllowed = allow.split(separator: ",").contains { $0.trimmingCharacters(in: " ") == request.method.token }
-        guard methodAllowed else { return (route, .response(Problem.methodNotAllowed(allow).response)) }
-        let account = String(decoding: accountBytes, as: UTF8.self)
-        guard isValidAccountName(account) else {
-            return (
-                route, .response(Problem.invalidAccount.response)
-            )
-        }
-        guard let author = authenticate(request) else { return (route, unauthorized()) }
-        var number: Int?
-        if parts.count >= 3 {
-            guard let n = Int(parts[2]), n >= 1 else {
-                return (route, .response(Problem.badRequest("a version number is an integer ≥ 1, not '\(parts[2])'").response))
+    /// `/v1/accounts/{account}/layout…`: the token and method were checked by the route table; writes run deferred.
+    func management(
+        _ request: some RequestReading, route: Route, account: String, versionText: String?, author: String
+    ) -> HTTPReply {
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        var parsed: Int?
+        if let versionText {
+            guard let n = Int(versionText), n >= 1 else {
+                return .response(Problem.badRequest("a version number is an integer ≥ 1, not '\(versionText)'").response)
             }
-            number = n
+            parsed = n
         }
+        let number = parsed
         let precondition = writePrecondition(request)
-        let version = number
-        switch (parts.count, request.method) {
-        case (1, .get), (1, .head):
-            return (route, .deferred { await self.readLayout(account: account, number: nil) })
-        case (1, .put):
-            guard let format = uploadFormat(request) else { return (route, unsupportedMediaType()) }
+        switch (route, request.method) {
+        case (.layout, .get), (.layout, .head):
+            return .deferred { await self.readLayout(account: account, number: nil) }
+        case (.layout, .put):
+            guard let format = uploadFormat(request) else { return unsupportedMediaType() }
             let upload = LayoutUpload(
                 account: account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
                 precondition: precondition, author: author, message: request.header("Change-Message"),
                 dryRun: request.query("dryRun") == "true", restoredFrom: nil)
-            return (route, .deferred { await self.write(upload) })
-        case (1, .patch):
+            return .deferred { await self.write(upload) }
+        case (.layout, .patch):
             let kind = mediaType(request.header("Content-Type") ?? "")
             guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
-                return (
-                    route,
-                    .response(
-                        Problem(
-                            status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                            detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
-                            headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
-                        ).response)
-                )
+                return .response(
+                    Problem(
+                        status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                        detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
+                        headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
+                    ).response)
             }
             let body = request.body
-            return (
-                route,
-                .deferred {
-                    await self.patch(
-                        account: account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
-                        author: author)
-                }
-            )
-        case (1, .delete):
-            return (route, .deferred { await self.deleteLayout(account: account, precondition: precondition, author: author) })
-        case (2, _):
-            return (route, .deferred { await self.listVersions(account: account) })
-        case (3, _):
-            return (route, .deferred { await self.readLayout(account: account, number: version) })
+            return .deferred {
+                await self.patch(
+                    account: account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
+                    author: author)
+            }
+        case (.layout, _):
+            return .deferred { await self.deleteLayout(account: account, precondition: precondition, author: author) }
+        case (.versions, _):
+            let page: VersionPage
+            switch VersionPage.parse(before: request.query("before"), limit: request.query("limit")) {
+            case .success(let parsed): page = parsed
+            case .failure(let problem): return .response(problem.response)
+            }
+            return .deferred { await self.listVersions(account: account, page: page) }
+        case (.version, _):
+            return .deferred { await self.readLayout(account: account, number: number) }
+        case (.versionDiff, _):
+            let against = request.query("against")
+            let plain = Negotiation.prefersPlainText(request.header("Accept"))
+            return .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
         default:
-            return (
-                route, .deferred { await self.restore(account: account, number: version ?? 0, precondition: precondition, author: author) }
-            )
+            return .deferred { await self.restore(account: account, number: number ?? 0, precondition: precondition, author: author) }
         }
     }
 
-    func writePrecondition(_ request: HTTPRequest) -> WritePrecondition {
+    func writePrecondition(_ request: some RequestReading) -> WritePrecondition {
         if let field = request.headerList("If-Match") { return .ifMatch(Negotiation.entityTags(field)) }
         if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
         return .none
     }
 
-    func uploadFormat(_ request: HTTPRequest) -> SourceFormat? {
+    func uploadFormat(_ request: some RequestReading) -> SourceFormat? {
         request.header("Content-Type").flatMap(sourceFormat)
     }
 
@@ -116,11 +101,23 @@ extension TabService {
                     ?? "there is no current record to match",
                 headers: current.map { [HTTPHeader("ETag", $0)] } ?? []
             ).response
-        case .unsupportedURL, .unavailable:
+        case .extended(let accounts):
+            return Problem(
+                status: 409, slug: "layout-is-extended", title: "Conflict",
+                detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
+            ).response
+        case .missingBase(let base):
+            return Problem(
+                status: 409, slug: "base-missing", title: "Conflict",
+                detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
+            ).response
+        case .unsupportedURL, .unavailable, .timedOut:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
-            return Problem(status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store failed; retry later")
-                .response
+            return Problem(
+                status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store did not answer; retry later",
+                headers: [HTTPHeader("Retry-After", "5")]
+            ).response
         }
     }
 
@@ -154,8 +151,9 @@ extension TabService {
             let record = try await store.append(
                 LayoutWrite(
                     account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
-                    precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom))
-            commit(record, document: document)
+                    precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
+                    extends: document.extends))
+            await commit(record, document: document)
             return written(record, status: existed ? 200 : 201)
         } catch {
             return storeProblem(error)
@@ -172,9 +170,14 @@ extension TabService {
         return (document, compiled)
     }
 
-    func commit(_ record: StoredVersion, document: LayoutDocument?) {
+    /// Publishes `record` (a version this replica or another committed) and its change event.
+    func commit(_ record: StoredVersion, document: LayoutDocument?) async {
         let logger = self.logger
-        current.withLock { $0 = $0.applying(record, document: document, logger: logger) }
+        await publisher.publish { snapshot in
+            guard let next = snapshot.applying(record, document: document, logger: logger) else { return nil }
+            let affected = snapshot.dependents(of: record.account).union(next.dependents(of: record.account)).union([record.account])
+            return (next, [ChangeEvent(layout: record, affected: affected)])
+        }
     }
 
     func written(_ record: StoredVersion, status: Int) -> HTTPResponse {
@@ -222,7 +225,7 @@ extension TabService {
         do {
             metrics.storeOperations.add()
             let record = try await store.delete(account: account, precondition: precondition, author: author)
-            commit(record, document: nil)
+            await commit(record, document: nil)
             return HTTPResponse(status: 204, headers: [HTTPHeader("Layout-Version", String(record.version))])
         } catch {
             return storeProblem(error)
@@ -277,15 +280,17 @@ extension TabService {
             ], body: record.source)
     }
 
-    func listVersions(account: String) async -> HTTPResponse {
-        let versions: [StoredVersion]
+    func listVersions(account: String, page: VersionPage) async -> HTTPResponse {
+        let all: [StoredVersion]
         do {
             metrics.storeOperations.add()
-            versions = try await store.versions(account: account)
+            all = try await store.versions(account: account)
         } catch {
             return storeProblem(error)
         }
-        guard !versions.isEmpty else { return Problem.notFound("account '\(account)' never had a layout").response }
+        guard !all.isEmpty else { return Problem.notFound("account '\(account)' never had a layout").response }
+        let older = all.filter { record in page.before.map { record.version < $0 } ?? true }
+        let versions = older.prefix(page.limit)
         let entries: [JSONValue] = versions.map { record in
             var entry: [String: JSONValue] = [
                 "version": .integer(Int64(record.version)), "etag": .string(record.etag),
@@ -296,20 +301,26 @@ extension TabService {
             if let from = record.restoredFrom { entry["restoredFrom"] = .integer(Int64(from)) }
             return .object(entry)
         }
-        return json(200, ["versions": .array(entries)])
+        let next: JSONValue? = older.count > page.limit ? versions.last.map { .integer(Int64($0.version)) } : nil
+        return json(200, ["versions": .array(entries)], nullable: ["next": next])
     }
 
-    func listAccounts(_ request: HTTPRequest) -> HTTPReply {
-        if let refused = onlyGet(request) { return refused }
-        guard authenticate(request) != nil else { return unauthorized() }
-        var limit = 100
+    func listAccounts(_ request: some RequestReading) -> HTTPReply {
+        var limitAsked = 100
         if let text = request.query("limit") {
             guard let n = Int(text), (1...1000).contains(n) else {
                 return .response(Problem.badRequest("limit is an integer from 1 to 1000").response)
             }
-            limit = n
+            limitAsked = n
         }
+        let limit = limitAsked
         let after = request.query("after") ?? ""
+        let snapshot = self.snapshot
+        return .deferred { self.accountsPage(snapshot, after: after, limit: limit) }
+    }
+
+    /// One page of the accounts with a layout of their own, by name (off libmicrohttpd's threads).
+    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int) -> HTTPResponse {
         let records = snapshot.records.values.filter {
             $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
         }
@@ -322,35 +333,28 @@ extension TabService {
             ])
         }
         let next: JSONValue? = records.count > limit ? page.last.map { .string($0.account) } : nil
-        var body = CanonicalJSON.encode(.object(["accounts": .array(entries)]))
-        // `next` is null on the last page: JSONValue has no null, so it is written here.
-        body.removeLast()
-        body += Array(",\"next\":".utf8) + (next.map { CanonicalJSON.encode($0) } ?? Array("null".utf8)) + [UInt8(ascii: "}")]
-        return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json")], body: body))
+        return json(200, ["accounts": .array(entries)], nullable: ["next": next])
     }
 
-    func validate(_ request: HTTPRequest) -> HTTPReply {
-        guard request.method == .post else { return .response(Problem.methodNotAllowed("POST").response) }
-        guard authenticate(request) != nil else { return unauthorized() }
+    func validate(_ request: some RequestReading) -> HTTPReply {
         guard let format = uploadFormat(request) else { return unsupportedMediaType() }
-        do {
-            let (_, compiled) = try compileForWrite(account: "validate", source: request.body, format: format)
-            return .response(json(200, objectMembers(compiled.document)))
-        } catch {
-            return .response(Problem.invalidLayout(error).response)
+        let body = request.body
+        return .deferred {
+            do throws(LayoutError) {
+                let (_, compiled) = try self.compileForWrite(account: "validate", source: body, format: format)
+                return json(200, objectMembers(compiled.document))
+            } catch {
+                return Problem.invalidLayout(error).response
+            }
         }
     }
 
     // MARK: Strings tables
 
-    func strings(_ request: HTTPRequest, locale: String) -> HTTPReply {
-        guard request.method == .get || request.method == .head || request.method == .put else {
-            return .response(Problem.methodNotAllowed("GET, HEAD, PUT").response)
-        }
+    func strings(_ request: some RequestReading, locale: String, author: String) -> HTTPReply {
         guard isValidLocale(locale) else {
             return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
         }
-        guard let author = authenticate(request) else { return unauthorized() }
         if request.method != .put {
             guard let record = snapshot.stringsRecords[locale] else {
                 return .response(Problem.notFound("there is no strings table for \(locale)").response)
@@ -383,8 +387,7 @@ extension TabService {
                 self.metrics.storeOperations.add()
                 let record = try await self.store.appendStrings(
                     locale: locale, source: body, contentType: contentType, precondition: precondition, author: author)
-                let logger = self.logger
-                self.current.withLock { $0 = $0.applying(strings: record, table: table, logger: logger) }
+                await self.commit(strings: record, table: table)
                 return json(
                     existed ? 200 : 201,
                     ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
@@ -393,6 +396,31 @@ extension TabService {
                 return self.storeProblem(error)
             }
         }
+    }
+}
+
+extension TabService {
+    /// Publishes a strings table version and its change event (every layout may change).
+    func commit(strings record: StoredStrings, table: StringsTable) async {
+        let logger = self.logger
+        await publisher.publish { snapshot in
+            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            return (next, [ChangeEvent(strings: record)])
+        }
+    }
+}
+
+extension ChangeEvent {
+    init(layout record: StoredVersion, affected: Set<String>) {
+        self.init(
+            kind: .layout, account: record.account, locale: nil, version: record.version, etag: record.etag, author: record.author,
+            atMillis: record.createdAtMillis, deleted: record.deleted, sequence: 0, affected: affected)
+    }
+
+    init(strings record: StoredStrings) {
+        self.init(
+            kind: .strings, account: nil, locale: record.locale, version: record.version, etag: record.etag, author: record.author,
+            atMillis: record.createdAtMillis, deleted: false, sequence: 0, affected: nil)
     }
 }
 

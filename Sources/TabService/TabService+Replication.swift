@@ -20,27 +20,48 @@ extension TabService {
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 guard let record = try await store.latest(account: account) else { return }
                 if record.deleted {
-                    commit(record, document: nil)
+                    await commit(record, document: nil)
                 } else {
-                    commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
+                    await commit(record, document: try LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
                 }
             case .strings(let locale, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                guard let record = try await store.currentStrings().first(where: { $0.locale == locale }),
-                    let table = try? StringsTable.read(record.source)
-                else { return }
-                let logger = self.logger
-                current.withLock { $0 = $0.applying(strings: record, table: table, logger: logger) }
+                guard let record = try await store.currentStrings().first(where: { $0.locale == locale }) else { return }
+                await commit(strings: record, table: try StringsTable.read(record.source))
             case .everything:
-                let layouts = try await store.currentLayouts()
-                let strings = try await store.currentStrings()
-                let rebuilt = Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger)
-                current.withLock { $0 = rebuilt }
-                logger.info("snapshot rebuilt from the store: \(rebuilt.entries.count) layouts")
+                try await catchUp()
             }
         } catch {
             metrics.storeErrors.add()
             logger.error("following a store change (\(change)) failed: \(error)")
         }
+    }
+
+    /// After notifications may have been missed: applies every record newer than the one held, and deletions of
+    /// accounts held, one by one. A replica never goes back to an older state than it has published.
+    func catchUp() async throws {
+        let held = snapshot
+        var applied = 0
+        let layouts = try await store.currentLayouts()
+        var seen: Set<String> = []
+        for record in layouts {
+            seen.insert(record.account)
+            guard (held.records[record.account]?.version ?? 0) < record.version else { continue }
+            await commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
+            applied += 1
+        }
+        for account in held.records.keys where !seen.contains(account) {
+            if let latest = try await store.latest(account: account), latest.deleted {
+                await commit(latest, document: nil)
+                applied += 1
+            }
+        }
+        for record in try await store.currentStrings() where (held.stringsRecords[record.locale]?.version ?? 0) < record.version {
+            if let table = try? StringsTable.read(record.source) {
+                await commit(strings: record, table: table)
+                applied += 1
+            }
+        }
+        if applied > 0 { logger.info("caught up with the store: \(applied) changes applied") }
     }
 }

@@ -8,6 +8,10 @@ import TabStore
 public struct ServiceConfiguration: Sendable {
     /// `Cache-Control` of client-plane answers.
     public var cacheControl: String
+    /// `Cache-Control` of client-plane errors (400, 404, 406, …), so that no shared cache keeps them.
+    public var errorCacheControl: String
+    /// The longest a long-poll (`?wait=N`, `Prefer: wait=N`) is held, in seconds.
+    public var maxWaitSeconds: Int
     /// Admin bearer tokens and the name recorded as the author of each one's changes.
     public var adminTokens: [(name: String, token: String)]
     /// Bytes that compiled representations may hold across all layouts before the least recently used are
@@ -15,9 +19,12 @@ public struct ServiceConfiguration: Sendable {
     public var variantCacheBytes: Int
 
     public init(
-        cacheControl: String = "no-cache", adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20
+        cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
+        adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20
     ) {
         self.cacheControl = cacheControl
+        self.errorCacheControl = errorCacheControl
+        self.maxWaitSeconds = maxWaitSeconds
         self.adminTokens = adminTokens
         self.variantCacheBytes = variantCacheBytes
     }
@@ -30,10 +37,12 @@ public final class TabService: HTTPHandler {
     let configuration: ServiceConfiguration
     let logger: Logger
     let metrics = Metrics()
-    let current: Mutex<Snapshot>
+    let publisher: Publisher
     let budget: VariantBudget
-    private let tokens: [(name: String, token: [UInt8])]
+    let credentials: Credentials
+    let console = ConsoleFiles.load()
     let requestIDs = RequestIDs()
+    let stopping = Atomic<Bool>(false)
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -41,16 +50,16 @@ public final class TabService: HTTPHandler {
         self.store = store
         self.configuration = configuration
         self.logger = logger
-        self.tokens = configuration.adminTokens.map { ($0.name, Array($0.token.utf8)) }
+        self.credentials = Credentials(tokens: configuration.adminTokens, logger: logger)
         let layouts = try await store.currentLayouts()
         let strings = try await store.currentStrings()
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
-        current = Mutex(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
         followStoreChanges()
     }
 
-    var snapshot: Snapshot { current.withLock { $0 } }
+    var snapshot: Snapshot { publisher.snapshot }
 
     /// Drops the cached representations that no request used since the previous sweep, across every layout
     /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
@@ -67,9 +76,22 @@ public final class TabService: HTTPHandler {
 
     // MARK: HTTPHandler
 
-    public func handle(_ request: HTTPRequest) -> HTTPReply {
+    public func handle(_ request: HTTPRequest) -> HTTPReply { serve(request) }
+
+    /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
+    public func admit(_ request: borrowing HTTPRequest) -> Admission {
+        guard let refusal = admit(copy request) else { return .proceed }
+        metrics.record(.unknown, status: refusal.status, nanoseconds: 0)
+        return .refuse(refusal)
+    }
+
+    /// Held long-polls answer 304 and change-feed readers get what they have, before requests in flight drain.
+    public func serverWillStop() { beginStopping() }
+
+    /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
+    func serve(_ request: some RequestReading) -> HTTPReply {
         let started = nanoseconds()
-        let (route, reply) = dispatch(request)
+        let (route, reply) = self.route(request)
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
@@ -77,7 +99,7 @@ public final class TabService: HTTPHandler {
             return reply
         case .response(var response):
             let context = RequestContext(request, route: route, requestIDs: requestIDs)
-            response.headers.append(HTTPHeader("Request-Id", context.id))
+            finish(&response, route: route, id: context.id)
             metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
             log(context, response)
             return .response(response)
@@ -86,11 +108,22 @@ public final class TabService: HTTPHandler {
             let metrics = self.metrics
             return .deferred {
                 var response = await work()
-                response.headers.append(HTTPHeader("Request-Id", context.id))
+                self.finish(&response, route: route, id: context.id)
                 metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)
                 return response
             }
+        }
+    }
+
+    /// Adds the request id, and to client-plane errors the `Cache-Control` that keeps shared caches from
+    /// holding them (a 404 cached after the account gets a layout would hide it).
+    private func finish(_ response: inout HTTPResponse, route: Route, id: String) {
+        response.headers.append(HTTPHeader("Request-Id", id))
+        if response.status >= 400, RouteTable.byRoute[route.rawValue].access == .open,
+            !response.headers.contains(where: { $0.name == "Cache-Control" })
+        {
+            response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
         }
     }
 
@@ -112,216 +145,118 @@ public final class TabService: HTTPHandler {
     }
 
     public func reject(_ violation: RequestLimitViolation) -> HTTPResponse {
+        var response: HTTPResponse
         switch violation {
         case .headerBlockTooLarge(let limit):
             metrics.record(.unknown, status: 431, nanoseconds: 0)
-            return Problem(
-                status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
-                detail: "the request line and header fields exceed \(limit) bytes"
-            ).response
+            response =
+                Problem(
+                    status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
+                    detail: "the request line and header fields exceed \(limit) bytes"
+                ).response
         case .bodyTooLarge(let limit):
             metrics.record(.unknown, status: 413, nanoseconds: 0)
-            return Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
+            response =
+                Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
                 .response
         }
+        response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
+        return response
     }
 
-    private static let accountsPrefix = Array("/v1/accounts/".utf8)
-    private static let tabsSuffix = Array("tabs".utf8)
-    private static let hierarchySuffix = Array("ApplicationHierarchy.plist".utf8)
-
-    private func dispatch(_ request: HTTPRequest) -> (Route, HTTPReply) {
-        let path = request.pathBytes
-        if path.starts(with: Self.accountsPrefix) {
-            let rest = UnsafeBufferPointer(rebasing: path[Self.accountsPrefix.count...])
-            guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else {
-                return (.unknown, .response(Problem.notFound("no resource at \(request.path)").response))
-            }
-            let account = UnsafeBufferPointer(rebasing: rest[..<slash])
-            let tail = UnsafeBufferPointer(rebasing: rest[(slash + 1)...])
-            if tail.elementsEqual(Self.tabsSuffix) {
-                return (.tabs, serveTabs(request, account: account, format: nil))
-            }
-            if tail.elementsEqual(Self.hierarchySuffix) {
-                return (.hierarchy, serveTabs(request, account: account, format: .legacyPlist))
-            }
-            return management(request, account: account, tail: String(decoding: tail, as: UTF8.self))
+    /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
+    /// valid token), decided from the request line and headers alone; nil when it may go on.
+    func admit(_ request: some RequestReading) -> HTTPResponse? {
+        guard let (declaration, _) = request.withPath({ RouteTable.match($0) }) else {
+            var response = notFound(request)
+            finish(&response, route: .unknown, id: requestIDs.next())
+            return response
         }
-        switch request.path {
-        case "/healthz":
-            return (.healthz, onlyGet(request) ?? .response(json(200, ["status": .string("ok")])))
-        case "/readyz":
-            if let refused = onlyGet(request) { return (.readyz, refused) }
-            let store = self.store
+        var refusal: HTTPResponse?
+        if case .refuse(let response) = check(declaration, request) {
+            refusal = response
+        } else if !declaration.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
+            refusal = Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+        }
+        guard var response = refusal else { return nil }
+        finish(&response, route: declaration.route, id: requestIDs.next())
+        return response
+    }
+
+    private enum Check {
+        case refuse(HTTPResponse)
+        /// Allowed; the author behind the token on admin routes.
+        case proceed(author: String?)
+    }
+
+    /// Admin routes check the token first (a route's methods are not disclosed without one), then the method.
+    private func check(_ declaration: RouteDeclaration, _ request: some RequestReading) -> Check {
+        var author: String?
+        if declaration.access == .admin {
+            switch authenticate(request, route: declaration.route) {
+            case .success(let name): author = name
+            case .failure(let refusal): return .refuse(refusal.response)
+            }
+        }
+        guard declaration.allows(request.method) else { return .refuse(Problem.methodNotAllowed(declaration.allow).response) }
+        return .proceed(author: author)
+    }
+
+    private func notFound(_ request: some RequestReading) -> HTTPResponse {
+        Problem.notFound("no resource at \(request.path)").response
+    }
+
+    /// Dispatch: the route table's match, its checks, then the route's handler.
+    private func route(_ request: some RequestReading) -> (Route, HTTPReply) {
+        guard let (declaration, parameters) = request.withPath({ RouteTable.match($0) }) else {
+            return (.unknown, .response(notFound(request)))
+        }
+        let route = declaration.route
+        let author: String
+        switch check(declaration, request) {
+        case .refuse(let response): return (route, .response(response))
+        case .proceed(let name): author = name ?? ""
+        }
+        let name = parameters.name ?? ""
+        switch route {
+        case .tabs: return (route, serveTabs(request, account: name, format: nil))
+        case .hierarchy: return (route, serveTabs(request, account: name, format: .legacyPlist))
+        case .preview: return (route, servePreview(request, account: name))
+        case .bundle: return (route, serveBundle(request, account: name))
+        case .layout, .versions, .version, .versionDiff, .restore:
+            return (route, management(request, route: route, account: name, versionText: parameters.version, author: author))
+        case .accounts: return (route, listAccounts(request))
+        case .validate: return (route, validate(request))
+        case .previewSource: return (route, previewSource(request))
+        case .events: return (route, eventStream(request))
+        case .strings: return (route, strings(request, locale: name, author: author))
+        case .healthz: return (route, .response(json(200, ["status": .string("ok")])))
+        case .readyz: return (route, readiness())
+        case .metrics: return (route, .response(metricsText()))
+        case .openapi:
             return (
-                .readyz,
-                .deferred {
-                    await store.ping()
-                        ? json(200, ["status": .string("ready")])
-                        : Problem(status: 503, slug: "store-unreachable", title: "Service Unavailable", detail: "the store does not answer")
-                            .response
-                }
-            )
-        case "/metrics":
-            if let refused = onlyGet(request) { return (.metrics, refused) }
-            let text = metrics.render(snapshotEntries: snapshot.entries.count, budget: budget)
-            return (
-                .metrics,
+                route,
                 .response(
                     HTTPResponse(
-                        status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                        body: Array(text.utf8)))
+                        status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8)))
             )
-        case "/openapi.yaml":
-            return (
-                .openapi,
-                onlyGet(request)
-                    ?? .response(
-                        HTTPResponse(
-                            status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8)))
-            )
-        case "/v1/accounts":
-            return (.accounts, listAccounts(request))
-        case "/v1/validate":
-            return (.validate, validate(request))
-        default:
-            if request.path.hasPrefix("/v1/strings/") {
-                return (.strings, strings(request, locale: String(request.path.dropFirst("/v1/strings/".count))))
-            }
-            return (.unknown, .response(Problem.notFound("no resource at \(request.path)").response))
+        case .consoleRedirect:
+            return (route, .response(HTTPResponse(status: 308, headers: [HTTPHeader("Location", "/console/")])))
+        case .console: return (route, console.reply(file: parameters.name ?? "index.html"))
+        case .unknown: return (route, .response(notFound(request)))
         }
-    }
-
-    func onlyGet(_ request: HTTPRequest) -> HTTPReply? {
-        request.method == .get || request.method == .head ? nil : .response(Problem.methodNotAllowed("GET, HEAD").response)
-    }
-
-    // MARK: Client plane
-
-    private static let jsonOffers: [(RepresentationFormat, String)] = [(.json, "application/json"), (.plist, "application/x-plist")]
-    private static let legacyOffers: [(RepresentationFormat, String)] = [(.legacyPlist, "application/x-plist")]
-
-    /// `GET|HEAD /v1/accounts/{account}/tabs` and `…/ApplicationHierarchy.plist`: a lookup in the snapshot,
-    /// the variant compiled only on its first request, a 304 decided from the ETag alone.
-    private func serveTabs(_ request: HTTPRequest, account accountBytes: UnsafeBufferPointer<UInt8>, format legacy: RepresentationFormat?)
-        -> HTTPReply
-    {
-        if let refused = onlyGet(request) { return refused }
-        guard isValidAccountName(String(decoding: accountBytes, as: UTF8.self)) else {
-            return .response(Problem.invalidAccount.response)
-        }
-        let account = String(decoding: accountBytes, as: UTF8.self)
-        guard let entry = snapshot.entry(for: account) else {
-            return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
-        }
-        let accept = request.header("Accept")
-        let format: RepresentationFormat
-        if legacy == nil, accept == nil {
-            format = .json
-        } else {
-            guard let chosen = Negotiation.choose(accept: accept, offers: legacy == nil ? Self.jsonOffers : Self.legacyOffers) else {
-                let offered = legacy == nil ? "application/json or application/x-plist" : "application/x-plist"
-                return .response(
-                    Problem(
-                        status: 406, slug: "not-acceptable", title: "Not Acceptable", detail: "this resource is available as \(offered)"
-                    ).response)
-            }
-            format = chosen
-        }
-        let locale: Int
-        if let asked = request.query("locale") {
-            locale = LocaleMatcher.match(asked, entry.locales).flatMap { entry.locales.firstIndex(of: $0) } ?? entry.defaultLocaleIndex
-        } else if let languages = request.header("Accept-Language") {
-            let chosen = LocaleMatcher.choose(acceptLanguage: languages, available: entry.locales, fallback: entry.resolved.defaultLocale)
-            locale = entry.locales.firstIndex(of: chosen) ?? entry.defaultLocaleIndex
-        } else {
-            locale = entry.defaultLocaleIndex
-        }
-        var platform: Platform?
-        if let name = request.query("platform") ?? request.header("X-Client-Platform") {
-            guard let known = Platform(rawValue: name.lowercased()) else {
-                return .response(
-                    Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
-                        .response)
-            }
-            platform = known
-        }
-        var appVersion: AppVersion?
-        if let text = request.query("appVersion") ?? request.header("X-App-Version") {
-            guard let version = AppVersion(text) else {
-                return .response(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2").response)
-            }
-            appVersion = version
-        }
-        let key = VariantKey(
-            locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
-            versionClass: entry.versionClass(appVersion), format: legacy ?? format)
-        let representation: Representation
-        do {
-            let sweep: Bool
-            (representation, sweep) = try entry.representation(
-                key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics)
-            if sweep { Task.detached { self.sweepVariants() } }
-        } catch {
-            logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
-            return .response(Problem.internalError.response)
-        }
-        let notModified: Bool? = request.withHeader("If-None-Match") { field in
-            field.map { Negotiation.ifNoneMatch($0, matches: representation.etag) }
-        }
-        if let notModified {
-            return .prepared(notModified ? representation.notModified : representation.ok)
-        }
-        if let since = request.header("If-Modified-Since"), let seconds = UTCDateTime.parseHTTPDate(since),
-            entry.lastModifiedSeconds <= seconds
-        {
-            return .prepared(representation.notModified)
-        }
-        return .prepared(representation.ok)
-    }
-
-    // MARK: Credentials
-
-    /// The name behind a valid `Authorization: Bearer` token. Every configured token is compared in full,
-    /// in constant time, whatever matches.
-    func authenticate(_ request: HTTPRequest) -> String? {
-        guard let field = request.header("Authorization"), field.count > 7, field.prefix(7).lowercased() == "bearer " else {
-            return nil
-        }
-        let presented = Array(field.utf8.dropFirst(7))
-        var found: String?
-        for (name, token) in tokens where constantTimeEqual(presented, token) && found == nil {
-            found = name
-        }
-        return found
-    }
-
-    func unauthorized() -> HTTPReply {
-        .response(
-            Problem(
-                status: 401, slug: "unauthorized", title: "Unauthorized",
-                detail: "the management plane needs Authorization: Bearer <admin token>",
-                headers: [HTTPHeader("WWW-Authenticate", "Bearer realm=\"tabserver\"")]
-            ).response)
     }
 }
 
-/// Equal length and bytes, in time that depends only on the lengths.
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
-    let count = max(a.count, b.count)
-    for i in 0..<count {
-        let x = i < a.count ? a[i] : 0
-        let y = i < b.count ? b[i] : 0
-        difference |= x ^ y
+/// A JSON answer with the canonical encoding; `nullable` members are written as `null` when nil (JSONValue has
+/// no null), after the others.
+func json(_ status: Int, _ object: [String: JSONValue], nullable: [String: JSONValue?] = [:], headers: [HTTPHeader] = []) -> HTTPResponse {
+    var body = CanonicalJSON.encode(.object(object))
+    for (name, value) in nullable.sorted(by: { $0.key < $1.key }) {
+        body.removeLast()
+        body += Array(",\"\(name)\":".utf8) + (value.map { CanonicalJSON.encode($0) } ?? Array("null".utf8)) + [UInt8(ascii: "}")]
     }
-    return difference == 0
-}
-
-/// A JSON answer with the canonical encoding.
-func json(_ status: Int, _ object: [String: JSONValue], headers: [HTTPHeader] = []) -> HTTPResponse {
-    HTTPResponse(
-        status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: CanonicalJSON.encode(.object(object)))
+    return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body)
 }
 
 func nanoseconds() -> UInt64 {

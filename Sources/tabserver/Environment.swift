@@ -22,22 +22,20 @@ struct Environment {
 /// Admin tokens from `TABSERVER_ADMIN_TOKEN` or `TABSERVER_ADMIN_TOKENS_FILE` (`name:token` lines), or one
 /// random token printed once on standard error.
 enum AdminTokens {
+    /// Tokens shorter than this are refused at start: a short token can be guessed.
+    static let minimumLength = 16
+
     static func load(environment: Environment, logger: Logger) throws -> [(name: String, token: String)] {
         var tokens: [(name: String, token: String)] = []
-        if let token = environment["TABSERVER_ADMIN_TOKEN"] { tokens.append(("admin", token)) }
+        if let token = environment["TABSERVER_ADMIN_TOKEN"] {
+            try check(token, where: "TABSERVER_ADMIN_TOKEN")
+            tokens.append(("admin", token))
+        }
         if let path = environment["TABSERVER_ADMIN_TOKENS_FILE"] {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw ValidationError("TABSERVER_ADMIN_TOKENS_FILE=\(path) cannot be read")
             }
-            for (number, line) in text.split(separator: "\n").enumerated() {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-                guard let colon = trimmed.firstIndex(of: ":"), colon != trimmed.startIndex, trimmed.index(after: colon) != trimmed.endIndex
-                else {
-                    throw ValidationError("\(path):\(number + 1): expected name:token")
-                }
-                tokens.append((String(trimmed[..<colon]), String(trimmed[trimmed.index(after: colon)...])))
-            }
+            tokens += try parse(text, file: path)
         }
         if tokens.isEmpty {
             var bytes = [UInt8](repeating: 0, count: 24)
@@ -47,7 +45,44 @@ enum AdminTokens {
             tokens.append(("admin", token))
             FileHandle.standardError.write(Data("tabserver: no admin token configured; this run's token is: \(token)\n".utf8))
         }
+        var seen: Set<String> = []
+        for (name, token) in tokens where !seen.insert(token).inserted {
+            throw ValidationError("the token of '\(name)' is given twice: every person needs a token of their own")
+        }
         logger.info("admin tokens: \(tokens.count) configured (\(tokens.map(\.name).joined(separator: ", ")))")
         return tokens
+    }
+
+    /// `name:token` lines (LF or CRLF); blank lines and `#` comments skipped; spaces around name and token
+    /// trimmed. A malformed line, a short token, or a token or name given twice is an error naming the line.
+    static func parse(_ text: String, file: String) throws -> [(name: String, token: String)] {
+        var tokens: [(name: String, token: String)] = []
+        var names: [String: Int] = [:]
+        var seen: [String: Int] = [:]
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let number = index + 1
+            let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("\(file):\(number): expected name:token") }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let token = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, !token.isEmpty else { throw ValidationError("\(file):\(number): expected name:token") }
+            try check(token, where: "\(file):\(number)")
+            if let first = seen[token] { throw ValidationError("\(file):\(number): the same token as line \(first)") }
+            if let first = names[name] { throw ValidationError("\(file):\(number): '\(name)' has a token on line \(first) already") }
+            seen[token] = number
+            names[name] = number
+            tokens.append((name, token))
+        }
+        return tokens
+    }
+
+    private static func check(_ token: String, where place: String) throws {
+        guard token.count >= minimumLength else {
+            throw ValidationError("\(place): an admin token needs at least \(minimumLength) characters (got \(token.count))")
+        }
+        guard token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+            throw ValidationError("\(place): an admin token is visible ASCII without spaces")
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import Foundation
 import Logging
 import MicroHTTPD
 import TabService
@@ -15,17 +16,29 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: "Address to listen on (env TABSERVER_HOST; default 0.0.0.0).") var host: String?
     @Option(help: "Port (env TABSERVER_PORT; default 8080; 0 picks a free one).") var port: UInt16?
-    @Option(help: "sqlite:PATH, memory: (env TABSERVER_STORE; default sqlite:data/tabs.sqlite).") var store: String?
+    @Option(
+        help: """
+            sqlite:PATH, memory: or postgres://user@host:port/db (env TABSERVER_STORE; default sqlite:data/tabs.sqlite). \
+            Give a PostgreSQL password in a file (TABSERVER_STORE_PASSWORD_FILE or PGPASSFILE), not in the URL.
+            """) var store: String?
     @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs:
         String?
-    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the core count).") var threads: Int?
+    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPU limit, else the core count).") var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
-    @Option(help: "MiB that compiled variants may hold before unused ones are dropped (env TABSERVER_CACHE_LIMIT_MB; default 512).")
+    @Option(help: "Cache-Control of client-plane errors (env TABSERVER_ERROR_CACHE_CONTROL; default no-store).") var errorCacheControl:
+        String?
+    @Option(
+        help: "MiB that compiled variants may hold (env TABSERVER_CACHE_LIMIT_MB; default: a quarter of the memory limit, at most 512).")
     var cacheLimit: Int?
+    @Option(help: "Longest long-poll in seconds (env TABSERVER_MAX_WAIT; default 300).") var maxWait: Int?
+    @Option(help: "Serve HTTPS with this PEM certificate chain (env TABSERVER_TLS_CERT; read again on SIGHUP).") var tlsCert: String?
+    @Option(help: "The PEM private key of --tls-cert (env TABSERVER_TLS_KEY).") var tlsKey: String?
+    @Option(help: "Connections one client address may hold (env TABSERVER_PER_ADDRESS_CONNECTIONS; default 1024).")
+    var perAddressConnections: Int?
 
-    /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default 512).
-    func cacheLimitMiB(_ environment: Environment) throws -> Int {
-        let limit = try cacheLimit ?? environment.integer("TABSERVER_CACHE_LIMIT_MB") ?? 512
+    /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
+    func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
+        let limit = try cacheLimit ?? environment.integer("TABSERVER_CACHE_LIMIT_MB") ?? limits.cacheLimitMiB()
         guard (1...1 << 20).contains(limit) else { throw ValidationError("the cache limit is 1 to 1048576 MiB, not \(limit)") }
         return limit
     }
@@ -36,50 +49,142 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "tabserver")
         logger.logLevel = .info
 
-        // Handle SIGINT/SIGTERM on a dispatch source only: ignoring them first keeps the default action
+        // Handle SIGINT/SIGTERM/SIGHUP on dispatch sources only: ignoring them first keeps the default action
         // (exit without a graceful stop) from ever running on any thread.
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
+        signal(SIGHUP, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
 
-        let storeURL = store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite"
-        let tabStore = try openAnyStore(url: storeURL)
-        if let directory = configs ?? environment["TABSERVER_CONFIGS"] {
-            let report = try await ConfigsDirectory.load(directory).importInto(tabStore, force: false)
-            logger.info(
-                "configs \(directory): imported \(report.imported.count) (\(report.imported.joined(separator: ", "))), kept the store's \(report.skipped.count)"
-            )
-            for refusal in report.refused { logger.error("configs: not imported: \(refusal)") }
+        // Until the server runs, SIGINT/SIGTERM end the process at once (nothing to drain yet): a store that does
+        // not answer at start never keeps the process from stopping.
+        let starting = StartupGuard()
+        Task {
+            let signal = await waitForSignal([SIGINT, SIGTERM])
+            if starting.isStarting {
+                logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT") while starting: exiting")
+                Glibc.exit(0)
+            }
         }
+        let limits = ContainerLimits.current()
+        let storeURL = try StoreLocation(
+            url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
+        let tabStore = try await openStoreRetrying(storeURL, logger: logger)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
-        let service = try await TabService(
-            store: tabStore,
-            configuration: ServiceConfiguration(
-                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache", adminTokens: tokens,
-                variantCacheBytes: try cacheLimitMiB(environment) << 20),
-            logger: logger)
-        let configuration = HTTPServerConfiguration(
+        let maxWait = try maxWait ?? environment.integer("TABSERVER_MAX_WAIT") ?? 300
+        guard maxWait >= 0 else { throw ValidationError("--max-wait is a number of seconds ≥ 0, not \(maxWait)") }
+        let tls = try TLSFiles(certificate: tlsCert ?? environment["TABSERVER_TLS_CERT"], key: tlsKey ?? environment["TABSERVER_TLS_KEY"])
+        var http = HTTPServerConfiguration(
             host: host ?? environment["TABSERVER_HOST"] ?? "0.0.0.0",
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
-            threads: try threads ?? environment.integer("TABSERVER_THREADS") ?? HTTPServerConfiguration.coreCount)
+            threads: try threads ?? environment.integer("TABSERVER_THREADS")
+                ?? limits.workerThreads(cores: HTTPServerConfiguration.coreCount))
+        if let perAddress = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS") {
+            http.perIPConnectionLimit = perAddress
+        }
+        if let tls {
+            (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
+        }
         HTTPServerConfiguration.raiseOpenFileLimit()
-        let server = try HTTPServer(configuration: configuration, handler: service)
+        let application = try await ServerApplication(
+            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
+            service: ServiceConfiguration(
+                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
+                errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
+                maxWaitSeconds: maxWait, adminTokens: tokens,
+                variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20),
+            http: http, logger: logger)
+        let server = application.server
+        starting.started()
         logger.info(
-            "serving \(service.layoutCount) layouts from \(storeURL) on \(configuration.host):\(server.port) with \(configuration.workerThreads) worker threads, up to \(configuration.effectiveConnectionLimit) connections"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker threads, up to \(http.effectiveConnectionLimit) connections\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
-        let signal = await waitForTerminationSignal()
-        logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (finishing requests in flight)")
-        server.stop()
+        while true {
+            let signal = await waitForSignal([SIGINT, SIGTERM, SIGHUP])
+            if signal == SIGHUP, let tls {
+                do {
+                    let (certificate, key) = try tls.read()
+                    try server.reloadCertificate(certificate, privateKey: key)
+                    logger.info("SIGHUP: TLS certificate read again from \(tls.certificate); open connections kept")
+                } catch {
+                    logger.error("SIGHUP: the TLS certificate was not reloaded: \(error)")
+                }
+                continue
+            }
+            if signal == SIGHUP { continue }
+            logger.info("\(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (held long-polls answered, requests in flight finished)")
+            break
+        }
+        application.stop()
         logger.info("stopped")
+    }
+
+    /// Opens the store, retrying with backoff while it does not answer (a database that starts after the
+    /// service is normal in a cluster); each attempt has its own deadline, and SIGTERM still stops the process.
+    func openStoreRetrying(_ location: StoreLocation, logger: Logger) async throws -> any TabStore {
+        var delay = 0.5
+        var attempt = 1
+        while true {
+            do {
+                // Opening connects and migrates: blocking libpq/sqlite3 calls, kept off the cooperative pool.
+                let store = try await onOwnThread { try openAnyStore(location) }
+                if try await store.currentLayouts().count >= 0 { return store }
+            } catch let error as StoreError {
+                if case .unsupportedURL = error { throw error }
+                logger.warning("the store \(location.redacted) does not answer (attempt \(attempt)): \(error); retrying in \(delay) s")
+            }
+            try await Task.sleep(for: .seconds(delay))
+            delay = min(delay * 2, 10)
+            attempt += 1
+        }
     }
 }
 
-/// Suspends until SIGINT or SIGTERM arrives; returns which.
-func waitForTerminationSignal() async -> Int32 {
+/// Whether `serve` is still starting (so a signal ends the process at once).
+final class StartupGuard: @unchecked Sendable {
+    // Safety: `lock` guards `starting`.
+    private let lock = NSLockLike()
+    private var starting = true
+
+    var isStarting: Bool { lock.withLock { starting } }
+    func started() { lock.withLock { starting = false } }
+}
+
+/// Runs a blocking call on a thread of its own and awaits it.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// `--tls-cert` and `--tls-key`, read at start and again on SIGHUP.
+struct TLSFiles {
+    let certificate: String
+    let key: String
+
+    init?(certificate: String?, key: String?) throws {
+        switch (certificate, key) {
+        case (nil, nil): return nil
+        case (let certificate?, let key?): (self.certificate, self.key) = (certificate, key)
+        default: throw ValidationError("--tls-cert and --tls-key go together")
+        }
+    }
+
+    func read() throws -> ([UInt8], [UInt8]) {
+        guard let certificate = FileManager.default.contents(atPath: certificate) else {
+            throw ValidationError("--tls-cert \(self.certificate) cannot be read")
+        }
+        guard let key = FileManager.default.contents(atPath: key) else { throw ValidationError("--tls-key \(self.key) cannot be read") }
+        return (Array(certificate), Array(key))
+    }
+}
+
+/// Suspends until one of `signals` arrives; returns which.
+func waitForSignal(_ signals: [Int32]) async -> Int32 {
     await withCheckedContinuation { continuation in
         let once = SignalLatch(continuation)
-        for number in [SIGINT, SIGTERM] {
+        for number in signals {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { once.fire(number) }
             source.resume()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import TabLayout
 import TabService
 import TabStore
@@ -36,6 +37,49 @@ struct Compile: ParsableCommand {
     }
 }
 
+/// `tabserver export ACCOUNT --out FILE`: the bundle `GET …/tabs/bundle` answers, for an app to ship.
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write an account's layout bundle (what GET …/tabs/bundle answers) for an app to ship in its bundle.")
+
+    @Argument(help: "The account.") var account: String
+    @Option(help: "The file to write.") var out: String
+    @Option(help: "A store to read (sqlite:PATH or postgres://…; env TABSERVER_STORE).") var store: String?
+    @Option(help: "A configs directory to read instead of a store.") var configs: String?
+    @Option(help: "A locale to include (repeat; default: every locale the layout has).") var locale: [String] = []
+    @Option(help: "The platform (iphone, ipad, mac, tv, vision, android).") var platform: String?
+    @Option(help: "The app version.") var appVersion: String?
+
+    func run() async throws {
+        let environment = Environment()
+        var logger = Logger(label: "tabserver-export")
+        logger.logLevel = .error
+        let tabStore: any TabStore
+        if let configs {
+            guard store == nil else { throw ValidationError("give --store or --configs, not both") }
+            tabStore = MemoryStore()
+            _ = try await ConfigsDirectory.load(configs).importInto(tabStore, force: false)
+        } else {
+            tabStore = try openAnyStore(
+                try StoreLocation(url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment))
+        }
+        let service = try await TabService(store: tabStore, configuration: ServiceConfiguration(), logger: logger)
+        var query = locale.map { ("locale", $0) }
+        if let platform { query.append(("platform", platform)) }
+        if let appVersion { query.append(("appVersion", appVersion)) }
+        let response = await service.respond(to: TestRequest(.get, "/v1/accounts/\(account)/tabs/bundle", query: query))
+        guard response.status == 200 else {
+            printError("export: \(response.status): \(response.text)")
+            throw ExitCode(1)
+        }
+        guard FileManager.default.createFile(atPath: out, contents: Data(response.body)) else {
+            printError("export: cannot write \(out)")
+            throw ExitCode(1)
+        }
+        print("wrote \(out): \(response.body.count) bytes")
+    }
+}
+
 /// `tabserver validate FILE...`: exit 0 when every file compiles.
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Check layout files; print file:line: pointer: message for each problem.")
@@ -63,18 +107,27 @@ struct Import: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Import a configs directory into the store.")
 
     @Argument(help: "A directory with layouts/ and strings/.") var directory: String
-    @Option(help: "sqlite:PATH or memory: (env TABSERVER_STORE; default sqlite:data/tabs.sqlite).") var store: String?
+    @Option(help: "sqlite:PATH, memory: or postgres://… (env TABSERVER_STORE; default sqlite:data/tabs.sqlite).") var store: String?
     @Flag(help: "Write a new version from every file, even for accounts the store has.") var force = false
 
     func run() async throws {
-        let url = store ?? Environment()["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite"
-        let report = try await ConfigsDirectory.load(directory).importInto(try openAnyStore(url: url), force: force)
-        print("imported \(report.imported.count): \(report.imported.joined(separator: ", "))")
+        let environment = Environment()
+        let location = try StoreLocation(
+            url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
+        let report = try await ConfigsDirectory.load(directory).importInto(try openAnyStore(location), force: force)
+        print("imported \(report.imported.count)\(Self.sample(report.imported))")
         if !report.skipped.isEmpty {
-            print("kept the store's version of \(report.skipped.count): \(report.skipped.joined(separator: ", ")) (use --force)")
+            print("kept the store's version of \(report.skipped.count)\(Self.sample(report.skipped)) (use --force)")
         }
         for refusal in report.refused { printError("not imported: \(refusal)") }
         if !report.refused.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `: a, b, c` for a few names, `: a, b, … and 99,997 more` for many (one line, whatever the count).
+    static func sample(_ names: [String]) -> String {
+        guard !names.isEmpty else { return "" }
+        let shown = names.prefix(10).joined(separator: ", ")
+        return names.count > 10 ? ": \(shown), … and \(names.count - 10) more" : ": \(shown)"
     }
 }
 

@@ -125,7 +125,8 @@ struct ServerProcess {
         for account in Set(acknowledged.map(\.account)) {
             let versions: HTTPTestClient.Response
             do {
-                versions = try await client.send("GET", "/v1/accounts/\(account)/layout/versions", headers: ServiceHarness.admin())
+                versions = try await client.send(
+                    "GET", "/v1/accounts/\(account)/layout/versions?limit=1000", headers: ServiceHarness.admin())
             } catch {
                 throw HTTPTestClient.Failure(description: "GET versions of \(account): \(error)")
             }

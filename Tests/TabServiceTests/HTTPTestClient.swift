@@ -58,7 +58,13 @@ final class HTTPTestClient: @unchecked Sendable {
                 do {
                     try self.connectIfNeeded()
                     try self.writeAll(bytes)
-                    continuation.resume(returning: try self.readResponse(method: method))
+                    let response = try self.readResponse(method: method)
+                    // A refusal decided before the body (405, 401, 413 …) closes the connection: the next call reconnects.
+                    if response.header("Connection")?.lowercased() == "close" {
+                        close(self.fd)
+                        self.fd = -1
+                    }
+                    continuation.resume(returning: response)
                 } catch {
                     if self.fd >= 0 {
                         close(self.fd)

@@ -127,14 +127,17 @@ import Testing
             }
         }()
         let reader = harness.client()
-        var answered = 0
+        var titles: Set<String> = []
         for _ in 0..<200 {
             let response = try await reader.send("GET", "/v1/accounts/burst/tabs")
             #expect(response.status == 200)
-            answered += 1
+            if let tabs = response.json?["tabs"] as? [[String: Any]], let title = tabs.first?["title"] as? String { titles.insert(title) }
         }
         try await writes
-        #expect(answered == 200)
+        // Every read got a whole layout of some version, and every write landed.
+        #expect(!titles.isEmpty && titles.isSubset(of: Set((0...40).map(String.init))))
+        let source = try await reader.send("GET", "/v1/accounts/burst/layout", headers: ServiceHarness.admin())
+        #expect(source.header("Layout-Version") == "41")
         let last = try await reader.send("GET", "/v1/accounts/burst/tabs")
         #expect((last.json?["tabs"] as? [[String: Any]])?.first?["title"] as? String == "40")
     }

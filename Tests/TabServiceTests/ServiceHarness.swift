@@ -6,15 +6,16 @@ import TabStore
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
 struct ServiceHarness {
-    static let token = "test-admin-token"
+    static let token = "test-admin-token-0123456789"
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    let service: TabService
-    let server: HTTPServer
+    let application: ServerApplication
     let store: any TabStore
 
-    var port: UInt16 { server.port }
+    var service: TabService { application.service }
+    var server: HTTPServer { application.server }
+    var port: UInt16 { application.port }
 
     init(
         store: any TabStore = MemoryStore(),
@@ -23,14 +24,13 @@ struct ServiceHarness {
     )
         async throws
     {
-        _ = try await ConfigsDirectory.load(Self.repository.appendingPathComponent("configs").path).importInto(store, force: false)
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         self.store = store
-        service = try await TabService(
-            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes),
-            logger: logger)
-        server = try HTTPServer(configuration: configuration, handler: service)
+        application = try await ServerApplication(
+            store: store, configs: Self.repository.appendingPathComponent("configs").path,
+            service: ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes),
+            http: configuration, logger: logger)
     }
 
     func client() -> HTTPTestClient { HTTPTestClient(port: port) }

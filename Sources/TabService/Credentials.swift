@@ -1,0 +1,127 @@
+import Logging
+import MicroHTTPD
+import Synchronization
+
+/// The admin tokens and who holds each, checked in constant time; failed attempts are logged (route and
+/// address, never token material) and, after repeated failures from one address, refused for a while.
+final class Credentials: Sendable {
+    private let tokens: [(name: String, token: [UInt8])]
+    private let failures = Mutex<[String: FailureRecord]>([:])
+    private let logger: Logger
+    /// Failures an address may make within ``window`` before it is refused for ``lockout`` seconds.
+    static let allowedFailures = 10
+    static let window: Int64 = 60
+    static let lockout: Int64 = 30
+    /// Addresses remembered at once (a flood of new addresses cannot grow memory without bound).
+    static let trackedAddresses = 4096
+
+    struct FailureRecord {
+        var count: Int
+        var firstAt: Int64
+        var lockedUntil: Int64
+    }
+
+    init(tokens: [(name: String, token: String)], logger: Logger) {
+        self.tokens = tokens.map { ($0.name, Array($0.token.utf8)) }
+        self.logger = logger
+    }
+
+    /// What checking a request's token found.
+    enum Outcome: Equatable {
+        case valid(author: String)
+        case invalid
+        /// This address failed too often; try again after this many seconds.
+        case lockedOut(retryAfter: Int64)
+    }
+
+    /// Checks `Authorization: Bearer <token>`. Every configured token is compared in full, in constant time.
+    func check(_ field: String?, address: String, route: String) -> Outcome {
+        let now = monotonicSeconds()
+        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > now {
+            return .lockedOut(retryAfter: locked.lockedUntil - now)
+        }
+        var presented: [UInt8] = []
+        if let field, field.utf8.count > 7, field.prefix(7).lowercased() == "bearer " {
+            presented = Array(field.utf8.dropFirst(7))
+        }
+        var found: String?
+        for (name, token) in tokens where constantTimeEqual(presented, token) && found == nil && !presented.isEmpty {
+            found = name
+        }
+        if let found { return .valid(author: found) }
+        noteFailure(address: address, route: route, now: now, sentToken: field != nil)
+        return .invalid
+    }
+
+    private func noteFailure(address: String, route: String, now: Int64, sentToken: Bool) {
+        let lockedNow = failures.withLock { table -> Bool in
+            if table[address] == nil, table.count >= Self.trackedAddresses {
+                table = table.filter { $0.value.lockedUntil > now }
+                if table.count >= Self.trackedAddresses { table.removeAll() }
+            }
+            var record = table[address] ?? FailureRecord(count: 0, firstAt: now, lockedUntil: 0)
+            if now - record.firstAt > Self.window { record = FailureRecord(count: 0, firstAt: now, lockedUntil: 0) }
+            record.count += 1
+            let locks = record.count >= Self.allowedFailures
+            if locks { record = FailureRecord(count: 0, firstAt: now, lockedUntil: now + Self.lockout) }
+            table[address] = record
+            return locks
+        }
+        logger.warning(
+            "authentication failed",
+            metadata: ["address": "\(address)", "route": "\(route)", "reason": "\(sentToken ? "wrong token" : "no token")"])
+        if lockedNow {
+            logger.warning(
+                "authentication refused for \(Self.lockout) s after \(Self.allowedFailures) failures",
+                metadata: ["address": "\(address)"])
+        }
+    }
+}
+
+/// Equal length and bytes, in time that depends only on the lengths.
+func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    var difference = a.count ^ b.count
+    let count = max(a.count, b.count)
+    for i in 0..<count {
+        let x = i < a.count ? a[i] : 0
+        let y = i < b.count ? b[i] : 0
+        difference |= Int(x ^ y)
+    }
+    return difference == 0
+}
+
+/// Seconds on a clock that never goes back.
+func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
+
+extension TabService {
+    /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
+    func authenticate(_ request: some RequestReading, route: Route) -> Result<String, AuthRefusal> {
+        switch credentials.check(
+            request.header("Authorization"), address: request.clientAddress, route: RouteTable.byRoute[route.rawValue].label)
+        {
+        case .valid(let author): return .success(author)
+        case .invalid: return .failure(AuthRefusal(response: unauthorizedResponse))
+        case .lockedOut(let seconds):
+            return .failure(
+                AuthRefusal(
+                    response: Problem(
+                        status: 429, slug: "too-many-failures", title: "Too Many Requests",
+                        detail: "too many failed authentications from this address; retry after \(seconds) s",
+                        headers: [HTTPHeader("Retry-After", String(seconds))]
+                    ).response))
+        }
+    }
+
+    var unauthorizedResponse: HTTPResponse {
+        Problem(
+            status: 401, slug: "unauthorized", title: "Unauthorized",
+            detail: "the management plane needs Authorization: Bearer <admin token>",
+            headers: [HTTPHeader("WWW-Authenticate", "Bearer realm=\"tabserver\"")]
+        ).response
+    }
+}
+
+/// A refused authentication and its answer.
+struct AuthRefusal: Error {
+    let response: HTTPResponse
+}

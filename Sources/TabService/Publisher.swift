@@ -1,0 +1,240 @@
+import Dispatch
+import Synchronization
+import TabStore
+
+/// One change the publisher made visible: a stored layout or strings version, at a sequence number.
+struct ChangeEvent: Sendable, Equatable {
+    enum Kind: String, Sendable {
+        case layout, strings
+    }
+
+    var kind: Kind
+    /// The account (layout changes).
+    var account: String?
+    /// The locale (strings changes).
+    var locale: String?
+    var version: Int
+    /// The version's tag, as `GET …/layout` (or `…/strings/{locale}`) gives it.
+    var etag: String
+    var author: String?
+    var atMillis: Int64
+    var deleted: Bool
+    /// The publication that made it visible.
+    var sequence: UInt64
+    /// The accounts whose served layouts may have changed (the account and every layout extending it); nil:
+    /// every account (a strings table).
+    var affected: Set<String>?
+}
+
+/// The one writer of snapshots. Each change runs on the publisher's own serial queue, against the latest
+/// snapshot, off the read path; its result is published with the next sequence number and the change's events
+/// go to the long-poll waiters and the change feed, in that one order. Readers load the published snapshot
+/// under a lock that only guards the reference (no compile ever runs inside it).
+final class Publisher: Sendable {
+    private let published: Mutex<Snapshot>
+    private let queue = DispatchQueue(label: "tabserver.publisher")
+    let waiters = ChangeWaiters()
+    let feed = ChangeFeed(capacity: 1024)
+
+    init(_ first: Snapshot) { published = Mutex(first.published(as: 1)) }
+
+    /// The snapshot requests are served from.
+    var snapshot: Snapshot { published.withLock { $0 } }
+
+    /// Runs `change` against the latest snapshot on the publisher's queue. When it returns a new snapshot, that
+    /// snapshot is published with the next sequence number and `events` (stamped with it) are delivered.
+    /// - Returns: the snapshot published after the change (the current one when nothing changed).
+    @discardableResult
+    func publish(_ change: @escaping @Sendable (Snapshot) -> (Snapshot, [ChangeEvent])?) async -> Snapshot {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                let base = self.snapshot
+                guard let (next, events) = change(base) else {
+                    continuation.resume(returning: base)
+                    return
+                }
+                let sequence = base.sequence + 1
+                let stamped = next.published(as: sequence)
+                self.published.withLock { $0 = stamped }
+                let delivered = events.map { event in
+                    var event = event
+                    event.sequence = sequence
+                    return event
+                }
+                self.feed.append(delivered)
+                self.waiters.wake(delivered, sequence: sequence)
+                continuation.resume(returning: stamped)
+            }
+        }
+    }
+}
+
+/// Held long-polls, by account. A publication wakes the requests of the accounts it affected (all of them for
+/// a strings table); each woken request compares its own representation again and waits on if it is unchanged.
+final class ChangeWaiters: Sendable {
+    /// Why a wait ended.
+    enum Wake: Sendable {
+        case changed, timedOut, stopping
+    }
+
+    private struct State {
+        var byAccount: [String: [UInt64: CheckedContinuation<Wake, Never>]] = [:]
+        var nextID: UInt64 = 0
+        var sequence: UInt64 = 0
+        var stopping = false
+        var held = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// Requests held now (for `/metrics`).
+    var held: Int { state.withLock { $0.held } }
+
+    /// Waits until a publication after `sequence` affects `account`, the deadline passes, or the service stops.
+    func wait(account: String, after sequence: UInt64, until deadline: ContinuousClock.Instant) async -> Wake {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.finish(account: account, id: id, with: .timedOut)
+        }
+        let wake = await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
+            let immediate: Wake? = state.withLock { state in
+                if state.stopping { return .stopping }
+                if state.sequence > sequence { return .changed }
+                if ContinuousClock.now >= deadline { return .timedOut }
+                state.byAccount[account, default: [:]][id] = continuation
+                state.held += 1
+                return nil
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+        }
+        timer.cancel()
+        return wake
+    }
+
+    private func finish(account: String, id: UInt64, with wake: Wake) {
+        let continuation = state.withLock { state -> CheckedContinuation<Wake, Never>? in
+            guard let found = state.byAccount[account]?.removeValue(forKey: id) else { return nil }
+            if state.byAccount[account]?.isEmpty == true { state.byAccount[account] = nil }
+            state.held -= 1
+            return found
+        }
+        continuation?.resume(returning: wake)
+    }
+
+    /// Wakes the requests of every account the events affected.
+    func wake(_ events: [ChangeEvent], sequence: UInt64) {
+        let woken = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+            state.sequence = max(state.sequence, sequence)
+            var woken: [CheckedContinuation<Wake, Never>] = []
+            if events.contains(where: { $0.affected == nil }) {
+                for waiting in state.byAccount.values { woken += waiting.values }
+                state.byAccount = [:]
+            } else {
+                for account in Set(events.flatMap { $0.affected ?? [] }) {
+                    if let waiting = state.byAccount.removeValue(forKey: account) { woken += waiting.values }
+                }
+            }
+            state.held -= woken.count
+            return woken
+        }
+        for continuation in woken { continuation.resume(returning: .changed) }
+    }
+
+    /// Ends every wait at once (they answer 304) and every later one before it starts.
+    func stop() {
+        let woken = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+            state.stopping = true
+            let all = state.byAccount.values.flatMap(\.values)
+            state.byAccount = [:]
+            state.held = 0
+            return all
+        }
+        for continuation in woken { continuation.resume(returning: .stopping) }
+    }
+}
+
+/// The last `capacity` change events, for `GET /v1/events` and its `Last-Event-ID` resume.
+final class ChangeFeed: Sendable {
+    private struct State {
+        var events: [ChangeEvent] = []
+        var listeners: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextListener: UInt64 = 0
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    func append(_ events: [ChangeEvent]) {
+        guard !events.isEmpty else { return }
+        let listeners = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.events += events
+            if state.events.count > capacity { state.events.removeFirst(state.events.count - capacity) }
+            defer { state.listeners = [:] }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.resume() }
+    }
+
+    /// What a reader that has seen everything up to `sequence` gets next.
+    enum Catchup: Equatable {
+        /// The events after `sequence` (maybe none yet).
+        case events([ChangeEvent])
+        /// `sequence` is older than the oldest event kept: the reader must start over.
+        case reset
+    }
+
+    /// The events after `sequence` (nil: from now on).
+    func events(after sequence: UInt64?) -> Catchup {
+        state.withLock { state in
+            guard let sequence else { return .events([]) }
+            if let oldest = state.events.first, oldest.sequence > sequence + 1 { return .reset }
+            return .events(state.events.filter { $0.sequence > sequence })
+        }
+    }
+
+    /// The sequence number of the newest event kept (0 when none).
+    var newest: UInt64 { state.withLock { $0.events.last?.sequence ?? 0 } }
+
+    /// Waits until events after `sequence` arrive, the deadline passes or the feed stops.
+    func waitForEvents(after sequence: UInt64, until deadline: ContinuousClock.Instant) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextListener += 1
+            return state.nextListener
+        }
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            self.release(id)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.stopping || (state.events.last?.sequence ?? 0) > sequence { return true }
+                state.listeners[id] = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    private func release(_ id: UInt64) {
+        let listener = state.withLock { $0.listeners.removeValue(forKey: id) }
+        listener?.resume()
+    }
+
+    /// Releases every listener now and from now on.
+    func stop() {
+        let listeners = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.stopping = true
+            defer { state.listeners = [:] }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.resume() }
+    }
+}

@@ -1,0 +1,137 @@
+import HeaderFields
+import MicroHTTPD
+import TabLayout
+import TabPreview
+
+extension TabService {
+    /// `GET …/tabs/bundle?locale=L&locale=M&platform=P&appVersion=V`: what an app ships so that its first launch
+    /// needs no network and its first request is a 304 — per locale, the compiled layout and the tags `…/tabs`
+    /// gives for it (identity and each coding).
+    func serveBundle(_ request: some RequestReading, account: String) -> HTTPReply {
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        var platform: Platform?
+        if let name = request.query("platform") {
+            guard let known = Platform(rawValue: name.lowercased()) else {
+                return .response(
+                    Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
+                        .response)
+            }
+            platform = known
+        }
+        var appVersion: AppVersion?
+        if let text = request.query("appVersion") {
+            guard let version = AppVersion(text) else {
+                return .response(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2").response)
+            }
+            appVersion = version
+        }
+        let asked = request.queryValues("locale")
+        for locale in asked where !isValidLocale(locale) {
+            return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
+        }
+        let snapshot = self.snapshot
+        guard let entry = snapshot.entry(for: account) else {
+            return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
+        }
+        let locales = asked.isEmpty ? entry.locales : asked
+        var representations: [[UInt8]] = []
+        for locale in locales {
+            let wanted = VariantRequest(
+                account: account, format: .json, localeQuery: locale, acceptLanguage: nil, platform: platform, appVersion: appVersion,
+                acceptEncoding: nil)
+            guard case .success(let (representation, form)) = select(wanted, in: snapshot) else {
+                return .response(Problem.internalError.response)
+            }
+            let chosen = LocaleMatcher.match(locale, entry.locales) ?? entry.resolved.defaultLocale
+            var etags: [String: JSONValue] = [:]
+            for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
+            let members: [String: JSONValue] = [
+                "locale": .string(chosen), "contentType": .string("application/json"), "etag": .string(form.etag),
+                "etags": .object(etags),
+            ]
+            var object = CanonicalJSON.encode(.object(members))
+            object.removeLast()
+            object += Array(",\"platform\":".utf8) + (platform.map { CanonicalJSON.encode(.string($0.rawValue)) } ?? Array("null".utf8))
+            object +=
+                Array(",\"appVersion\":".utf8)
+                + (appVersion.map { _ in CanonicalJSON.encode(.string(request.query("appVersion") ?? "")) } ?? Array("null".utf8))
+            object += Array(",\"layout\":".utf8) + form.ok.body + [UInt8(ascii: "}")]
+            representations.append(object)
+        }
+        var body = Array("{\"account\":".utf8) + CanonicalJSON.encode(.string(account))
+        body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(rfc3339Millis(currentTimeMillisecond())))
+        body += Array(",\"representations\":[".utf8) + Array(representations.joined(separator: [UInt8(ascii: ",")])) + Array("]}".utf8)
+        return .response(
+            HTTPResponse(
+                status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")], body: body)
+        )
+    }
+
+    /// `GET …/tabs/preview.svg`: the tab bar drawn, a representation like the others (shared, with its tag);
+    /// `?selected=<tab id>` draws another tab selected (drawn for the request).
+    func servePreview(_ request: some RequestReading, account: String) -> HTTPReply {
+        guard let selected = request.query("selected") else { return serveTabs(request, account: account, format: .preview) }
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        guard let entry = snapshot.entry(for: account) else {
+            return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
+        }
+        let locale =
+            request.query("locale").flatMap { LocaleMatcher.match($0, entry.locales) }
+            ?? LocaleMatcher.choose(
+                acceptLanguage: request.headerList("Accept-Language"), available: entry.locales, fallback: entry.resolved.defaultLocale)
+        let platform = (request.query("platform") ?? request.header("X-Client-Platform")).flatMap { Platform(rawValue: $0.lowercased()) }
+        let appVersion = (request.query("appVersion") ?? request.header("X-App-Version")).flatMap { AppVersion($0) }
+        let compiled = LayoutCompiler.compile(
+            entry.resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion),
+            globalStrings: entry.globalStrings)
+        do {
+            let svg = try TabPreview.svg(compiled, selected: selected)
+            return .response(
+                HTTPResponse(
+                    status: 200,
+                    headers: [
+                        HTTPHeader("Content-Type", "image/svg+xml"), HTTPHeader("ETag", EntityTag.strong(for: svg)),
+                        HTTPHeader("Cache-Control", configuration.cacheControl), HTTPHeader("Vary", entry.vary),
+                    ], body: svg))
+        } catch {
+            return .response(Problem.badRequest("\(error)").response)
+        }
+    }
+
+    /// `POST /v1/preview`: an unsaved source drawn as `…/tabs/preview.svg` would draw it, or 422.
+    func previewSource(_ request: some RequestReading) -> HTTPReply {
+        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
+        let body = request.body
+        let locale = request.query("locale")
+        let platform = request.query("platform").flatMap { Platform(rawValue: $0.lowercased()) }
+        let appVersion = request.query("appVersion").flatMap { AppVersion($0) }
+        let selected = request.query("selected")
+        return .deferred {
+            do {
+                let document = try LayoutSource.parse(body, format: format)
+                let snapshot = self.snapshot
+                let resolved = try snapshot.resolve("preview", version: nil, document: document, strict: true)
+                let compiled = LayoutCompiler.compile(
+                    resolved, for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
+                    globalStrings: snapshot.globalStrings)
+                let svg = try TabPreview.svg(compiled, selected: selected)
+                return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
+            } catch let error as LayoutError {
+                return Problem.invalidLayout(error).response
+            } catch {
+                return Problem.badRequest("\(error)").response
+            }
+        }
+    }
+}
+
+/// Milliseconds since 1970 by the wall clock.
+func currentTimeMillisecond() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif

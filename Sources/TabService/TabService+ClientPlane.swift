@@ -1,0 +1,261 @@
+import HeaderFields
+import MicroHTTPD
+import TabLayout
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a client-plane request selects, copied out of the request so that a held long-poll can select again
+/// after the snapshot changes (the immediate answer reads the request's bytes directly).
+struct VariantRequest: Sendable {
+    var account: String
+    var format: RepresentationFormat
+    var localeQuery: String?
+    var acceptLanguage: String?
+    var platform: Platform?
+    var appVersion: AppVersion?
+    var acceptEncoding: String?
+}
+
+extension TabService {
+    private static let jsonOffers = MediaTypeOffers(["application/json", "application/x-plist"])
+    private static let legacyOffers = MediaTypeOffers(["application/x-plist"])
+    private static let previewOffers = MediaTypeOffers(["image/svg+xml"])
+
+    /// `GET|HEAD /v1/accounts/{account}/tabs`, `…/ApplicationHierarchy.plist` and `…/tabs/preview.svg`: a lookup in
+    /// the snapshot, the variant compiled only on its first request, conditional requests decided from its
+    /// validators, and a long-poll held when asked for and the client already has the current representation.
+    func serveTabs(_ request: some RequestReading, account: String, format fixed: RepresentationFormat?) -> HTTPReply {
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        let format: RepresentationFormat
+        switch negotiateFormat(request, fixed: fixed) {
+        case .success(let chosen): format = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let platform: Platform?
+        let appVersion: AppVersion?
+        switch clientTargets(request) {
+        case .success(let targets): (platform, appVersion) = targets
+        case .failure(let problem): return .response(problem.response)
+        }
+        let wait: Int?
+        switch requestedWait(request) {
+        case .success(let seconds): wait = seconds
+        case .failure(let problem): return .response(problem.response)
+        }
+        let snapshot = self.snapshot
+        guard let entry = snapshot.entry(for: account) else { return .response(noLayout(account).response) }
+        let locale =
+            request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+        let representation: Representation
+        switch self.representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format) {
+        case .success(let built): representation = built
+        case .failure(let problem): return .response(problem.response)
+        }
+        guard let form = request.withCombinedHeader("Accept-Encoding", representation.form(acceptEncoding:)) else {
+            return .response(notAcceptableCoding.response)
+        }
+        let decision = conditional(request, representation: representation, form: form)
+        if let wait, decision == .notModified, request.withCombinedHeader("If-None-Match", { $0 != nil }) {
+            let wanted = VariantRequest(
+                account: account, format: format, localeQuery: request.query("locale"),
+                acceptLanguage: request.headerList("Accept-Language"),
+                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"))
+            return hold(wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.header("Prefer") != nil)
+        }
+        switch decision {
+        case .ok: return .prepared(form.ok)
+        case .notModified: return .prepared(form.notModified)
+        case .preconditionFailed:
+            return .response(
+                Problem(
+                    status: 412, slug: "precondition-failed", title: "Precondition Failed",
+                    detail: "the current representation does not match If-Match / If-Unmodified-Since",
+                    headers: [HTTPHeader("ETag", form.etag)]
+                ).response)
+        }
+    }
+
+    private func noLayout(_ account: String) -> Problem {
+        Problem.notFound("account '\(account)' has no layout and there is no default layout")
+    }
+
+    private var notAcceptableCoding: Problem {
+        Problem(
+            status: 406, slug: "not-acceptable", title: "Not Acceptable",
+            detail: "Accept-Encoding refuses every coding this representation has (identity, and br or gzip when smaller)")
+    }
+
+    /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
+    func clientTargets(_ request: some RequestReading) -> Result<(Platform?, AppVersion?), ProblemError> {
+        var platform: Platform?
+        if let name = request.query("platform") ?? request.header("X-Client-Platform") {
+            guard let known = Platform(rawValue: name.lowercased()) else {
+                return .failure(
+                    ProblemError(
+                        Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
+                )
+            }
+            platform = known
+        }
+        var appVersion: AppVersion?
+        if let text = request.query("appVersion") ?? request.header("X-App-Version") {
+            guard let version = AppVersion(text) else {
+                return .failure(ProblemError(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2")))
+            }
+            appVersion = version
+        }
+        return .success((platform, appVersion))
+    }
+
+    /// The cached representation of `entry` for a locale index, platform, app version and format (compiled on its
+    /// first request).
+    func representation(_ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat)
+        -> Result<Representation, ProblemError>
+    {
+        let key = VariantKey(
+            locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
+            versionClass: entry.versionClass(appVersion), format: format)
+        do {
+            let (representation, sweep) = try entry.representation(
+                key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics)
+            if sweep { Task.detached { self.sweepVariants() } }
+            return .success(representation)
+        } catch {
+            logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
+            return .failure(ProblemError(Problem.internalError))
+        }
+    }
+
+    /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
+    func requestedWait(_ request: some RequestReading) -> Result<Int?, ProblemError> {
+        var text = request.query("wait")
+        if text == nil, let prefer = request.headerList("Prefer") {
+            for preference in prefer.split(separator: ",") {
+                let trimmed = preference.trimmingCharacters(in: " \t")
+                if trimmed.lowercased().hasPrefix("wait=") { text = String(trimmed.dropFirst(5)) }
+            }
+        }
+        guard let text else { return .success(nil) }
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(text) else {
+            return .failure(ProblemError(Problem.badRequest("wait is a whole number of seconds ≥ 0, not '\(text)'")))
+        }
+        return .success(min(seconds, configuration.maxWaitSeconds))
+    }
+
+    private func negotiateFormat(_ request: some RequestReading, fixed: RepresentationFormat?) -> Result<RepresentationFormat, ProblemError>
+    {
+        let offers: MediaTypeOffers
+        let formats: [RepresentationFormat]
+        switch fixed {
+        case nil: (offers, formats) = (Self.jsonOffers, [.json, .plist])
+        case .legacyPlist: (offers, formats) = (Self.legacyOffers, [.legacyPlist])
+        default: (offers, formats) = (Self.previewOffers, [.preview])
+        }
+        let index = request.withHeader("Accept") { field -> Int? in
+            guard let field else { return 0 }
+            return AcceptMediaType.choose(CollectionOfOne(field), offers: offers)
+        }
+        guard let index else {
+            let offered = formats.map(\.contentType).joined(separator: " or ")
+            return .failure(
+                ProblemError(
+                    Problem(
+                        status: 406, slug: "not-acceptable", title: "Not Acceptable", detail: "this resource is available as \(offered)")))
+        }
+        return .success(formats[index])
+    }
+
+    /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
+    func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
+        guard let entry = snapshot.entry(for: wanted.account) else { return .failure(ProblemError(noLayout(wanted.account))) }
+        let locale =
+            wanted.localeQuery.map(entry.localeIndex(asked:))
+            ?? Self.withBytes(wanted.acceptLanguage, entry.localeIndex(acceptLanguage:))
+        let representation: Representation
+        switch self.representation(entry, locale: locale, platform: wanted.platform, appVersion: wanted.appVersion, format: wanted.format) {
+        case .success(let built): representation = built
+        case .failure(let problem): return .failure(problem)
+        }
+        guard let form = Self.withBytes(wanted.acceptEncoding, representation.form(acceptEncoding:)) else {
+            return .failure(ProblemError(notAcceptableCoding))
+        }
+        return .success((representation, form))
+    }
+
+    /// Calls `body` with the UTF-8 bytes of `text`, or nil.
+    static func withBytes<R>(_ text: String?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let text else { return body(nil) }
+        return Array(text.utf8).withUnsafeBufferPointer { body($0) }
+    }
+
+    /// RFC 9110 §13.2.2's order: If-Match, else If-Unmodified-Since; then If-None-Match, else If-Modified-Since.
+    enum ConditionalOutcome: Equatable {
+        case ok, notModified, preconditionFailed
+    }
+
+    func conditional(_ request: some RequestReading, representation: Representation, form: CodedForm) -> ConditionalOutcome {
+        let ifMatch = request.withCombinedHeader("If-Match") { field -> Bool? in
+            field.map { field in form.entityTag.map { EntityTagList.matchesStrongly(CollectionOfOne(field), current: $0) } ?? false }
+        }
+        if let ifMatch {
+            if !ifMatch { return .preconditionFailed }
+        } else if let since = request.withCombinedHeader("If-Unmodified-Since", Self.httpDate), representation.lastModifiedSeconds > since {
+            return .preconditionFailed
+        }
+        let ifNoneMatch = request.withCombinedHeader("If-None-Match") { field -> Bool? in
+            field.map { field in form.entityTag.map { EntityTagList.matchesWeakly(CollectionOfOne(field), current: $0) } ?? false }
+        }
+        if let ifNoneMatch { return ifNoneMatch ? .notModified : .ok }
+        if let since = request.withCombinedHeader("If-Modified-Since", Self.httpDate) {
+            let unchanged =
+                representation.lastModifiedSeconds < since
+                || (representation.lastModifiedSeconds == since && !representation.lastModifiedIsAmbiguous)
+            return unchanged ? .notModified : .ok
+        }
+        return .ok
+    }
+
+    /// An HTTP-date in any of its three forms (RFC 9110 §5.6.7), as Unix seconds; nil when absent or not a date.
+    private static func httpDate(_ field: UnsafeBufferPointer<UInt8>?) -> Int64? {
+        field.flatMap { HTTPDate.seconds($0, now: currentUnixSeconds()) }
+    }
+
+    /// Holds a long-poll: answers when `wanted`'s representation gets a tag other than `etag` (200 with it), when
+    /// `seconds` pass (304), or at once with 304 when the service stops. Costs no thread while held.
+    private func hold(_ wanted: VariantRequest, etag: String, seconds: Int, since sequence: UInt64, preferred: Bool) -> HTTPReply {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        let applied = preferred ? [HTTPHeader("Preference-Applied", "wait=\(seconds)")] : []
+        return .deferred {
+            var seen = sequence
+            while true {
+                let wake = await self.publisher.waiters.wait(account: wanted.account, after: seen, until: deadline)
+                let snapshot = self.snapshot
+                seen = snapshot.sequence
+                switch self.select(wanted, in: snapshot) {
+                case .failure(let problem):
+                    return problem.response
+                case .success(let (_, form)):
+                    if form.etag != etag { return HTTPResponse(prepared: form.ok, extra: applied) }
+                    if wake != .changed { return HTTPResponse(prepared: form.notModified, extra: applied) }
+                }
+            }
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// A copy of a shared response (a long-poll answers with one after it was held). A 304 keeps the body it
+    /// was built with: libmicrohttpd sends none, and its `Content-Length` is then the 200's (RFC 9110 §8.6).
+    init(prepared: PreparedResponse, extra: [HTTPHeader] = []) {
+        self.init(status: prepared.status, headers: prepared.headers + extra, body: prepared.body)
+    }
+}
+
+/// Seconds since 1970 by the wall clock.
+func currentUnixSeconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec)
+}

@@ -1,0 +1,61 @@
+import MicroHTTPD
+import TabLayout
+
+extension TabService {
+    /// How long a change-feed answer is held waiting for events before it ends with a heartbeat.
+    static let eventHoldSeconds = 25
+
+    /// `GET /v1/events`: server-sent events, one per stored version, `id:` the publication's sequence number.
+    ///
+    /// Each answer holds until there are events after the reader's position (its `Last-Event-ID`, or now), or a
+    /// heartbeat interval passes, then ends; EventSource clients reconnect on their own (`retry:`) with the
+    /// `Last-Event-ID` of the last event seen, and every answer carries an `id:` so that none is missed between
+    /// answers. A position older than the ring of events kept gets `event: reset` (start over from the store).
+    func eventStream(_ request: some RequestReading) -> HTTPReply {
+        var position: UInt64?
+        if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
+            guard let parsed = UInt64(text.trimmingCharacters(in: " \t")) else {
+                return .response(Problem.badRequest("Last-Event-ID is a sequence number given by this feed, not '\(text)'").response)
+            }
+            position = parsed
+        }
+        let feed = publisher.feed
+        let start = position ?? snapshot.sequence
+        return .deferred {
+            let deadline = ContinuousClock.now + .seconds(Self.eventHoldSeconds)
+            var text = "retry: 1000\n\n"
+            switch feed.events(after: start) {
+            case .reset:
+                text +=
+                    "event: reset\nid: \(self.snapshot.sequence)\ndata: {\"reason\":\"Last-Event-ID is older than the events kept\"}\n\n"
+            case .events(let ready):
+                var events = ready
+                if events.isEmpty {
+                    await feed.waitForEvents(after: start, until: deadline)
+                    if case .events(let arrived) = feed.events(after: start) { events = arrived }
+                }
+                for event in events { text += Self.serverSentEvent(event) }
+                if events.isEmpty { text += ": heartbeat\nid: \(start)\n\n" }
+            }
+            return HTTPResponse(
+                status: 200,
+                headers: [
+                    HTTPHeader("Content-Type", "text/event-stream; charset=utf-8"), HTTPHeader("Cache-Control", "no-store"),
+                    HTTPHeader("X-Accel-Buffering", "no"),
+                ], body: Array(text.utf8))
+        }
+    }
+
+    /// One event in the text/event-stream format: `event:`, `id:` and a one-line JSON `data:`.
+    static func serverSentEvent(_ event: ChangeEvent) -> String {
+        var data: [String: JSONValue] = [
+            "version": .integer(Int64(event.version)), "etag": .string(event.etag), "at": .string(rfc3339Millis(event.atMillis)),
+        ]
+        if let account = event.account { data["account"] = .string(event.account ?? account) }
+        if let locale = event.locale { data["locale"] = .string(locale) }
+        if let author = event.author { data["author"] = .string(author) }
+        if event.deleted { data["deleted"] = .bool(true) }
+        let line = String(decoding: CanonicalJSON.encode(.object(data)), as: UTF8.self)
+        return "event: \(event.kind.rawValue)\nid: \(event.sequence)\ndata: \(line)\n\n"
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Logging
+import TabStore
+import Testing
+
+@testable import TabService
+
+/// A service over a memory store with the repository's configs, run in process through the route table.
+private func inProcessService(maxWait: Int = 300) async throws -> TabService {
+    let store = MemoryStore()
+    _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(store, force: false)
+    var logger = Logger(label: "test")
+    logger.logLevel = .critical
+    return try await TabService(
+        store: store, configuration: ServiceConfiguration(maxWaitSeconds: maxWait, adminTokens: [("tester", ServiceHarness.token)]),
+        logger: logger)
+}
+
+private let admin = [("Authorization", "Bearer \(ServiceHarness.token)")]
+private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0.8"), ("Accept-Encoding", "gzip, deflate, br")]
+
+/// The route table, the publisher and the client plane, in process (no socket).
+@Suite struct RouteTableTests {
+    @Test func unknownPathsAre404AndWrongMethodsAre405WithTheTablesAllow() async throws {
+        let service = try await inProcessService()
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs/extra")).status == 404)
+        let wrong = await service.respond(to: TestRequest(.delete, "/v1/accounts/jack/tabs"))
+        #expect(wrong.status == 405 && wrong.header("Allow") == "GET, HEAD")
+        #expect(wrong.header("Cache-Control") == "no-store")
+        let layout = await service.respond(to: TestRequest(.post, "/v1/accounts/jack/layout", headers: admin))
+        #expect(layout.header("Allow") == "GET, HEAD, PUT, PATCH, DELETE")
+    }
+
+    @Test func adminRoutesCheckTheTokenBeforeTheMethodAndBeforeAnyBody() async throws {
+        let service = try await inProcessService()
+        let noToken = TestRequest(.post, "/v1/accounts/jack/layout", headers: [("Content-Length", "1048000")])
+        #expect(service.admit(noToken)?.status == 401)
+        #expect(service.admit(TestRequest(.put, "/nowhere", headers: [("Content-Length", "10")]))?.status == 404)
+        #expect(service.admit(TestRequest(.put, "/v1/accounts/jack/layout", headers: admin + [("Content-Length", "10")])) == nil)
+        #expect(service.admit(TestRequest(.post, "/v1/accounts/jack/tabs", headers: [("Content-Length", "10")]))?.status == 405)
+    }
+
+    @Test func repeatedWrongTokensFromOneAddressAreRefusedForAWhile() async throws {
+        let service = try await inProcessService()
+        for _ in 0..<Credentials.allowedFailures {
+            let answer = await service.respond(
+                to: TestRequest(.get, "/v1/accounts", headers: [("Authorization", "Bearer wrong")], clientAddress: "192.0.2.7"))
+            #expect(answer.status == 401)
+        }
+        let locked = await service.respond(to: TestRequest(.get, "/v1/accounts", headers: admin, clientAddress: "192.0.2.7"))
+        #expect(locked.status == 429 && locked.header("Retry-After") != nil)
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: admin, clientAddress: "192.0.2.8")).status == 200)
+    }
+
+    @Test func everyCodingIsItsOwnRepresentationAndRevalidatesTo304() async throws {
+        let service = try await inProcessService()
+        let identity = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr")]))
+        let brotli = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: iOS))
+        #expect(brotli.header("Content-Encoding") == "br")
+        #expect(brotli.body.count < identity.body.count)
+        #expect(brotli.header("ETag") != identity.header("ETag"))
+        #expect(brotli.header("Vary")?.contains("Accept-Encoding") == true)
+        let again = await service.respond(
+            to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: iOS + [("If-None-Match", brotli.header("ETag") ?? "")]))
+        #expect(again.status == 304)
+        // A tag of the br form never validates the identity form.
+        let other = await service.respond(
+            to: TestRequest(
+                .get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr"), ("If-None-Match", brotli.header("ETag") ?? "")]))
+        #expect(other.status == 200 && other.header("Content-Encoding") == nil)
+        let refused = await service.respond(
+            to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Encoding", "identity;q=0, zstd")]))
+        #expect(refused.status == 406)
+    }
+
+    @Test func conditionalRequestsFollowRFC9110Section13() async throws {
+        let service = try await inProcessService()
+        let first = await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs"))
+        let etag = try #require(first.header("ETag"))
+        let modified = try #require(first.header("Last-Modified"))
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("If-Match", "\"other\"")])).status == 412)
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("If-Match", etag)])).status == 200)
+        #expect(
+            await service.respond(
+                to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("If-Unmodified-Since", "Sun, 06 Nov 1994 08:49:37 GMT")])
+            )
+            .status == 412)
+        #expect(
+            await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("If-Modified-Since", modified)])).status == 304
+        )
+        // RFC 850 and asctime forms are accepted (a far-future date: not modified since).
+        for date in ["Friday, 31-Dec-99 23:59:59 GMT", "Fri Dec 31 23:59:59 2099"] {
+            let answer = await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("If-Modified-Since", date)]))
+            #expect(answer.status == (date.hasSuffix("2099") ? 304 : 200), "\(date)")
+        }
+    }
+
+    @Test func aChangeInTheSameSecondNeverGivesAWrong304ForIfModifiedSince() async throws {
+        let service = try await inProcessService()
+        let create = await service.respond(
+            to: TestRequest(
+                .put, "/v1/accounts/twice/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"])))
+        #expect(create.status == 201)
+        let first = await service.respond(to: TestRequest(.get, "/v1/accounts/twice/tabs"))
+        let update = await service.respond(
+            to: TestRequest(
+                .put, "/v1/accounts/twice/layout",
+                headers: admin + [("Content-Type", "application/json"), ("If-Match", create.header("ETag") ?? "")], body: document(["B"])))
+        #expect(update.status == 200)
+        let second = await service.respond(
+            to: TestRequest(.get, "/v1/accounts/twice/tabs", headers: [("If-Modified-Since", first.header("Last-Modified") ?? "")]))
+        #expect(second.status == 200, "the content changed; a 304 would keep the old one")
+    }
+
+    @Test func publicationsCarrySequenceNumbersAndChangeEvents() async throws {
+        let service = try await inProcessService()
+        let before = service.snapshot.sequence
+        let write = await service.respond(
+            to: TestRequest(.put, "/v1/accounts/seq/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"]))
+        )
+        #expect(write.status == 201)
+        #expect(service.snapshot.sequence == before + 1)
+        guard case .events(let events) = service.publisher.feed.events(after: before) else {
+            Issue.record("the feed lost the event")
+            return
+        }
+        #expect(events.map(\.account) == ["seq"] && events.first?.sequence == before + 1 && events.first?.etag == write.header("ETag"))
+        let feed = await service.respond(to: TestRequest(.get, "/v1/events", headers: admin + [("Last-Event-ID", String(before))]))
+        #expect(feed.header("Content-Type")?.hasPrefix("text/event-stream") == true)
+        #expect(feed.text.contains("event: layout\nid: \(before + 1)\n"))
+        #expect(feed.text.contains("\"account\":\"seq\""))
+    }
+
+    @Test func aLongPollAnswersTheNewRepresentationWhenItChangesAnd304WhenTheServiceStops() async throws {
+        let service = try await inProcessService()
+        let create = await service.respond(
+            to: TestRequest(.put, "/v1/accounts/lp/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"])))
+        let current = await service.respond(to: TestRequest(.get, "/v1/accounts/lp/tabs"))
+        let etag = try #require(current.header("ETag"))
+        async let held = service.respond(
+            to: TestRequest(.get, "/v1/accounts/lp/tabs", query: [("wait", "30")], headers: [("If-None-Match", etag)]))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(service.publisher.waiters.held == 1)
+        _ = await service.respond(
+            to: TestRequest(
+                .put, "/v1/accounts/lp/layout",
+                headers: admin + [("Content-Type", "application/json"), ("If-Match", create.header("ETag") ?? "")],
+                body: document(["B"])))
+        let woken = await held
+        #expect(woken.status == 200 && woken.header("ETag") != etag)
+        let newTag = try #require(woken.header("ETag"))
+        async let stopped = service.respond(
+            to: TestRequest(.get, "/v1/accounts/lp/tabs", headers: [("If-None-Match", newTag), ("Prefer", "wait=30")]))
+        try await Task.sleep(for: .milliseconds(200))
+        service.beginStopping()
+        let answer = await stopped
+        #expect(answer.status == 304 && answer.header("Preference-Applied") == "wait=30")
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/lp/tabs", query: [("wait", "x")])).status == 400)
+    }
+
+    @Test func theBundleCarriesTheTagsTheClientPlaneServes() async throws {
+        let service = try await inProcessService()
+        let bundle = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs/bundle", query: [("locale", "fr")]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(bundle.body)) as? [String: Any])
+        let first = try #require((object["representations"] as? [[String: Any]])?.first)
+        let served = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", query: [("locale", "fr")]))
+        #expect(first["etag"] as? String == served.header("ETag"))
+        let brotli = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", query: [("locale", "fr")], headers: iOS))
+        #expect((first["etags"] as? [String: String])?["br"] == brotli.header("ETag"))
+    }
+}
