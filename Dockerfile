@@ -1,36 +1,59 @@
 # TabServer: build with the Swift toolchain, run on Debian slim with a statically linked Swift runtime.
-#   docker build -t tabserver .
-#   docker run -p 8080:8080 -v tabs:/data tabserver
+#   docker build -t tabserver:0.1.0 --build-arg VERSION=0.1.0 --build-arg REVISION="$(git rev-parse HEAD)" .
+#   docker run -p 8080:8080 -v tabs:/data tabserver:0.1.0
+# Runs as any UID in group 0 (OpenShift, `--user 12345`) and with a read-only root file system: /data is the
+# only place it writes, and it belongs to group 0 with the owner's rights.
 FROM swift:6.3.1-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# Package.resolved stays out of the image (.dockerignore) as it stays out of git: the versions Package.swift
+# names are resolved at build time.
 COPY Package.swift ./
 COPY Sources ./Sources
 # Package.swift names the test targets: SwiftPM needs their folders even to build the product alone.
 COPY Tests ./Tests
+# The binary, stripped of its symbol tables, and every resource bundle SwiftPM made next to it (*.resources:
+# Bundle.module finds them beside the executable).
 RUN swift build -c release --product tabserver --static-swift-stdlib \
-    && install -m 0755 "$(swift build -c release --show-bin-path)/tabserver" /usr/local/bin/tabserver
+    && bin="$(swift build -c release --show-bin-path)" \
+    && mkdir -p /out/bin \
+    && install -m 0755 "$bin/tabserver" /out/bin/tabserver \
+    && strip /out/bin/tabserver \
+    && find "$bin" -maxdepth 1 -name '*.resources' -exec cp -R {} /out/bin/ \;
 
 FROM debian:bookworm-slim
-# libmicrohttpd12 serves HTTP; libsqlite3-0 and libpq5 are the two store backends' client libraries.
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+# The repository the image is built from; a release build passes its URL.
+ARG SOURCE=unknown
+LABEL org.opencontainers.image.title="tabserver" \
+      org.opencontainers.image.description="Serves tab-bar layouts to mobile apps, compiled from property lists or JSON" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.source="${SOURCE}"
+# libmicrohttpd12 serves HTTP; libsqlite3-0 and libpq5 are the two store backends' client libraries; libbrotli1
+# compresses; ca-certificates lets PostgreSQL connections verify the server (sslmode=verify-full).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libbrotli1 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --home-dir /data --shell /usr/sbin/nologin tabserver \
+    && useradd --system --uid 10001 --gid 0 --home-dir /data --shell /usr/sbin/nologin tabserver \
     && mkdir -p /data \
-    && chown tabserver /data
-COPY --from=build /usr/local/bin/tabserver /usr/local/bin/tabserver
+    && chown 10001:0 /data \
+    && chmod 0775 /data
+COPY --from=build /out/bin/ /usr/local/bin/
 # The sample configs; mount your own over /etc/tabserver/configs.
 COPY configs /etc/tabserver/configs
 ENV TABSERVER_STORE=sqlite:/data/tabs.sqlite \
     TABSERVER_CONFIGS=/etc/tabserver/configs \
     TABSERVER_PORT=8080
-USER 10001
+USER 10001:0
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080
+# No curl in the image: the binary asks its own /healthz (on TABSERVER_PORT).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 CMD ["/usr/local/bin/tabserver", "healthcheck"]
 # tabserver handles SIGTERM itself (graceful stop, exit 0), also as PID 1.
 ENTRYPOINT ["/usr/local/bin/tabserver"]
 CMD ["serve"]

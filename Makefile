@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews
+.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -66,3 +66,11 @@ browser-test: build
 ## previews: draw docs/preview-*.svg again from configs/layouts
 previews: build
 	UPDATE_PREVIEWS=1 $(SWIFT) test --filter TabPreviewTests
+
+## k8s-check: render every kustomization, validate strictly, checkov, Pod Security "restricted"
+k8s-check:
+	scripts/k8s-check
+
+## docs-test: run the README's and docs/' sh blocks, verbatim, against a live server
+docs-test: build
+	scripts/docs-test
