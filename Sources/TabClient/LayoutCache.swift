@@ -1,0 +1,94 @@
+import Foundation
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The last good layout of one account on disk, with its ETag, in one file:
+/// `{"etag":"…","layout":{…the body as the server sent it…}}`.
+///
+/// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
+/// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
+/// decode or validate is treated as absent.
+struct LayoutCache: Sendable {
+    /// The file this account's layout lives in.
+    let file: URL
+
+    init(directory: URL, account: String) {
+        file = directory.appendingPathComponent("\(account).tabs.json", isDirectory: false)
+    }
+
+    /// What a cache file holds.
+    struct Entry: Sendable, Equatable, Decodable {
+        var etag: String
+        var layout: CompiledLayout
+    }
+
+    /// The stored layout, or why there is none usable (nil error: no file).
+    func load() -> Result<Entry, TabClientError>? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        let entry: Entry
+        do {
+            entry = try JSONDecoder().decode(Entry.self, from: data)
+        } catch {
+            return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "cache file: \(CompiledLayout.describe(error))")]))
+        }
+        do {
+            try entry.layout.validate()
+        } catch {
+            return .failure(error)
+        }
+        return .success(entry)
+    }
+
+    /// Replaces the stored layout with `body` (a validated layout document) and its ETag, atomically.
+    /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
+    func store(body: Data, etag: String) throws(TabClientError) {
+        var document = Data(#"{"etag":"#.utf8)
+        document.append(Self.jsonString(etag))
+        document.append(Data(#","layout":"#.utf8))
+        document.append(body)
+        document.append(Data("}".utf8))
+        let directory = file.deletingLastPathComponent()
+        let temporary = directory.appendingPathComponent(".\(file.lastPathComponent).tmp-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try document.write(to: temporary)
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.synchronize()
+            try handle.close()
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw .cacheWriteFailed(path: file.path, reason: error.localizedDescription)
+        }
+        guard rename(temporary.path, file.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw .cacheWriteFailed(path: file.path, reason: reason)
+        }
+    }
+
+    /// Removes temporary files a crash left behind (they are never read).
+    func removeLeftovers() {
+        let directory = file.deletingLastPathComponent()
+        let prefix = ".\(file.lastPathComponent).tmp-"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return }
+        for name in names where name.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
+    /// Removes the stored layout.
+    func remove() {
+        try? FileManager.default.removeItem(at: file)
+    }
+
+    private static func jsonString(_ text: String) -> Data {
+        // A JSON string encoding never fails for a String.
+        (try? JSONEncoder().encode(text)) ?? Data("\"\"".utf8)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// Where a ``TabClient`` asks, who it says it is, where it keeps the last good layout, and how long it waits.
+public struct TabClientConfiguration: Sendable {
+    /// The server, e.g. `https://tabs.example.com` (paths below `/v1/accounts/…` are added).
+    public var server: URL
+    /// The account whose layout this client shows (`[A-Za-z0-9._-]{1,128}`).
+    public var account: String
+    /// Sent as `Accept-Language`, best first (default: the user's preferred languages).
+    public var preferredLanguages: [String]
+    /// Sent as `X-Client-Platform`: `iphone`, `ipad`, `mac`, `tv`, `vision`, `android`; nil sends none (and the
+    /// server gives every tab). The default is `mac`, `tv` or `vision` on those systems and nil elsewhere: on
+    /// iOS pass `iphone` or `ipad` from `UIDevice.current.userInterfaceIdiom`.
+    public var platform: String?
+    /// Sent as `X-App-Version` (default: the main bundle's `CFBundleShortVersionString`, if any).
+    public var appVersion: String?
+    /// Where the last good layout is kept; nil keeps it in memory only.
+    public var cacheDirectory: URL?
+    /// The longest a request may take, apart from the time a long-poll is held.
+    public var requestTimeout: Duration
+    /// How long the server may hold a long-poll (`?wait=N`): keep it under the idle timeout of every proxy on
+    /// the way (60 s is common). The server lowers it to its `--max-wait`.
+    public var longPollWait: Duration
+    /// The first delay after a failure; it doubles with each failure in a row, up to ``maximumBackoff``, and a
+    /// random part of up to half of it is taken off (jitter).
+    public var initialBackoff: Duration
+    public var maximumBackoff: Duration
+    /// Told about every request's outcome (for logs and tests); called on the client's own tasks.
+    public var onEvent: (@Sendable (TabClientEvent) -> Void)?
+
+    public init(
+        server: URL, account: String, preferredLanguages: [String] = Locale.preferredLanguages,
+        platform: String? = TabClientConfiguration.defaultPlatform, appVersion: String? = TabClientConfiguration.mainBundleVersion,
+        cacheDirectory: URL? = TabClientConfiguration.defaultCacheDirectory, requestTimeout: Duration = .seconds(15),
+        longPollWait: Duration = .seconds(50), initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60),
+        onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
+    ) {
+        self.server = server
+        self.account = account
+        self.preferredLanguages = preferredLanguages
+        self.platform = platform
+        self.appVersion = appVersion
+        self.cacheDirectory = cacheDirectory
+        self.requestTimeout = requestTimeout
+        self.longPollWait = longPollWait
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+        self.onEvent = onEvent
+    }
+
+    /// `mac`, `tv` or `vision` on those systems; nil elsewhere (iOS cannot tell iPhone from iPad without UIKit).
+    public static var defaultPlatform: String? {
+        #if os(macOS) || targetEnvironment(macCatalyst)
+            return "mac"
+        #elseif os(tvOS)
+            return "tv"
+        #elseif os(visionOS)
+            return "vision"
+        #else
+            return nil
+        #endif
+    }
+
+    /// The app's `CFBundleShortVersionString`, when the process has one.
+    public static var mainBundleVersion: String? {
+        Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
+    }
+
+    /// `Caches/TabClient` of the user's domain (the system may empty it; the bundle then serves).
+    public static var defaultCacheDirectory: URL? {
+        FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first?.appendingPathComponent("TabClient")
+    }
+
+    /// `Accept-Language` for ``preferredLanguages``: `fr-FR, fr;q=0.9, en;q=0.8` (q falls by 0.1, down to 0.1).
+    public var acceptLanguage: String? {
+        guard !preferredLanguages.isEmpty else { return nil }
+        return preferredLanguages.prefix(10).enumerated().map { index, language in
+            index == 0 ? language : "\(language);q=0.\(max(1, 10 - index))"
+        }.joined(separator: ", ")
+    }
+
+    /// `…/v1/accounts/{account}/tabs`, with `?wait=N` for a long-poll.
+    func tabsURL(wait: Duration? = nil) -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
+        components.path = base + "/v1/accounts/\(account)/tabs"
+        if let wait { components.queryItems = [URLQueryItem(name: "wait", value: "\(wait.components.seconds)")] }
+        return components.url ?? server
+    }
+
+    /// `…/v1/accounts/{account}/tabs/bundle` for the preferred languages, platform and app version.
+    func bundleURL() -> URL {
+        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
+        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
+        components.path = base + "/v1/accounts/\(account)/tabs/bundle"
+        var items = preferredLanguages.map { URLQueryItem(name: "locale", value: $0) }
+        if let platform { items.append(URLQueryItem(name: "platform", value: platform)) }
+        if let appVersion { items.append(URLQueryItem(name: "appVersion", value: appVersion)) }
+        components.queryItems = items.isEmpty ? nil : items
+        return components.url ?? server
+    }
+}
+
+/// What happened to one request of a ``TabClient`` (see ``TabClientConfiguration/onEvent``).
+public enum TabClientEvent: Sendable, Equatable {
+    /// A request went out; `longPoll` when it may be held by the server.
+    case requestSent(url: URL, longPoll: Bool)
+    /// `304`: the layout shown is current.
+    case notModified(etag: String?)
+    /// `200` with a valid layout, now current and stored.
+    case updated(etag: String)
+    /// The answer was refused (error status, garbage, invalid layout); the last good layout is kept. `retryIn`
+    /// is the delay before ``TabClient/updates()`` asks again (nil for ``TabClient/refresh()``).
+    case failed(TabClientError, retryIn: Duration?)
+    /// The cache file could not be used and was ignored.
+    case cacheIgnored(TabClientError)
+}
