@@ -3,10 +3,10 @@ SHELL := /bin/bash
 SWIFT ?= swift
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3
 ## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
-TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl
+TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish haproxy
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test
+.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -74,3 +74,7 @@ k8s-check:
 ## docs-test: run the README's and docs/' sh blocks, verbatim, against a live server
 docs-test: build
 	scripts/docs-test
+
+## proxy-test: deploy/proxy's nginx, Varnish and HAProxy recipes in front of live servers (scripts/proxy-test)
+proxy-test: test-deps build
+	scripts/proxy-test
