@@ -130,7 +130,6 @@ public struct JSONReader {
             index += 1
             return elements
         }
-        elements.reserveCapacity(4)
         while true {
             skipWhitespace()
             let position = elements.count

@@ -15,10 +15,11 @@ public struct StringsTable: Sendable, Equatable {
             throw LayoutError(pointer: "", line: nil, "a strings table over \(LayoutLimits.sourceBytes) bytes", kind: .tooLarge)
         }
         let text = try decodeText(bytes)
-        var parser = StringsParser(scalars: Array(text.unicodeScalars))
-        if parser.startsJSONObject() {
+        // The first key tells JSON from the old-style form; a prefix is enough to find it.
+        if StringsParser(scalars: Array(text.unicodeScalars.prefix(64 * 1024))).startsJSONObject() {
             return try readJSON(Array(text.utf8))
         }
+        var parser = StringsParser(scalars: Array(text.unicodeScalars))
         return StringsTable(try parser.parse())
     }
 
@@ -50,9 +51,10 @@ public struct StringsTable: Sendable, Equatable {
             throw LayoutError(pointer: "", line: node.line, "a JSON strings table is an object of key → text")
         }
         var entries: [String: String] = [:]
+        entries.reserveCapacity(members.count)
         var diagnostics: [LayoutDiagnostic] = []
         for member in members {
-            let pointer = JSONPointer.appending("", member.key)
+            var pointer: String { JSONPointer.appending("", member.key) }
             guard case .string(let text) = member.node.value else {
                 diagnostics.append(
                     .init(pointer: pointer, line: member.node.line, message: "must be a string, found \(member.node.kindName)"))
@@ -90,8 +92,8 @@ private struct StringsParser {
         index += 1
     }
 
-    /// Whether the text is a JSON object: `{`, then a key followed by `:` (or `}` at once); the old-style form
-    /// has `=` or `;` after its first key.
+    /// Whether the text is a JSON object: `{`, then a key followed by `:` (or `}` at once, or text that ends
+    /// before the first key does); the old-style form has `=` or `;` after its first key.
     func startsJSONObject() -> Bool {
         var peek = self
         guard (try? peek.skipTrivia()) != nil, peek.index < scalars.count, scalars[peek.index] == "{" else { return false }

@@ -4,8 +4,8 @@ import TabLayout
 import TabStore
 
 extension Snapshot {
-    /// A snapshot of every current layout and strings table. Sources that no longer compile are logged
-    /// and left out (their accounts fall back to `default`).
+    /// A snapshot of every current layout and strings table. Layouts are neither parsed nor resolved here: each is
+    /// on its first request (a source that no longer compiles then falls back to `default`, and is logged).
     static func build(layouts: [StoredVersion], strings: [StoredStrings], budget: VariantBudget, logger: Logger) -> Snapshot {
         var contents = Contents()
         for record in strings {
@@ -17,49 +17,29 @@ extension Snapshot {
             }
         }
         for record in layouts where !record.deleted {
-            do {
-                let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-                contents.documents[record.account] = document
-                contents.records[record.account] = record
-                if let base = document.extends { contents.extendedBy[base, default: []].insert(record.account) }
-            } catch {
-                logger.error("layout \(record.account) v\(record.version) no longer reads: \(error)")
-            }
+            let lazy = LazyDocument(record: record)
+            contents.documents[record.account] = lazy
+            if let base = lazy.extends { contents.extendedBy[base, default: []].insert(record.account) }
         }
         return Snapshot(contents, budget: budget).rebuilding(contents.documents.keys, logger: logger)
     }
 
-    /// This snapshot with `accounts`' entries compiled anew from `documents` (others kept).
+    /// This snapshot with `accounts`' entries made anew (to be resolved on first request; others kept).
     func rebuilding(_ accounts: some Sequence<String>, logger: Logger) -> Snapshot {
         var contents = self.contents
-        let stringsModified = stringsRecords.mapValues(\.createdAtMillis)
+        let context = ResolutionContext(contents, budget: budget, logger: logger)
         for account in accounts {
-            guard let document = documents[account], let record = records[account] else {
-                contents.entries[account] = nil
-                continue
-            }
-            do {
-                let resolved = try resolve(account, version: record.version, document: document, strict: false)
-                var modified = record.createdAtMillis
-                for base in resolved.bases { modified = max(modified, records[base]?.createdAtMillis ?? 0) }
-                contents.entries[account] = LayoutEntry(
-                    resolved: resolved, globalStrings: globalStrings, layoutModifiedMillis: modified,
-                    stringsModifiedMillis: stringsModified, changedTwiceInOneSecond: changedTwiceInOneSecond.contains(account),
-                    budget: budget)
-            } catch {
-                logger.error("layout \(account) v\(record.version) does not compile against the current store: \(error)")
-                contents.entries[account] = nil
-            }
+            contents.entries[account] = documents[account] == nil ? nil : LazyEntry(account: account, context: context)
         }
         return Snapshot(contents, budget: budget)
     }
 
     /// This snapshot after `record` (a new version or a deletion) was committed: the account and every
-    /// layout that extends it (before or after the change) are compiled anew. An older record than the one
+    /// layout that extends it (before or after the change) are made anew. An older record than the one
     /// held is ignored (nil: nothing changed).
     func applying(_ record: StoredVersion, document: LayoutDocument?, logger: Logger) -> Snapshot? {
         let account = record.account
-        let held = records[account]
+        let held = self.record(account)
         if let held, held.version >= record.version { return nil }
         var contents = self.contents
         let affectedBefore = dependents(of: account)
@@ -69,10 +49,8 @@ extension Snapshot {
         }
         if record.deleted {
             contents.documents[account] = nil
-            contents.records[account] = nil
         } else if let document {
-            contents.documents[account] = document
-            contents.records[account] = record
+            contents.documents[account] = LazyDocument(record: record, document: document)
             if let base = document.extends { contents.extendedBy[base, default: []].insert(account) }
         } else {
             return nil
@@ -86,8 +64,8 @@ extension Snapshot {
         return next.rebuilding(affectedBefore.union(next.dependents(of: account)).union([account]), logger: logger)
     }
 
-    /// This snapshot after a strings table was committed: every layout is compiled anew (nil: the table held is
-    /// as new or newer).
+    /// This snapshot after a strings table was committed: every layout is made anew (resolved again on its next
+    /// request; publishing costs one small object per account, no compile). Nil: the table held is as new or newer.
     func applying(strings record: StoredStrings, table: StringsTable, logger: Logger) -> Snapshot? {
         if let held = stringsRecords[record.locale], held.version >= record.version { return nil }
         var contents = self.contents

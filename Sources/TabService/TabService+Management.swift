@@ -144,8 +144,8 @@ extension TabService {
         } catch {
             return Problem.invalidLayout(error).response
         }
-        if upload.dryRun { return json(200, objectMembers(compiled.document)) }
-        let existed = snapshot.records[upload.account] != nil
+        if upload.dryRun { return dryRunAnswer(upload, compiled: compiled) }
+        let existed = snapshot.record(upload.account) != nil
         do {
             metrics.storeOperations.add()
             let record = try await store.append(
@@ -158,6 +158,23 @@ extension TabService {
         } catch {
             return storeProblem(error)
         }
+    }
+
+    /// A dry run's answer: the compiled layout, plus `diff`, what storing it would change against the current
+    /// version (`from` null when the account has no layout yet).
+    func dryRunAnswer(_ upload: LayoutUpload, compiled: CompiledLayout) -> HTTPResponse {
+        var members = objectMembers(compiled.document)
+        let current = snapshot.record(upload.account)
+        do throws(LayoutError) {
+            let diff = try LayoutDiff(
+                from: try current.flatMap(Self.tree), to: try LayoutSource.readTree(upload.body, format: upload.format))
+            var object = objectMembers(diff.document(account: upload.account, from: current?.version, to: (current?.version ?? 0) + 1))
+            object["account"] = nil
+            members["diff"] = .object(object)
+        } catch {
+            logger.error("dry-run diff of \(upload.account) failed: \(error)")
+        }
+        return json(200, members)
     }
 
     /// Validates, resolves (base references checked strictly) and compiles for the default locale.
@@ -212,7 +229,7 @@ extension TabService {
 
     func deleteLayout(account: String, precondition: WritePrecondition, author: String) async -> HTTPResponse {
         if case .none = precondition {
-            return snapshot.records[account] == nil
+            return snapshot.record(account) == nil
                 ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
         }
         let dependents = snapshot.dependents(of: account)
@@ -241,7 +258,7 @@ extension TabService {
             return storeProblem(error)
         }
         guard let old else { return Problem.notFound("account '\(account)' has no version \(number)").response }
-        if case .none = precondition, snapshot.records[account] != nil { return storeProblem(.preconditionRequired) }
+        if case .none = precondition, snapshot.record(account) != nil { return storeProblem(.preconditionRequired) }
         let upload = LayoutUpload(
             account: account, body: old.source, contentType: old.contentType, format: sourceFormat(old.contentType) ?? .json,
             precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number)
@@ -321,7 +338,7 @@ extension TabService {
 
     /// One page of the accounts with a layout of their own, by name (off libmicrohttpd's threads).
     private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int) -> HTTPResponse {
-        let records = snapshot.records.values.filter {
+        let records = snapshot.documents.values.map(\.record).filter {
             $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
         }
         .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }

@@ -46,11 +46,11 @@ extension TabService {
         var seen: Set<String> = []
         for record in layouts {
             seen.insert(record.account)
-            guard (held.records[record.account]?.version ?? 0) < record.version else { continue }
+            guard (held.record(record.account)?.version ?? 0) < record.version else { continue }
             await commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
             applied += 1
         }
-        for account in held.records.keys where !seen.contains(account) {
+        for account in held.documents.keys where !seen.contains(account) {
             if let latest = try await store.latest(account: account), latest.deleted {
                 await commit(latest, document: nil)
                 applied += 1

@@ -65,7 +65,7 @@ public final class TabService: HTTPHandler {
     /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
     func sweepVariants() {
         var dropped = 0
-        for entry in snapshot.entries.values { dropped += entry.sweep() }
+        for entry in snapshot.entries.values { dropped += entry.sweep() }  // resolved entries only; never resolves
         budget.evictions.add(dropped, ordering: .relaxed)
         budget.sweepFinished()
         logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")

@@ -17,8 +17,8 @@ public struct StoredVersion: Sendable, Equatable {
     public var restoredFrom: Int?
     /// A deletion record: the account has no layout of its own from this version on.
     public var deleted: Bool
-    /// The account this version's layout extends (`extends`), when it names one; nil also for versions stored
-    /// before the store recorded it.
+    /// The account this version's layout extends (`extends`): `""` when it extends none, nil when unknown (versions
+    /// stored before the store recorded it: read the source).
     public var extends: String?
 
     public init(
@@ -45,7 +45,7 @@ public struct StoredVersion: Sendable, Equatable {
             account: write.account, version: number, source: write.source, contentType: write.contentType,
             etag: makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
             createdAtMillis: currentTimeMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
-            deleted: false, extends: write.extends)
+            deleted: false, extends: write.extends ?? "")
     }
 
     /// The deletion record that follows `latest`: it keeps the last source (for the history) under a new tag.

@@ -57,7 +57,12 @@ import Testing
                 continue
             }
             if case .bool(true) = testCase["disabled"]?.value { continue }
-            let comment = testCase["comment"].map { "\($0.value)" } ?? String(decoding: raw.prefix(200), as: UTF8.self)
+            let comment: String
+            if case .string(let text) = testCase["comment"]?.value {
+                comment = text
+            } else {
+                comment = String(decoding: raw.prefix(200), as: UTF8.self)
+            }
             guard let doc = testCase["doc"], let patch = testCase["patch"] else {
                 Issue.record("a case without doc or patch: \(comment)")
                 continue

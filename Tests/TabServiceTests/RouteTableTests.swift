@@ -158,6 +158,22 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/lp/tabs", query: [("wait", "x")])).status == 400)
     }
 
+    @Test func aDryRunAlsoReportsWhatStoringWouldChange() async throws {
+        let service = try await inProcessService()
+        _ = await service.respond(
+            to: TestRequest(.put, "/v1/accounts/dry/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"])))
+        let dry = await service.respond(
+            to: TestRequest(
+                .put, "/v1/accounts/dry/layout", query: [("dryRun", "true")], headers: admin + [("Content-Type", "application/json")],
+                body: document(["A", "B"])))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(dry.body)) as? [String: Any])
+        let diff = try #require(object["diff"] as? [String: Any])
+        let changes = try #require(diff["changes"] as? [[String: Any]])
+        #expect(diff["from"] as? Int == 1 && changes.contains { $0["op"] as? String == "added" && $0["tab"] as? String == "t1" })
+        #expect((object["tabs"] as? [[String: Any]])?.count == 2)
+        #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/dry/layout", headers: admin)).header("Layout-Version") == "1")
+    }
+
     @Test func theBundleCarriesTheTagsTheClientPlaneServes() async throws {
         let service = try await inProcessService()
         let bundle = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs/bundle", query: [("locale", "fr")]))

@@ -37,6 +37,32 @@ import Testing
         return Snapshot.build(layouts: layouts, strings: [], budget: VariantBudget(limit: .max), logger: logger)
     }
 
+    @Test func startingParsesAndResolvesNothingUntilAnAccountIsAskedFor() throws {
+        var recorded = record("recorded", version: 1, layout("r"))
+        recorded.extends = ""  // written by a store that records `extends`: no parse needed to index it
+        var broken = record("broken", version: 1, "{not json")
+        broken.extends = ""
+        let snapshot = Snapshot.build(
+            layouts: [recorded, broken, record("default", version: 1, layout("fallback"))], strings: [],
+            budget: VariantBudget(limit: .max), logger: logger)
+        #expect(snapshot.entries.values.allSatisfy { $0.resolved == nil })
+        #expect(snapshot.entry(for: "recorded")?.resolved.tabs.map(\.id) == ["r"])
+        #expect(snapshot.entries["recorded"]?.resolved != nil && snapshot.entries["broken"]?.resolved == nil)
+        // A source that no longer reads is found out on its first request: the account falls back to default.
+        #expect(snapshot.entry(for: "broken")?.resolved.name == "default")
+    }
+
+    @Test func aSweepForgetsResolvedEntriesNoRequestUsedAndResolvesThemAgainWhenAsked() throws {
+        let snapshot = fixture()
+        let first = try #require(snapshot.entry(for: "acct1"))
+        #expect(snapshot.entries["acct1"]?.sweep() == 0)  // used since it was resolved: kept
+        #expect(snapshot.entries["acct1"]?.resolved === first)
+        _ = snapshot.entries["acct1"]?.sweep()  // not used since the previous sweep: forgotten
+        #expect(snapshot.entries["acct1"]?.resolved == nil)
+        let again = try #require(snapshot.entry(for: "acct1"))
+        #expect(again !== first && again.resolved.tabs.map(\.id) == ["t1"])
+    }
+
     @Test func aWriteRecompilesTheAccountAndItsDependentsOnly() throws {
         let before = fixture()
         #expect(before.entries.count == 203)
@@ -44,8 +70,8 @@ import Testing
         let after = try applying(before, record("base", version: 2, layout("b2")))
         for name in ["base", "over", "deep"] { #expect(after.entries[name] !== before.entries[name], "\(name) is recompiled") }
         for i in 0..<200 { #expect(after.entries["acct\(i)"] === before.entries["acct\(i)"], "acct\(i) is shared, not rebuilt") }
-        #expect(after.entries["deep"]?.resolved.tabs.map(\.id) == ["b2", "o", "d"])
-        #expect(before.entries["deep"]?.resolved.tabs.map(\.id) == ["b", "o", "d"], "the old snapshot is unchanged")
+        #expect(after.entry(for: "deep")?.resolved.tabs.map(\.id) == ["b2", "o", "d"])
+        #expect(before.entry(for: "deep")?.resolved.tabs.map(\.id) == ["b", "o", "d"], "the old snapshot is unchanged")
     }
 
     @Test func movingAnOverlayToAnotherBaseMovesItsDependency() throws {
@@ -53,9 +79,9 @@ import Testing
         let moved = try applying(before, record("over", version: 2, layout("o", extends: "acct7")))
         #expect(moved.dependents(of: "base").isEmpty)
         #expect(moved.dependents(of: "acct7") == ["over", "deep"])
-        #expect(moved.entries["deep"]?.resolved.tabs.map(\.id) == ["t7", "o", "d"])
+        #expect(moved.entry(for: "deep")?.resolved.tabs.map(\.id) == ["t7", "o", "d"])
         let rewritten = try applying(moved, record("acct7", version: 2, layout("t7b")))
-        #expect(rewritten.entries["deep"]?.resolved.tabs.map(\.id) == ["t7b", "o", "d"])
+        #expect(rewritten.entry(for: "deep")?.resolved.tabs.map(\.id) == ["t7b", "o", "d"])
         #expect(rewritten.entries["base"] === moved.entries["base"])
     }
 
@@ -77,7 +103,7 @@ import Testing
     @Test func aSweepDropsWhatNoRequestUsedSinceTheSweepBefore() throws {
         let budget = VariantBudget(limit: 1)
         let snapshot = Snapshot.build(layouts: [record("one", version: 1, layout("a"))], strings: [], budget: budget, logger: logger)
-        let entry = try #require(snapshot.entries["one"])
+        let entry = try #require(snapshot.entry(for: "one"))
         let metrics = Metrics()
         func get(_ format: RepresentationFormat) throws -> (Representation, sweep: Bool) {
             try entry.representation(
@@ -102,7 +128,7 @@ import Testing
         let budget = VariantBudget(limit: .max)
         var snapshot: Snapshot? = Snapshot.build(
             layouts: [record("one", version: 1, layout("a"))], strings: [], budget: budget, logger: logger)
-        _ = try snapshot?.entries["one"]?.representation(
+        _ = try snapshot?.entry(for: "one")?.representation(
             VariantKey(locale: 0, platform: 0, versionClass: 0, format: .json), platform: nil, appVersion: nil, cacheControl: "no-cache",
             metrics: Metrics())
         #expect(budget.representations == 1 && budget.bytes > 0)
