@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish haproxy
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test
+.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -78,3 +78,7 @@ docs-test: build
 ## proxy-test: deploy/proxy's nginx, Varnish and HAProxy recipes in front of live servers (scripts/proxy-test)
 proxy-test: test-deps build
 	scripts/proxy-test
+
+## abuse: every attack of docs/security.md against a release tabserver of its own (scripts/abuse)
+abuse: deps
+	scripts/abuse

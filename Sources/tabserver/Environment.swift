@@ -59,7 +59,8 @@ enum AdminTokens {
         var tokens: [(name: String, token: String)] = []
         var names: [String: Int] = [:]
         var seen: [String: Int] = [:]
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // Swift reads "\r\n" as one Character: split on every newline kind, so CRLF files work as LF files do.
+        for (index, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             let number = index + 1
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
