@@ -97,7 +97,7 @@ extension TabService {
     /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
     func authenticate(_ request: some RequestReading, route: Route) -> Result<String, AuthRefusal> {
         switch credentials.check(
-            request.header("Authorization"), address: request.clientAddress, route: RouteTable.byRoute[route.rawValue].label)
+            request.header("Authorization"), address: clientAddress(request), route: RouteTable.byRoute[route.rawValue].label)
         {
         case .valid(let author): return .success(author)
         case .invalid: return .failure(AuthRefusal(response: unauthorizedResponse))
@@ -110,6 +110,35 @@ extension TabService {
                         headers: [HTTPHeader("Retry-After", String(seconds))]
                     ).response))
         }
+    }
+
+    /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
+    /// last address it appended to `Forwarded` (`for=`) or `X-Forwarded-For` (earlier entries are the client's own
+    /// claims and are not believed).
+    func clientAddress(_ request: some RequestReading) -> String {
+        let peer = request.clientAddress
+        guard configuration.trustedProxies.contains(peer) else { return peer }
+        if let forwarded = request.headerList("Forwarded") {
+            let last = forwarded.split(separator: ",").last.map(String.init) ?? ""
+            for pair in last.split(separator: ";") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "for" {
+                    return Self.nodeAddress(parts[1].trimmingCharacters(in: " \t\""))
+                }
+            }
+        }
+        if let chain = request.headerList("X-Forwarded-For"), let last = chain.split(separator: ",").last {
+            let value = last.trimmingCharacters(in: " \t")
+            if !value.isEmpty { return value }
+        }
+        return peer
+    }
+
+    /// RFC 7239's node without its port: `192.0.2.1:4711` → `192.0.2.1`, `[2001:db8::1]:4711` → `2001:db8::1`.
+    static func nodeAddress(_ node: String) -> String {
+        if node.hasPrefix("[") { return String(node.dropFirst().prefix { $0 != "]" }) }
+        let colons = node.filter { $0 == ":" }.count
+        return colons == 1 ? String(node.prefix { $0 != ":" }) : node
     }
 
     var unauthorizedResponse: HTTPResponse {

@@ -1,7 +1,7 @@
 import Compression
 import HashTreeCollections
-import Logging
 import HeaderFields
+import Logging
 import MicroHTTPD
 import Synchronization
 import TabLayout

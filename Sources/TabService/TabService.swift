@@ -17,11 +17,15 @@ public struct ServiceConfiguration: Sendable {
     /// Bytes that compiled representations may hold across all layouts before the least recently used are
     /// dropped (they are compiled again when asked for).
     public var variantCacheBytes: Int
+    /// Peers (IP addresses as text) whose `X-Forwarded-For` / `Forwarded: for=` names the client: behind a proxy,
+    /// failed logins are counted per real client, not per proxy. Empty: the socket's peer is the client.
+    public var trustedProxies: Set<String>
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
-        adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20
+        adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20, trustedProxies: Set<String> = []
     ) {
+        self.trustedProxies = trustedProxies
         self.cacheControl = cacheControl
         self.errorCacheControl = errorCacheControl
         self.maxWaitSeconds = maxWaitSeconds

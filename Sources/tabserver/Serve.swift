@@ -33,8 +33,13 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest long-poll in seconds (env TABSERVER_MAX_WAIT; default 300).") var maxWait: Int?
     @Option(help: "Serve HTTPS with this PEM certificate chain (env TABSERVER_TLS_CERT; read again on SIGHUP).") var tlsCert: String?
     @Option(help: "The PEM private key of --tls-cert (env TABSERVER_TLS_KEY).") var tlsKey: String?
-    @Option(help: "Connections one client address may hold (env TABSERVER_PER_ADDRESS_CONNECTIONS; default 1024).")
+    @Option(help: "Connections one client address may hold (env TABSERVER_PER_ADDRESS_CONNECTIONS; default 1024; 0: no share).")
     var perAddressConnections: Int?
+    @Option(
+        help:
+            "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
+    )
+    var trustedProxy: [String] = []
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -92,7 +97,13 @@ struct Serve: AsyncParsableCommand {
                 cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
                 errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
                 maxWaitSeconds: maxWait, adminTokens: tokens,
-                variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20),
+                variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
+                trustedProxies: Set(
+                    trustedProxy.isEmpty
+                        ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
+                            $0.trimmingCharacters(in: .whitespaces)
+                        }
+                        : trustedProxy)),
             http: http, logger: logger)
         let server = application.server
         starting.started()

@@ -52,6 +52,33 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: admin, clientAddress: "192.0.2.8")).status == 200)
     }
 
+    @Test func behindATrustedProxyFailuresCountPerForwardedClient() async throws {
+        let store = MemoryStore()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let service = try await TabService(
+            store: store,
+            configuration: ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)], trustedProxies: ["10.0.0.1"]),
+            logger: logger)
+        let wrong = [("Authorization", "Bearer wrong-token-0123456789")]
+        for _ in 0..<Credentials.allowedFailures {
+            _ = await service.respond(
+                to: TestRequest(
+                    .get, "/v1/accounts", headers: wrong + [("X-Forwarded-For", "203.0.113.9, 198.51.100.4")], clientAddress: "10.0.0.1"))
+        }
+        // The attacker behind the proxy is locked out; another client of the same proxy is not.
+        let attacker = TestRequest(.get, "/v1/accounts", headers: admin + [("X-Forwarded-For", "198.51.100.4")], clientAddress: "10.0.0.1")
+        #expect(await service.respond(to: attacker).status == 429)
+        let other = TestRequest(
+            .get, "/v1/accounts", headers: admin + [("Forwarded", "for=\"[2001:db8::7]:4711\"")], clientAddress: "10.0.0.1")
+        #expect(await service.respond(to: other).status == 200)
+        // An untrusted peer's X-Forwarded-For is not believed.
+        #expect(
+            service.clientAddress(TestRequest(.get, "/", headers: [("X-Forwarded-For", "1.2.3.4")], clientAddress: "10.9.9.9"))
+                == "10.9.9.9")
+        #expect(TabService.nodeAddress("192.0.2.1:4711") == "192.0.2.1" && TabService.nodeAddress("2001:db8::1") == "2001:db8::1")
+    }
+
     @Test func everyCodingIsItsOwnRepresentationAndRevalidatesTo304() async throws {
         let service = try await inProcessService()
         let identity = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr")]))
@@ -161,7 +188,8 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
     @Test func aDryRunAlsoReportsWhatStoringWouldChange() async throws {
         let service = try await inProcessService()
         _ = await service.respond(
-            to: TestRequest(.put, "/v1/accounts/dry/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"])))
+            to: TestRequest(.put, "/v1/accounts/dry/layout", headers: admin + [("Content-Type", "application/json")], body: document(["A"]))
+        )
         let dry = await service.respond(
             to: TestRequest(
                 .put, "/v1/accounts/dry/layout", query: [("dryRun", "true")], headers: admin + [("Content-Type", "application/json")],
