@@ -57,12 +57,14 @@ let package = Package(
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
+        // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
+        .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore"], swiftSettings: strict),
         // The operators' web console: static files, shipped as this target's resource bundle.
         .target(name: "TabConsole", resources: [.copy("Resources")], swiftSettings: strict),
         .target(
             name: "TabService",
             dependencies: [
-                "MicroHTTPD", "TabLayout", "TabStore", "TabConsole", "TabPreview", "Compression", "HeaderFields",
+                "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -71,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabService", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -99,7 +101,7 @@ let package = Package(
         .testTarget(name: "TabClientTests", dependencies: ["TabClient"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
+            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
             swiftSettings: strict
         ),
     ],

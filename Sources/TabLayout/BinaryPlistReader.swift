@@ -187,7 +187,7 @@ public struct BinaryPlistReader {
                 let keyNode = try object(ref(i), depth: depth + 1)
                 guard case .string(let key) = keyNode.value else { throw failure("a dictionary key that is not a string") }
                 do throws(LayoutError) {
-                    guard keys.insert(key) else { throw failure("duplicate key '\(key)'") }
+                    guard keys.insert(key, into: members) else { throw failure("duplicate key '\(key)'") }
                     members.append(.init(key: key, node: try object(ref(count + i), depth: depth + 1)))
                 } catch {
                     throw error.within(key)

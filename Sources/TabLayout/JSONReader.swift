@@ -97,7 +97,7 @@ public struct JSONReader {
             }
             let key = try string()
             do throws(LayoutError) {
-                guard keys.insert(key) else { throw failure("duplicate key '\(key)'") }
+                guard keys.insert(key, into: members) else { throw failure("duplicate key '\(key)'") }
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                     throw failure("':' was expected after the key")
@@ -124,25 +124,31 @@ public struct JSONReader {
 
     private mutating func array(depth: Int) throws(LayoutError) -> [SourceNode] {
         index += 1
-        var elements: [SourceNode] = []
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
             index += 1
-            return elements
+            return []
         }
+        // The first element decides the allocation: a one-element array (64 of them nested in each other,
+        // thousands of times over, is the costliest 1 MiB) gets room for one; a longer one room for a few at once.
+        var elements: [SourceNode] = []
         while true {
             skipWhitespace()
             let position = elements.count
             do throws(LayoutError) {
-                elements.append(try value(depth: depth))
+                let element = try value(depth: depth)
                 skipWhitespace()
                 guard index < bytes.count else { throw failure("unexpected end of input in an array") }
                 if bytes[index] == UInt8(ascii: ",") {
                     index += 1
+                    if position == 0 { elements.reserveCapacity(4) }
+                    elements.append(element)
                     continue
                 }
                 if bytes[index] == UInt8(ascii: "]") {
                     index += 1
+                    if position == 0 { return [element] }
+                    elements.append(element)
                     return elements
                 }
                 throw failure("',' or ']' was expected after an element")

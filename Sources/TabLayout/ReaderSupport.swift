@@ -1,32 +1,32 @@
 /// The keys of one dictionary being read, for refusing a repeated key in time linear in the number of keys:
-/// the first few are compared one by one (a tab has a handful, and hashing costs more than a few
-/// comparisons), past ``listLimit`` they move into a hash set.
+/// while the dictionary has fewer than ``listLimit`` members a key is compared with theirs one by one (a tab has
+/// a handful: no allocation, and cheaper than hashing), past that the keys move into a hash set.
 struct KeySet {
-    /// Keys kept in a list before the set takes over.
+    /// Members compared one by one before the set takes over.
     static let listLimit = 12
 
-    private var list: [String] = []
     private var set: Set<String>?
     /// Key comparisons and hash probes done so far: a deterministic measure of the work, for tests.
     private(set) var probes = 0
 
-    /// Adds `key`; false when it was already there.
-    mutating func insert(_ key: String) -> Bool {
-        if set != nil {
-            probes += 1
-            return set!.insert(key).inserted
+    /// Adds `key` to the keys of `members` (the dictionary read so far, which the caller then extends with it);
+    /// false when one of them is `key` already.
+    mutating func insert(_ key: String, into members: [SourceNode.Member]) -> Bool {
+        if set == nil {
+            if members.count < Self.listLimit {
+                for member in members {
+                    probes += 1
+                    if member.key == key { return false }
+                }
+                return true
+            }
+            probes += members.count
+            var keys = Set<String>(minimumCapacity: members.count * 2)
+            for member in members { keys.insert(member.key) }
+            set = keys
         }
-        for existing in list {
-            probes += 1
-            if existing == key { return false }
-        }
-        list.append(key)
-        if list.count > Self.listLimit {
-            probes += list.count
-            set = Set(list)
-            list = []
-        }
-        return true
+        probes += 1
+        return set!.insert(key).inserted
     }
 }
 

@@ -289,7 +289,7 @@ public struct XMLPlistReader {
                 let key = next.isEmpty ? "" : try text()
                 if !next.isEmpty { try expectClose("key") }
                 do throws(LayoutError) {
-                    guard keys.insert(key) else { throw failure("", "duplicate key '\(key)'", line: next.line) }
+                    guard keys.insert(key, into: members) else { throw failure("", "duplicate key '\(key)'", line: next.line) }
                     guard let valueTag = try nextTag() else {
                         throw failure("", "a value was expected after <key>\(key)</key>")
                     }

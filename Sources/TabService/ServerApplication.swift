@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabConfigs
 import TabStore
 
 /// The service wired to its HTTP server: configs imported, the first snapshot built, the daemon listening.

@@ -62,7 +62,7 @@ extension TabService {
                 account: account, format: format, localeQuery: request.query("locale"),
                 acceptLanguage: request.headerList("Accept-Language"),
                 platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"))
-            return hold(wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.header("Prefer") != nil)
+            return hold(wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.query("wait") == nil)
         }
         switch decision {
         case .ok: return .prepared(form.ok)
@@ -131,7 +131,8 @@ extension TabService {
     /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
     func requestedWait(_ request: some RequestReading) -> Result<Int?, ProblemError> {
         var text = request.query("wait")
-        if text == nil, let prefer = request.headerList("Prefer") {
+        // The read path asks libmicrohttpd for the field's bytes: a String only when a client sends `Prefer`.
+        if text == nil, let prefer = request.withCombinedHeader("Prefer", { $0.map { String(decoding: $0, as: UTF8.self) } }) {
             for preference in prefer.split(separator: ",") {
                 let trimmed = preference.trimmingCharacters(in: " \t")
                 if trimmed.lowercased().hasPrefix("wait=") { text = String(trimmed.dropFirst(5)) }

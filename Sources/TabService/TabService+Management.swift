@@ -152,7 +152,7 @@ extension TabService {
                 LayoutWrite(
                     account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
                     precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
-                    extends: document.extends))
+                    extends: document.extends ?? ""))
             await commit(record, document: document)
             return written(record, status: existed ? 200 : 201)
         } catch {

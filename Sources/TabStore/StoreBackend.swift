@@ -94,7 +94,7 @@ enum WriteRule {
     static func append(_ write: LayoutWrite, _ rows: any StoreRows) throws(StoreError) -> StoredVersion {
         let latest = try rows.latest(account: write.account)
         try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
-        if let base = write.extends {
+        if let base = write.extends, !base.isEmpty {
             guard let held = try rows.latest(account: base), !held.deleted else { throw .missingBase(base) }
         }
         let record = StoredVersion.next(after: latest, for: write)

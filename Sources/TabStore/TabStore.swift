@@ -45,7 +45,7 @@ public struct StoredVersion: Sendable, Equatable {
             account: write.account, version: number, source: write.source, contentType: write.contentType,
             etag: makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
             createdAtMillis: currentTimeMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
-            deleted: false, extends: write.extends ?? "")
+            deleted: false, extends: write.extends)
     }
 
     /// The deletion record that follows `latest`: it keeps the last source (for the history) under a new tag.
@@ -172,7 +172,8 @@ public struct LayoutWrite: Sendable {
     public var author: String?
     public var message: String?
     public var restoredFrom: Int?
-    /// The account the new layout extends, if any: the store refuses the write when that account has no layout.
+    /// The account the new layout extends: `""` for none, nil when the writer did not say (then readers parse the
+    /// source to find out). The store refuses the write when a named base has no layout.
     public var extends: String?
 
     public init(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TabConfigs
 import TabLayout
 import TabService
 import TabStore
@@ -114,7 +115,12 @@ struct Import: AsyncParsableCommand {
         let environment = Environment()
         let location = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
-        let report = try await ConfigsDirectory.load(directory).importInto(try openAnyStore(location), force: force)
+        // On a terminal, a progress line (overwritten in place); in a pipe or a log, only the summary.
+        let onTerminal = isatty(STDERR_FILENO) == 1
+        let report = try await ConfigsDirectory.load(directory).importInto(try openAnyStore(location), force: force) { done, total in
+            guard onTerminal, done == total || done % 500 == 0 else { return }
+            FileHandle.standardError.write(Data("\rimporting: \(done) of \(total) files\(done == total ? "\n" : "")".utf8))
+        }
         print("imported \(report.imported.count)\(Self.sample(report.imported))")
         if !report.skipped.isEmpty {
             print("kept the store's version of \(report.skipped.count)\(Self.sample(report.skipped)) (use --force)")

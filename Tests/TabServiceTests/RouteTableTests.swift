@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TabConfigs
 import TabStore
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MicroHTTPD
+import TabConfigs
 import TabService
 import TabStore
 

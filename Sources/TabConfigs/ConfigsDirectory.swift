@@ -85,13 +85,20 @@ public struct ConfigsDirectory: Sendable {
 
     /// Writes files into `store`: for accounts and locales that never had a version (the store wins), or,
     /// with `force`, a new version of each over the current one.
-    public func importInto(_ store: any TabStore, force: Bool) async throws(StoreError) -> ImportReport {
+    /// - Parameter progress: called after each file with (files done, files in all), e.g. to show progress on a terminal.
+    public func importInto(_ store: any TabStore, force: Bool, progress: ((Int, Int) -> Void)? = nil) async throws(StoreError)
+        -> ImportReport
+    {
         var report = ImportReport()
         let (valid, failures) = documents()
+        let total = layouts.count + strings.count
+        var done = 0
         for (file, error) in failures {
             report.refused.append("\(file.path): \(error.description.replacingOccurrences(of: "\n", with: "; "))")
         }
         for file in layouts where valid[file.name] != nil {
+            done += 1
+            progress?(done, total)
             guard isValidAccountName(file.name) else {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
                 continue
@@ -110,7 +117,7 @@ public struct ConfigsDirectory: Sendable {
             _ = try await store.append(
                 LayoutWrite(
                     account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
-                    author: "configs", message: "imported from \(file.path)"))
+                    author: "configs", message: "imported from \(file.path)", extends: valid[file.name]?.extends ?? ""))
             report.imported.append(file.name)
         }
         let current = Dictionary(try await store.currentStrings().map { ($0.locale, $0) }) { $1 }
