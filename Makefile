@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish haproxy
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse
+.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -82,3 +82,7 @@ proxy-test: test-deps build
 ## abuse: every attack of docs/security.md against a release tabserver of its own (scripts/abuse)
 abuse: deps
 	scripts/abuse
+
+## bench-readers: the readers' 1 MiB worst cases and the issue's 10k/20k/40k-key dictionaries (package-benchmark)
+bench-readers:
+	swift package --package-path Benchmarks benchmark --target ReaderBenchmarks

@@ -9,6 +9,8 @@ public enum SourceFormat: String, Sendable, Equatable {
     public static func detect(_ bytes: [UInt8], declared: SourceFormat? = nil) -> SourceFormat {
         if BinaryPlistReader.isBinaryPlist(bytes) { return .binaryPlist }
         if let declared, declared != .binaryPlist { return declared }
+        // An XML plist in UTF-16 with its byte order mark (`<` is 3C 00 or 00 3C).
+        if bytes.starts(with: [0xFF, 0xFE, 0x3C, 0x00]) || bytes.starts(with: [0xFE, 0xFF, 0x00, 0x3C]) { return .xmlPlist }
         let significant = bytes.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
         return significant == UInt8(ascii: "<") ? .xmlPlist : .json
     }

@@ -91,29 +91,3 @@ extension String {
         return result + rest
     }
 }
-
-/// The position of a reader inside a document, kept as tokens; the JSON Pointer string is built only when a
-/// diagnostic needs it (building one per value cost more than the parse itself).
-struct PointerPath {
-    private enum Token {
-        case key(String)
-        case index(Int)
-    }
-
-    private var tokens: [Token] = []
-
-    init() { tokens.reserveCapacity(16) }
-
-    mutating func push(_ key: String) { tokens.append(.key(key)) }
-    mutating func push(_ index: Int) { tokens.append(.index(index)) }
-    mutating func pop() { tokens.removeLast() }
-
-    var pointer: String {
-        tokens.reduce(into: "") { pointer, token in
-            switch token {
-            case .key(let key): pointer = JSONPointer.appending(pointer, key)
-            case .index(let index): pointer = JSONPointer.appending(pointer, index)
-            }
-        }
-    }
-}

@@ -40,6 +40,9 @@ import Testing
         let node = try XMLPlistReader.read(bytes)
         #expect(node["k"]?.value == .string("é😀"))
         #expect(try LayoutSource.readTree(bytes, format: .xmlPlist)["k"]?.value == .string("é😀"))
+        // Undeclared (application/octet-stream, or a file given to the CLI): recognised as XML by its byte order mark.
+        #expect(SourceFormat.detect(bytes) == .xmlPlist)
+        #expect(try LayoutSource.readTree(bytes)["k"]?.value == .string("é😀"))
     }
 
     @Test func utf16WithALoneSurrogateIsAnError() {
