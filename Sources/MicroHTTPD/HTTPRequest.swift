@@ -7,7 +7,7 @@ internal import CMicroHTTPD
 /// A complete request as libmicrohttpd holds it. Valid only during ``HTTPHandler/handle(_:)``:
 /// the path and header bytes it hands out point into libmicrohttpd's memory for that call only.
 /// Copy what deferred work needs before returning a ``HTTPReply/deferred(_:)`` reply.
-public struct HTTPRequest {
+public struct HTTPRequest: ~Copyable {
     public let method: HTTPMethod
     /// The body (empty for GET and HEAD).
     public let body: [UInt8]

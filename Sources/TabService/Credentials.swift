@@ -95,7 +95,7 @@ func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
 
 extension TabService {
     /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
-    func authenticate(_ request: some RequestReading, route: Route) -> Result<String, AuthRefusal> {
+    func authenticate(_ request: borrowing some RequestReading & ~Copyable, route: Route) -> Result<String, AuthRefusal> {
         switch credentials.check(
             request.header("Authorization"), address: clientAddress(request), route: RouteTable.byRoute[route.rawValue].label)
         {
@@ -115,7 +115,7 @@ extension TabService {
     /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
     /// last address it appended to `Forwarded` (`for=`) or `X-Forwarded-For` (earlier entries are the client's own
     /// claims and are not believed).
-    func clientAddress(_ request: some RequestReading) -> String {
+    func clientAddress(_ request: borrowing some RequestReading & ~Copyable) -> String {
         let peer = request.clientAddress
         guard configuration.trustedProxies.contains(peer) else { return peer }
         if let forwarded = request.headerList("Forwarded") {

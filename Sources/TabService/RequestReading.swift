@@ -3,7 +3,7 @@ import MicroHTTPD
 /// What handlers read of a request. libmicrohttpd's ``HTTPRequest`` implements it over the daemon's memory
 /// (no copies on the read path); ``TestRequest`` implements it over plain values, so that a request can be run
 /// through the route table in process, without a socket.
-protocol RequestReading {
+protocol RequestReading: ~Copyable {
     var method: HTTPMethod { get }
     /// The body (empty for GET and HEAD).
     var body: [UInt8] { get }
@@ -101,7 +101,7 @@ extension TabService {
     /// Runs `request` through the route table and the handlers, exactly as a request from the socket is run,
     /// without one (Hummingbird's `RouterTestFramework` idea). Bodies of shared responses are copied out.
     public func respond(to request: TestRequest) async -> TestResponse {
-        let refusal = admit(request)
+        let refusal = refusalBeforeBody(request)
         let reply = refusal.map { HTTPReply.response($0) } ?? serve(request)
         switch reply {
         case .prepared(let prepared):

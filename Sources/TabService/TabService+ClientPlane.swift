@@ -26,7 +26,8 @@ extension TabService {
     /// `GET|HEAD /v1/accounts/{account}/tabs`, `…/ApplicationHierarchy.plist` and `…/tabs/preview.svg`: a lookup in
     /// the snapshot, the variant compiled only on its first request, conditional requests decided from its
     /// validators, and a long-poll held when asked for and the client already has the current representation.
-    func serveTabs(_ request: some RequestReading, account: String, format fixed: RepresentationFormat?) -> HTTPReply {
+    func serveTabs(_ request: borrowing some RequestReading & ~Copyable, account: String, format fixed: RepresentationFormat?) -> HTTPReply
+    {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let format: RepresentationFormat
         switch negotiateFormat(request, fixed: fixed) {
@@ -88,7 +89,7 @@ extension TabService {
     }
 
     /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
-    func clientTargets(_ request: some RequestReading) -> Result<(Platform?, AppVersion?), ProblemError> {
+    func clientTargets(_ request: borrowing some RequestReading & ~Copyable) -> Result<(Platform?, AppVersion?), ProblemError> {
         var platform: Platform?
         if let name = request.query("platform") ?? request.header("X-Client-Platform") {
             guard let known = Platform(rawValue: name.lowercased()) else {
@@ -129,7 +130,7 @@ extension TabService {
     }
 
     /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
-    func requestedWait(_ request: some RequestReading) -> Result<Int?, ProblemError> {
+    func requestedWait(_ request: borrowing some RequestReading & ~Copyable) -> Result<Int?, ProblemError> {
         var text = request.query("wait")
         // The read path asks libmicrohttpd for the field's bytes: a String only when a client sends `Prefer`.
         if text == nil, let prefer = request.withCombinedHeader("Prefer", { $0.map { String(decoding: $0, as: UTF8.self) } }) {
@@ -145,8 +146,9 @@ extension TabService {
         return .success(min(seconds, configuration.maxWaitSeconds))
     }
 
-    private func negotiateFormat(_ request: some RequestReading, fixed: RepresentationFormat?) -> Result<RepresentationFormat, ProblemError>
-    {
+    private func negotiateFormat(_ request: borrowing some RequestReading & ~Copyable, fixed: RepresentationFormat?) -> Result<
+        RepresentationFormat, ProblemError
+    > {
         let offers: MediaTypeOffers
         let formats: [RepresentationFormat]
         switch fixed {
@@ -196,7 +198,9 @@ extension TabService {
         case ok, notModified, preconditionFailed
     }
 
-    func conditional(_ request: some RequestReading, representation: Representation, form: CodedForm) -> ConditionalOutcome {
+    func conditional(_ request: borrowing some RequestReading & ~Copyable, representation: Representation, form: CodedForm)
+        -> ConditionalOutcome
+    {
         let ifMatch = request.withCombinedHeader("If-Match") { field -> Bool? in
             field.map { field in form.entityTag.map { EntityTagList.matchesStrongly(CollectionOfOne(field), current: $0) } ?? false }
         }

@@ -80,11 +80,11 @@ public final class TabService: HTTPHandler {
 
     // MARK: HTTPHandler
 
-    public func handle(_ request: HTTPRequest) -> HTTPReply { serve(request) }
+    public func handle(_ request: borrowing HTTPRequest) -> HTTPReply { serve(request) }
 
     /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
     public func admit(_ request: borrowing HTTPRequest) -> Admission {
-        guard let refusal = admit(copy request) else { return .proceed }
+        guard let refusal = refusalBeforeBody(request) else { return .proceed }
         metrics.record(.unknown, status: refusal.status, nanoseconds: 0)
         return .refuse(refusal)
     }
@@ -93,7 +93,7 @@ public final class TabService: HTTPHandler {
     public func serverWillStop() { beginStopping() }
 
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
-    func serve(_ request: some RequestReading) -> HTTPReply {
+    func serve(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
         let started = nanoseconds()
         let (route, reply) = self.route(request)
         switch reply {
@@ -170,7 +170,7 @@ public final class TabService: HTTPHandler {
 
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
-    func admit(_ request: some RequestReading) -> HTTPResponse? {
+    func refusalBeforeBody(_ request: borrowing some RequestReading & ~Copyable) -> HTTPResponse? {
         guard let (declaration, _) = request.withPath({ RouteTable.match($0) }) else {
             var response = notFound(request)
             finish(&response, route: .unknown, id: requestIDs.next())
@@ -194,7 +194,7 @@ public final class TabService: HTTPHandler {
     }
 
     /// Admin routes check the token first (a route's methods are not disclosed without one), then the method.
-    private func check(_ declaration: RouteDeclaration, _ request: some RequestReading) -> Check {
+    private func check(_ declaration: RouteDeclaration, _ request: borrowing some RequestReading & ~Copyable) -> Check {
         var author: String?
         if declaration.access == .admin {
             switch authenticate(request, route: declaration.route) {
@@ -206,12 +206,12 @@ public final class TabService: HTTPHandler {
         return .proceed(author: author)
     }
 
-    private func notFound(_ request: some RequestReading) -> HTTPResponse {
+    private func notFound(_ request: borrowing some RequestReading & ~Copyable) -> HTTPResponse {
         Problem.notFound("no resource at \(request.path)").response
     }
 
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func route(_ request: some RequestReading) -> (Route, HTTPReply) {
+    private func route(_ request: borrowing some RequestReading & ~Copyable) -> (Route, HTTPReply) {
         guard let (declaration, parameters) = request.withPath({ RouteTable.match($0) }) else {
             return (.unknown, .response(notFound(request)))
         }

@@ -15,7 +15,7 @@ final class ProbeHandler: HTTPHandler {
 
     init(answerOnStop: HTTPResponse? = nil) { self.answerOnStop = answerOnStop }
 
-    func handle(_ request: HTTPRequest) -> HTTPReply {
+    func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
         handled.add(1, ordering: .relaxed)
         if request.path.hasPrefix("/defer") {
             let gate = gate
@@ -33,7 +33,7 @@ final class ProbeHandler: HTTPHandler {
         }
     }
 
-    func admit(_ request: HTTPRequest) -> Admission {
+    func admit(_ request: borrowing HTTPRequest) -> Admission {
         admitted.add(1, ordering: .relaxed)
         if request.path.hasPrefix("/refuse") {
             return .refuse(RequestRefusal.malformed("refused at admission").defaultResponse.with(status: 403))

@@ -123,14 +123,20 @@ struct ServerProcess {
     static func expectAllPresent(_ acknowledged: some Collection<Acknowledged>, port: UInt16) async throws {
         let client = HTTPTestClient(port: port)
         for account in Set(acknowledged.map(\.account)) {
-            let versions: HTTPTestClient.Response
-            do {
-                versions = try await client.send(
-                    "GET", "/v1/accounts/\(account)/layout/versions?limit=1000", headers: ServiceHarness.admin())
-            } catch {
-                throw HTTPTestClient.Failure(description: "GET versions of \(account): \(error)")
-            }
-            let numbers = (versions.json?["versions"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int }
+            // Every page of the history, newest first (`next` is the version to continue before).
+            var numbers: [Int] = []
+            var before: Int?
+            repeat {
+                let page: HTTPTestClient.Response
+                let query = "limit=1000" + (before.map { "&before=\($0)" } ?? "")
+                do {
+                    page = try await client.send("GET", "/v1/accounts/\(account)/layout/versions?\(query)", headers: ServiceHarness.admin())
+                } catch {
+                    throw HTTPTestClient.Failure(description: "GET versions of \(account): \(error)")
+                }
+                numbers += (page.json?["versions"] as? [[String: Any]] ?? []).compactMap { $0["version"] as? Int }
+                before = page.json?["next"] as? Int
+            } while before != nil
             #expect(numbers == Array((1...max(1, numbers.first ?? 0)).reversed()), "versions of \(account) are contiguous")
             for ack in acknowledged where ack.account == account {
                 let stored: HTTPTestClient.Response

@@ -35,10 +35,11 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
     @Test func adminRoutesCheckTheTokenBeforeTheMethodAndBeforeAnyBody() async throws {
         let service = try await inProcessService()
         let noToken = TestRequest(.post, "/v1/accounts/jack/layout", headers: [("Content-Length", "1048000")])
-        #expect(service.admit(noToken)?.status == 401)
-        #expect(service.admit(TestRequest(.put, "/nowhere", headers: [("Content-Length", "10")]))?.status == 404)
-        #expect(service.admit(TestRequest(.put, "/v1/accounts/jack/layout", headers: admin + [("Content-Length", "10")])) == nil)
-        #expect(service.admit(TestRequest(.post, "/v1/accounts/jack/tabs", headers: [("Content-Length", "10")]))?.status == 405)
+        #expect(service.refusalBeforeBody(noToken)?.status == 401)
+        #expect(service.refusalBeforeBody(TestRequest(.put, "/nowhere", headers: [("Content-Length", "10")]))?.status == 404)
+        #expect(
+            service.refusalBeforeBody(TestRequest(.put, "/v1/accounts/jack/layout", headers: admin + [("Content-Length", "10")])) == nil)
+        #expect(service.refusalBeforeBody(TestRequest(.post, "/v1/accounts/jack/tabs", headers: [("Content-Length", "10")]))?.status == 405)
     }
 
     @Test func repeatedWrongTokensFromOneAddressAreRefusedForAWhile() async throws {

@@ -6,7 +6,7 @@ import Testing
 struct SlowHandler: HTTPHandler {
     let delay: Duration
 
-    func handle(_ request: HTTPRequest) -> HTTPReply {
+    func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
         let delay = self.delay
         return .deferred {
             try? await Task.sleep(for: delay)
