@@ -61,9 +61,10 @@ final class Publisher: Sendable {
                     event.sequence = sequence
                     return event
                 }
+                // The writer first: its answer is queued before the (possibly thousands of) woken long-polls.
+                continuation.resume(returning: stamped)
                 self.feed.append(delivered)
                 self.waiters.wake(delivered, sequence: sequence)
-                continuation.resume(returning: stamped)
             }
         }
     }

@@ -1,4 +1,5 @@
 import Compression
+import Dispatch
 import HashTreeCollections
 import HeaderFields
 import Logging
@@ -118,6 +119,22 @@ final class Representation: Sendable {
 
     /// The form for `coding`, when this representation keeps one.
     func form(_ coding: ContentCoding) -> CodedForm? { forms.first { $0.coding == coding } }
+
+    /// The form whose tag the client's `If-None-Match` names, when the client accepts its coding: a client that holds
+    /// the gzip form (made first) keeps getting 304 for it after the brotli form lands. Else `preferred`.
+    func form(heldBy ifNoneMatch: UnsafeBufferPointer<UInt8>?, acceptEncoding: UnsafeBufferPointer<UInt8>?, preferred: CodedForm)
+        -> CodedForm
+    {
+        guard let ifNoneMatch, forms.count > 1 else { return preferred }
+        if let tag = preferred.entityTag, EntityTagList.matchesWeakly(CollectionOfOne(ifNoneMatch), current: tag) { return preferred }
+        for form in forms where form !== preferred {
+            guard let tag = form.entityTag, EntityTagList.matchesWeakly(CollectionOfOne(ifNoneMatch), current: tag) else { continue }
+            let single: AvailableCodings = form.coding == .br ? .br : form.coding == .gzip ? .gzip : []
+            let accepted = acceptEncoding.map { AcceptEncoding.choose(CollectionOfOne($0), available: single) } ?? .identity
+            if accepted == form.coding { return form }
+        }
+        return preferred
+    }
 
     /// The form for an `Accept-Encoding` field (nil: none sent, identity); nil when the client accepts none (406).
     func form(acceptEncoding field: UnsafeBufferPointer<UInt8>?) -> CodedForm? {
@@ -300,14 +317,23 @@ final class LayoutEntry: Sendable {
                 throw .preview(error)
             }
         }
-        let built = try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
-            try Representation(
-                body: body, contentType: key.format.contentType, locale: locale, vary: vary,
-                lastModifiedSeconds: lastModifiedMillis(locale: locale) / 1000, ambiguous: changedTwiceInOneSecond,
-                cacheControl: cacheControl, codings: Compressor.codings(of: body))
+        // gzip -9 of a layout takes tens of microseconds: made now. brotli at quality 11 takes milliseconds: made on
+        // the compression queue, never on a request's thread; until it lands, br clients get gzip or identity.
+        let gzipped = Compressor.gzipped(body)
+        let lastModified = lastModifiedMillis(locale: locale) / 1000
+        let vary = self.vary
+        let ambiguous = changedTwiceInOneSecond
+        let make: @Sendable ([ContentCoding: [UInt8]]) throws(RepresentationError) -> Representation = {
+            codings throws(RepresentationError) in
+            try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
+                try Representation(
+                    body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
+                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings)
+            }
         }
+        let built = try make(gzipped.map { [.gzip: $0] } ?? [:])
         let budget = self.budget
-        return variants.withLock { cache in
+        let (cached, sweep) = variants.withLock { cache -> (Representation, Bool) in
             if let raced = cache[key] { return (raced, false) }
             if cache.count >= Self.variantLimit, let victim = cache.first {
                 cache[victim.key] = nil
@@ -316,6 +342,23 @@ final class LayoutEntry: Sendable {
             cache[key] = built
             return (built, budget.added(built))
         }
+        if cached === built {
+            // Weak: an entry dropped meanwhile (a newer snapshot, a sweep) needs no brotli form.
+            Compressor.queue.async { [weak self] in
+                guard let self, let brotli = Compressor.brotlied(body) else { return }
+                var codings: [ContentCoding: [UInt8]] = [.br: brotli]
+                codings[.gzip] = gzipped
+                guard let full = try? make(codings) else { return }
+                self.variants.withLock { cache in
+                    guard cache[key] === built else { return }  // dropped or replaced meanwhile
+                    cache[key] = full
+                    budget.removed(built)
+                    // A sweep is started by requests; this background swap only accounts for the bytes.
+                    if budget.added(full) { budget.sweepFinished() }
+                }
+            }
+        }
+        return (cached, sweep)
     }
 }
 
@@ -402,16 +445,15 @@ enum RepresentationError: Error, CustomStringConvertible {
     }
 }
 
-/// The compressed forms made when a representation is built (never per request): brotli at quality 11 and gzip
-/// at level 9, the levels a careful operator precompresses static files with.
+/// The compressed forms of a representation: brotli at quality 11 and gzip at level 9, the levels a careful operator
+/// precompresses static files with. A coding that fails is left out: the representation is served in the others.
 enum Compressor {
-    static func codings(of body: [UInt8]) -> [ContentCoding: [UInt8]] {
-        var codings: [ContentCoding: [UInt8]] = [:]
-        // A coding that fails is left out: the representation is still served in the others.
-        codings[.br] = try? brotli(body, quality: 11)
-        codings[.gzip] = try? gzip(body, level: 9)
-        return codings
-    }
+    /// Where brotli runs: off libmicrohttpd's threads and off Swift's cooperative pool, one body at a time.
+    static let queue = DispatchQueue(label: "tabserver.compression", qos: .utility)
+
+    static func gzipped(_ body: [UInt8]) -> [UInt8]? { try? gzip(body, level: 9) }
+
+    static func brotlied(_ body: [UInt8]) -> [UInt8]? { try? brotli(body, quality: 11) }
 }
 
 /// `Accept-Language` decisions for one set of locales, remembered by the field's exact bytes (the millionth

@@ -54,9 +54,14 @@ extension TabService {
         case .success(let built): representation = built
         case .failure(let problem): return .response(problem.response)
         }
-        guard let form = request.withCombinedHeader("Accept-Encoding", representation.form(acceptEncoding:)) else {
-            return .response(notAcceptableCoding.response)
+        let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
+            representation.form(acceptEncoding: acceptEncoding).map { preferred in
+                request.withCombinedHeader("If-None-Match") { ifNoneMatch in
+                    representation.form(heldBy: ifNoneMatch, acceptEncoding: acceptEncoding, preferred: preferred)
+                }
+            }
         }
+        guard let form = chosen else { return .response(notAcceptableCoding.response) }
         let decision = conditional(request, representation: representation, form: form)
         if let wait, decision == .notModified, request.withCombinedHeader("If-None-Match", { $0 != nil }) {
             let wanted = VariantRequest(
@@ -241,7 +246,9 @@ extension TabService {
                 switch self.select(wanted, in: snapshot) {
                 case .failure(let problem):
                     return problem.response
-                case .success(let (_, form)):
+                case .success(let (representation, preferred)):
+                    // The coding the client holds, while it is still current (its brotli form may have landed since).
+                    let form = representation.forms.first { $0.etag == etag } ?? preferred
                     if form.etag != etag { return HTTPResponse(prepared: form.ok, extra: applied) }
                     if wake != .changed { return HTTPResponse(prepared: form.notModified, extra: applied) }
                 }
