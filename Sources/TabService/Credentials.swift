@@ -8,8 +8,10 @@ final class Credentials: Sendable {
     private let tokens: [(name: String, token: [UInt8])]
     private let failures = Mutex<[String: FailureRecord]>([:])
     private let logger: Logger
-    /// Failures an address may make within ``window`` before it is refused for ``lockout`` seconds.
+    /// Failures an address may make within ``window`` before it is refused for ``lockout`` seconds (the default of
+    /// ``ServiceConfiguration/authFailuresPerMinute``).
     static let allowedFailures = 10
+    private let failureLimit: Int
     static let window: Int64 = 60
     static let lockout: Int64 = 30
     /// Addresses remembered at once (a flood of new addresses cannot grow memory without bound).
@@ -21,7 +23,9 @@ final class Credentials: Sendable {
         var lockedUntil: Int64
     }
 
-    init(tokens: [(name: String, token: String)], logger: Logger) {
+    /// - Parameter failureLimit: failures per address and minute before a lockout; 0 never locks out.
+    init(tokens: [(name: String, token: String)], failureLimit: Int = Credentials.allowedFailures, logger: Logger) {
+        self.failureLimit = failureLimit
         self.tokens = tokens.map { ($0.name, Array($0.token.utf8)) }
         self.logger = logger
     }
@@ -62,7 +66,7 @@ final class Credentials: Sendable {
             var record = table[address] ?? FailureRecord(count: 0, firstAt: now, lockedUntil: 0)
             if now - record.firstAt > Self.window { record = FailureRecord(count: 0, firstAt: now, lockedUntil: 0) }
             record.count += 1
-            let locks = record.count >= Self.allowedFailures
+            let locks = failureLimit > 0 && record.count >= failureLimit
             if locks { record = FailureRecord(count: 0, firstAt: now, lockedUntil: now + Self.lockout) }
             table[address] = record
             return locks
@@ -72,7 +76,7 @@ final class Credentials: Sendable {
             metadata: ["address": "\(address)", "route": "\(route)", "reason": "\(sentToken ? "wrong token" : "no token")"])
         if lockedNow {
             logger.warning(
-                "authentication refused for \(Self.lockout) s after \(Self.allowedFailures) failures",
+                "authentication refused for \(Self.lockout) s after \(failureLimit) failures",
                 metadata: ["address": "\(address)"])
         }
     }

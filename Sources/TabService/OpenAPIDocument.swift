@@ -266,7 +266,9 @@ enum OpenAPIDocument {
               responses:
                 '200': {description: Headers only.}
                 '304': {description: Not modified.}
+                '400': {description: Bad account id or client parameters.}
                 '404': {description: No layout.}
+                '406': {description: Not acceptable.}
           /v1/accounts/{account}/tabs/bundle:
             parameters:
               - $ref: '#/components/parameters/account'
@@ -274,7 +276,7 @@ enum OpenAPIDocument {
               - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
               - {name: appVersion, in: query, schema: {type: string}}
             get:
-              summary: What an app ships in its bundle: per locale, the compiled layout and the ETags tabs gives for it.
+              summary: 'What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.'
               responses:
                 '200':
                   description: The bundle.
@@ -286,6 +288,7 @@ enum OpenAPIDocument {
               summary: The headers GET would send.
               responses:
                 '200': {description: Headers only.}
+                '400': {description: Bad account id or client parameters.}
                 '404': {description: No layout.}
           /v1/accounts:
             get:
@@ -301,6 +304,7 @@ enum OpenAPIDocument {
                     application/json: {schema: {$ref: '#/components/schemas/Accounts'}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout:
             parameters:
               - $ref: '#/components/parameters/account'
@@ -321,6 +325,7 @@ enum OpenAPIDocument {
                     application/octet-stream: {schema: {}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
             put:
               summary: Store a new version (or, with dryRun=true, only compile it).
@@ -336,6 +341,7 @@ enum OpenAPIDocument {
                 '201': {$ref: '#/components/responses/Written'}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '413': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
@@ -355,6 +361,7 @@ enum OpenAPIDocument {
                 '200': {$ref: '#/components/responses/Written'}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
@@ -369,6 +376,7 @@ enum OpenAPIDocument {
                 '204': {description: Deleted.}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '409': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
@@ -386,6 +394,7 @@ enum OpenAPIDocument {
                     application/json: {schema: {$ref: '#/components/schemas/Versions'}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}:
             parameters:
@@ -398,6 +407,7 @@ enum OpenAPIDocument {
                 '200': {description: The source, with its Content-Type, ETag and Layout-Version.}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}/diff:
             parameters:
@@ -415,6 +425,7 @@ enum OpenAPIDocument {
                     text/plain: {schema: {type: string}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/accounts/{account}/layout/versions/{version}/restore:
             parameters:
@@ -429,6 +440,7 @@ enum OpenAPIDocument {
                 '200': {$ref: '#/components/responses/Written'}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '422': {$ref: '#/components/responses/Problem'}
@@ -445,6 +457,7 @@ enum OpenAPIDocument {
                     application/json: {schema: {$ref: '#/components/schemas/CompiledLayout'}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '413': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
                 '422': {$ref: '#/components/responses/Problem'}
@@ -460,6 +473,7 @@ enum OpenAPIDocument {
                     image/svg+xml: {schema: {type: string}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '413': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
                 '422': {$ref: '#/components/responses/Problem'}
@@ -476,6 +490,7 @@ enum OpenAPIDocument {
                     text/event-stream: {schema: {type: string}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
           /console:
             get:
               summary: Redirects to /console/.
@@ -496,6 +511,7 @@ enum OpenAPIDocument {
               summary: A file of the web console.
               responses:
                 '200': {description: The file.}
+                '400': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
           /v1/strings/{locale}:
             parameters:
@@ -507,6 +523,7 @@ enum OpenAPIDocument {
                 '200': {description: The table, with its Content-Type and ETag.}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
             put:
               summary: Store a new version of a global strings table.
@@ -530,6 +547,7 @@ enum OpenAPIDocument {
                     application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
                 '400': {$ref: '#/components/responses/Problem'}
                 '401': {$ref: '#/components/responses/Problem'}
+                '429': {$ref: '#/components/responses/Problem'}
                 '412': {$ref: '#/components/responses/Problem'}
                 '415': {$ref: '#/components/responses/Problem'}
                 '422': {$ref: '#/components/responses/Problem'}

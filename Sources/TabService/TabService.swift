@@ -20,11 +20,15 @@ public struct ServiceConfiguration: Sendable {
     /// Peers (IP addresses as text) whose `X-Forwarded-For` / `Forwarded: for=` names the client: behind a proxy,
     /// failed logins are counted per real client, not per proxy. Empty: the socket's peer is the client.
     public var trustedProxies: Set<String>
+    /// Failed authentications one address may make in a minute before it is refused (429) for 30 s; 0: never.
+    public var authFailuresPerMinute: Int
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
-        adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20, trustedProxies: Set<String> = []
+        adminTokens: [(name: String, token: String)] = [], variantCacheBytes: Int = 512 << 20, trustedProxies: Set<String> = [],
+        authFailuresPerMinute: Int = 10
     ) {
+        self.authFailuresPerMinute = authFailuresPerMinute
         self.trustedProxies = trustedProxies
         self.cacheControl = cacheControl
         self.errorCacheControl = errorCacheControl
@@ -54,7 +58,8 @@ public final class TabService: HTTPHandler {
         self.store = store
         self.configuration = configuration
         self.logger = logger
-        self.credentials = Credentials(tokens: configuration.adminTokens, logger: logger)
+        self.credentials = Credentials(
+            tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
         let layouts = try await store.currentLayouts()
         let strings = try await store.currentStrings()
         let budget = VariantBudget(limit: configuration.variantCacheBytes)

@@ -40,6 +40,8 @@ struct Serve: AsyncParsableCommand {
             "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
     )
     var trustedProxy: [String] = []
+    @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
+    var authFailures: Int?
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -103,7 +105,8 @@ struct Serve: AsyncParsableCommand {
                         ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
                             $0.trimmingCharacters(in: .whitespaces)
                         }
-                        : trustedProxy)),
+                        : trustedProxy),
+                authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10),
             http: http, logger: logger)
         let server = application.server
         starting.started()
