@@ -25,7 +25,7 @@ trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 serve() { # serve PORT STORE LOG → pid in $! (the caller captures it)
-    TABSERVER_ADMIN_TOKEN=bench "$BIN" serve --host 127.0.0.1 --port "$1" --threads "$THREADS" \
+    TABSERVER_ADMIN_TOKEN=bench-admin-token-0123456789 "$BIN" serve --host 127.0.0.1 --port "$1" --threads "$THREADS" \
         --store "sqlite:$2" --configs configs >"$3" 2>&1 &
 }
 wait_ready() { until curl -fs "http://127.0.0.1:$1/healthz" >/dev/null; do sleep 0.02; done; }
@@ -49,7 +49,7 @@ for i in range(accounts):
     if i:
         print("next")
     print(f'url = "http://127.0.0.1:{port}/v1/accounts/a{i:06d}/layout"\nrequest = "PUT"\n'
-          'header = "Authorization: Bearer bench"\nheader = "Content-Type: application/json"\n'
+          'header = "Authorization: Bearer bench-admin-token-0123456789"\nheader = "Content-Type: application/json"\n'
           f'data-binary = "@{work}/layout.json"\noutput = "/dev/null"\nwrite-out = "%{{http_code}}\\n"')
 PY
 started=$(date +%s.%N)
@@ -60,10 +60,10 @@ created=$(grep -c '^201$' "$work/put-codes.txt" || true)
 # 2. One PUT at full size: 20 sequential new versions of one account, curl's total time each.
 for i in $(seq 20); do
     curl -s -o /dev/null -w '%{time_total}\n' -X PUT "http://127.0.0.1:$MANY_PORT/v1/accounts/a000000/layout" \
-        -H 'Authorization: Bearer bench' -H 'Content-Type: application/json' -H 'If-Match: *' \
+        -H 'Authorization: Bearer bench-admin-token-0123456789' -H 'Content-Type: application/json' -H 'If-Match: *' \
         --data-binary "{\"schemaVersion\":1,\"tabs\":[{\"id\":\"home\",\"title\":\"Home $i\",\"rootViewController\":\"HomeViewController\"}]}"
 done >"$work/one-put.txt"
-curl -s -o /dev/null -X PUT "http://127.0.0.1:$MANY_PORT/v1/accounts/a000000/layout" -H 'Authorization: Bearer bench' \
+curl -s -o /dev/null -X PUT "http://127.0.0.1:$MANY_PORT/v1/accounts/a000000/layout" -H 'Authorization: Bearer bench-admin-token-0123456789' \
     -H 'Content-Type: application/json' -H 'If-Match: *' --data-binary "@$work/layout.json"
 
 # 3. Restart: time from exec to a healthy answer, RSS after start-up.
@@ -82,7 +82,7 @@ serve "$FEW_PORT" "$work/few.sqlite" "$work/few.log"
 FEW_PID=$!
 wait_ready "$FEW_PORT"
 ONE=$(printf "a%06d" $((ACCOUNTS / 2)))
-curl -fs -o /dev/null -X PUT "http://127.0.0.1:$FEW_PORT/v1/accounts/$ONE/layout" -H 'Authorization: Bearer bench' \
+curl -fs -o /dev/null -X PUT "http://127.0.0.1:$FEW_PORT/v1/accounts/$ONE/layout" -H 'Authorization: Bearer bench-admin-token-0123456789' \
     -H 'Content-Type: application/json' --data-binary "@$work/layout.json"
 curl -fs "http://127.0.0.1:$FEW_PORT/v1/accounts/$ONE/tabs" >"$work/few.json"
 curl -fs "http://127.0.0.1:$MANY_PORT/v1/accounts/$ONE/tabs" >"$work/many.json"

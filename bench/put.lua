@@ -10,7 +10,7 @@ end
 
 function init(args)
     account = "bench-w" .. id
-    token = os.getenv("BENCH_TOKEN") or "bench"
+    token = os.getenv("BENCH_TOKEN") or "bench-admin-token-0123456789"
     pace = tonumber(os.getenv("PACE_MS") or "0")
     n = 0
 end
