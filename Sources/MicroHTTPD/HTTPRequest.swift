@@ -46,15 +46,7 @@ public struct HTTPRequest: ~Copyable {
 
     /// Every value of a header that may repeat (`If-Match`, `Accept`), joined with ", " as RFC 9110 §5.3 allows.
     public func headerList(_ name: String) -> String? {
-        var values: [String] = []
-        withUnsafeMutablePointer(to: &values) { pointer in
-            let context = HeaderCollector(name: name, values: pointer)
-            withUnsafePointer(to: context) { contextPointer in
-                _ = MHD_get_connection_values(
-                    connection, MHD_ValueKind.HEADER_KIND, HeaderCollector.collect,
-                    UnsafeMutableRawPointer(mutating: contextPointer))
-            }
-        }
+        let values = allValues(MHD_ValueKind.HEADER_KIND, name, HeaderCollector.collect)
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 
@@ -134,13 +126,16 @@ public struct HTTPRequest: ~Copyable {
 
     /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
     public func queryValues(_ name: String) -> [String] {
+        allValues(MHD_ValueKind.GET_ARGUMENT_KIND, name, HeaderCollector.collectExact)
+    }
+
+    /// Every value named `name` of one kind, in order. The corresponding C function is `MHD_get_connection_values`.
+    private func allValues(_ kind: MHD_ValueKind, _ name: String, _ collect: MHD_KeyValueIterator) -> [String] {
         var values: [String] = []
         withUnsafeMutablePointer(to: &values) { pointer in
             let context = HeaderCollector(name: name, values: pointer)
             withUnsafePointer(to: context) { contextPointer in
-                _ = MHD_get_connection_values(
-                    connection, MHD_ValueKind.GET_ARGUMENT_KIND, HeaderCollector.collectExact,
-                    UnsafeMutableRawPointer(mutating: contextPointer))
+                _ = MHD_get_connection_values(connection, kind, collect, UnsafeMutableRawPointer(mutating: contextPointer))
             }
         }
         return values
