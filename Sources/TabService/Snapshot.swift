@@ -82,10 +82,14 @@ final class Representation: Sendable {
     /// not asked for since the previous sweep (the second-chance rule).
     private let recentlyUsed = Atomic<Bool>(true)
 
+    /// Builds this representation with its brotli form too (set while that form is still being made).
+    let completer: (@Sendable () -> Representation?)?
+
     init(
         body: [UInt8], contentType: String, locale: String?, vary: String, lastModifiedSeconds: Int64, ambiguous: Bool,
-        cacheControl: String, codings: [ContentCoding: [UInt8]] = [:]
+        cacheControl: String, codings: [ContentCoding: [UInt8]] = [:], completer: (@Sendable () -> Representation?)? = nil
     ) throws(MicroHTTPDError) {
+        self.completer = completer
         let etag = EntityTag.strong(for: body)
         self.lastModifiedSeconds = lastModifiedSeconds
         self.lastModifiedIsAmbiguous = ambiguous
@@ -293,13 +297,15 @@ final class LayoutEntry: Sendable {
 
     /// The representation for `key`, compiled now if this is its first request (or was dropped since), and
     /// whether the cache is now past its bound and the caller should sweep it.
+    /// - Parameter brotliNow: the client accepts br and not gzip (a cache in front that reduced `Accept-Encoding` to
+    ///   `br`): a brotli form still being made is made now, for this request, so that no cache stores identity for it.
     func representation(
-        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics
+        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics, brotliNow: Bool = false
     ) throws(RepresentationError) -> (Representation, sweep: Bool) {
         if let hit = variants.withLock({ $0[key] }) {
             metrics.cacheHits.add(1, ordering: .relaxed)
             hit.markUsed()
-            return (hit, false)
+            return (brotliNow ? completed(key, hit) : hit, false)
         }
         metrics.cacheMisses.add(1, ordering: .relaxed)
         let locale = locales[Int(key.locale)]
@@ -331,7 +337,17 @@ final class LayoutEntry: Sendable {
                     ambiguous: ambiguous, cacheControl: cacheControl, codings: codings)
             }
         }
-        let built = try make(gzipped.map { [.gzip: $0] } ?? [:])
+        let completer: @Sendable () -> Representation? = {
+            guard let brotli = Compressor.brotlied(body) else { return nil }
+            var codings: [ContentCoding: [UInt8]] = [.br: brotli]
+            codings[.gzip] = gzipped
+            return try? make(codings)
+        }
+        let built = try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
+            try Representation(
+                body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
+                ambiguous: ambiguous, cacheControl: cacheControl, codings: gzipped.map { [.gzip: $0] } ?? [:], completer: completer)
+        }
         let budget = self.budget
         let (cached, sweep) = variants.withLock { cache -> (Representation, Bool) in
             if let raced = cache[key] { return (raced, false) }
@@ -343,22 +359,28 @@ final class LayoutEntry: Sendable {
             return (built, budget.added(built))
         }
         if cached === built {
+            if brotliNow { return (completed(key, built), sweep) }
             // Weak: an entry dropped meanwhile (a newer snapshot, a sweep) needs no brotli form.
-            Compressor.queue.async { [weak self] in
-                guard let self, let brotli = Compressor.brotlied(body) else { return }
-                var codings: [ContentCoding: [UInt8]] = [.br: brotli]
-                codings[.gzip] = gzipped
-                guard let full = try? make(codings) else { return }
-                self.variants.withLock { cache in
-                    guard cache[key] === built else { return }  // dropped or replaced meanwhile
-                    cache[key] = full
-                    budget.removed(built)
-                    // A sweep is started by requests; this background swap only accounts for the bytes.
-                    if budget.added(full) { budget.sweepFinished() }
-                }
-            }
+            Compressor.queue.async { [weak self] in _ = self?.completed(key, built) }
         }
         return (cached, sweep)
+    }
+
+    /// `partial` with its brotli form made (now, on the caller's thread), and swapped into the cache in its place.
+    func completed(_ key: VariantKey, _ partial: Representation) -> Representation {
+        guard let completer = partial.completer else { return partial }
+        let current = variants.withLock { $0[key] }
+        guard current === partial else { return current ?? partial }  // completed or dropped meanwhile
+        guard let full = completer() else { return partial }
+        let budget = self.budget
+        return variants.withLock { cache in
+            guard cache[key] === partial else { return cache[key] ?? full }
+            cache[key] = full
+            budget.removed(partial)
+            // A sweep is started by requests' own additions; this swap only accounts for the bytes.
+            if budget.added(full) { budget.sweepFinished() }
+            return full
+        }
     }
 }
 

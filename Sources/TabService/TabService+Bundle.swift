@@ -38,15 +38,15 @@ extension TabService {
         for locale in locales {
             let wanted = VariantRequest(
                 account: account, format: .json, localeQuery: locale, acceptLanguage: nil, platform: platform, appVersion: appVersion,
-                acceptEncoding: nil)
-            guard case .success(let (representation, form)) = select(wanted, in: snapshot) else {
+                acceptEncoding: "br")  // every coding made now, so that the bundle lists each one's tag
+            guard case .success(let (representation, _)) = select(wanted, in: snapshot) else {
                 return .response(Problem.internalError.response)
             }
             let chosen = LocaleMatcher.match(locale, entry.locales) ?? entry.resolved.defaultLocale
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
             let members: [String: JSONValue] = [
-                "locale": .string(chosen), "contentType": .string("application/json"), "etag": .string(form.etag),
+                "locale": .string(chosen), "contentType": .string("application/json"), "etag": .string(representation.identity.etag),
                 "etags": .object(etags),
             ]
             var object = CanonicalJSON.encode(.object(members))
@@ -55,7 +55,7 @@ extension TabService {
             object +=
                 Array(",\"appVersion\":".utf8)
                 + (appVersion.map { _ in CanonicalJSON.encode(.string(request.query("appVersion") ?? "")) } ?? Array("null".utf8))
-            object += Array(",\"layout\":".utf8) + form.ok.body + [UInt8(ascii: "}")]
+            object += Array(",\"layout\":".utf8) + representation.identity.ok.body + [UInt8(ascii: "}")]
             representations.append(object)
         }
         var body = Array("{\"account\":".utf8) + CanonicalJSON.encode(.string(account))

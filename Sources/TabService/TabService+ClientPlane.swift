@@ -50,7 +50,9 @@ extension TabService {
         let locale =
             request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
         let representation: Representation
-        switch self.representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format) {
+        let brotliNow = request.withCombinedHeader("Accept-Encoding", Self.wantsBrotliNow)
+        switch self.representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow)
+        {
         case .success(let built): representation = built
         case .failure(let problem): return .response(problem.response)
         }
@@ -117,15 +119,16 @@ extension TabService {
 
     /// The cached representation of `entry` for a locale index, platform, app version and format (compiled on its
     /// first request).
-    func representation(_ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat)
-        -> Result<Representation, ProblemError>
-    {
+    func representation(
+        _ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
+    ) -> Result<Representation, ProblemError> {
         let key = VariantKey(
             locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
             versionClass: entry.versionClass(appVersion), format: format)
         do {
             let (representation, sweep) = try entry.representation(
-                key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics)
+                key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics,
+                brotliNow: brotliNow)
             if sweep { Task.detached { self.sweepVariants() } }
             return .success(representation)
         } catch {
@@ -182,7 +185,10 @@ extension TabService {
             wanted.localeQuery.map(entry.localeIndex(asked:))
             ?? Self.withBytes(wanted.acceptLanguage, entry.localeIndex(acceptLanguage:))
         let representation: Representation
-        switch self.representation(entry, locale: locale, platform: wanted.platform, appVersion: wanted.appVersion, format: wanted.format) {
+        let brotliNow = Self.withBytes(wanted.acceptEncoding, Self.wantsBrotliNow)
+        switch self.representation(
+            entry, locale: locale, platform: wanted.platform, appVersion: wanted.appVersion, format: wanted.format, brotliNow: brotliNow)
+        {
         case .success(let built): representation = built
         case .failure(let problem): return .failure(problem)
         }
@@ -190,6 +196,14 @@ extension TabService {
             return .failure(ProblemError(notAcceptableCoding))
         }
         return .success((representation, form))
+    }
+
+    /// Whether a client accepts br but not gzip (what a cache sends after reducing `Accept-Encoding` to `br`): its
+    /// answer waits for the brotli form rather than be identity, which a cache in front would keep.
+    static func wantsBrotliNow(_ acceptEncoding: UnsafeBufferPointer<UInt8>?) -> Bool {
+        guard let acceptEncoding else { return false }
+        return AcceptEncoding.choose(CollectionOfOne(acceptEncoding), available: .gzip) != .gzip
+            && AcceptEncoding.choose(CollectionOfOne(acceptEncoding), available: .br) == .br
     }
 
     /// Calls `body` with the UTF-8 bytes of `text`, or nil.

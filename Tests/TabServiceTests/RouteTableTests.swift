@@ -116,6 +116,9 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
             to: TestRequest(
                 .get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr"), ("If-None-Match", brotli.header("ETag") ?? "")]))
         #expect(other.status == 200 && other.header("Content-Encoding") == nil)
+        // A cache that reduced Accept-Encoding to br gets br on a variant's very first request, never identity it would keep.
+        let brOnly = await service.respond(to: TestRequest(.get, "/v1/accounts/jill/tabs", headers: [("Accept-Encoding", "br")]))
+        #expect(brOnly.header("Content-Encoding") == "br")
         let refused = await service.respond(
             to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Encoding", "identity;q=0, zstd")]))
         #expect(refused.status == 406)
