@@ -61,9 +61,10 @@ final class Publisher: Sendable {
                     event.sequence = sequence
                     return event
                 }
-                // The writer first: its answer is queued before the (possibly thousands of) woken long-polls.
-                continuation.resume(returning: stamped)
+                // The feed before the writer's answer (a reader that asks right after the write finds its event); the
+                // writer before the (possibly thousands of) woken long-polls, so that its answer is queued first.
                 self.feed.append(delivered)
+                continuation.resume(returning: stamped)
                 self.waiters.wake(delivered, sequence: sequence)
             }
         }

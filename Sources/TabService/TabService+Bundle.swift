@@ -42,7 +42,7 @@ extension TabService {
             guard case .success(let (representation, _)) = select(wanted, in: snapshot) else {
                 return .response(Problem.internalError.response)
             }
-            let chosen = LocaleMatcher.match(locale, entry.locales) ?? entry.resolved.defaultLocale
+            let chosen = entry.locales[entry.localeIndex(asked: locale)]
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
             let members: [String: JSONValue] = [
@@ -75,12 +75,16 @@ extension TabService {
         guard let entry = snapshot.entry(for: account) else {
             return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
         }
-        let locale =
-            request.query("locale").flatMap { LocaleMatcher.match($0, entry.locales) }
-            ?? LocaleMatcher.choose(
-                acceptLanguage: request.headerList("Accept-Language"), available: entry.locales, fallback: entry.resolved.defaultLocale)
-        let platform = (request.query("platform") ?? request.header("X-Client-Platform")).flatMap { Platform(rawValue: $0.lowercased()) }
-        let appVersion = (request.query("appVersion") ?? request.header("X-App-Version")).flatMap { AppVersion($0) }
+        // The same choices as every client-plane answer: locale, platform and app version (a bad one is 400).
+        let localeIndex =
+            request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+        let locale = entry.locales[localeIndex]
+        let platform: Platform?
+        let appVersion: AppVersion?
+        switch clientTargets(request) {
+        case .success(let targets): (platform, appVersion) = targets
+        case .failure(let problem): return .response(problem.response)
+        }
         let compiled = LayoutCompiler.compile(
             entry.resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion),
             globalStrings: entry.globalStrings)

@@ -226,6 +226,19 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/dry/layout", headers: admin)).header("Layout-Version") == "1")
     }
 
+    @Test func aPreviewWithAnotherTabSelectedMakesTheSameChoicesAsTheClientPlane() async throws {
+        let service = try await inProcessService()
+        let drawn = await service.respond(
+            to: TestRequest(.get, "/v1/accounts/jack/tabs/preview.svg", query: [("selected", "home"), ("locale", "fr")]))
+        #expect(drawn.status == 200 && drawn.header("Content-Type") == "image/svg+xml" && drawn.text.contains("<svg"))
+        #expect(drawn.text.contains("Maison"), "drawn in the locale asked for")
+        let unknownTab = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs/preview.svg", query: [("selected", "nope")]))
+        #expect(unknownTab.status == 400)
+        let badPlatform = await service.respond(
+            to: TestRequest(.get, "/v1/accounts/jack/tabs/preview.svg", query: [("selected", "home"), ("platform", "watch")]))
+        #expect(badPlatform.status == 400)
+    }
+
     @Test func theBundleCarriesTheTagsTheClientPlaneServes() async throws {
         let service = try await inProcessService()
         let bundle = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs/bundle", query: [("locale", "fr")]))
