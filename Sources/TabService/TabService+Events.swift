@@ -51,7 +51,7 @@ extension TabService {
         var data: [String: JSONValue] = [
             "version": .integer(Int64(event.version)), "etag": .string(event.etag), "at": .string(rfc3339Millis(event.atMillis)),
         ]
-        if let account = event.account { data["account"] = .string(event.account ?? account) }
+        if let account = event.account { data["account"] = .string(account) }
         if let locale = event.locale { data["locale"] = .string(locale) }
         if let author = event.author { data["author"] = .string(author) }
         if event.deleted { data["deleted"] = .bool(true) }
