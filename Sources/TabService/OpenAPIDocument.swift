@@ -17,6 +17,9 @@ enum OpenAPIDocument {
               type: http
               scheme: bearer
           parameters:
+            clientLocale: {name: locale, in: query, schema: {type: string}}
+            clientPlatform: {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
+            clientAppVersion: {name: appVersion, in: query, schema: {type: string}}
             account:
               name: account
               in: path
@@ -186,9 +189,9 @@ enum OpenAPIDocument {
           /v1/accounts/{account}/tabs:
             parameters:
               - $ref: '#/components/parameters/account'
-              - {name: locale, in: query, schema: {type: string}}
-              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
-              - {name: appVersion, in: query, schema: {type: string}}
+              - $ref: '#/components/parameters/clientLocale'
+              - $ref: '#/components/parameters/clientPlatform'
+              - $ref: '#/components/parameters/clientAppVersion'
               - {name: Accept-Language, in: header, schema: {type: string}}
               - {name: X-Client-Platform, in: header, schema: {type: string}}
               - {name: X-App-Version, in: header, schema: {type: string}}
@@ -221,9 +224,9 @@ enum OpenAPIDocument {
           /v1/accounts/{account}/ApplicationHierarchy.plist:
             parameters:
               - $ref: '#/components/parameters/account'
-              - {name: locale, in: query, schema: {type: string}}
-              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
-              - {name: appVersion, in: query, schema: {type: string}}
+              - $ref: '#/components/parameters/clientLocale'
+              - $ref: '#/components/parameters/clientPlatform'
+              - $ref: '#/components/parameters/clientAppVersion'
             get:
               summary: Seed 000's ApplicationHierarchy array, localized, as an XML property list.
               responses:
@@ -246,9 +249,9 @@ enum OpenAPIDocument {
           /v1/accounts/{account}/tabs/preview.svg:
             parameters:
               - $ref: '#/components/parameters/account'
-              - {name: locale, in: query, schema: {type: string}}
-              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
-              - {name: appVersion, in: query, schema: {type: string}}
+              - $ref: '#/components/parameters/clientLocale'
+              - $ref: '#/components/parameters/clientPlatform'
+              - $ref: '#/components/parameters/clientAppVersion'
               - {name: selected, in: query, schema: {type: string}}
             get:
               summary: The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.
@@ -273,8 +276,8 @@ enum OpenAPIDocument {
             parameters:
               - $ref: '#/components/parameters/account'
               - {name: locale, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true}
-              - {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
-              - {name: appVersion, in: query, schema: {type: string}}
+              - $ref: '#/components/parameters/clientPlatform'
+              - $ref: '#/components/parameters/clientAppVersion'
             get:
               summary: 'What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.'
               responses:
