@@ -174,8 +174,13 @@ private final class Daemon: @unchecked Sendable {
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
         let started = try withSocketAddress(configuration.host, port) { address, isIPv6 in
-            var flags =
-                MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+            // HTTPS polls with poll(2), not epoll: libmicrohttpd 0.9.75 leaves a connection whose TLS handshake waits
+            // for more bytes (gnutls_handshake → GNUTLS_E_AGAIN) marked read-ready in its epoll ready list, so its
+            // worker retries it in a loop without waiting: one client that sends part of a ClientHello and stops kept
+            // a core at 100% (MHD_run_tls_handshake_ never clears MHD_EPOLL_STATE_READ_READY). With poll(2) each
+            // turn asks the kernel again, and a stalled handshake costs nothing until the handshake deadline.
+            let polling = tls == nil ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
+            var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
             var options: [MHD_OptionItem] = [
@@ -281,7 +286,8 @@ final class ServerCore: Sendable {
         self.handler = handler
         self.configuration = configuration
         self.watchdog = SlowClientWatchdog(
-            headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds)
+            headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds,
+            handshakeDeadlineSeconds: configuration.tlsHandshakeDeadlineSeconds)
     }
 
     /// Takes `bytes` from the body budget; false (nothing taken) when it would go over.

@@ -25,6 +25,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerDeadlineSeconds: Double
     /// A body must be complete within this many seconds of its headers.
     public var bodyDeadlineSeconds: Double
+    /// Over HTTPS, the TLS handshake and the first request line must arrive within this many seconds of the
+    /// connection opening (shorter than ``headerDeadlineSeconds``: a stalled handshake is cut off sooner).
+    public var tlsHandshakeDeadlineSeconds: Double = 10
     /// The request target (path and query as sent) alone, in bytes: longer is 414. It also counts toward
     /// `maxHeaderBytes` with the rest of the request line and the header fields.
     public var maxTargetBytes: Int

@@ -70,9 +70,10 @@ struct TargetFlags: OptionSet {
 /// `MHD_OPTION_URI_LOG_CALLBACK`: called with the raw target (path and query, not yet decoded) as soon as the
 /// request line is in. Its result becomes the request's `*req_cls` until the access handler's first call.
 let targetReceived: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
-    cls, uri, _ in
+    cls, uri, connection in
     guard let cls, let uri else { return RequestMarker.target(.malformed) }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
+    if let connection { connectionClock(connection)?.requestLineArrived() }
     return RequestMarker.target(inspectTarget(uri, limit: core.configuration.maxTargetBytes))
 }
 

@@ -16,15 +16,25 @@ final class ConnectionClock: Sendable {
         case answering = 2
         /// Already cut off.
         case cutOff = 3
+        /// HTTPS: the TLS handshake, until the first request line arrives.
+        case handshaking = 4
     }
 
     let fd: Int32
     private let phase = Atomic<UInt8>(Phase.awaitingHeaders.rawValue)
     private let since = Atomic<UInt64>(0)
 
-    init(fd: Int32) {
+    init(fd: Int32, tls: Bool = false) {
         self.fd = fd
         since.store(monotonicNanoseconds(), ordering: .relaxed)
+        if tls { phase.store(Phase.handshaking.rawValue, ordering: .relaxed) }
+    }
+
+    /// A request line arrived: a TLS handshake is over (the header deadline runs from here for the first request).
+    func requestLineArrived() {
+        let (exchanged, _) = phase.compareExchange(
+            expected: Phase.handshaking.rawValue, desired: Phase.awaitingHeaders.rawValue, ordering: .acquiringAndReleasing)
+        if exchanged { since.store(monotonicNanoseconds(), ordering: .relaxed) }
     }
 
     func enter(_ next: Phase) {
@@ -45,15 +55,17 @@ final class ConnectionClock: Sendable {
 final class SlowClientWatchdog: Sendable {
     private let headerDeadline: UInt64
     private let bodyDeadline: UInt64
+    private let handshakeDeadline: UInt64
     /// Live connections. libmicrohttpd reports a connection closed before it closes the socket, and sweeps
     /// hold this lock, so a socket shut down here always belongs to the connection registered with it.
     private let live = Mutex<[ObjectIdentifier: ConnectionClock]>([:])
     private let stopped = Atomic<Bool>(false)
     let cutOffCount = Atomic<Int>(0)
 
-    init(headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double) {
+    init(headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double, handshakeDeadlineSeconds: Double = 10) {
         headerDeadline = UInt64(headerDeadlineSeconds * 1e9)
         bodyDeadline = UInt64(bodyDeadlineSeconds * 1e9)
+        handshakeDeadline = UInt64(handshakeDeadlineSeconds * 1e9)
     }
 
     func opened(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = clock } }
@@ -68,6 +80,7 @@ final class SlowClientWatchdog: Sendable {
                 switch phase {
                 case .awaitingHeaders: limit = headerDeadline
                 case .receivingBody: limit = bodyDeadline
+                case .handshaking: limit = handshakeDeadline
                 case .answering, .cutOff: continue
                 }
                 // A worker may stamp a phase after this sweep read `now`: a later `since` is not overdue
@@ -126,7 +139,7 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
     guard let cls, let connection, let socketContext else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     if event == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
-        let clock = ConnectionClock(fd: cmhd_connection_fd(connection))
+        let clock = ConnectionClock(fd: cmhd_connection_fd(connection), tls: core.configuration.tlsCertificate != nil)
         // Released below when libmicrohttpd reports the connection closed.
         socketContext.pointee = Unmanaged.passRetained(clock).toOpaque()
         core.watchdog.opened(clock)

@@ -28,6 +28,7 @@ public struct ConfigsDirectory: Sendable {
         guard manager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ReadError(description: "configs directory '\(path)' does not exist")
         }
+        let root = realPath(path) ?? path
         func files(_ folder: String, _ types: [String: String]) throws(ReadError) -> [File] {
             let directory = (path as NSString).appendingPathComponent(folder)
             guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return [] }
@@ -36,15 +37,44 @@ public struct ConfigsDirectory: Sendable {
                 let ext = (name as NSString).pathExtension.lowercased()
                 guard let contentType = types[ext], !name.hasPrefix(".") else { continue }
                 let file = (directory as NSString).appendingPathComponent(name)
-                guard let data = manager.contents(atPath: file) else { throw ReadError(description: "cannot read \(file)") }
-                result.append(
-                    File(name: (name as NSString).deletingPathExtension, path: file, bytes: [UInt8](data), contentType: contentType))
+                let bytes = try readSource(file, inside: root)
+                result.append(File(name: (name as NSString).deletingPathExtension, path: file, bytes: bytes, contentType: contentType))
             }
             return result
         }
         return ConfigsDirectory(
             layouts: try files("layouts", ["plist": "application/x-plist", "json": "application/json"]),
             strings: try files("strings", ["strings": "text/plain; charset=utf-8", "json": "application/json"]))
+    }
+
+    /// A source file's bytes, when it is a regular file (a symbolic link may point to one) inside `root` and of
+    /// at most ``LayoutLimits/sourceBytes``: the size is checked before anything is read, and nothing outside the
+    /// configs directory (a link to `/etc/…`), FIFO or device is opened.
+    static func readSource(_ file: String, inside root: String) throws(ReadError) -> [UInt8] {
+        guard let resolved = realPath(file) else { throw ReadError(description: "cannot read \(file)") }
+        guard resolved.hasPrefix(root.hasSuffix("/") ? root : root + "/") else {
+            throw ReadError(description: "\(file) leads outside the configs directory (to \(resolved)); not read")
+        }
+        let descriptor = open(resolved, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { throw ReadError(description: "cannot read \(file): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw ReadError(description: "\(file) is not a regular file; not read")
+        }
+        guard status.st_size <= LayoutLimits.sourceBytes else {
+            throw ReadError(description: "\(file) is \(status.st_size) bytes; a source holds at most \(LayoutLimits.sourceBytes)")
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        guard filled == bytes.count else { throw ReadError(description: "cannot read \(file): it changed while read") }
+        return bytes
     }
 
     /// Every layout's validated document, and the diagnostics of those that do not validate (by file).
@@ -138,4 +168,11 @@ public struct ConfigsDirectory: Sendable {
         }
         return report
     }
+}
+
+/// The absolute path `path` names with every symbolic link resolved, or nil when it does not exist.
+func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
 }

@@ -148,4 +148,26 @@ public enum LayoutLimits {
     public static let inheritanceDepth = 8
     /// Objects decoded from one binary property list (shared references count each time they are used).
     public static let binaryPlistObjects = 200_000
+    /// Bytes of one compiled layout in canonical JSON, for any locale (titles expand through strings tables, so a
+    /// small source can compile to a large answer).
+    public static let compiledBytes = 2 * 1024 * 1024
+
+    /// Refuses a compiled layout above ``compiledBytes`` (422), pointing at its largest top-level tab.
+    public static func checkCompiledSize(_ compiled: CompiledLayout, locale: String) throws(LayoutError) {
+        let size = CanonicalJSON.encode(compiled.document).count
+        guard size > compiledBytes else { return }
+        var pointer = "/tabs"
+        var detail = ""
+        if case .object(let members) = compiled.document, case .array(let tabs)? = members["tabs"] {
+            let sizes = tabs.map { CanonicalJSON.encode($0).count }
+            if let largest = sizes.indices.max(by: { sizes[$0] < sizes[$1] }) {
+                pointer = "/tabs/\(largest)"
+                detail = "; its largest tab, \(pointer) of the compiled layout, is \(sizes[largest]) bytes"
+            }
+        }
+        throw LayoutError(
+            pointer: pointer, line: nil,
+            "compiled for locale '\(locale)' the layout is \(size) bytes, above the limit of \(compiledBytes)\(detail): shorten its strings or tabs"
+        )
+    }
 }

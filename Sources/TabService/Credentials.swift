@@ -39,11 +39,13 @@ final class Credentials: Sendable {
     }
 
     /// Checks `Authorization: Bearer <token>`. Every configured token is compared in full, in constant time.
+    ///
+    /// A token that verifies is let through whatever its address did: failures are counted per address to slow
+    /// guessing (a locked-out address gets 429 for every token that does not verify, and no answer that tells a
+    /// wrong token from a locked one), but someone sharing the admin's address (a NAT, an office) cannot lock the
+    /// admin out. Tokens are long random secrets, so the lockout is about noise and load, not about entropy.
     func check(_ field: String?, address: String, route: String) -> Outcome {
         let now = monotonicSeconds()
-        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > now {
-            return .lockedOut(retryAfter: locked.lockedUntil - now)
-        }
         var presented: [UInt8] = []
         if let field, field.utf8.count > 7, field.prefix(7).lowercased() == "bearer " {
             presented = Array(field.utf8.dropFirst(7))
@@ -53,6 +55,9 @@ final class Credentials: Sendable {
             found = name
         }
         if let found { return .valid(author: found) }
+        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > now {
+            return .lockedOut(retryAfter: locked.lockedUntil - now)
+        }
         noteFailure(address: address, route: route, now: now, sentToken: field != nil)
         return .invalid
     }
@@ -117,25 +122,32 @@ extension TabService {
     }
 
     /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
-    /// last address it appended to `Forwarded` (`for=`) or `X-Forwarded-For` (earlier entries are the client's own
-    /// claims and are not believed).
+    /// right-most address of `X-Forwarded-For` (or, without it, of `Forwarded: for=`) that is not itself a trusted
+    /// proxy, as nginx's `real_ip_recursive` takes it. Entries left of that are the client's own claims and are not
+    /// believed; a chain of nothing but trusted proxies gives its left-most entry.
     func clientAddress(_ request: borrowing some RequestReading & ~Copyable) -> String {
         let peer = request.clientAddress
         guard configuration.trustedProxies.contains(peer) else { return peer }
-        if let forwarded = request.headerList("Forwarded") {
-            let last = forwarded.split(separator: ",").last.map(String.init) ?? ""
-            for pair in last.split(separator: ";") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "for" {
-                    return Self.nodeAddress(parts[1].trimmingCharacters(in: " \t\""))
+        var chain: [String] = []
+        if let forwardedFor = request.headerList("X-Forwarded-For") {
+            chain = forwardedFor.split(separator: ",").map { Self.nodeAddress($0.trimmingCharacters(in: " \t")) }
+        } else if let forwarded = request.headerList("Forwarded") {
+            for element in forwarded.split(separator: ",") {
+                for pair in element.split(separator: ";") {
+                    let parts = pair.split(separator: "=", maxSplits: 1)
+                    if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "for" {
+                        chain.append(Self.nodeAddress(parts[1].trimmingCharacters(in: " \t\"")))
+                    }
                 }
             }
         }
-        if let chain = request.headerList("X-Forwarded-For"), let last = chain.split(separator: ",").last {
-            let value = last.trimmingCharacters(in: " \t")
-            if !value.isEmpty { return value }
-        }
-        return peer
+        chain.removeAll { $0.isEmpty }
+        return Self.rightMostUntrusted(chain, trusted: configuration.trustedProxies) ?? peer
+    }
+
+    /// Walking `chain` from the right, the first address that is not a trusted proxy (the left-most when all are).
+    static func rightMostUntrusted(_ chain: [String], trusted: Set<String>) -> String? {
+        chain.last { !trusted.contains($0) } ?? chain.first
     }
 
     /// RFC 7239's node without its port: `192.0.2.1:4711` → `192.0.2.1`, `[2001:db8::1]:4711` → `2001:db8::1`.

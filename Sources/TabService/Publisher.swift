@@ -192,11 +192,15 @@ final class ChangeFeed: Sendable {
         case reset
     }
 
-    /// The events after `sequence` (nil: from now on).
-    func events(after sequence: UInt64?) -> Catchup {
+    /// The events after `sequence` (nil: from now on), for a feed whose newest publication is `current`.
+    ///
+    /// `sequence` is the client's number: a position beyond `current` was given by another run of the server (or
+    /// made up) and gets `.reset`, like one older than the events kept. No arithmetic here can overflow.
+    func events(after sequence: UInt64?, current: UInt64) -> Catchup {
         state.withLock { state in
             guard let sequence else { return .events([]) }
-            if let oldest = state.events.first, oldest.sequence > sequence + 1 { return .reset }
+            if sequence > current { return .reset }
+            if let oldest = state.events.first, oldest.sequence - 1 > sequence { return .reset }
             return .events(state.events.filter { $0.sequence > sequence })
         }
     }

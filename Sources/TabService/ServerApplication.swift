@@ -20,11 +20,25 @@ public final class ServerApplication: Sendable {
             logger.info("configs \(configs): imported \(report.imported.count), kept the store's \(report.skipped.count)")
             for refusal in report.refused { logger.error("configs: not imported: \(refusal)") }
         }
+        var configuration = configuration
+        (configuration.heldRequestLimit, configuration.heldRequestsPerAddress) = Self.heldRequestLimits(
+            http, total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         service = try await TabService(store: store, configuration: configuration, logger: logger)
         if service.console.isEmpty {
             logger.warning("the web console's files were not found (set TABSERVER_CONSOLE_DIR): /console/ answers 404")
         }
         server = try HTTPServer(configuration: http, handler: service)
+    }
+
+    /// The long-polls that may be held, lowered to leave an eighth of the connection limit (at least 64 slots)
+    /// free for everything else, and per address to the per-address share of connections less 16 (when there is
+    /// one), so that neither all clients' held requests nor one client's can take the last slots.
+    static func heldRequestLimits(_ http: HTTPServerConfiguration, total: Int, perAddress: Int) -> (total: Int, perAddress: Int) {
+        let connections = http.effectiveConnectionLimit
+        let total = max(1, min(total, connections - max(64, connections / 8)))
+        var perAddress = min(perAddress, total)
+        if http.perIPConnectionLimit > 0 { perAddress = max(1, min(perAddress, http.perIPConnectionLimit - 16)) }
+        return (total, perAddress)
     }
 
     /// The port the server listens on.

@@ -366,6 +366,15 @@ final class LayoutEntry: Sendable {
         return (cached, sweep)
     }
 
+    /// The cached representation for `key` when it can be served as it is: cached, and complete when the client
+    /// needs the brotli form now (nil: it must be built, off the request's thread).
+    func ready(_ key: VariantKey, brotliNow: Bool, metrics: Metrics) -> Representation? {
+        guard let hit = variants.withLock({ $0[key] }), !brotliNow || hit.completer == nil else { return nil }
+        metrics.cacheHits.add(1, ordering: .relaxed)
+        hit.markUsed()
+        return hit
+    }
+
     /// `partial` with its brotli form made (now, on the caller's thread), and swapped into the cache in its place.
     func completed(_ key: VariantKey, _ partial: Representation) -> Representation {
         guard let completer = partial.completer else { return partial }

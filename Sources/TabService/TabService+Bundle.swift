@@ -26,45 +26,77 @@ extension TabService {
             appVersion = version
         }
         let asked = request.queryValues("locale")
+        guard asked.count <= Self.bundleLocaleLimit else {
+            return .response(
+                Problem.badRequest("a bundle is asked for at most \(Self.bundleLocaleLimit) locale parameters, not \(asked.count)").response
+            )
+        }
         for locale in asked where !isValidLocale(locale) {
-            return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
+            return .response(Problem.badRequest("'\(locale.prefix(64))' is not a locale tag such as en or fr-CA").response)
         }
         let snapshot = self.snapshot
         guard let entry = snapshot.entry(for: account) else {
             return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
         }
-        let locales = asked.isEmpty ? entry.locales : asked
+        // One representation per locale of the layout that the asked tags choose, in the order first asked: `fr`,
+        // `fr-FR` and `fr` again are one entry (a repeated parameter cannot multiply the answer).
+        var chosen: [Int] = []
+        for index in asked.isEmpty ? Array(entry.locales.indices) : asked.map(entry.localeIndex(asked:)) where !chosen.contains(index) {
+            chosen.append(index)
+        }
+        let appVersionText = request.query("appVersion")
+        // Compiling and compressing each variant (brotli too, so that the bundle lists every coding's tag) is done
+        // off libmicrohttpd's threads.
+        let (locales, targetPlatform, targetVersion) = (chosen, platform, appVersion)
+        return .deferred {
+            self.bundle(
+                account: account, entry: entry, snapshot: snapshot, locales: locales, platform: targetPlatform, appVersion: targetVersion,
+                appVersionText: appVersionText)
+        }
+    }
+
+    /// Most `locale=` parameters a bundle request may carry (400 beyond).
+    static let bundleLocaleLimit = 64
+    /// Most bytes a bundle answer may hold (400 beyond: ask for fewer locales).
+    static let bundleByteLimit = 8 << 20
+
+    private func bundle(
+        account: String, entry: LayoutEntry, snapshot: Snapshot, locales: [Int], platform: Platform?, appVersion: AppVersion?,
+        appVersionText: String?
+    ) -> HTTPResponse {
         var representations: [[UInt8]] = []
-        for locale in locales {
+        var size = 0
+        for index in locales {
+            let locale = entry.locales[index]
             let wanted = VariantRequest(
                 account: account, format: .json, localeQuery: locale, acceptLanguage: nil, platform: platform, appVersion: appVersion,
                 acceptEncoding: "br")  // every coding made now, so that the bundle lists each one's tag
-            guard case .success(let (representation, _)) = select(wanted, in: snapshot) else {
-                return .response(Problem.internalError.response)
-            }
-            let chosen = entry.locales[entry.localeIndex(asked: locale)]
+            guard case .success(let (representation, _)) = select(wanted, in: snapshot) else { return Problem.internalError.response }
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
             let members: [String: JSONValue] = [
-                "locale": .string(chosen), "contentType": .string("application/json"), "etag": .string(representation.identity.etag),
+                "locale": .string(locale), "contentType": .string("application/json"), "etag": .string(representation.identity.etag),
                 "etags": .object(etags),
             ]
             var object = CanonicalJSON.encode(.object(members))
             object.removeLast()
             object += Array(",\"platform\":".utf8) + (platform.map { CanonicalJSON.encode(.string($0.rawValue)) } ?? Array("null".utf8))
-            object +=
-                Array(",\"appVersion\":".utf8)
-                + (appVersion.map { _ in CanonicalJSON.encode(.string(request.query("appVersion") ?? "")) } ?? Array("null".utf8))
+            object += Array(",\"appVersion\":".utf8) + (appVersionText.map { CanonicalJSON.encode(.string($0)) } ?? Array("null".utf8))
             object += Array(",\"layout\":".utf8) + representation.identity.ok.body + [UInt8(ascii: "}")]
+            size += object.count + 1
+            guard size <= Self.bundleByteLimit else {
+                return Problem.badRequest(
+                    "the bundle of \(locales.count) locales would exceed \(Self.bundleByteLimit >> 20) MiB; ask for fewer with locale="
+                )
+                .response
+            }
             representations.append(object)
         }
         var body = Array("{\"account\":".utf8) + CanonicalJSON.encode(.string(account))
         body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(rfc3339Millis(currentTimeMillisecond())))
         body += Array(",\"representations\":[".utf8) + Array(representations.joined(separator: [UInt8(ascii: ",")])) + Array("]}".utf8)
-        return .response(
-            HTTPResponse(
-                status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")], body: body)
-        )
+        return HTTPResponse(
+            status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")], body: body)
     }
 
     /// `GET …/tabs/preview.svg`: the tab bar drawn, a representation like the others (shared, with its tag);
@@ -85,20 +117,31 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
-        let compiled = LayoutCompiler.compile(
-            entry.resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion),
-            globalStrings: entry.globalStrings)
-        do {
-            let svg = try TabPreview.svg(compiled, selected: selected)
-            return .response(
-                HTTPResponse(
-                    status: 200,
-                    headers: [
-                        HTTPHeader("Content-Type", "image/svg+xml"), HTTPHeader("ETag", EntityTag.strong(for: svg)),
-                        HTTPHeader("Cache-Control", configuration.cacheControl), HTTPHeader("Vary", entry.vary),
-                    ], body: svg))
-        } catch {
-            return .response(Problem.badRequest("\(error)").response)
+        let cacheControl = configuration.cacheControl
+        // Drawn for the request (not cached), so on the variant builder's turn, off libmicrohttpd's threads.
+        return .deferred {
+            let drawn = await self.builder.build(layout: account) { () -> HTTPResponse in
+                let compiled = LayoutCompiler.compile(
+                    entry.resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion),
+                    globalStrings: entry.globalStrings)
+                do {
+                    let svg = try TabPreview.svg(compiled, selected: selected)
+                    return HTTPResponse(
+                        status: 200,
+                        headers: [
+                            HTTPHeader("Content-Type", "image/svg+xml"), HTTPHeader("ETag", EntityTag.strong(for: svg)),
+                            HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", entry.vary),
+                        ], body: svg)
+                } catch {
+                    return Problem.badRequest("\(error)").response
+                }
+            }
+            return drawn
+                ?? Problem(
+                    status: 503, slug: "busy", title: "Service Unavailable",
+                    detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
+                    headers: [HTTPHeader("Retry-After", "1")]
+                ).response
         }
     }
 

@@ -26,8 +26,11 @@ extension TabService {
     /// `GET|HEAD /v1/accounts/{account}/tabs`, `…/ApplicationHierarchy.plist` and `…/tabs/preview.svg`: a lookup in
     /// the snapshot, the variant compiled only on its first request, conditional requests decided from its
     /// validators, and a long-poll held when asked for and the client already has the current representation.
-    func serveTabs(_ request: borrowing some RequestReading & ~Copyable, account: String, format fixed: RepresentationFormat?) -> HTTPReply
-    {
+    /// - Parameter buildHere: build a missing variant on this thread (a request replayed on the builder's turn);
+    ///   otherwise a miss is built by ``VariantBuilder`` and the request answered when it is done.
+    func serveTabs(
+        _ request: borrowing some RequestReading & ~Copyable, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false
+    ) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let format: RepresentationFormat
         switch negotiateFormat(request, fixed: fixed) {
@@ -51,10 +54,18 @@ extension TabService {
             request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
         let representation: Representation
         let brotliNow = request.withCombinedHeader("Accept-Encoding", Self.wantsBrotliNow)
-        switch self.representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow)
-        {
-        case .success(let built): representation = built
-        case .failure(let problem): return .response(problem.response)
+        let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
+        if let ready = entry.ready(key, brotliNow: brotliNow, metrics: metrics) {
+            representation = ready
+        } else if !buildHere {
+            return buildThenServe(Self.replayable(request), account: account, format: fixed)
+        } else {
+            switch self.representation(
+                entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow)
+            {
+            case .success(let built): representation = built
+            case .failure(let problem): return .response(problem.response)
+            }
         }
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
@@ -70,7 +81,19 @@ extension TabService {
                 account: account, format: format, localeQuery: request.query("locale"),
                 acceptLanguage: request.headerList("Accept-Language"),
                 platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"))
-            return hold(wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.query("wait") == nil)
+            let address = clientAddress(request)
+            if let refusal = heldBudget.reserve(address) {
+                let whose = refusal == .total ? "this server holds" : "this client address holds"
+                let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
+                return .response(
+                    Problem(
+                        status: 503, slug: "too-many-held", title: "Service Unavailable",
+                        detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
+                        headers: [HTTPHeader("Retry-After", "5")]
+                    ).response)
+            }
+            return hold(
+                wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.query("wait") == nil, address: address)
         }
         switch decision {
         case .ok: return .prepared(form.ok)
@@ -117,14 +140,61 @@ extension TabService {
         return .success((platform, appVersion))
     }
 
+    /// The cache key of `entry`'s variant for a locale index, platform, app version and format.
+    func variantKey(_ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat)
+        -> VariantKey
+    {
+        VariantKey(
+            locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
+            versionClass: entry.versionClass(appVersion), format: format)
+    }
+
+    /// The request fields the client plane reads, copied out so that it can be answered again after its variant is
+    /// built (the request's own bytes live only for libmicrohttpd's call).
+    static func replayable(_ request: borrowing some RequestReading & ~Copyable) -> TestRequest {
+        var query: [(String, String)] = []
+        for name in ["locale", "platform", "appVersion", "wait", "selected"] {
+            if let value = request.query(name) { query.append((name, value)) }
+        }
+        var headers: [(String, String)] = []
+        for name in Self.replayedHeaders {
+            if let value = request.headerList(name) { headers.append((name, value)) }
+        }
+        return TestRequest(request.method, request.path, query: query, headers: headers, clientAddress: request.clientAddress)
+    }
+
+    private static let replayedHeaders = [
+        "Accept", "Accept-Language", "Accept-Encoding", "If-None-Match", "If-Match", "If-Modified-Since", "If-Unmodified-Since",
+        "Prefer", "X-Client-Platform", "X-App-Version", "X-Forwarded-For", "Forwarded",
+    ]
+
+    /// Builds the variant `request` needs on the ``VariantBuilder``, then answers it as if it had been cached
+    /// (long-poll included); 503 when the layout already has its share of builds waiting.
+    private func buildThenServe(_ request: TestRequest, account: String, format fixed: RepresentationFormat?) -> HTTPReply {
+        .deferred {
+            let built = await self.builder.build(layout: account) {
+                self.serveTabs(request, account: account, format: fixed, buildHere: true)
+            }
+            switch built {
+            case nil:
+                return Problem(
+                    status: 503, slug: "busy", title: "Service Unavailable",
+                    detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
+                    headers: [HTTPHeader("Retry-After", "1")]
+                ).response
+            case .prepared(let prepared)?: return HTTPResponse(prepared: prepared)
+            case .response(let response)?: return response
+            case .deferred(let work)?: return await work()
+            }
+        }
+    }
+
     /// The cached representation of `entry` for a locale index, platform, app version and format (compiled on its
     /// first request).
     func representation(
         _ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
     ) -> Result<Representation, ProblemError> {
-        let key = VariantKey(
-            locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
-            versionClass: entry.versionClass(appVersion), format: format)
+        let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
         do {
             let (representation, sweep) = try entry.representation(
                 key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics,
@@ -142,16 +212,28 @@ extension TabService {
         var text = request.query("wait")
         // The read path asks libmicrohttpd for the field's bytes: a String only when a client sends `Prefer`.
         if text == nil, let prefer = request.withCombinedHeader("Prefer", { $0.map { String(decoding: $0, as: UTF8.self) } }) {
-            for preference in prefer.split(separator: ",") {
-                let trimmed = preference.trimmingCharacters(in: " \t")
-                if trimmed.lowercased().hasPrefix("wait=") { text = String(trimmed.dropFirst(5)) }
-            }
+            text = Self.preferredWait(prefer)
         }
         guard let text else { return .success(nil) }
         guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(text) else {
             return .failure(ProblemError(Problem.badRequest("wait is a whole number of seconds ≥ 0, not '\(text)'")))
         }
         return .success(min(seconds, configuration.maxWaitSeconds))
+    }
+
+    /// The value of the `wait` preference in a `Prefer` field (RFC 7240 §2: `token [BWS "=" BWS word]` and
+    /// `;`-separated parameters, which are ignored; a word may be a quoted string). The last `wait` wins.
+    static func preferredWait(_ field: String) -> String? {
+        var found: String?
+        for preference in field.split(separator: ",") {
+            let head = preference.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let parts = head.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "wait" else { continue }
+            var value = parts[1].trimmingCharacters(in: " \t")
+            if value.utf8.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            found = value
+        }
+        return found
     }
 
     private func negotiateFormat(_ request: borrowing some RequestReading & ~Copyable, fixed: RepresentationFormat?) -> Result<
@@ -248,10 +330,14 @@ extension TabService {
 
     /// Holds a long-poll: answers when `wanted`'s representation gets a tag other than `etag` (200 with it), when
     /// `seconds` pass (304), or at once with 304 when the service stops. Costs no thread while held.
-    private func hold(_ wanted: VariantRequest, etag: String, seconds: Int, since sequence: UInt64, preferred: Bool) -> HTTPReply {
+    /// The slot ``HeldRequestBudget`` gave `address` is given back when the answer is made.
+    private func hold(
+        _ wanted: VariantRequest, etag: String, seconds: Int, since sequence: UInt64, preferred: Bool, address: String
+    ) -> HTTPReply {
         let deadline = ContinuousClock.now + .seconds(seconds)
         let applied = preferred ? [HTTPHeader("Preference-Applied", "wait=\(seconds)")] : []
         return .deferred {
+            defer { self.heldBudget.release(address) }
             var seen = sequence
             while true {
                 let wake = await self.publisher.waiters.wait(account: wanted.account, after: seen, until: deadline)

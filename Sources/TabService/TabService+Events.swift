@@ -14,8 +14,13 @@ extension TabService {
     func eventStream(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
         var position: UInt64?
         if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
-            guard let parsed = UInt64(text.trimmingCharacters(in: " \t")) else {
-                return .response(Problem.badRequest("Last-Event-ID is a sequence number given by this feed, not '\(text)'").response)
+            // Decimal digits only (UInt64 also parses "+5"), at most the 20 of UInt64.max; beyond it does not parse.
+            let digits = text.trimmingCharacters(in: " \t")
+            guard !digits.isEmpty, digits.utf8.count <= 20, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                let parsed = UInt64(digits)
+            else {
+                return .response(
+                    Problem.badRequest("Last-Event-ID is a sequence number given by this feed, not '\(text.prefix(64))'").response)
             }
             position = parsed
         }
@@ -24,7 +29,7 @@ extension TabService {
         return .deferred {
             let deadline = ContinuousClock.now + .seconds(Self.eventHoldSeconds)
             var text = "retry: 1000\n\n"
-            switch feed.events(after: start) {
+            switch feed.events(after: start, current: self.snapshot.sequence) {
             case .reset:
                 text +=
                     "event: reset\nid: \(self.snapshot.sequence)\ndata: {\"reason\":\"Last-Event-ID is older than the events kept\"}\n\n"
@@ -32,7 +37,7 @@ extension TabService {
                 var events = ready
                 if events.isEmpty {
                     await feed.waitForEvents(after: start, until: deadline)
-                    if case .events(let arrived) = feed.events(after: start) { events = arrived }
+                    if case .events(let arrived) = feed.events(after: start, current: self.snapshot.sequence) { events = arrived }
                 }
                 for event in events { text += Self.serverSentEvent(event) }
                 if events.isEmpty { text += ": heartbeat\nid: \(start)\n\n" }

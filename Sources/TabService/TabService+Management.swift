@@ -177,13 +177,20 @@ extension TabService {
         return json(200, members)
     }
 
-    /// Validates, resolves (base references checked strictly) and compiles for the default locale.
+    /// Validates, resolves (base references checked strictly) and compiles for the default locale; every locale's
+    /// compiled layout must stay within ``LayoutLimits/compiledBytes`` (titles that expand through long strings).
     func compileForWrite(account: String, source: [UInt8], format: SourceFormat?) throws(LayoutError) -> (LayoutDocument, CompiledLayout) {
         let document = try LayoutSource.parse(source, format: format)
         let snapshot = self.snapshot
         let resolved = try snapshot.resolve(account, version: nil, document: document, strict: true)
         let compiled = LayoutCompiler.compile(
             resolved, for: ClientContext(locale: resolved.defaultLocale), globalStrings: snapshot.globalStrings)
+        let locales = Set(resolved.strings.keys).union(snapshot.globalStrings.keys).subtracting([resolved.defaultLocale]).sorted()
+        try LayoutLimits.checkCompiledSize(compiled, locale: resolved.defaultLocale)
+        for locale in locales {
+            let other = LayoutCompiler.compile(resolved, for: ClientContext(locale: locale), globalStrings: snapshot.globalStrings)
+            try LayoutLimits.checkCompiledSize(other, locale: locale)
+        }
         return (document, compiled)
     }
 

@@ -22,6 +22,11 @@ public struct ServiceConfiguration: Sendable {
     public var trustedProxies: Set<String>
     /// Failed authentications one address may make in a minute before it is refused (429) for 30 s; 0: never.
     public var authFailuresPerMinute: Int
+    /// Long-polls held at once, across all clients (503 with `Retry-After` beyond). `ServerApplication` sets it
+    /// below the connection limit, so that held requests never take the slots `/healthz` and reads need.
+    public var heldRequestLimit: Int = 10_000
+    /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
+    public var heldRequestsPerAddress: Int = 512
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -51,6 +56,8 @@ public final class TabService: HTTPHandler {
     let console = ConsoleFiles.load()
     let requestIDs = RequestIDs()
     let stopping = Atomic<Bool>(false)
+    let heldBudget: HeldRequestBudget
+    let builder = VariantBuilder()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -64,6 +71,7 @@ public final class TabService: HTTPHandler {
         let strings = try await store.currentStrings()
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
+        heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
         followStoreChanges()
     }
@@ -128,7 +136,10 @@ public final class TabService: HTTPHandler {
     /// Adds the request id, and to client-plane errors the `Cache-Control` that keeps shared caches from
     /// holding them (a 404 cached after the account gets a layout would hide it).
     private func finish(_ response: inout HTTPResponse, route: Route, id: String) {
-        response.headers.append(HTTPHeader("Request-Id", id))
+        // A representation is the same bytes however it was reached (cached, built for this request, or after a
+        // long-poll): no per-request header on the client plane's 2xx and 304.
+        let representation = [.tabs, .hierarchy, .preview].contains(route) && response.status < 400
+        if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
         if response.status >= 400, RouteTable.byRoute[route.rawValue].access == .open,
             !response.headers.contains(where: { $0.name == "Cache-Control" })
         {

@@ -44,7 +44,7 @@ struct Export: AsyncParsableCommand {
         abstract: "Write an account's layout bundle (what GET …/tabs/bundle answers) for an app to ship in its bundle.")
 
     @Argument(help: "The account.") var account: String
-    @Option(help: "The file to write.") var out: String
+    @Option(help: "The file to write (absent or a regular file), or - for standard output.") var out: String
     @Option(help: "A store to read (sqlite:PATH or postgres://…; env TABSERVER_STORE).") var store: String?
     @Option(help: "A configs directory to read instead of a store.") var configs: String?
     @Option(help: "A locale to include (repeat; default: every locale the layout has).") var locale: [String] = []
@@ -73,11 +73,46 @@ struct Export: AsyncParsableCommand {
             printError("export: \(response.status): \(response.text)")
             throw ExitCode(1)
         }
-        guard FileManager.default.createFile(atPath: out, contents: Data(response.body)) else {
-            printError("export: cannot write \(out)")
+        if out == "-" {
+            FileHandle.standardOutput.write(Data(response.body))
+            return
+        }
+        do {
+            try writeRegularFile(out, response.body)
+        } catch {
+            printError("export: \(error)")
             throw ExitCode(1)
         }
         print("wrote \(out): \(response.body.count) bytes")
+    }
+}
+
+/// Why an output file was not written.
+struct OutputFileError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Writes `bytes` to `path` atomically (a temporary file beside it, renamed over it), when `path` is absent or a
+/// regular file. A symbolic link, FIFO, device, socket or directory there is refused, not replaced by a file.
+func writeRegularFile(_ path: String, _ bytes: [UInt8]) throws(OutputFileError) {
+    var status = stat()
+    if lstat(path, &status) == 0 {
+        let kind: String? =
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: nil
+            case S_IFLNK: "a symbolic link"
+            case S_IFIFO: "a FIFO"
+            case S_IFCHR, S_IFBLK: "a device"
+            case S_IFDIR: "a directory"
+            case S_IFSOCK: "a socket"
+            default: "not a regular file"
+            }
+        if let kind { throw OutputFileError(description: "refusing to write \(path): it is \(kind) (use --out - for standard output)") }
+    }
+    do {
+        try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+        throw OutputFileError(description: "cannot write \(path): \(error.localizedDescription)")
     }
 }
 
