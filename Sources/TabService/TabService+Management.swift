@@ -111,7 +111,7 @@ extension TabService {
                 status: 409, slug: "base-missing", title: "Conflict",
                 detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
             ).response
-        case .unsupportedURL, .unavailable, .timedOut:
+        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
             return Problem(

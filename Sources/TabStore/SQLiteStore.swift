@@ -13,40 +13,6 @@ public final class SQLiteStore: StoreBackend {
     public let path: String
     public let executor = StoreExecutor(label: "tabstore.sqlite")
 
-    /// The schema, one migration per step; applied in order, each recorded in `schema_migrations`.
-    static let migrations: [String] = [
-        """
-        CREATE TABLE layout_versions (
-            account TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source BLOB NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms INTEGER NOT NULL,
-            author TEXT,
-            message TEXT,
-            restored_from INTEGER,
-            deleted INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (account, version)
-        ) WITHOUT ROWID;
-        CREATE TABLE strings_versions (
-            locale TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source BLOB NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms INTEGER NOT NULL,
-            author TEXT,
-            PRIMARY KEY (locale, version)
-        ) WITHOUT ROWID;
-        """,
-        // What each version extends, so that a deletion can be refused inside its transaction.
-        """
-        ALTER TABLE layout_versions ADD COLUMN extends TEXT;
-        CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
-        """,
-    ]
-
     /// Opens (creating when missing) the database at `path` and applies pending migrations.
     /// - Throws: ``StoreError/unavailable(_:)`` when the file cannot be opened or migrated.
     public init(path: String) throws(StoreError) {
@@ -59,13 +25,13 @@ public final class SQLiteStore: StoreBackend {
         try connection.execute("PRAGMA journal_mode=WAL")
         try connection.execute("PRAGMA synchronous=FULL")
         try connection.execute("PRAGMA foreign_keys=ON")
-        try connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms INTEGER NOT NULL)")
+        try connection.execute(StoreSchema.migrationsTable(.sqlite))
         try connection.transaction { () throws(StoreError) in
             let applied = try connection.query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", []) { $0.int(0) }.first ?? 0
-            for (index, sql) in Self.migrations.enumerated() where index + 1 > applied {
+            for (version, sql) in try StoreSchema.pending(after: applied, .sqlite) {
                 try connection.execute(sql)
                 try connection.run(
-                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(index + 1), .int64(currentTimeMillis())])
+                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(version), .int64(currentTimeMillis())])
             }
         }
         self.connection = Mutex(connection)

@@ -147,6 +147,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case missingBase(String)
     /// The store did not answer within its deadline.
     case timedOut(seconds: Double)
+    /// The store's schema was written by a newer tabserver (its newest migration, and the newest this build knows).
+    case schemaTooNew(store: Int, binary: Int)
 
     public var description: String {
         switch self {
@@ -159,6 +161,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .extended(let accounts): "other layouts extend it: \(accounts.joined(separator: ", "))"
         case .missingBase(let base): "the layout it extends, '\(base)', does not exist"
         case .timedOut(let seconds): "the store did not answer within \(seconds) s"
+        case .schemaTooNew(let store, let binary):
+            "the store's schema is version \(store), newer than this tabserver's (\(binary)): a newer release wrote it; run that release or newer (or restore a backup made before the upgrade)"
         }
     }
 }

@@ -20,39 +20,6 @@ public final class PostgresStore: StoreBackend {
     private let stopped = Atomic<Bool>(false)
     public let executor = StoreExecutor(label: "tabstore.postgres")
 
-    static let migrations: [String] = [
-        """
-        CREATE TABLE layout_versions (
-            account TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source BYTEA NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms BIGINT NOT NULL,
-            author TEXT,
-            message TEXT,
-            restored_from INTEGER,
-            deleted BOOLEAN NOT NULL DEFAULT FALSE,
-            PRIMARY KEY (account, version)
-        );
-        CREATE TABLE strings_versions (
-            locale TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source BYTEA NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms BIGINT NOT NULL,
-            author TEXT,
-            PRIMARY KEY (locale, version)
-        );
-        """,
-        // What each version extends, so that a deletion can be refused inside its transaction.
-        """
-        ALTER TABLE layout_versions ADD COLUMN extends TEXT;
-        CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
-        """,
-    ]
-
     /// Connects and applies pending migrations (under an advisory lock, so replicas starting together agree).
     /// - Throws: ``StoreError/unavailable(_:)`` when the server cannot be reached or migrated.
     public init(url: String) throws(StoreError) {
@@ -60,15 +27,14 @@ public final class PostgresStore: StoreBackend {
         let connection = try PGConnection(url: url)
         _ = try connection.execute("SELECT pg_advisory_lock(7262001)")
         defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7262001)") }
-        _ = try connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms BIGINT NOT NULL)")
+        _ = try connection.execute(StoreSchema.migrationsTable(.postgres))
         let applied = Int(try connection.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").first?[0].text ?? "0") ?? 0
-        for (index, sql) in Self.migrations.enumerated() where index + 1 > applied {
+        for (version, sql) in try StoreSchema.pending(after: applied, .postgres) {
             try connection.transaction { () throws(StoreError) in
                 _ = try connection.execute(sql)
                 _ = try connection.execute(
                     "INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)",
-                    [.text(String(index + 1)), .text(String(currentTimeMillis()))])
+                    [.text(String(version)), .text(String(currentTimeMillis()))])
             }
         }
         self.connection = Mutex(connection)

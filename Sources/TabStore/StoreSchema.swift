@@ -1,0 +1,73 @@
+/// The stores' schema: one list of migrations, written once, rendered for each SQL dialect. A migration is
+/// applied once, in order, and recorded in `schema_migrations` (its 1-based index); a store whose newest
+/// migration is beyond this list was written by a newer tabserver and is refused at open.
+public enum StoreSchema {
+    /// Where SQLite and PostgreSQL differ, and nothing else.
+    public enum Dialect: Sendable {
+        case sqlite, postgres
+
+        /// The spelling of each placeholder a migration may use.
+        var types: [(placeholder: String, sql: String)] {
+            switch self {
+            case .sqlite:
+                [("{bytes}", "BLOB"), ("{int64}", "INTEGER"), ("{bool}", "INTEGER"), ("{false}", "0"), ("{table-options}", " WITHOUT ROWID")]
+            case .postgres:
+                [("{bytes}", "BYTEA"), ("{int64}", "BIGINT"), ("{bool}", "BOOLEAN"), ("{false}", "FALSE"), ("{table-options}", "")]
+            }
+        }
+    }
+
+    /// Every migration, oldest first, with dialect placeholders (`{bytes}`, `{int64}`, `{bool}`, `{false}`,
+    /// `{table-options}`).
+    static let migrations: [String] = [
+        """
+        CREATE TABLE layout_versions (
+            account TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            source {bytes} NOT NULL,
+            content_type TEXT NOT NULL,
+            etag TEXT NOT NULL,
+            created_at_ms {int64} NOT NULL,
+            author TEXT,
+            message TEXT,
+            restored_from INTEGER,
+            deleted {bool} NOT NULL DEFAULT {false},
+            PRIMARY KEY (account, version)
+        ){table-options};
+        CREATE TABLE strings_versions (
+            locale TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            source {bytes} NOT NULL,
+            content_type TEXT NOT NULL,
+            etag TEXT NOT NULL,
+            created_at_ms {int64} NOT NULL,
+            author TEXT,
+            PRIMARY KEY (locale, version)
+        ){table-options};
+        """,
+        // What each version extends, so that a deletion can be refused inside its transaction.
+        """
+        ALTER TABLE layout_versions ADD COLUMN extends TEXT;
+        CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
+        """,
+    ]
+
+    /// The schema version this build writes: the number of migrations.
+    public static var currentVersion: Int { migrations.count }
+
+    /// The table that records applied migrations.
+    public static func migrationsTable(_ dialect: Dialect) -> String {
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at_ms \(render("{int64}", dialect)) NOT NULL)"
+    }
+
+    /// The migrations after `applied`, as (version, SQL in `dialect`).
+    /// - Throws: ``StoreError/schemaTooNew(store:binary:)`` when `applied` is beyond what this build knows.
+    public static func pending(after applied: Int, _ dialect: Dialect) throws(StoreError) -> [(version: Int, sql: String)] {
+        guard applied <= currentVersion else { throw .schemaTooNew(store: applied, binary: currentVersion) }
+        return migrations.enumerated().filter { $0.offset + 1 > applied }.map { ($0.offset + 1, render($0.element, dialect)) }
+    }
+
+    static func render(_ sql: String, _ dialect: Dialect) -> String {
+        dialect.types.reduce(sql) { $0.replacing($1.placeholder, with: $1.sql) }
+    }
+}
