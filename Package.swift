@@ -102,6 +102,7 @@ let package = Package(
         .testTarget(
             name: "TabServiceTests",
             dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
     ],

@@ -145,7 +145,10 @@ struct Serve: AsyncParsableCommand {
                 let store = try await onOwnThread { try openAnyStore(location) }
                 if try await store.currentLayouts().count >= 0 { return store }
             } catch let error as StoreError {
-                if case .unsupportedURL = error { throw error }
+                switch error {
+                case .unsupportedURL, .schemaTooNew: throw error  // waiting cannot fix these
+                default: break
+                }
                 logger.warning("the store \(location.redacted) does not answer (attempt \(attempt)): \(error); retrying in \(delay) s")
             }
             try await Task.sleep(for: .seconds(delay))

@@ -7,9 +7,15 @@ import Testing
 /// fixture goes through every reader and the whole compile: each must end in a value or a `LayoutError`, never
 /// a crash or a hang (a crash fails the test process).
 @Suite struct FuzzRegressionTests {
+    static let folders = ["fuzz-regressions", "sources", "patch-seeds"]
     static var inputs: [String] {
-        let folders = ["fuzz-regressions", "sources", "patch-seeds"]
-        return folders.flatMap { folder in ((try? Fixtures.names(folder)) ?? []).map { "\(folder)/\($0)" } }
+        folders.flatMap { folder in ((try? Fixtures.names(folder)) ?? []).map { "\(folder)/\($0)" } }
+    }
+
+    /// A renamed or emptied folder would otherwise leave the parameterised test below with nothing to run, and pass.
+    @Test(arguments: folders)
+    func everyFixtureFolderHoldsInputs(folder: String) throws {
+        #expect(try Fixtures.names(folder).count > 0, "Fixtures/\(folder) holds no inputs")
     }
 
     @Test(arguments: inputs)

@@ -216,6 +216,11 @@ extension XMLElement {
         #expect(try TabPreview.svg(try Repository.compiled("jack"), selected: "web") != a)
     }
 
+    /// An emptied configs/layouts would otherwise leave the test below with nothing to compare, and pass.
+    @Test func theConfigsHoldLayoutsToDraw() throws {
+        #expect(try Repository.layoutNames().count >= 7)
+    }
+
     /// `docs/preview-<layout>.svg` is what the renderer draws for each layout in `configs/layouts` (locale `en`).
     /// `UPDATE_PREVIEWS=1 swift test --filter TabPreviewTests` rewrites them.
     @Test(arguments: try Repository.layoutNames().map { ($0 as NSString).deletingPathExtension })
