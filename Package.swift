@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabService", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

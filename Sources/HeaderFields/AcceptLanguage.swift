@@ -64,8 +64,8 @@ public enum AcceptLanguage {
     ///
     /// Ranges are tried from the highest q down (the earlier first when equal; q=0 and q that is not a number
     /// refuse); the first that names an available locale wins (`fr-CA` falls back to `fr`; `-` and `_` alike;
-    /// case-insensitive); `*` means the default. These are the answers of `LocaleMatcher.choose(acceptLanguage:
-    /// available:fallback:)` for every ASCII field value: same inputs, same locale.
+    /// case-insensitive); `*` means the default. These are the answers of the replaced `OldNegotiation.choose(acceptLanguage:
+    /// available:fallback:)` (the differential tests' oracle) for every ASCII field value: same inputs, same locale.
     /// - Parameters:
     ///   - table: the available locales.
     ///   - lines: the field's lines (see ``FieldLines``).

@@ -167,30 +167,6 @@ public enum LocaleMatcher {
         String(locale.prefix { $0 != "-" && $0 != "_" })
     }
 
-    /// The best of `available` for an `Accept-Language` value (q-values honoured; `fr-CA` falls back to
-    /// `fr`), or `fallback` when nothing matches.
-    public static func choose(acceptLanguage: String?, available: [String], fallback: String) -> String {
-        guard let acceptLanguage else { return fallback }
-        var ranges: [(tag: String, q: Double, position: Int)] = []
-        for (position, part) in acceptLanguage.split(separator: ",").enumerated() {
-            let pieces = part.split(separator: ";")
-            let tag = pieces.first.map { $0.trimmingWhitespace() } ?? ""
-            guard !tag.isEmpty else { continue }
-            var q = 1.0
-            for parameter in pieces.dropFirst() {
-                let p = parameter.trimmingWhitespace()
-                if p.hasPrefix("q=") || p.hasPrefix("Q=") { q = Double(p.dropFirst(2)) ?? 0 }
-            }
-            if q > 0 { ranges.append((tag, q, position)) }
-        }
-        ranges.sort { $0.q != $1.q ? $0.q > $1.q : $0.position < $1.position }
-        for range in ranges {
-            if range.tag == "*" { return fallback }
-            if let match = match(range.tag, available) { return match }
-        }
-        return fallback
-    }
-
     /// `tag` itself among `available` (case-insensitively, `-` and `_` alike), else its shorter prefixes.
     public static func match(_ tag: String, _ available: [String]) -> String? {
         var candidate = normalized(tag)

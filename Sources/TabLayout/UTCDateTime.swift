@@ -45,28 +45,4 @@ public struct UTCDateTime: Sendable, Equatable {
         return
             "\(weekday), \(Self.two(day)) \(months[Int(month - 1)]) \(year) \(Self.two(hour)):\(Self.two(minute)):\(Self.two(second)) GMT"
     }
-
-    /// Unix seconds of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`); nil for anything else.
-    public static func parseHTTPDate(_ text: String) -> Int64? {
-        let parts = text.split(separator: " ")
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        // Every field is bounded before any arithmetic: this parses client input (If-Modified-Since).
-        let digits = { (part: Substring, count: Int) in part.count == count && part.allSatisfy { $0.isASCII && $0.isNumber } }
-        guard parts.count == 6, parts[5] == "GMT", digits(parts[1], 2), digits(parts[3], 4), let day = Int64(parts[1]),
-            (1...31).contains(day), let monthIndex = months.firstIndex(of: String(parts[2])), let year = Int64(parts[3])
-        else { return nil }
-        let clock = parts[4].split(separator: ":")
-        guard clock.count == 3, clock.allSatisfy({ digits($0, 2) }), let h = Int64(clock[0]), let m = Int64(clock[1]),
-            let s = Int64(clock[2]), (0...23).contains(h), (0...59).contains(m), (0...60).contains(s)
-        else { return nil }
-        // Days-from-civil (Howard Hinnant's algorithm).
-        let month = Int64(monthIndex + 1)
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        return days * 86_400 + h * 3600 + m * 60 + s
-    }
 }

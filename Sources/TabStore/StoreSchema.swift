@@ -10,7 +10,10 @@ public enum StoreSchema {
         var types: [(placeholder: String, sql: String)] {
             switch self {
             case .sqlite:
-                [("{bytes}", "BLOB"), ("{int64}", "INTEGER"), ("{bool}", "INTEGER"), ("{false}", "0"), ("{table-options}", " WITHOUT ROWID")]
+                [
+                    ("{bytes}", "BLOB"), ("{int64}", "INTEGER"), ("{bool}", "INTEGER"), ("{false}", "0"),
+                    ("{table-options}", " WITHOUT ROWID"),
+                ]
             case .postgres:
                 [("{bytes}", "BYTEA"), ("{int64}", "BIGINT"), ("{bool}", "BOOLEAN"), ("{false}", "FALSE"), ("{table-options}", "")]
             }

@@ -48,15 +48,6 @@ import Testing
         let date = UTCDateTime(unixSeconds: 784_111_777)
         #expect(date.httpDate == "Sun, 06 Nov 1994 08:49:37 GMT")
         #expect(date.rfc3339 == "1994-11-06T08:49:37Z")
-        #expect(UTCDateTime.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
-        #expect(UTCDateTime.parseHTTPDate("Sunday, 06-Nov-94 08:49:37 GMT") == nil)
-        // Client input: absurd fields are refused before any arithmetic (this once could overflow and trap).
-        for hostile in [
-            "Sun, 06 Nov 99999999999999999 08:49:37 GMT", "Sun, 99 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 99:49:37 GMT",
-            "Sun, 06 Nov -999 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:9999999999999999999 GMT",
-        ] {
-            #expect(UTCDateTime.parseHTTPDate(hostile) == nil, "\(hostile)")
-        }
     }
 
     @Test func appVersionsCompareNumerically() throws {
@@ -69,14 +60,5 @@ import Testing
         for bad in ["1..2", ".1", "1.", "1234567890", "+1", "-1", " 1", "1 ", "\u{FF11}", "1.2.3.4.", "٣"] {
             #expect(AppVersion(bad) == nil, "\(bad)")
         }
-    }
-
-    @Test func localeChoiceHonoursQValuesAndFallsBackToLanguage() {
-        let available = ["en", "fr", "pt-BR"]
-        #expect(LocaleMatcher.choose(acceptLanguage: "de, fr;q=0.5, en;q=0.8", available: available, fallback: "en") == "en")
-        #expect(LocaleMatcher.choose(acceptLanguage: "fr-CA, en;q=0.1", available: available, fallback: "en") == "fr")
-        #expect(LocaleMatcher.choose(acceptLanguage: "pt-br", available: available, fallback: "en") == "pt-BR")
-        #expect(LocaleMatcher.choose(acceptLanguage: "fr;q=0, de", available: available, fallback: "en") == "en")
-        #expect(LocaleMatcher.choose(acceptLanguage: nil, available: available, fallback: "fr") == "fr")
     }
 }
