@@ -24,7 +24,13 @@ final class Metrics: Sendable {
     /// The delay of the last change seen from another replica, in milliseconds.
     private let replicationLagMillis = Atomic<Int>(0)
 
-    func noteReplicationLag(millis: Int64) { replicationLagMillis.store(Int(max(0, millis)), ordering: .relaxed) }
+    /// Changes read from the store because another replica made them.
+    let replicatedChanges = Counter()
+
+    func noteReplicationLag(millis: Int64) {
+        replicationLagMillis.store(Int(max(0, millis)), ordering: .relaxed)
+        replicatedChanges.add()
+    }
 
     init() {
         requests = (0..<(Route.allCases.count * (Self.statuses.count + 1))).map { _ in Counter() }
@@ -92,6 +98,9 @@ final class Metrics: Sendable {
         out += "# HELP tabserver_replication_lag_seconds Commit-to-snapshot delay of the last change another replica made.\n"
         out += "# TYPE tabserver_replication_lag_seconds gauge\n"
         out += "tabserver_replication_lag_seconds \(Double(replicationLagMillis.load(ordering: .relaxed)) / 1000)\n"
+        out += "# HELP tabserver_replicated_changes_total Changes another replica made, read from the shared store.\n"
+        out += "# TYPE tabserver_replicated_changes_total counter\n"
+        out += "tabserver_replicated_changes_total \(replicatedChanges.current)\n"
         return out
     }
 }

@@ -114,6 +114,7 @@ extension TabService {
         case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
+            if case .timedOut = error { catchUpLater() }
             return Problem(
                 status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store did not answer; retry later",
                 headers: [HTTPHeader("Retry-After", "5")]

@@ -37,6 +37,15 @@ extension TabService {
         }
     }
 
+    /// A store call that passed its deadline may still commit, and a replica's listener skips its own commits
+    /// (the publisher has them): read the store again once it had time to finish, so such a commit is served too.
+    func catchUpLater(after seconds: Int = 5) {
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(seconds))
+            do { try await self?.catchUp() } catch { self?.logger.error("catching up after a store deadline failed: \(error)") }
+        }
+    }
+
     /// After notifications may have been missed: applies every record newer than the one held, and deletions of
     /// accounts held, one by one. A replica never goes back to an older state than it has published.
     func catchUp() async throws {

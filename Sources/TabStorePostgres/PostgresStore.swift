@@ -19,6 +19,9 @@ public final class PostgresStore: StoreBackend {
     private let watching = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     public let executor = StoreExecutor(label: "tabstore.postgres")
+    /// This store's name in its notifications, so that its own listener skips what it wrote itself (the
+    /// publisher has it already) rather than read and parse it again.
+    let origin = String(UInt64.random(in: 1...UInt64.max), radix: 36)
 
     /// Connects and applies pending migrations (under an advisory lock, so replicas starting together agree).
     /// - Throws: ``StoreError/unavailable(_:)`` when the server cannot be reached or migrated.
@@ -87,7 +90,7 @@ public final class PostgresStore: StoreBackend {
     }
 
     public func readLatest(account: String) throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try PGRows(db: db).latest(account: account) }
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try PGRows(db: db, origin: origin).latest(account: account) }
     }
 
     public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
@@ -118,7 +121,7 @@ public final class PostgresStore: StoreBackend {
         try connection.withLock { (db) throws(StoreError) -> R in
             try db.transaction { () throws(StoreError) -> R in
                 _ = try db.execute("SELECT pg_advisory_xact_lock(7262002)")
-                return try body(PGRows(db: db))
+                return try body(PGRows(db: db, origin: origin))
             }
         }
     }
@@ -132,9 +135,10 @@ public final class PostgresStore: StoreBackend {
     public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
         guard !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let url = self.url
+        let origin = self.origin
         let stopped = StopFlag(store: self)
         let thread = Thread {
-            ChangeListener(url: url, stopped: stopped, onChange: onChange).run()
+            ChangeListener(url: url, origin: origin, stopped: stopped, onChange: onChange).run()
         }
         thread.start()
     }
@@ -157,6 +161,8 @@ final class StopFlag: Sendable {
 /// The LISTEN loop of ``PostgresStore/watch(_:)``.
 struct ChangeListener {
     let url: String
+    /// The watching store's ``PostgresStore/origin``: notifications that carry it are its own commits.
+    let origin: String
     let stopped: StopFlag
     let onChange: @Sendable (StoreChange) -> Void
 
@@ -173,14 +179,16 @@ struct ChangeListener {
             while !stopped.isSet {
                 guard connection.waitForNotifications(milliseconds: 1000) else { break }
                 for payload in connection.takeNotifications() {
+                    // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
                     let parts = payload.split(separator: " ")
-                    guard parts.count == 3, let millis = Int64(parts[2]) else { continue }
+                    guard parts.count == 3 || parts.count == 4, let millis = Int64(parts[2]) else { continue }
+                    let own = parts.count == 4 && parts[3] == origin
                     if parts[0] == "strings" {
                         expected?.strings += 1
-                        onChange(.strings(locale: String(parts[1]), committedAtMillis: millis))
+                        if !own { onChange(.strings(locale: String(parts[1]), committedAtMillis: millis)) }
                     } else {
                         expected?.layouts += 1
-                        onChange(.layout(account: String(parts[1]), committedAtMillis: millis))
+                        if !own { onChange(.layout(account: String(parts[1]), committedAtMillis: millis)) }
                     }
                 }
                 let now = Double(currentTimeMillis()) / 1000
@@ -216,6 +224,8 @@ struct ChangeListener {
 /// to the other replicas with NOTIFY, delivered when the transaction commits.
 private struct PGRows: StoreRows {
     let db: PGConnection
+    /// Named in each notification (``PostgresStore/origin``).
+    let origin: String
 
     func latest(account: String) throws(StoreError) -> StoredVersion? {
         try db.execute(
@@ -248,7 +258,7 @@ private struct PGRows: StoreRows {
                 .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"), .optional(record.extends),
             ])
         _ = try db.execute(
-            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis)")])
+            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis) \(origin)")])
     }
 
     func insert(_ record: StoredStrings) throws(StoreError) {
@@ -259,6 +269,6 @@ private struct PGRows: StoreRows {
                 .text(String(record.createdAtMillis)), .optional(record.author),
             ])
         _ = try db.execute(
-            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis)")])
+            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis) \(origin)")])
     }
 }

@@ -55,4 +55,27 @@ import Testing
         #expect(statuses.filter { $0 == 200 }.count == 1, "exactly one of 16 writers on 2 replicas wins: \(statuses)")
         #expect(statuses.filter { $0 == 412 }.count == 15)
     }
+
+    /// A replica's own write is in its snapshot when the write answers; the notification of it is for the others,
+    /// so the writer does not read and parse its own write again.
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func aReplicaReadsOnlyOtherReplicasChangesBack() async throws {
+        let database = try Self.freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let a = try await ServerProcess.start(store: database, directory: directory)
+        defer { a.kill9() }
+        let b = try await ServerProcess.start(store: database, directory: directory)
+        defer { b.kill9() }
+        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        #expect(try await put(a.port, "own", ["one"]).status == 201)
+        let replicated = { (port: UInt16) async throws -> Int in
+            let text = try await HTTPTestClient(port: port).send("GET", "/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix("tabserver_replicated_changes_total ") }
+            return line.flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+        }
+        for _ in 0..<50 where try await replicated(b.port) < 1 { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await replicated(b.port) == 1, "the other replica read the change")
+        #expect(try await replicated(a.port) == 0, "the writer did not read its own change back")
+    }
 }
