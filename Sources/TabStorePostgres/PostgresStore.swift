@@ -258,7 +258,8 @@ private struct PGRows: StoreRows {
                 .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"), .optional(record.extends),
             ])
         _ = try db.execute(
-            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis) \(origin)")])
+            "SELECT pg_notify($1, $2)",
+            [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis) \(origin)")])
     }
 
     func insert(_ record: StoredStrings) throws(StoreError) {
@@ -269,6 +270,7 @@ private struct PGRows: StoreRows {
                 .text(String(record.createdAtMillis)), .optional(record.author),
             ])
         _ = try db.execute(
-            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis) \(origin)")])
+            "SELECT pg_notify($1, $2)",
+            [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis) \(origin)")])
     }
 }
