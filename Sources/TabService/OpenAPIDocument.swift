@@ -213,6 +213,7 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '406': {$ref: '#/components/responses/Problem'}
+                '503': {$ref: '#/components/responses/Problem'}
             head:
               summary: The headers GET would send.
               responses:
@@ -221,6 +222,7 @@ enum OpenAPIDocument {
                 '400': {description: Bad account id or client parameters.}
                 '404': {description: No layout.}
                 '406': {description: Not acceptable.}
+                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
           /v1/accounts/{account}/ApplicationHierarchy.plist:
             parameters:
               - $ref: '#/components/parameters/account'
@@ -238,6 +240,7 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '406': {$ref: '#/components/responses/Problem'}
+                '503': {$ref: '#/components/responses/Problem'}
             head:
               summary: The headers GET would send.
               responses:
@@ -246,6 +249,7 @@ enum OpenAPIDocument {
                 '400': {description: Bad request.}
                 '404': {description: No layout.}
                 '406': {description: Not acceptable.}
+                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
           /v1/accounts/{account}/tabs/preview.svg:
             parameters:
               - $ref: '#/components/parameters/account'
@@ -264,6 +268,7 @@ enum OpenAPIDocument {
                 '400': {$ref: '#/components/responses/Problem'}
                 '404': {$ref: '#/components/responses/Problem'}
                 '406': {$ref: '#/components/responses/Problem'}
+                '503': {$ref: '#/components/responses/Problem'}
             head:
               summary: The headers GET would send.
               responses:
@@ -272,10 +277,11 @@ enum OpenAPIDocument {
                 '400': {description: Bad account id or client parameters.}
                 '404': {description: No layout.}
                 '406': {description: Not acceptable.}
+                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
           /v1/accounts/{account}/tabs/bundle:
             parameters:
               - $ref: '#/components/parameters/account'
-              - {name: locale, in: query, schema: {type: array, items: {type: string}}, style: form, explode: true}
+              - {name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}
               - $ref: '#/components/parameters/clientPlatform'
               - $ref: '#/components/parameters/clientAppVersion'
             get:
