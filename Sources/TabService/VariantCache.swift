@@ -1,0 +1,248 @@
+import Compression
+import Dispatch
+import HashTreeCollections
+import HeaderFields
+import Logging
+import MicroHTTPD
+import Synchronization
+import TabLayout
+import TabPreview
+import TabStore
+
+/// The memory that cached representations hold across every layout, and its bound. Past the limit, the
+/// service sweeps every layout's cache and drops the representations that no request used since the sweep
+/// before (second chance, as in CLOCK); they are compiled again if asked for.
+final class VariantBudget: Sendable {
+    /// Bytes that cached representations may hold before a sweep.
+    let limit: Int
+    private let held = Atomic<Int>(0)
+    private let count = Atomic<Int>(0)
+    private let sweeping = Atomic<Bool>(false)
+    let evictions = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    var bytes: Int { held.load(ordering: .relaxed) }
+    var representations: Int { count.load(ordering: .relaxed) }
+
+    /// Counts a cached representation; true when the total is past the limit and the caller is the one to
+    /// sweep (one sweep at a time; ``sweepFinished()`` ends it).
+    func added(_ representation: Representation) -> Bool {
+        count.add(1, ordering: .relaxed)
+        let total = held.add(representation.cost, ordering: .relaxed).newValue
+        return total > limit && sweeping.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+    }
+
+    func removed(_ representation: Representation) {
+        count.subtract(1, ordering: .relaxed)
+        held.subtract(representation.cost, ordering: .relaxed)
+    }
+
+    func sweepFinished() { sweeping.store(false, ordering: .releasing) }
+}
+
+/// A layout ready to serve: resolved once, its variants compiled on first request and kept.
+final class LayoutEntry: Sendable {
+    let resolved: ResolvedLayout
+    /// The locales its tables (own and global) have, sorted: the candidates for `Accept-Language`.
+    let locales: [String]
+    let defaultLocaleIndex: Int
+    /// Chooses among `locales` for an `Accept-Language` (shared by every layout with the same locales).
+    let negotiator: LocaleNegotiator
+    /// Milliseconds of the newest layout record among its own and its bases'.
+    let layoutModifiedMillis: Int64
+    /// Milliseconds of each global strings table's current version, by locale.
+    let stringsModifiedMillis: [String: Int64]
+    /// The account's previous version was committed within the same second as the current one.
+    let changedTwiceInOneSecond: Bool
+    /// The request headers that choose among this layout's representations: `Accept` and `Accept-Language`
+    /// always, the platform and app-version headers only when some tab is targeted by them.
+    let vary: String
+    let globalStrings: [String: StringsTable]
+    private let variants = Mutex<[VariantKey: Representation]>([:])
+    private let budget: VariantBudget
+    /// Variants kept per layout; beyond it an arbitrary one is dropped (the global bound is ``VariantBudget``).
+    static let variantLimit = 512
+
+    init(
+        resolved: ResolvedLayout, globalStrings: [String: StringsTable], layoutModifiedMillis: Int64,
+        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget
+    ) {
+        self.resolved = resolved
+        self.globalStrings = globalStrings
+        self.budget = budget
+        var locales = Set(resolved.strings.keys).union(globalStrings.keys)
+        locales.insert(resolved.defaultLocale)
+        self.locales = locales.sorted()
+        self.defaultLocaleIndex = self.locales.firstIndex(of: resolved.defaultLocale) ?? 0
+        self.negotiator = LocaleNegotiator.shared(for: self.locales)
+        self.layoutModifiedMillis = layoutModifiedMillis
+        self.stringsModifiedMillis = stringsModifiedMillis
+        self.changedTwiceInOneSecond = changedTwiceInOneSecond
+        var vary = "Accept, Accept-Language, Accept-Encoding"
+        if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
+        if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
+        self.vary = vary
+    }
+
+    deinit {
+        let budget = self.budget
+        variants.withLock { cache in for representation in cache.values { budget.removed(representation) } }
+    }
+
+    /// The index of the locale for `?locale=` (`fr-CA` falls back to `fr`), else the default locale's.
+    func localeIndex(asked: String) -> Int { negotiator.table.match(asked) ?? defaultLocaleIndex }
+
+    /// The index of the locale for an `Accept-Language` field (nil: none sent), else the default locale's.
+    func localeIndex(acceptLanguage field: UnsafeBufferPointer<UInt8>?) -> Int {
+        guard let field else { return defaultLocaleIndex }
+        return negotiator.choose(field) ?? defaultLocaleIndex
+    }
+
+    /// The newest input of a representation in `locale`: the layout records, and the strings tables of that
+    /// locale, its language and the default locale (a change to another locale's table does not move it).
+    func lastModifiedMillis(locale: String) -> Int64 {
+        var newest = layoutModifiedMillis
+        for table in [locale, LocaleMatcher.language(of: locale), resolved.defaultLocale] {
+            newest = max(newest, stringsModifiedMillis[table] ?? 0)
+        }
+        return newest
+    }
+
+    /// Drops every cached representation; the number dropped.
+    func dropAll() -> Int {
+        let budget = self.budget
+        return variants.withLock { cache in
+            for representation in cache.values { budget.removed(representation) }
+            defer { cache = [:] }
+            return cache.count
+        }
+    }
+
+    /// Drops the representations not used since the previous sweep; the number dropped.
+    func sweep() -> Int {
+        let budget = self.budget
+        return variants.withLock { cache in
+            var dropped = 0
+            for (key, representation) in cache where !representation.takeUsed() {
+                cache[key] = nil
+                budget.removed(representation)
+                dropped += 1
+            }
+            return dropped
+        }
+    }
+
+    private static func targetsPlatforms(_ tabs: [TabSpec]) -> Bool {
+        tabs.contains { $0.platforms != nil || targetsPlatforms($0.children) }
+    }
+
+    /// The app-version class of `version`: which side of every bound it lies on (0 when the client gave none).
+    func versionClass(_ version: AppVersion?) -> UInt16 {
+        guard let version else { return 0 }
+        let bounds = resolved.versionBounds
+        var below = 0
+        var equal = 0
+        for bound in bounds {
+            if bound < version { below += 1 } else if bound == version { equal = 1 }
+        }
+        return UInt16(1 + 2 * below + equal)
+    }
+
+    /// The representation for `key`, compiled now if this is its first request (or was dropped since), and
+    /// whether the cache is now past its bound and the caller should sweep it.
+    /// - Parameter brotliNow: the client accepts br and not gzip (a cache in front that reduced `Accept-Encoding` to
+    ///   `br`): a brotli form still being made is made now, for this request, so that no cache stores identity for it.
+    func representation(
+        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics, brotliNow: Bool = false
+    ) throws(RepresentationError) -> (Representation, sweep: Bool) {
+        if let hit = variants.withLock({ $0[key] }) {
+            metrics.cacheHits.add(1, ordering: .relaxed)
+            hit.markUsed()
+            return (brotliNow ? completed(key, hit) : hit, false)
+        }
+        metrics.cacheMisses.add(1, ordering: .relaxed)
+        let locale = locales[Int(key.locale)]
+        let compiled = LayoutCompiler.compile(
+            resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion), globalStrings: globalStrings)
+        let body: [UInt8]
+        switch key.format {
+        case .json: body = CanonicalJSON.encode(compiled.document)
+        case .plist: body = PropertyListXML.encode(compiled.document)
+        case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
+        case .preview:
+            do throws(TabPreviewError) {
+                body = try TabPreview.svg(compiled, selected: nil)
+            } catch {
+                throw .preview(error)
+            }
+        }
+        // gzip -9 of a layout takes tens of microseconds: made now. brotli at quality 11 takes milliseconds: made on
+        // the compression queue, never on a request's thread; until it lands, br clients get gzip or identity.
+        let gzipped = Compressor.gzipped(body)
+        let lastModified = lastModifiedMillis(locale: locale) / 1000
+        let vary = self.vary
+        let ambiguous = changedTwiceInOneSecond
+        let make: @Sendable ([ContentCoding: [UInt8]]) throws(RepresentationError) -> Representation = {
+            codings throws(RepresentationError) in
+            try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
+                try Representation(
+                    body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
+                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings)
+            }
+        }
+        let completer: @Sendable () -> Representation? = {
+            guard let brotli = Compressor.brotlied(body) else { return nil }
+            var codings: [ContentCoding: [UInt8]] = [.br: brotli]
+            codings[.gzip] = gzipped
+            return try? make(codings)
+        }
+        let built = try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
+            try Representation(
+                body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
+                ambiguous: ambiguous, cacheControl: cacheControl, codings: gzipped.map { [.gzip: $0] } ?? [:], completer: completer)
+        }
+        let budget = self.budget
+        let (cached, sweep) = variants.withLock { cache -> (Representation, Bool) in
+            if let raced = cache[key] { return (raced, false) }
+            if cache.count >= Self.variantLimit, let victim = cache.first {
+                cache[victim.key] = nil
+                budget.removed(victim.value)
+            }
+            cache[key] = built
+            return (built, budget.added(built))
+        }
+        if cached === built {
+            if brotliNow { return (completed(key, built), sweep) }
+            // Weak: an entry dropped meanwhile (a newer snapshot, a sweep) needs no brotli form.
+            Compressor.queue.async { [weak self] in _ = self?.completed(key, built) }
+        }
+        return (cached, sweep)
+    }
+
+    /// The cached representation for `key` when it can be served as it is: cached, and complete when the client
+    /// needs the brotli form now (nil: it must be built, off the request's thread).
+    func ready(_ key: VariantKey, brotliNow: Bool, metrics: Metrics) -> Representation? {
+        guard let hit = variants.withLock({ $0[key] }), !brotliNow || hit.completer == nil else { return nil }
+        metrics.cacheHits.add(1, ordering: .relaxed)
+        hit.markUsed()
+        return hit
+    }
+
+    /// `partial` with its brotli form made (now, on the caller's thread), and swapped into the cache in its place.
+    func completed(_ key: VariantKey, _ partial: Representation) -> Representation {
+        guard let completer = partial.completer else { return partial }
+        let current = variants.withLock { $0[key] }
+        guard current === partial else { return current ?? partial }  // completed or dropped meanwhile
+        guard let full = completer() else { return partial }
+        let budget = self.budget
+        return variants.withLock { cache in
+            guard cache[key] === partial else { return cache[key] ?? full }
+            cache[key] = full
+            budget.removed(partial)
+            // A sweep is started by requests' own additions; this swap only accounts for the bytes.
+            if budget.added(full) { budget.sweepFinished() }
+            return full
+        }
+    }
+}
