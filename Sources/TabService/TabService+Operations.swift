@@ -1,6 +1,7 @@
 import MicroHTTPD
 import Synchronization
 import TabLayout
+import TabStore
 
 extension TabService {
     /// `GET /readyz`: 200 while this replica can serve reads from its snapshot, even when the store is down (the
@@ -50,7 +51,7 @@ extension TabService {
 
 /// The value of `body`, or nil when it takes longer than `seconds` (the work is abandoned, not awaited).
 func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async -> T) async -> T? {
-    let once = ResumeOnce<T?>()
+    let once = OneOutcome<T?>()
     return await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
         once.set(continuation)
         Task { once.resume(returning: await body()) }
@@ -59,13 +60,4 @@ func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () a
             once.resume(returning: nil)
         }
     }
-}
-
-/// A continuation resumed by whichever of several racers comes first.
-final class ResumeOnce<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<T, Never>) { self.continuation.withLock { $0 = continuation } }
-
-    func resume(returning value: T) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }

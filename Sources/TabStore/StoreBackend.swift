@@ -156,28 +156,21 @@ public final class StoreExecutor: Sendable {
 
     /// Runs `body` on the store's thread and returns its result, or throws ``StoreError/timedOut(seconds:)``.
     public func run<R: Sendable>(_ body: @escaping @Sendable () throws(StoreError) -> R) async throws(StoreError) -> R {
-        let outcome = OneOutcome<R>()
+        let outcome = OneOutcome<Result<R, StoreError>>()
         let deadline = deadlineSeconds
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<R, StoreError>, Never>) in
             outcome.set(continuation)
             queue.async {
                 do throws(StoreError) {
-                    outcome.resume(.success(try body()))
+                    outcome.resume(returning: .success(try body()))
                 } catch {
-                    outcome.resume(.failure(error))
+                    outcome.resume(returning: .failure(error))
                 }
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { outcome.resume(.failure(.timedOut(seconds: deadline))) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + deadline) {
+                outcome.resume(returning: .failure(.timedOut(seconds: deadline)))
+            }
         }
         return try result.get()
     }
-}
-
-/// A continuation resumed by the first of the call and its deadline.
-private final class OneOutcome<R: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Result<R, StoreError>, Never>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Result<R, StoreError>, Never>) { self.continuation.withLock { $0 = continuation } }
-
-    func resume(_ result: Result<R, StoreError>) { continuation.withLock { $0.take() }?.resume(returning: result) }
 }
