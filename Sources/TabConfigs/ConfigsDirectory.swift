@@ -4,6 +4,9 @@ import TabStore
 
 /// A configs directory: `layouts/<account>.{plist,json}` and `strings/<locale>.{strings,json}`.
 public struct ConfigsDirectory: Sendable {
+    /// The layout files a configs directory holds, by extension, and the content type each is stored with.
+    public static let layoutTypes = ["plist": "application/x-plist", "json": "application/json"]
+
     public struct File: Sendable {
         /// The account (layouts) or locale (strings): the file's stem.
         public var name: String
@@ -43,7 +46,7 @@ public struct ConfigsDirectory: Sendable {
             return result
         }
         return ConfigsDirectory(
-            layouts: try files("layouts", ["plist": "application/x-plist", "json": "application/json"]),
+            layouts: try files("layouts", Self.layoutTypes),
             strings: try files("strings", ["strings": "text/plain; charset=utf-8", "json": "application/json"]))
     }
 
@@ -84,7 +87,7 @@ public struct ConfigsDirectory: Sendable {
         for file in layouts {
             do throws(LayoutError) {
                 documents[file.name] = try LayoutSource.parse(
-                    file.bytes, format: file.contentType == "application/json" ? .json : .xmlPlist)
+                    file.bytes, format: SourceFormat(contentType: file.contentType))
             } catch {
                 failures.append((file, error))
             }

@@ -34,7 +34,7 @@ public struct OfflineCompiler: Sendable {
     }
 
     private static func format(_ path: String) -> SourceFormat? {
-        path.lowercased().hasSuffix(".json") ? .json : nil
+        ConfigsDirectory.layoutTypes[(path as NSString).pathExtension.lowercased()].flatMap(SourceFormat.init(contentType:))
     }
 
     private func resolve(_ path: String) throws(LayoutError) -> ResolvedLayout {

@@ -4,6 +4,25 @@ public enum SourceFormat: String, Sendable, Equatable {
     case xmlPlist
     case binaryPlist
 
+    /// The format a stored or uploaded `Content-Type` names (parameters and case ignored), nil for others.
+    /// The one mapping from media types to formats.
+    public init?(contentType: String) {
+        switch Self.mediaType(contentType) {
+        case "application/json": self = .json
+        case "application/x-plist", "application/xml", "text/xml": self = .xmlPlist
+        case "application/octet-stream": self = .binaryPlist
+        default: return nil
+        }
+    }
+
+    /// `Application/JSON; charset=utf-8` → `application/json`.
+    public static func mediaType(_ contentType: String) -> String {
+        var type = Substring(contentType.prefix { $0 != ";" })
+        while let first = type.first, first == " " || first == "\t" { type.removeFirst() }
+        while let last = type.last, last == " " || last == "\t" { type.removeLast() }
+        return type.lowercased()
+    }
+
     /// The format of `bytes`: the `bplist00` magic wins; otherwise `declared`, else the first
     /// significant character (`<` for XML, anything else JSON).
     public static func detect(_ bytes: [UInt8], declared: SourceFormat? = nil) -> SourceFormat {

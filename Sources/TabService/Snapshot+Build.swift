@@ -83,20 +83,11 @@ extension Snapshot {
     }
 }
 
-/// The source format a stored or uploaded content type names (binary plists are recognised by their magic).
-func sourceFormat(_ contentType: String) -> SourceFormat? {
-    switch mediaType(contentType) {
-    case "application/json": .json
-    case "application/x-plist", "application/xml", "text/xml": .xmlPlist
-    case "application/octet-stream": .binaryPlist
-    default: nil
-    }
-}
-
 /// `Application/JSON; charset=utf-8` → `application/json`.
-func mediaType(_ contentType: String) -> String {
-    String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: " \t").lowercased()
-}
+func mediaType(_ contentType: String) -> String { SourceFormat.mediaType(contentType) }
+
+/// The source format a stored or uploaded content type names.
+func sourceFormat(_ contentType: String) -> SourceFormat? { SourceFormat(contentType: contentType) }
 
 extension StringProtocol {
     func trimmingCharacters(in set: String) -> String {
