@@ -70,10 +70,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // What the process reads from its surroundings: container limits, the environment and admin tokens, the
+        // store's location, the health probe. The executable only boots over it.
+        .target(
+            name: "TabRuntime",
+            dependencies: ["TabStore", "TabStorePostgres", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -98,6 +104,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "TabServerTests", dependencies: ["tabserver"], swiftSettings: strict),
+        .testTarget(name: "TabRuntimeTests", dependencies: ["TabRuntime"], swiftSettings: strict),
         .testTarget(name: "TabClientTests", dependencies: ["TabClient"], exclude: ["Fixtures"], swiftSettings: strict),
         .testTarget(
             name: "TabServiceTests",

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import MicroHTTPD
+import TabRuntime
 import TabService
 import TabStore
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TabConfigs
 import TabLayout
+import TabRuntime
 import TabService
 import TabStore
 

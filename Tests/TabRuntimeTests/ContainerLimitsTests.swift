@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import tabserver
+@testable import TabRuntime
 
 /// `ContainerLimits` over cgroup trees laid out as the kernel lays them out, in a temporary directory.
 struct ContainerLimitsTests {

@@ -1,8 +1,7 @@
-import ArgumentParser
 import Foundation
 import Testing
 
-@testable import tabserver
+@testable import TabRuntime
 
 /// The tokens file: `name:token` lines, LF or CRLF, trimmed; anything malformed is refused with its line.
 @Suite struct AdminTokensTests {
@@ -23,7 +22,7 @@ import Testing
         ("alice:short\n", "tokens:1: an admin token needs at least 16 characters (got 5)"),
     ])
     func malformedFilesAreRefusedWithTheirLine(text: String, message: String) {
-        #expect(throws: ValidationError.self) { try AdminTokens.parse(text, file: "tokens") }
+        #expect(throws: ConfigurationError.self) { try AdminTokens.parse(text, file: "tokens") }
         do {
             _ = try AdminTokens.parse(text, file: "tokens")
         } catch {

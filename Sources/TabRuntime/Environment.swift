@@ -1,31 +1,32 @@
-import ArgumentParser
 import Foundation
 import Logging
 
 /// The process environment, read only by the executable.
-struct Environment {
+public struct Environment {
+    public init() {}
+
     private let values = ProcessInfo.processInfo.environment
 
-    subscript(name: String) -> String? {
+    public subscript(name: String) -> String? {
         guard let value = values[name], !value.isEmpty else { return nil }
         return value
     }
 
     /// An integer variable; a value that is not one is a usage error.
-    func integer(_ name: String) throws -> Int? {
+    public func integer(_ name: String) throws(ConfigurationError) -> Int? {
         guard let text = self[name] else { return nil }
-        guard let value = Int(text) else { throw ValidationError("\(name)=\(text) is not an integer") }
+        guard let value = Int(text) else { throw ConfigurationError("\(name)=\(text) is not an integer") }
         return value
     }
 }
 
 /// Admin tokens from `TABSERVER_ADMIN_TOKEN` or `TABSERVER_ADMIN_TOKENS_FILE` (`name:token` lines), or one
 /// random token printed once on standard error.
-enum AdminTokens {
+public enum AdminTokens {
     /// Tokens shorter than this are refused at start: a short token can be guessed.
-    static let minimumLength = 16
+    public static let minimumLength = 16
 
-    static func load(environment: Environment, logger: Logger) throws -> [(name: String, token: String)] {
+    public static func load(environment: Environment, logger: Logger) throws(ConfigurationError) -> [(name: String, token: String)] {
         var tokens: [(name: String, token: String)] = []
         if let token = environment["TABSERVER_ADMIN_TOKEN"] {
             try check(token, where: "TABSERVER_ADMIN_TOKEN")
@@ -33,21 +34,21 @@ enum AdminTokens {
         }
         if let path = environment["TABSERVER_ADMIN_TOKENS_FILE"] {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-                throw ValidationError("TABSERVER_ADMIN_TOKENS_FILE=\(path) cannot be read")
+                throw ConfigurationError("TABSERVER_ADMIN_TOKENS_FILE=\(path) cannot be read")
             }
             tokens += try parse(text, file: path)
         }
         if tokens.isEmpty {
-            var bytes = [UInt8](repeating: 0, count: 24)
-            let random = FileHandle(forReadingAtPath: "/dev/urandom")
-            if let data = try random?.read(upToCount: 24) { bytes = [UInt8](data) }
+            // The system's CSPRNG (getrandom(2) on Linux).
+            var generator = SystemRandomNumberGenerator()
+            let bytes = (0..<24).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
             let token = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             tokens.append(("admin", token))
             FileHandle.standardError.write(Data("tabserver: no admin token configured; this run's token is: \(token)\n".utf8))
         }
         var seen: Set<String> = []
         for (name, token) in tokens where !seen.insert(token).inserted {
-            throw ValidationError("the token of '\(name)' is given twice: every person needs a token of their own")
+            throw ConfigurationError("the token of '\(name)' is given twice: every person needs a token of their own")
         }
         logger.info("admin tokens: \(tokens.count) configured (\(tokens.map(\.name).joined(separator: ", ")))")
         return tokens
@@ -55,7 +56,7 @@ enum AdminTokens {
 
     /// `name:token` lines (LF or CRLF); blank lines and `#` comments skipped; spaces around name and token
     /// trimmed. A malformed line, a short token, or a token or name given twice is an error naming the line.
-    static func parse(_ text: String, file: String) throws -> [(name: String, token: String)] {
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> [(name: String, token: String)] {
         var tokens: [(name: String, token: String)] = []
         var names: [String: Int] = [:]
         var seen: [String: Int] = [:]
@@ -64,13 +65,13 @@ enum AdminTokens {
             let number = index + 1
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            guard let colon = line.firstIndex(of: ":") else { throw ValidationError("\(file):\(number): expected name:token") }
+            guard let colon = line.firstIndex(of: ":") else { throw ConfigurationError("\(file):\(number): expected name:token") }
             let name = line[..<colon].trimmingCharacters(in: .whitespaces)
             let token = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            guard !name.isEmpty, !token.isEmpty else { throw ValidationError("\(file):\(number): expected name:token") }
+            guard !name.isEmpty, !token.isEmpty else { throw ConfigurationError("\(file):\(number): expected name:token") }
             try check(token, where: "\(file):\(number)")
-            if let first = seen[token] { throw ValidationError("\(file):\(number): the same token as line \(first)") }
-            if let first = names[name] { throw ValidationError("\(file):\(number): '\(name)' has a token on line \(first) already") }
+            if let first = seen[token] { throw ConfigurationError("\(file):\(number): the same token as line \(first)") }
+            if let first = names[name] { throw ConfigurationError("\(file):\(number): '\(name)' has a token on line \(first) already") }
             seen[token] = number
             names[name] = number
             tokens.append((name, token))
@@ -78,12 +79,12 @@ enum AdminTokens {
         return tokens
     }
 
-    private static func check(_ token: String, where place: String) throws {
+    private static func check(_ token: String, where place: String) throws(ConfigurationError) {
         guard token.count >= minimumLength else {
-            throw ValidationError("\(place): an admin token needs at least \(minimumLength) characters (got \(token.count))")
+            throw ConfigurationError("\(place): an admin token needs at least \(minimumLength) characters (got \(token.count))")
         }
         guard token.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
-            throw ValidationError("\(place): an admin token is visible ASCII without spaces")
+            throw ConfigurationError("\(place): an admin token is visible ASCII without spaces")
         }
     }
 }

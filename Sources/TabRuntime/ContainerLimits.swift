@@ -7,19 +7,19 @@ import Foundation
 /// A limit is the smallest one found on the process's own cgroup and on each of its ancestors that exists under
 /// the mount (inside a container with its own cgroup namespace that is the mount's root). Missing or unreadable
 /// files mean "no limit known": reading never fails, and `sources` says where each limit came from.
-struct ContainerLimits: Equatable, Sendable {
+public struct ContainerLimits: Equatable, Sendable {
     /// CPUs the cgroup may use (quota ÷ period, 1.5 for `150000 100000`); nil when unlimited or unknown.
-    var cpus: Double?
+    public var cpus: Double?
     /// Bytes of memory the cgroup may use; nil when unlimited or unknown.
-    var memoryBytes: Int?
+    public var memoryBytes: Int?
     /// The files the limits were read from, for the start-up log line.
-    var sources: [String] = []
+    public var sources: [String] = []
 
     /// The default cache limit when no memory limit is known, in MiB.
-    static let defaultCacheLimitMiB = 512
+    public static let defaultCacheLimitMiB = 512
 
     /// The limits of the running process, from `/sys/fs/cgroup` and `/proc/self/cgroup`.
-    static func current() -> ContainerLimits {
+    public static func current() -> ContainerLimits {
         read(cgroupRoot: "/sys/fs/cgroup", procSelfCgroup: "/proc/self/cgroup")
     }
 
@@ -28,7 +28,7 @@ struct ContainerLimits: Equatable, Sendable {
     ///   - cgroupRoot: where the cgroup file systems are mounted (`/sys/fs/cgroup`): cgroup v2 there or under
     ///     `unified/` (hybrid), v1 controllers under `cpu/`, `cpu,cpuacct/` and `memory/`.
     ///   - procSelfCgroup: the process's membership file (`/proc/self/cgroup`), `id:controllers:path` lines.
-    static func read(cgroupRoot: String, procSelfCgroup: String) -> ContainerLimits {
+    public static func read(cgroupRoot: String, procSelfCgroup: String) -> ContainerLimits {
         let membership = CgroupMembership(text: readSmallFile(procSelfCgroup) ?? "")
         var limits = ContainerLimits()
 
@@ -63,14 +63,14 @@ struct ContainerLimits: Equatable, Sendable {
 
     /// libmicrohttpd worker threads: the CPU limit rounded up, at most `cores`, and never fewer than 2 (a pool of
     /// one thread stops reading ready connections under load, docs/operations.md). Without a limit, `cores`.
-    func workerThreads(cores: Int) -> Int {
+    public func workerThreads(cores: Int) -> Int {
         guard let cpus else { return max(2, cores) }
         return max(2, min(cores, Int(cpus.rounded(.up))))
     }
 
     /// The compiled-variant cache limit in MiB: a quarter of the memory limit (the rest is the snapshot, the
     /// connections' buffers and the store), at most ``defaultCacheLimitMiB`` and at least 1.
-    func cacheLimitMiB() -> Int {
+    public func cacheLimitMiB() -> Int {
         guard let memoryBytes else { return Self.defaultCacheLimitMiB }
         return max(1, min(Self.defaultCacheLimitMiB, (memoryBytes / 4) >> 20))
     }
@@ -133,7 +133,7 @@ struct ContainerLimits: Equatable, Sendable {
 
 extension ContainerLimits: CustomStringConvertible {
     /// "2 CPUs, 1024 MiB (from …)" or "no cgroup limits".
-    var description: String {
+    public var description: String {
         guard cpus != nil || memoryBytes != nil else { return "no cgroup limits" }
         let cpuText = cpus.map { "\(($0 * 100).rounded() / 100) CPUs" } ?? "no CPU limit"
         let memoryText = memoryBytes.map { "\($0 >> 20) MiB" } ?? "no memory limit"

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import tabserver
+@testable import TabRuntime
 
 #if canImport(Glibc)
     import Glibc
