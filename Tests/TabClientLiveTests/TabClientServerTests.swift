@@ -1,25 +1,10 @@
 import Foundation
 import Testing
 
-@testable import TabClient
+import TabClient
 
 /// `TabClient` against the real `tabserver` over a socket (spawned per test, in-memory store, `configs/`).
 @Suite(.serialized) struct TabClientServerTests {
-    @Test func firstLaunchOfflineShowsTheBundledLayout() async throws {
-        let bundle = try Fixtures.jackBundle()
-        let cache = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: cache) }
-        let refusing = try RefusingPort()
-        let offline = refusing.url
-        let client = try TabClient(configuration: Fixtures.configuration(server: offline, cache: cache), bundle: bundle)
-        #expect(client.current == bundle.representations[0].layout)
-        #expect(client.source == .bundle)
-        await #expect(throws: TabClientError.self) { try await client.refresh() }
-        #expect(client.current == bundle.representations[0].layout)
-        #expect(client.current.tabs[0].title == "Bundled home")
-        withExtendedLifetime(refusing) {}
-    }
-
     @Test func theFirstRequestWithTheBundledETagsIsA304() async throws {
         let server = try await TabServerProcess.start()
         let events = EventLog()

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import TabClient
+import TabClient
 
 /// `tabs-watch` (the README's demo) against the real server: prints the bar, and again on a change.
 @Suite(.serialized) struct TabsWatchTests {
