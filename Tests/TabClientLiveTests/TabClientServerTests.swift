@@ -1,7 +1,6 @@
 import Foundation
-import Testing
-
 import TabClient
+import Testing
 
 /// `TabClient` against the real `tabserver` over a socket (spawned per test, in-memory store, `configs/`).
 @Suite(.serialized) struct TabClientServerTests {

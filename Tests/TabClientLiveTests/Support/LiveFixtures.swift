@@ -1,5 +1,4 @@
 import Foundation
-
 import TabClient
 
 #if canImport(FoundationNetworking)

@@ -53,7 +53,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: cache) }
         // An earlier run stored v21.
         let earlier = try Self.responder(then: (v21.body, v21.etag))
-        let first = try TabClient(configuration: Fixtures.configuration(server: earlier.url, cache: cache), bundle: try Fixtures.jackBundle())
+        let first = try TabClient(
+            configuration: Fixtures.configuration(server: earlier.url, cache: cache), bundle: try Fixtures.jackBundle())
         #expect(try await first.refresh() == .updated(v21.layout))
         let file = cache.appendingPathComponent("jack.tabs.json")
         let stored = try Data(contentsOf: file)
@@ -63,7 +64,8 @@ import Testing
         let lagging = try Self.responder(then: (v11.body, v11.etag))
         let events = EventLog()
         let relaunched = try TabClient(
-            configuration: Fixtures.configuration(server: lagging.url, cache: cache, onEvent: events.handler), bundle: try Fixtures.jackBundle())
+            configuration: Fixtures.configuration(server: lagging.url, cache: cache, onEvent: events.handler),
+            bundle: try Fixtures.jackBundle())
         #expect(relaunched.source == .cache && relaunched.current == v21.layout)
         let kept = LayoutReference(layout: "jack", version: 21, etag: v21.etag, source: .cache)
         let dropped = LayoutReference(layout: "jack", version: 11, etag: v11.etag, source: .server)
@@ -75,7 +77,8 @@ import Testing
         #expect(try Data(contentsOf: file) == stored)
         let after = try Self.identity(of: file)
         #expect(after.inode == before.inode && after.modified == before.modified)
-        let next = try TabClient(configuration: Fixtures.configuration(server: lagging.url, cache: cache), bundle: try Fixtures.jackBundle())
+        let next = try TabClient(
+            configuration: Fixtures.configuration(server: lagging.url, cache: cache), bundle: try Fixtures.jackBundle())
         #expect(next.current == v21.layout)
     }
 
@@ -127,7 +130,8 @@ import Testing
         let responder = try Self.responder(first: [(v22.body, v22.etag)], then: (other.body, "\"other\""))
         let events = EventLog()
         let client = try TabClient(
-            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler), bundle: try Fixtures.jackBundle())
+            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler),
+            bundle: try Fixtures.jackBundle())
         #expect(try await client.refresh() == .updated(v22.layout))
         #expect(
             events.all.last
@@ -146,7 +150,8 @@ import Testing
         let responder = try Self.responder(then: (v21.body, v21.etag))
         let events = EventLog()
         let client = try TabClient(
-            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler), bundle: try Fixtures.jackBundle())
+            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler),
+            bundle: try Fixtures.jackBundle())
         #expect(try await client.refresh() == .updated(v21.layout))
         let file = cache.appendingPathComponent("jack.tabs.json")
         let written = try Self.identity(of: file)
@@ -158,7 +163,8 @@ import Testing
         #expect(now.inode == written.inode && now.modified == written.modified)
 
         // Relaunched from that file: the same 200 leaves it alone too, and says the layout is the server's.
-        let relaunched = try TabClient(configuration: Fixtures.configuration(server: responder.url, cache: cache), bundle: try Fixtures.jackBundle())
+        let relaunched = try TabClient(
+            configuration: Fixtures.configuration(server: responder.url, cache: cache), bundle: try Fixtures.jackBundle())
         #expect(relaunched.source == .cache)
         #expect(try await relaunched.refresh() == .unchanged)
         #expect(relaunched.source == .server && relaunched.current == v21.layout)
@@ -180,7 +186,8 @@ import Testing
         let responder = try RawHTTPResponder { replies[min($0, replies.count - 1)] }
         let events = EventLog()
         let client = try TabClient(
-            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler), bundle: try Fixtures.jackBundle())
+            configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler),
+            bundle: try Fixtures.jackBundle())
         let fromCache = LayoutReference(layout: "jack", version: 21, etag: v21.etag, source: .cache)
         let older = LayoutReference(layout: "jack", version: 11, etag: v11.etag, source: .server)
         #expect(try await client.refresh() == .droppedOlder(dropped: older, kept: fromCache))
