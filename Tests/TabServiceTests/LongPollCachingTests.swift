@@ -60,7 +60,12 @@ import Testing
         // Woken by a write: 200 with the new layout, no-store.
         async let held = service.respond(
             to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("If-None-Match", etag), ("Prefer", "wait=30")]))
-        while service.publisher.waiters.held < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        // Held before the write (10 s at most: a poll answered at once would leave `held` at 0).
+        let holding = ContinuousClock.now
+        while service.publisher.waiters.held < 1 && ContinuousClock.now - holding < .seconds(10) {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(service.publisher.waiters.held == 1)
         let source = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/layout", headers: ServiceHarness.admin()))
         var document = try #require(try JSONSerialization.jsonObject(with: Data(source.body)) as? [String: Any])
         var tabs = try #require(document["tabs"] as? [[String: Any]])
