@@ -12,8 +12,10 @@ WORKDIR /src
 # names are resolved at build time.
 COPY Package.swift ./
 COPY Sources ./Sources
-# Package.swift names the test targets: SwiftPM needs their folders even to build the product alone.
+# Package.swift names the test targets: SwiftPM needs their folders even to build the product alone; and it
+# resolves the client package (a path dependency of tabs-watch and the tests) before building anything.
 COPY Tests ./Tests
+COPY Clients ./Clients
 # The binary, stripped of its symbol tables, and every resource bundle SwiftPM made next to it (*.resources:
 # Bundle.module finds them beside the executable).
 RUN swift build -c release --product tabserver --static-swift-stdlib \

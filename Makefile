@@ -3,10 +3,10 @@ SHELL := /bin/bash
 SWIFT ?= swift
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3
 ## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
-TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish haproxy
+TEST_PACKAGES := brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish squid apache2 haproxy
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
+.PHONY: deps test-deps build release run test test-client lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -37,12 +37,20 @@ test: test-deps
 	# One test at a time: many suites start servers and wait on sockets, and on two cores concurrent suites starve
 	# each other's deadlines (a serial run takes ~2.5 minutes).
 	REQUIRE_SVG_VALIDATION=1 scripts/with-postgres $(SWIFT) test --skip-build --no-parallel
+	$(MAKE) --no-print-directory test-client
+
+## test-client: the client package's own tests (Clients/TabClient, warnings as errors), and a throwaway app that
+## depends on it alone, by path and by URL (scripts/client-app-test)
+test-client:
+	$(SWIFT) build --package-path Clients/TabClient --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) test --package-path Clients/TabClient --skip-build
+	scripts/client-app-test
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz Clients
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Fuzz
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Fuzz Clients
 
 ## acceptance: the black-box suite of ../shared/acceptance against a release build
 acceptance: release
@@ -75,7 +83,7 @@ k8s-check:
 docs-test: build
 	scripts/docs-test
 
-## proxy-test: deploy/proxy's nginx, Varnish and HAProxy recipes in front of live servers (scripts/proxy-test)
+## proxy-test: deploy/proxy's nginx, Varnish, Squid, Apache and HAProxy recipes in front of live servers (scripts/proxy-test)
 proxy-test: test-deps build
 	scripts/proxy-test
 

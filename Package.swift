@@ -9,9 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v16)],
     products: [
         .executable(name: "tabserver", targets: ["tabserver"]),
-        // The Swift client library for apps (iOS 16+; its code needs no more than macOS 13) and Linux programs, and
-        // its watcher: nothing of the server.
-        .library(name: "TabClient", targets: ["TabClient"]),
+        // The watcher built on the Swift client library (Clients/TabClient, a package of its own for apps).
         .executable(name: "tabs-watch", targets: ["tabs-watch"]),
         // For the fuzz targets in Fuzz/ (a package of their own).
         .library(name: "TabLayout", targets: ["TabLayout"]),
@@ -23,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // TreeDictionary: the snapshot's per-account maps, shared between versions (a write copies O(log n)).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The client library apps take (iOS 16 / macOS 13, Foundation only): tabs-watch and the live tests use it.
+        .package(path: "Clients/TabClient"),
     ],
     targets: [
         .systemLibrary(
@@ -97,15 +97,22 @@ let package = Package(
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
-        .target(name: "TabClient", swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
-            dependencies: ["TabClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                .product(name: "TabClient", package: "TabClient"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(name: "TabServerTests", dependencies: ["tabserver"], swiftSettings: strict),
         .testTarget(name: "TabRuntimeTests", dependencies: ["TabRuntime"], swiftSettings: strict),
-        .testTarget(name: "TabClientTests", dependencies: ["TabClient"], exclude: ["Fixtures"], swiftSettings: strict),
+        // The client against the real tabserver and tabs-watch (its own tests run in Clients/TabClient).
+        .testTarget(
+            name: "TabClientLiveTests",
+            dependencies: [.product(name: "TabClient", package: "TabClient")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "TabServiceTests",
             dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],

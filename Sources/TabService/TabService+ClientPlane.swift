@@ -96,6 +96,8 @@ extension TabService {
                 wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.query("wait") == nil, address: address)
         }
         switch decision {
+        case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok))
+        case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
         case .ok: return .prepared(form.ok)
         case .notModified: return .prepared(form.notModified)
         case .preconditionFailed:
@@ -349,8 +351,8 @@ extension TabService {
                 case .success(let (representation, preferred)):
                     // The coding the client holds, while it is still current (its brotli form may have landed since).
                     let form = representation.forms.first { $0.etag == etag } ?? preferred
-                    if form.etag != etag { return HTTPResponse(prepared: form.ok, extra: applied) }
-                    if wake != .changed { return HTTPResponse(prepared: form.notModified, extra: applied) }
+                    if form.etag != etag { return HTTPResponse(longPoll: form.ok, extra: applied) }
+                    if wake != .changed { return HTTPResponse(longPoll: form.notModified, extra: applied) }
                 }
             }
         }
@@ -362,6 +364,15 @@ extension HTTPResponse {
     /// was built with: libmicrohttpd sends none, and its `Content-Length` is then the 200's (RFC 9110 §8.6).
     init(prepared: PreparedResponse, extra: [HTTPHeader] = []) {
         self.init(status: prepared.status, headers: prepared.headers + extra, body: prepared.body)
+    }
+
+    /// A copy of a shared response as the answer to a long-poll (`?wait=` or `Prefer: wait`, held or not):
+    /// `Cache-Control: no-store` in place of the configured one, so that no shared cache keeps it. A cache that
+    /// stored one would answer a later poll from it, neither holding it nor telling its `304` from a `200`
+    /// (Squid does, keying on the URL with `?wait=`).
+    init(longPoll prepared: PreparedResponse, extra: [HTTPHeader] = []) {
+        let headers = prepared.headers.map { $0.name == "Cache-Control" ? HTTPHeader("Cache-Control", "no-store") : $0 }
+        self.init(status: prepared.status, headers: headers + extra, body: prepared.body)
     }
 }
 

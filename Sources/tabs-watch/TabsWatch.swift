@@ -34,12 +34,14 @@ struct TabsWatch: AsyncParsableCommand {
             longPollWait: .seconds(wait))
         configuration.onEvent = { event in
             switch event {
-            case .failed(let error, let retryIn):
+            case .failed(let error, let retryIn, let kept):
                 let retry = retryIn.map { String(format: "; retrying in %.1f s", $0.seconds) } ?? ""
-                standardError("tabs-watch: \(error)\(retry)")
-            case .cacheIgnored(let error):
-                standardError("tabs-watch: ignored the cache file: \(error)")
-            case .requestSent, .notModified, .updated:
+                standardError("tabs-watch: \(error)\(retry); showing \(kept)")
+            case .cacheIgnored(let error, let shown):
+                standardError("tabs-watch: ignored the cache file: \(error); showing \(shown)")
+            case .droppedOlder(let dropped, let kept):
+                standardError("tabs-watch: dropped \(dropped), older than \(kept)")
+            case .requestSent, .notModified, .unchanged, .updated:
                 break
             }
         }

@@ -1,25 +1,9 @@
 import Foundation
+import TabClient
 import Testing
-
-@testable import TabClient
 
 /// `TabClient` against the real `tabserver` over a socket (spawned per test, in-memory store, `configs/`).
 @Suite(.serialized) struct TabClientServerTests {
-    @Test func firstLaunchOfflineShowsTheBundledLayout() async throws {
-        let bundle = try Fixtures.jackBundle()
-        let cache = try Fixtures.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: cache) }
-        let refusing = try RefusingPort()
-        let offline = refusing.url
-        let client = try TabClient(configuration: Fixtures.configuration(server: offline, cache: cache), bundle: bundle)
-        #expect(client.current == bundle.representations[0].layout)
-        #expect(client.source == .bundle)
-        await #expect(throws: TabClientError.self) { try await client.refresh() }
-        #expect(client.current == bundle.representations[0].layout)
-        #expect(client.current.tabs[0].title == "Bundled home")
-        withExtendedLifetime(refusing) {}
-    }
-
     @Test func theFirstRequestWithTheBundledETagsIsA304() async throws {
         let server = try await TabServerProcess.start()
         let events = EventLog()
@@ -139,6 +123,45 @@ import Testing
             #expect(events.all.contains { if case .cacheIgnored = $0 { true } else { false } }, "\(name)")
         }
         await server.stop()
+    }
+
+    @Test func aRelaunchFromTheCacheKeepsItsLayoutWhenALaggingServerAnswersAnOlderVersion() async throws {
+        // Two servers on stores of their own: `ahead` has three more versions of jack than `lagging` (a replica that
+        // has not caught up answers the same way).
+        let ahead = try await TabServerProcess.start()
+        let lagging = try await TabServerProcess.start()
+        for title in ["One", "Two", "Three"] { try await Fixtures.changeJack(server: ahead.url, newsTitle: title) }
+        let cache = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let bundle = try Fixtures.jackBundle()
+        let first = try TabClient(configuration: Fixtures.configuration(server: ahead.url, cache: cache), bundle: bundle)
+        guard case .updated(let newer) = try await first.refresh() else {
+            Issue.record("the server ahead did not send its layout")
+            return
+        }
+        let file = cache.appendingPathComponent("jack.tabs.json")
+        let stored = try Data(contentsOf: file)
+
+        let relaunched = try TabClient(configuration: Fixtures.configuration(server: lagging.url, cache: cache), bundle: bundle)
+        #expect(relaunched.source == .cache && relaunched.current == newer)
+        guard case .droppedOlder(let dropped, let kept) = try await relaunched.refresh() else {
+            Issue.record("the lagging server's older layout was not dropped")
+            return
+        }
+        #expect(kept == LayoutReference(layout: "jack", version: newer.version, etag: first.validators.first, source: .cache))
+        #expect(dropped.layout == "jack" && (dropped.version ?? .max) < (newer.version ?? 0))
+        #expect(relaunched.current == newer && relaunched.current.allTabs.contains { $0.title == "Three" })
+        #expect(try Data(contentsOf: file) == stored)
+
+        // Once the lagging server is ahead in its turn, its layout is taken.
+        for title in ["A", "B", "C", "D"] { try await Fixtures.changeJack(server: lagging.url, newsTitle: title) }
+        guard case .updated(let caughtUp) = try await relaunched.refresh() else {
+            Issue.record("a newer layout was not taken")
+            return
+        }
+        #expect((caughtUp.version ?? 0) > (newer.version ?? 0) && relaunched.source == .server)
+        await ahead.stop()
+        await lagging.stop()
     }
 
     @Test func aCrashMidWriteLeavesThePreviousCopy() async throws {

@@ -17,6 +17,20 @@ import Testing
         return (layout, body)
     }
 
+    @Test func firstLaunchOfflineShowsTheBundledLayout() async throws {
+        let bundle = try Fixtures.jackBundle()
+        let cache = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let refusing = try RefusingPort()
+        let client = try TabClient(configuration: Fixtures.configuration(server: refusing.url, cache: cache), bundle: bundle)
+        #expect(client.current == bundle.representations[0].layout)
+        #expect(client.source == .bundle)
+        await #expect(throws: TabClientError.self) { try await client.refresh() }
+        #expect(client.current == bundle.representations[0].layout)
+        #expect(client.current.tabs[0].title == "Bundled home")
+        withExtendedLifetime(refusing) {}
+    }
+
     @Test func sendsItsValidatorsLanguagesPlatformAndVersion() async throws {
         let responder = try RawHTTPResponder { _ in .respond(status: 304, headers: [("ETag", "\"b\"")]) }
         var configuration = Fixtures.configuration(server: responder.url, languages: ["fr-CA", "en"])
@@ -77,24 +91,6 @@ import Testing
         #expect(responder.requests.dropFirst().allSatisfy { $0.header("If-None-Match") == "\"good\"" })
     }
 
-    @Test func anAnswerOlderThanTheLayoutShownIsDropped() async throws {
-        // A slow request answered by a lagging replica after a faster one brought a newer version.
-        var newer = try Fixtures.jackBundle().representations[0].layout
-        newer.version = 5
-        newer.tabs[0].title = "Version 5"
-        var older = newer
-        older.version = 4
-        older.tabs[0].title = "Version 4"
-        let bodies = [try JSONEncoder().encode(newer), try JSONEncoder().encode(older)]
-        let responder = try RawHTTPResponder { index in
-            .respond(status: 200, headers: Self.json + [("ETag", "\"v\(5 - min(index, 1))\"")], body: bodies[min(index, 1)])
-        }
-        let client = try TabClient(configuration: Fixtures.configuration(server: responder.url), bundle: try Fixtures.jackBundle())
-        #expect(try await client.refresh() == .updated(newer))
-        #expect(try await client.refresh() == .notModified)
-        #expect(client.current == newer && client.validators == ["\"v5\""])
-    }
-
     @Test func updatesHonoursRetryAfter() async throws {
         let (changed, body) = try Self.serverLayout(title: "After the outage")
         let responder = try RawHTTPResponder { index in
@@ -111,7 +107,7 @@ import Testing
         let layout = await updates.next()
         #expect(layout == changed)
         // The pause chosen is the server's (the backoff alone would be 10 ms at most), and it was kept.
-        let pauses = events.all.compactMap { event -> Duration? in if case .failed(_, let retryIn?) = event { retryIn } else { nil } }
+        let pauses = events.all.compactMap { event -> Duration? in if case .failed(_, let retryIn?, _) = event { retryIn } else { nil } }
         #expect(pauses == [.seconds(1)])
         let times = responder.requests.map(\.at)
         try #require(times.count == 2)
@@ -130,7 +126,7 @@ import Testing
         #expect(await Fixtures.eventually(within: .seconds(60)) { responder.requests.count >= 5 })
         task.cancel()
         let delays = events.all.compactMap { event -> Duration? in
-            if case .failed(.unexpectedStatus(500, _, _), let retryIn?) = event { retryIn } else { nil }
+            if case .failed(.unexpectedStatus(500, _, _), let retryIn?, _) = event { retryIn } else { nil }
         }
         let times = responder.requests.map(\.at)
         try #require(delays.count >= 4 && times.count >= 5)

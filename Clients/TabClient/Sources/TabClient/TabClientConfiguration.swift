@@ -100,18 +100,3 @@ public struct TabClientConfiguration: Sendable {
         return components.url ?? server
     }
 }
-
-/// What happened to one request of a ``TabClient`` (see ``TabClientConfiguration/onEvent``).
-public enum TabClientEvent: Sendable, Equatable {
-    /// A request went out; `longPoll` when it may be held by the server.
-    case requestSent(url: URL, longPoll: Bool)
-    /// `304`: the layout shown is current.
-    case notModified(etag: String?)
-    /// `200` with a valid layout, now current and stored.
-    case updated(etag: String)
-    /// The answer was refused (error status, garbage, invalid layout); the last good layout is kept. `retryIn`
-    /// is the delay before ``TabClient/updates()`` asks again (nil for ``TabClient/refresh()``).
-    case failed(TabClientError, retryIn: Duration?)
-    /// The cache file could not be used and was ignored.
-    case cacheIgnored(TabClientError)
-}

@@ -1,7 +1,5 @@
 import Foundation
 
-@testable import TabClient
-
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,7 +1,6 @@
 import Foundation
+import TabClient
 import Testing
-
-@testable import TabClient
 
 /// `tabs-watch` (the README's demo) against the real server: prints the bar, and again on a change.
 @Suite(.serialized) struct TabsWatchTests {

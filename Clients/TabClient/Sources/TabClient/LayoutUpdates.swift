@@ -54,7 +54,7 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
                     failures += 1
                     let wanted = backoff()
                     let pause = Swift.max(wanted, error.retryAfter ?? .zero)
-                    configuration.onEvent?(.failed(error, retryIn: pause))
+                    configuration.onEvent?(.failed(error, retryIn: pause, kept: client.reference))
                     delay = pause
                 }
                 if let delay {

@@ -44,7 +44,7 @@ import Testing
             bundle: try Fixtures.jackBundle())
         #expect(try await client.refresh() == .updated(layout))
         #expect(client.current == layout && client.source == .server)
-        #expect(events.all.contains { if case .failed(.cacheWriteFailed, _) = $0 { true } else { false } })
+        #expect(events.all.contains { if case .failed(.cacheWriteFailed, _, _) = $0 { true } else { false } })
     }
 
     @Test func aStoredLayoutReadsBackWithItsETag() throws {

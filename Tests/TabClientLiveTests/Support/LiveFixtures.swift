@@ -1,6 +1,5 @@
 import Foundation
-
-@testable import TabClient
+import TabClient
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -8,12 +7,12 @@ import Foundation
 
 /// Paths, files and small HTTP calls the tests share.
 enum Fixtures {
-    /// The repository root (this file is Tests/TabClientTests/Support/Fixtures.swift).
+    /// The repository root (this file is Tests/TabClientLiveTests/Support/LiveFixtures.swift).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures")
+    /// The client package's fixtures (one copy, shared with its own tests).
+    static let directory = repository.appendingPathComponent("Clients/TabClient/Tests/TabClientTests/Fixtures")
 
     /// `Fixtures/jack.bundle.json`: jack's layout as an app would ship it, with a title the server does not
     /// have ("Bundled home"), so that a test can tell the bundled layout from the server's.
@@ -52,8 +51,11 @@ enum Fixtures {
         request.httpBody = body
         let session = URLSession(configuration: .ephemeral)
         defer { session.finishTasksAndInvalidate() }
-        let answer = try await session.exchange(request)
-        return (answer.status, answer.headers, answer.body)
+        let (body, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw TestFailure("not an HTTP response from \(url)") }
+        var fields: [String: String] = [:]
+        for case (let name as String, let value as String) in http.allHeaderFields { fields[name] = value }
+        return (http.statusCode, fields, body)
     }
 
     /// A bundle of one representation made from `GET …/tabs` as the client would send it (the shape
@@ -112,5 +114,20 @@ final class EventLog: Sendable {
 
     var handler: @Sendable (TabClientEvent) -> Void { { [events] event in events.withLock { $0.append(event) } } }
     var all: [TabClientEvent] { events.withLock { $0 } }
-    var longPollsSent: Int { all.filter { if case .requestSent(_, true) = $0 { true } else { false } }.count }
+    var longPollsSent: Int { all.filter { if case .requestSent(_, true, _) = $0 { true } else { false } }.count }
+}
+
+/// A value behind a lock, for the tests' threads (the client's own `Locked` is internal to its package).
+final class Locked<Value>: @unchecked Sendable {
+    // Safety: every access to `value` goes through `withLock`, which holds `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
 }

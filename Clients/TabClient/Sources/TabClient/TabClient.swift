@@ -14,7 +14,7 @@ import Foundation
 /// ```
 public final class TabClient: Sendable {
     /// Where the layout ``current`` returns came from.
-    public enum Source: Sendable, Equatable {
+    public enum Source: Sendable, Hashable {
         /// The layout bundled with the app (first launch, or the cache was unusable).
         case bundle
         /// The last good layout stored on disk by an earlier run.
@@ -25,10 +25,16 @@ public final class TabClient: Sendable {
 
     /// What ``refresh()`` found.
     public enum RefreshOutcome: Sendable, Equatable {
-        /// `304` (or a `200` older than ``current``, dropped): ``current`` stays.
+        /// `304`: ``current`` is the server's layout.
         case notModified
+        /// `200` carrying the ETag of ``current`` (a cache on the way that does not answer `304`): ``current``
+        /// stays, and the cache file is not written again.
+        case unchanged
         /// `200` with this layout, now ``current`` and stored.
         case updated(CompiledLayout)
+        /// `200` with a lower `version` of the layout shown (a lagging replica or cache): dropped, ``current``
+        /// stays whether it came from the server, the disk or the bundle.
+        case droppedOlder(dropped: LayoutReference, kept: LayoutReference)
     }
 
     private struct State {
@@ -36,6 +42,10 @@ public final class TabClient: Sendable {
         /// Sent as `If-None-Match`: the ETags of ``layout`` (a bundled one has one per content coding).
         var validators: [String]
         var source: Source
+        /// The ETag of the layout in the cache file (nil: no file, or none read or written yet).
+        var stored: String?
+
+        var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
     }
 
     public let configuration: TabClientConfiguration
@@ -61,7 +71,7 @@ public final class TabClient: Sendable {
             throw .invalidBundle("\(error)")
         }
         self.configuration = configuration
-        var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle)
+        var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle, stored: nil)
         if let directory = configuration.cacheDirectory {
             let cache = LayoutCache(directory: directory, account: configuration.account)
             cache.removeLeftovers()
@@ -70,9 +80,10 @@ public final class TabClient: Sendable {
                 // An app update may ship a newer layout than an old cache holds.
                 let bundleIsNewer =
                     entry.layout.layout == bundled.layout.layout && (bundled.layout.version ?? 0) > (entry.layout.version ?? 0)
-                if !bundleIsNewer { initial = State(layout: entry.layout, validators: [entry.etag], source: .cache) }
+                initial.stored = entry.etag
+                if !bundleIsNewer { initial = State(layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag) }
             case .failure(let error)?:
-                configuration.onEvent?(.cacheIgnored(error))
+                configuration.onEvent?(.cacheIgnored(error, shown: initial.reference))
                 cache.remove()
             case nil:
                 break
@@ -104,6 +115,9 @@ public final class TabClient: Sendable {
     /// The ETags sent as `If-None-Match` with the next request.
     public var validators: [String] { state.withLock { $0.validators } }
 
+    /// ``current``'s name, version, ETag and source, as events name it.
+    public var reference: LayoutReference { state.withLock { $0.reference } }
+
     /// Asks the server once whether ``current`` is still its layout (`If-None-Match`); on `200` validates,
     /// stores and publishes the new layout. On any failure ``current`` stays as it was.
     /// - Throws: ``TabClientError``: the status, transport failure or invalid layout that was refused.
@@ -112,7 +126,7 @@ public final class TabClient: Sendable {
         do {
             return try await fetch(wait: nil)
         } catch {
-            configuration.onEvent?(.failed(error, retryIn: nil))
+            configuration.onEvent?(.failed(error, retryIn: nil, kept: reference))
             throw error
         }
     }
@@ -125,7 +139,7 @@ public final class TabClient: Sendable {
 
     /// One request; `wait` makes it a long-poll.
     func fetch(wait: Duration?) async throws(TabClientError) -> RefreshOutcome {
-        let (validators, shown) = state.withLock { ($0.validators, $0.layout) }
+        let (validators, shown) = state.withLock { ($0.validators, $0.reference) }
         let url = configuration.tabsURL(wait: wait)
         var request = URLRequest(url: url)
         request.httpMethod = "GET"
@@ -136,53 +150,61 @@ public final class TabClient: Sendable {
         if let platform = configuration.platform { request.setValue(platform, forHTTPHeaderField: "X-Client-Platform") }
         if let version = configuration.appVersion { request.setValue(version, forHTTPHeaderField: "X-App-Version") }
         if !validators.isEmpty { request.setValue(validators.joined(separator: ", "), forHTTPHeaderField: "If-None-Match") }
-        configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil))
+        configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
 
         let answer = try await session.exchange(request)
         switch answer.status {
         case 304:
-            configuration.onEvent?(.notModified(etag: answer.header("ETag")))
-            state.withLock { if $0.source != .server && $0.layout == shown { $0.source = .server } }
+            let confirmed = state.withLock { state in
+                if state.source != .server && state.validators == validators { state.source = .server }
+                return state.reference
+            }
+            configuration.onEvent?(.notModified(confirmed))
             return .notModified
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
             let layout = try CompiledLayout.decode(answer.body)
-            // An answer older than the layout shown changes nothing.
-            guard publish(layout, body: answer.body, etag: etag) else { return .notModified }
-            configuration.onEvent?(.updated(etag: etag))
-            return .updated(layout)
+            return publish(layout, body: answer.body, etag: etag)
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
     }
 
-    /// Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer). An
-    /// answer older than the current one (a lower version of the same layout, from a request that was slower
-    /// than a later one) is dropped.
-    /// - Returns: false when the layout was dropped as older.
-    private func publish(_ layout: CompiledLayout, body: Data, etag: String) -> Bool {
-        let stored: Result<Bool, TabClientError> = storing.withLock { _ in
+    /// Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer).
+    /// An answer with a lower `version` of the layout shown, whatever its source (a lagging replica's answer
+    /// after a faster one, or after a relaunch from the cache or a newer bundle), is dropped; one carrying the
+    /// ETag of the layout shown changes nothing; the cache file is written only when its ETag differs.
+    private func publish(_ layout: CompiledLayout, body: Data, etag: String) -> RefreshOutcome {
+        let arrived = LayoutReference(layout, etag: etag, source: .server)
+        let (outcome, event, failure): (RefreshOutcome, TabClientEvent, TabClientError?) = storing.withLock { _ in
             let current = state.withLock { $0 }
-            if current.source == .server, current.layout.layout == layout.layout,
-                let shown = current.layout.version, let arrived = layout.version, arrived < shown
-            {
-                return .success(false)
+            if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown {
+                return (.droppedOlder(dropped: arrived, kept: current.reference), .droppedOlder(arrived, kept: current.reference), nil)
             }
-            var outcome: Result<Bool, TabClientError> = .success(true)
-            do throws(TabClientError) {
-                try cache?.store(body: body, etag: etag)
-            } catch {
-                outcome = .failure(error)
+            var failure: TabClientError?
+            var stored = current.stored
+            if etag != current.stored, let cache {
+                do throws(TabClientError) {
+                    try cache.store(body: body, etag: etag)
+                    stored = etag
+                } catch {
+                    failure = error
+                }
             }
-            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server) }
-            return outcome
+            if current.validators.contains(etag) {
+                let confirmed = state.withLock { state in
+                    state.source = .server
+                    state.stored = stored
+                    return state.reference
+                }
+                return (.unchanged, .unchanged(confirmed), failure)
+            }
+            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server, stored: stored) }
+            return (.updated(layout), .updated(arrived, replacing: current.reference), failure)
         }
-        switch stored {
-        case .success(let published): return published
-        case .failure(let error):
-            configuration.onEvent?(.failed(error, retryIn: nil))
-            return true
-        }
+        if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
+        configuration.onEvent?(event)
+        return outcome
     }
 
     /// Downloads `…/tabs/bundle` for the configuration's languages, platform and app version: what an app's

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Which layout something concerns: its name, `version`, `ETag` and where the client got it.
+public struct LayoutReference: Sendable, Hashable, CustomStringConvertible {
+    /// The account the layout was compiled from (``CompiledLayout/layout``).
+    public var layout: String
+    /// ``CompiledLayout/version``, when the server has one.
+    public var version: Int?
+    /// Its entity tag (a bundled layout has one per content coding: the first is given).
+    public var etag: String?
+    /// Where the client got it.
+    public var source: TabClient.Source
+
+    public init(layout: String, version: Int?, etag: String?, source: TabClient.Source) {
+        self.layout = layout
+        self.version = version
+        self.etag = etag
+        self.source = source
+    }
+
+    init(_ compiled: CompiledLayout, etag: String?, source: TabClient.Source) {
+        self.init(layout: compiled.layout, version: compiled.version, etag: etag, source: source)
+    }
+
+    /// `jack v21 "etag" (cache)`.
+    public var description: String {
+        "\(layout) v\(version.map(String.init) ?? "?") \(etag ?? "no ETag") (\(source))"
+    }
+}
+
+/// What happened to one request of a ``TabClient`` (see ``TabClientConfiguration/onEvent``), naming the layouts
+/// it concerns.
+public enum TabClientEvent: Sendable, Equatable {
+    /// A request went out to revalidate `shown` (its ETags are the `If-None-Match`); `longPoll` when the server
+    /// may hold it.
+    case requestSent(url: URL, longPoll: Bool, shown: LayoutReference)
+    /// `304`: `shown` is the server's layout (its source is now ``TabClient/Source/server``).
+    case notModified(LayoutReference)
+    /// `200` carrying the ETag of the layout shown (a cache on the way that does not answer `304`): nothing
+    /// changed, nothing was written to disk.
+    case unchanged(LayoutReference)
+    /// `200` with a valid layout, now shown and stored, in place of `replacing`.
+    case updated(LayoutReference, replacing: LayoutReference)
+    /// `200` with a lower `version` of the layout shown (a lagging replica or cache): dropped, `kept` stays.
+    case droppedOlder(LayoutReference, kept: LayoutReference)
+    /// The answer was refused (error status, garbage, invalid layout) or could not be stored; `kept` is the layout
+    /// shown after it. `retryIn` is the delay before ``TabClient/updates()`` asks again (nil for
+    /// ``TabClient/refresh()`` and for a failed cache write).
+    case failed(TabClientError, retryIn: Duration?, kept: LayoutReference)
+    /// The cache file could not be used and was removed; `shown` is the bundled layout shown instead.
+    case cacheIgnored(TabClientError, shown: LayoutReference)
+}
