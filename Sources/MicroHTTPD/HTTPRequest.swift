@@ -4,41 +4,77 @@ internal import CMicroHTTPD
     import Glibc
 #endif
 
-/// A complete request as libmicrohttpd holds it. Valid only during ``HTTPHandler/handle(_:)``:
-/// the path and header bytes it hands out point into libmicrohttpd's memory for that call only.
-/// Copy what deferred work needs before returning a ``HTTPReply/deferred(_:)`` reply.
+/// A complete request, as libmicrohttpd holds it or made of plain values (``init(method:path:query:headers:body:clientAddress:)``,
+/// for running handlers in process: tests, replays). One concrete type, so that handlers can be stored in a table.
+///
+/// A request from the daemon is valid only during ``HTTPHandler/handle(_:)``: the path and header bytes it hands
+/// out point into libmicrohttpd's memory for that call only. Copy what deferred work needs before returning a
+/// ``HTTPReply/deferred(_:)`` reply.
 public struct HTTPRequest: ~Copyable {
     public let method: HTTPMethod
     /// The body (empty for GET and HEAD).
     public let body: [UInt8]
-    let connection: OpaquePointer
-    let url: UnsafePointer<CChar>
+    let source: Source
+
+    /// Where the request's fields are read from.
+    enum Source {
+        /// libmicrohttpd's connection and its decoded URL (NUL-terminated), valid during the handler's call.
+        case daemon(connection: OpaquePointer, url: UnsafePointer<CChar>)
+        /// Plain values.
+        case values(RequestValues)
+    }
 
     init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>) {
         self.method = method
         self.body = body
-        self.connection = connection
-        self.url = url
+        self.source = .daemon(connection: connection, url: url)
+    }
+
+    /// A request made of values, not read from a connection: it runs through a handler exactly as one from the
+    /// socket does. `path` is percent-decoded; `query` holds decoded names and values in order.
+    public init(
+        method: HTTPMethod, path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = [],
+        clientAddress: String = "127.0.0.1"
+    ) {
+        self.method = method
+        self.body = body
+        self.source = .values(RequestValues(path: path, query: query, headers: headers, clientAddress: clientAddress))
     }
 
     /// The percent-decoded path, without the query, as bytes (no copy).
     public var pathBytes: UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(
-            start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+        switch source {
+        case .daemon(_, let url):
+            UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+        case .values(let values):
+            UnsafeBufferPointer(values.pathBytes)
+        }
     }
 
     /// The percent-decoded path, without the query.
-    public var path: String { String(cString: url) }
+    public var path: String {
+        switch source {
+        case .daemon(_, let url): String(cString: url)
+        case .values(let values): values.path
+        }
+    }
 
     /// A request header's value (names compare case-insensitively); repeated fields give the first.
     /// The corresponding C function is `MHD_lookup_connection_value`.
     public func header(_ name: String) -> String? {
-        lookup(MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        switch source {
+        case .daemon(let connection, _): Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        case .values(let values): values.headers(named: name).first
+        }
     }
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-        guard let value = lookup(MHD_ValueKind.HEADER_KIND, name) else { return body(nil) }
+        guard case .daemon(let connection, _) = source else {
+            guard let value = header(name) else { return body(nil) }
+            return Array(value.utf8).withUnsafeBufferPointer { body($0) }
+        }
+        guard let value = Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name) else { return body(nil) }
         return body(
             UnsafeBufferPointer(
                 start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: strlen(value)))
@@ -46,8 +82,12 @@ public struct HTTPRequest: ~Copyable {
 
     /// Every value of a header that may repeat (`If-Match`, `Accept`), joined with ", " as RFC 9110 §5.3 allows.
     public func headerList(_ name: String) -> String? {
-        let values = allValues(MHD_ValueKind.HEADER_KIND, name, HeaderCollector.collect)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        let found: [String]
+        switch source {
+        case .daemon(let connection, _): found = Self.allValues(connection, MHD_ValueKind.HEADER_KIND, name, HeaderCollector.collect)
+        case .values(let values): found = values.headers(named: name)
+        }
+        return found.isEmpty ? nil : found.joined(separator: ", ")
     }
 
     /// Calls `body` with a field's value combined over all its field lines, or nil when the request has no such
@@ -58,6 +98,12 @@ public struct HTTPRequest: ~Copyable {
     /// are joined in a temporary buffer (on the stack when small) valid only during `body`.
     /// The corresponding C function is `MHD_get_connection_values_n`.
     public func withCombinedHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard case .daemon(let connection, _) = source else {
+            guard case .values(let values) = source else { return body(nil) }
+            let lines = values.headers(named: name).map { $0.trimmingFieldWhitespace() }
+            guard !lines.isEmpty else { return body(nil) }
+            return Array(lines.joined(separator: ", ").utf8).withUnsafeBufferPointer { body($0) }
+        }
         var name = name
         return name.withUTF8 { nameBytes in
             var collector = FieldLineCollector(name: nameBytes)
@@ -95,12 +141,20 @@ public struct HTTPRequest: ~Copyable {
 
     /// A query argument's decoded value (`?locale=fr`); an argument given without `=` gives "".
     public func query(_ name: String) -> String? {
-        lookup(MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
+        switch source {
+        case .daemon(let connection, _): Self.lookup(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
+        case .values(let values): values.query.first { $0.0 == name }?.1
+        }
     }
 
     /// The peer's IP address as text (`127.0.0.1`, `::1`), or "unknown". The corresponding C function is
     /// `MHD_get_connection_info` with `MHD_CONNECTION_INFO_CLIENT_ADDRESS`.
     public var clientAddress: String {
+        let connection: OpaquePointer
+        switch source {
+        case .daemon(let daemonConnection, _): connection = daemonConnection
+        case .values(let values): return values.clientAddress
+        }
         guard let address = cmhd_client_address(connection) else { return "unknown" }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
         switch Int32(address.pointee.sa_family) {
@@ -126,11 +180,16 @@ public struct HTTPRequest: ~Copyable {
 
     /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
     public func queryValues(_ name: String) -> [String] {
-        allValues(MHD_ValueKind.GET_ARGUMENT_KIND, name, HeaderCollector.collectExact)
+        switch source {
+        case .daemon(let connection, _): Self.allValues(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name, HeaderCollector.collectExact)
+        case .values(let values): values.query.filter { $0.0 == name }.map(\.1)
+        }
     }
 
     /// Every value named `name` of one kind, in order. The corresponding C function is `MHD_get_connection_values`.
-    private func allValues(_ kind: MHD_ValueKind, _ name: String, _ collect: MHD_KeyValueIterator) -> [String] {
+    private static func allValues(
+        _ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String, _ collect: MHD_KeyValueIterator
+    ) -> [String] {
         var values: [String] = []
         withUnsafeMutablePointer(to: &values) { pointer in
             let context = HeaderCollector(name: name, values: pointer)
@@ -141,8 +200,46 @@ public struct HTTPRequest: ~Copyable {
         return values
     }
 
-    private func lookup(_ kind: MHD_ValueKind, _ name: String) -> UnsafePointer<CChar>? {
+    private static func lookup(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> UnsafePointer<CChar>? {
         name.withCString { MHD_lookup_connection_value(connection, kind, $0) }
+    }
+}
+
+/// The fields of a request made of values. The path's bytes live as long as this object, so that
+/// ``HTTPRequest/pathBytes`` can hand them out as the daemon's request does.
+final class RequestValues {
+    let path: String
+    /// Allocated here and freed at deinit: as stable as the daemon's URL is during a handler's call.
+    let pathBytes: UnsafeMutableBufferPointer<UInt8>
+    let query: [(String, String)]
+    let headers: [(String, String)]
+    let clientAddress: String
+
+    init(path: String, query: [(String, String)], headers: [(String, String)], clientAddress: String) {
+        self.path = path
+        pathBytes = .allocate(capacity: path.utf8.count)
+        _ = pathBytes.initialize(from: path.utf8)
+        self.query = query
+        self.headers = headers
+        self.clientAddress = clientAddress
+    }
+
+    deinit { pathBytes.deallocate() }
+
+    /// Every value of a header, in order (names compare case-insensitively).
+    func headers(named name: String) -> [String] {
+        let wanted = name.lowercased()
+        return headers.filter { $0.0.lowercased() == wanted }.map(\.1)
+    }
+}
+
+extension String {
+    /// Without the spaces and tabs around a field line's value (RFC 9110 §5.5).
+    func trimmingFieldWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
     }
 }
 

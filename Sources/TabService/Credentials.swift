@@ -104,7 +104,7 @@ func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
 
 extension TabService {
     /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
-    func authenticate(_ request: borrowing some RequestReading & ~Copyable, route: Route) -> Result<String, AuthRefusal> {
+    func authenticate(_ request: borrowing HTTPRequest, route: Route) -> Result<String, AuthRefusal> {
         switch credentials.check(
             request.header("Authorization"), address: clientAddress(request), route: RouteTable.byRoute[route.rawValue].label)
         {
@@ -125,7 +125,7 @@ extension TabService {
     /// right-most address of `X-Forwarded-For` (or, without it, of `Forwarded: for=`) that is not itself a trusted
     /// proxy, as nginx's `real_ip_recursive` takes it. Entries left of that are the client's own claims and are not
     /// believed; a chain of nothing but trusted proxies gives its left-most entry.
-    func clientAddress(_ request: borrowing some RequestReading & ~Copyable) -> String {
+    func clientAddress(_ request: borrowing HTTPRequest) -> String {
         let peer = request.clientAddress
         guard configuration.trustedProxies.contains(peer) else { return peer }
         var chain: [String] = []

@@ -7,7 +7,7 @@ extension TabService {
     /// `GET …/tabs/bundle?locale=L&locale=M&platform=P&appVersion=V`: what an app ships so that its first launch
     /// needs no network and its first request is a 304 — per locale, the compiled layout and the tags `…/tabs`
     /// gives for it (identity and each coding).
-    func serveBundle(_ request: borrowing some RequestReading & ~Copyable, account: String) -> HTTPReply {
+    func serveBundle(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         var platform: Platform?
         if let name = request.query("platform") {
@@ -101,7 +101,7 @@ extension TabService {
 
     /// `GET …/tabs/preview.svg`: the tab bar drawn, a representation like the others (shared, with its tag);
     /// `?selected=<tab id>` draws another tab selected (drawn for the request).
-    func servePreview(_ request: borrowing some RequestReading & ~Copyable, account: String) -> HTTPReply {
+    func servePreview(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
         guard let selected = request.query("selected") else { return serveTabs(request, account: account, format: .preview) }
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         guard let entry = snapshot.entry(for: account) else {
@@ -146,7 +146,7 @@ extension TabService {
     }
 
     /// `POST /v1/preview`: an unsaved source drawn as `…/tabs/preview.svg` would draw it, or 422.
-    func previewSource(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
+    func previewSource(_ request: borrowing HTTPRequest) -> HTTPReply {
         guard let format = uploadFormat(request) else { return unsupportedMediaType() }
         let body = request.body
         let locale = request.query("locale")

@@ -29,7 +29,7 @@ extension TabService {
     /// - Parameter buildHere: build a missing variant on this thread (a request replayed on the builder's turn);
     ///   otherwise a miss is built by ``VariantBuilder`` and the request answered when it is done.
     func serveTabs(
-        _ request: borrowing some RequestReading & ~Copyable, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false
+        _ request: borrowing HTTPRequest, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false
     ) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let format: RepresentationFormat
@@ -121,7 +121,7 @@ extension TabService {
     }
 
     /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
-    func clientTargets(_ request: borrowing some RequestReading & ~Copyable) -> Result<(Platform?, AppVersion?), ProblemError> {
+    func clientTargets(_ request: borrowing HTTPRequest) -> Result<(Platform?, AppVersion?), ProblemError> {
         var platform: Platform?
         if let name = request.query("platform") ?? request.header("X-Client-Platform") {
             guard let known = Platform(rawValue: name.lowercased()) else {
@@ -153,7 +153,7 @@ extension TabService {
 
     /// The request fields the client plane reads, copied out so that it can be answered again after its variant is
     /// built (the request's own bytes live only for libmicrohttpd's call).
-    static func replayable(_ request: borrowing some RequestReading & ~Copyable) -> TestRequest {
+    static func replayable(_ request: borrowing HTTPRequest) -> TestRequest {
         var query: [(String, String)] = []
         for name in ["locale", "platform", "appVersion", "wait", "selected"] {
             if let value = request.query(name) { query.append((name, value)) }
@@ -175,7 +175,7 @@ extension TabService {
     private func buildThenServe(_ request: TestRequest, account: String, format fixed: RepresentationFormat?) -> HTTPReply {
         .deferred {
             let built = await self.builder.build(layout: account) {
-                self.serveTabs(request, account: account, format: fixed, buildHere: true)
+                self.serveTabs(request.request, account: account, format: fixed, buildHere: true)
             }
             switch built {
             case nil:
@@ -210,7 +210,7 @@ extension TabService {
     }
 
     /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
-    func requestedWait(_ request: borrowing some RequestReading & ~Copyable) -> Result<Int?, ProblemError> {
+    func requestedWait(_ request: borrowing HTTPRequest) -> Result<Int?, ProblemError> {
         var text = request.query("wait")
         // The read path asks libmicrohttpd for the field's bytes: a String only when a client sends `Prefer`.
         if text == nil, let prefer = request.withCombinedHeader("Prefer", { $0.map { String(decoding: $0, as: UTF8.self) } }) {
@@ -238,7 +238,7 @@ extension TabService {
         return found
     }
 
-    private func negotiateFormat(_ request: borrowing some RequestReading & ~Copyable, fixed: RepresentationFormat?) -> Result<
+    private func negotiateFormat(_ request: borrowing HTTPRequest, fixed: RepresentationFormat?) -> Result<
         RepresentationFormat, ProblemError
     > {
         let offers: MediaTypeOffers
@@ -301,7 +301,7 @@ extension TabService {
         case ok, notModified, preconditionFailed
     }
 
-    func conditional(_ request: borrowing some RequestReading & ~Copyable, representation: Representation, form: CodedForm)
+    func conditional(_ request: borrowing HTTPRequest, representation: Representation, form: CodedForm)
         -> ConditionalOutcome
     {
         let ifMatch = request.withCombinedHeader("If-Match") { field -> Bool? in

@@ -11,7 +11,7 @@ extension TabService {
     /// heartbeat interval passes, then ends; EventSource clients reconnect on their own (`retry:`) with the
     /// `Last-Event-ID` of the last event seen, and every answer carries an `id:` so that none is missed between
     /// answers. A position older than the ring of events kept gets `event: reset` (start over from the store).
-    func eventStream(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
+    func eventStream(_ request: borrowing HTTPRequest) -> HTTPReply {
         var position: UInt64?
         if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
             // Decimal digits only (UInt64 also parses "+5"), at most the 20 of UInt64.max; beyond it does not parse.

@@ -6,7 +6,7 @@ import TabStore
 extension TabService {
     /// `/v1/accounts/{account}/layout…`: the token and method were checked by the route table; writes run deferred.
     func management(
-        _ request: borrowing some RequestReading & ~Copyable, route: Route, account: String, versionText: String?, author: String
+        _ request: borrowing HTTPRequest, route: Route, account: String, versionText: String?, author: String
     ) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         var parsed: Int?
@@ -64,13 +64,13 @@ extension TabService {
         }
     }
 
-    func writePrecondition(_ request: borrowing some RequestReading & ~Copyable) -> WritePrecondition {
+    func writePrecondition(_ request: borrowing HTTPRequest) -> WritePrecondition {
         if let field = request.headerList("If-Match") { return .ifMatch(Negotiation.entityTags(field)) }
         if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
         return .none
     }
 
-    func uploadFormat(_ request: borrowing some RequestReading & ~Copyable) -> SourceFormat? {
+    func uploadFormat(_ request: borrowing HTTPRequest) -> SourceFormat? {
         request.header("Content-Type").flatMap(sourceFormat)
     }
 
@@ -330,7 +330,7 @@ extension TabService {
         return json(200, ["versions": .array(entries)], nullable: ["next": next])
     }
 
-    func listAccounts(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
+    func listAccounts(_ request: borrowing HTTPRequest) -> HTTPReply {
         var limitAsked = 100
         if let text = request.query("limit") {
             guard let n = Int(text), (1...1000).contains(n) else {
@@ -361,7 +361,7 @@ extension TabService {
         return json(200, ["accounts": .array(entries)], nullable: ["next": next])
     }
 
-    func validate(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
+    func validate(_ request: borrowing HTTPRequest) -> HTTPReply {
         guard let format = uploadFormat(request) else { return unsupportedMediaType() }
         let body = request.body
         return .deferred {
@@ -376,7 +376,7 @@ extension TabService {
 
     // MARK: Strings tables
 
-    func strings(_ request: borrowing some RequestReading & ~Copyable, locale: String, author: String) -> HTTPReply {
+    func strings(_ request: borrowing HTTPRequest, locale: String, author: String) -> HTTPReply {
         guard isValidLocale(locale) else {
             return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
         }

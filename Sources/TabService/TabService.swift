@@ -106,7 +106,7 @@ public final class TabService: HTTPHandler {
     public func serverWillStop() { beginStopping() }
 
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
-    func serve(_ request: borrowing some RequestReading & ~Copyable) -> HTTPReply {
+    func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
         let (route, reply) = self.route(request)
         switch reply {
@@ -186,8 +186,8 @@ public final class TabService: HTTPHandler {
 
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
-    func refusalBeforeBody(_ request: borrowing some RequestReading & ~Copyable) -> HTTPResponse? {
-        guard let (declaration, _) = request.withPath({ RouteTable.match($0) }) else {
+    func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? {
+        guard let (declaration, _) = RouteTable.match(request.pathBytes) else {
             var response = notFound(request)
             finish(&response, route: .unknown, id: requestIDs.next())
             return response
@@ -210,7 +210,7 @@ public final class TabService: HTTPHandler {
     }
 
     /// Admin routes check the token first (a route's methods are not disclosed without one), then the method.
-    private func check(_ declaration: RouteDeclaration, _ request: borrowing some RequestReading & ~Copyable) -> Check {
+    private func check(_ declaration: RouteDeclaration, _ request: borrowing HTTPRequest) -> Check {
         var author: String?
         if declaration.access == .admin {
             switch authenticate(request, route: declaration.route) {
@@ -222,13 +222,13 @@ public final class TabService: HTTPHandler {
         return .proceed(author: author)
     }
 
-    private func notFound(_ request: borrowing some RequestReading & ~Copyable) -> HTTPResponse {
+    private func notFound(_ request: borrowing HTTPRequest) -> HTTPResponse {
         Problem.notFound("no resource at \(request.path)").response
     }
 
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func route(_ request: borrowing some RequestReading & ~Copyable) -> (Route, HTTPReply) {
-        guard let (declaration, parameters) = request.withPath({ RouteTable.match($0) }) else {
+    private func route(_ request: borrowing HTTPRequest) -> (Route, HTTPReply) {
+        guard let (declaration, parameters) = RouteTable.match(request.pathBytes) else {
             return (.unknown, .response(notFound(request)))
         }
         let route = declaration.route

@@ -46,11 +46,14 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
     @Test func adminRoutesCheckTheTokenBeforeTheMethodAndBeforeAnyBody() async throws {
         let service = try await inProcessService()
         let noToken = TestRequest(.post, "/v1/accounts/jack/layout", headers: [("Content-Length", "1048000")])
-        #expect(service.refusalBeforeBody(noToken)?.status == 401)
-        #expect(service.refusalBeforeBody(TestRequest(.put, "/nowhere", headers: [("Content-Length", "10")]))?.status == 404)
+        #expect(service.refusalBeforeBody(noToken.request)?.status == 401)
+        #expect(service.refusalBeforeBody(TestRequest(.put, "/nowhere", headers: [("Content-Length", "10")]).request)?.status == 404)
         #expect(
-            service.refusalBeforeBody(TestRequest(.put, "/v1/accounts/jack/layout", headers: admin + [("Content-Length", "10")])) == nil)
-        #expect(service.refusalBeforeBody(TestRequest(.post, "/v1/accounts/jack/tabs", headers: [("Content-Length", "10")]))?.status == 405)
+            service.refusalBeforeBody(TestRequest(.put, "/v1/accounts/jack/layout", headers: admin + [("Content-Length", "10")]).request)
+                == nil)
+        #expect(
+            service.refusalBeforeBody(TestRequest(.post, "/v1/accounts/jack/tabs", headers: [("Content-Length", "10")]).request)?.status
+                == 405)
     }
 
     @Test func repeatedWrongTokensFromOneAddressAreRefusedForAWhile() async throws {
@@ -88,7 +91,7 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(await service.respond(to: other).status == 200)
         // An untrusted peer's X-Forwarded-For is not believed.
         #expect(
-            service.clientAddress(TestRequest(.get, "/", headers: [("X-Forwarded-For", "1.2.3.4")], clientAddress: "10.9.9.9"))
+            service.clientAddress(TestRequest(.get, "/", headers: [("X-Forwarded-For", "1.2.3.4")], clientAddress: "10.9.9.9").request)
                 == "10.9.9.9")
         #expect(TabService.nodeAddress("192.0.2.1:4711") == "192.0.2.1" && TabService.nodeAddress("2001:db8::1") == "2001:db8::1")
     }

@@ -1,0 +1,63 @@
+import MicroHTTPD
+
+/// A request as plain values, for running the service in process (``TabService/respond(to:)``).
+public struct TestRequest: Sendable {
+    public var method: HTTPMethod
+    public var path: String
+    public var query: [(String, String)]
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+    public var clientAddress: String
+
+    public init(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = [],
+        clientAddress: String = "127.0.0.1"
+    ) {
+        self.clientAddress = clientAddress
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+}
+
+extension TestRequest {
+    /// The request as handlers see it.
+    var request: HTTPRequest {
+        HTTPRequest(method: method, path: path, query: query, headers: headers, body: body, clientAddress: clientAddress)
+    }
+}
+
+/// A response as plain values (what ``TabService/respond(to:)`` gives).
+public struct TestResponse: Sendable {
+    public var status: Int
+    public var headers: [HTTPHeader]
+    public var body: [UInt8]
+
+    /// A header's value (names compare case-insensitively).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+extension TabService {
+    /// Runs `request` through the route table and the handlers, exactly as a request from the socket is run,
+    /// without one (Hummingbird's `RouterTestFramework` idea). Bodies of shared responses are copied out.
+    public func respond(to values: TestRequest) async -> TestResponse {
+        let request = values.request
+        let refusal = refusalBeforeBody(request)
+        let reply = refusal.map { HTTPReply.response($0) } ?? serve(request)
+        switch reply {
+        case .prepared(let prepared):
+            return TestResponse(status: prepared.status, headers: prepared.headers, body: request.method == .head ? [] : prepared.body)
+        case .response(let response):
+            return TestResponse(status: response.status, headers: response.headers, body: request.method == .head ? [] : response.body)
+        case .deferred(let work):
+            let response = await work()
+            return TestResponse(status: response.status, headers: response.headers, body: request.method == .head ? [] : response.body)
+        }
+    }
+}
