@@ -15,7 +15,7 @@ public struct EnvironmentName: Sendable, Hashable, Comparable, CustomStringConve
         self.text = text
     }
 
-    private init(unchecked text: String) { self.text = text }
+    fileprivate init(unchecked text: String) { self.text = text }
 
     /// What is wrong with `text` as an environment name, or nil.
     static func problem(with text: String) -> String? {
