@@ -86,7 +86,11 @@ public struct AlertmanagerPayload: Sendable, Hashable {
         }
         var strings: [String: String] = [:]
         for (key, member) in members {
-            if case .string(let text) = member { strings[key] = text } else { reader.fail(BodyReader.pointer(pointer, key), "must be a string") }
+            if case .string(let text) = member {
+                strings[key] = text
+            } else {
+                reader.fail(BodyReader.pointer(pointer, key), "must be a string")
+            }
         }
         return strings
     }

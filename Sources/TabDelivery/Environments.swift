@@ -102,6 +102,26 @@ public struct EnvironmentList: Sendable, Equatable {
         try resolve(named, fallback: served)
     }
 
+    /// The environment of a client-plane request from `?environment=` (which wins) and `Tabs-Environment`, and
+    /// whether the answer's `Vary` must name `Tabs-Environment`: whenever the header could have chosen another
+    /// environment, that is with more than one environment and no query parameter.
+    /// - Throws: ``DeliveryError/unknownEnvironment(_:)`` (404).
+    public func forReading(query: String?, header: String?) throws(DeliveryError) -> (environment: EnvironmentName, varyOnHeader: Bool) {
+        if let query, !query.isEmpty { return (try forReading(query), false) }
+        return (try forReading(header), names.count > 1)
+    }
+
+    /// The environments that point at `version` now, in promotion order (the `"environments"` of a version in
+    /// `…/versions`).
+    public func pointing(at version: Int, _ pointers: [EnvironmentName: Pointer]) -> [EnvironmentName] {
+        names.filter { pointers[$0]?.version == version }
+    }
+
+    /// The environments that have no pointer for an account, where `--configs` imports its file at start.
+    public func lacking(_ pointers: [EnvironmentName: Pointer]) -> [EnvironmentName] {
+        names.filter { pointers[$0] == nil }
+    }
+
     /// The environment of a management request (writes, history, rollouts): the one named, else ``entry``.
     public func forManaging(_ named: String?) throws(DeliveryError) -> EnvironmentName {
         try resolve(named, fallback: entry)

@@ -72,7 +72,9 @@ public struct ISODuration: Sendable, Hashable, CustomStringConvertible {
                 fraction = Array(bytes[fractionStart..<index])
                 if fraction.isEmpty { return .failure(Problem("a decimal sign must be followed by digits")) }
             }
-            guard index < bytes.count else { return .failure(Problem("the number \(String(decoding: whole, as: UTF8.self)) has no designator")) }
+            guard index < bytes.count else {
+                return .failure(Problem("the number \(String(decoding: whole, as: UTF8.self)) has no designator"))
+            }
             let designator = bytes[index]
             index += 1
             let order = inTime ? timeOrder : dateOrder

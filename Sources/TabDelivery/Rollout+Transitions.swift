@@ -99,11 +99,14 @@ extension Rollout {
         guard let version = named else { throw .invalidBody([FieldProblem(pointer: versionPointer, message: "is required")]) }
         if let candidate, version != candidate {
             throw .invalidBody([
-                FieldProblem(pointer: versionPointer, message: "the promotion rolls out version \(candidate), the one it promotes; leave version out")
+                FieldProblem(
+                    pointer: versionPointer, message: "the promotion rolls out version \(candidate), the one it promotes; leave version out"
+                )
             ])
         }
         switch context.availability(version) {
-        case .missing: throw .invalidBody([FieldProblem(pointer: versionPointer, message: "'\(context.account)' has no version \(version)")])
+        case .missing:
+            throw .invalidBody([FieldProblem(pointer: versionPointer, message: "'\(context.account)' has no version \(version)")])
         case .deleted:
             throw .invalidBody([FieldProblem(pointer: versionPointer, message: "version \(version) records the deletion of the layout")])
         case .available: break

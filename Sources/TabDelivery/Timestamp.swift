@@ -85,7 +85,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         }
         guard index == bytes.count else { return nil }
         let (secondOfMinute, extraMillis): (Int64, Int64) = second == 60 ? (59, 999) : (second, millis)
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + secondOfMinute
+        let seconds =
+            daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + secondOfMinute
             - offsetMinutes * 60
         return Timestamp(unixMillis: seconds * 1000 + extraMillis)
     }

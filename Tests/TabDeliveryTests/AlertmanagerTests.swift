@@ -28,7 +28,10 @@ import Testing
 
     @Test func aFiringAlertWithAnAccountOrdersARollbackWithItsNameAndSummary() throws {
         let decoded = try AlertmanagerPayload.decode(
-            payload(alert("firing", labels: #""alertname": "TabCrashRate", "account": "jack", "severity": "page""#, summary: "crash rate above 2%")))
+            payload(
+                alert(
+                    "firing", labels: #""alertname": "TabCrashRate", "account": "jack", "severity": "page""#, summary: "crash rate above 2%"
+                )))
         #expect(decoded.rollbackOrders == [RollbackOrder(account: "jack", environment: nil, reason: "TabCrashRate: crash rate above 2%")])
     }
 
@@ -48,7 +51,8 @@ import Testing
         var context = RolloutFixture.context(at: now, id: 2)
         context.environment = staging
         let inStaging = try Rollout.start(RolloutPlan.decode(bytes(RolloutFixture.steps), now: now), in: context).rollout
-        let scheduled = try RolloutFixture.start(#"{"version": 5, "percent": 5, "startAt": "2026-11-26T00:00:00Z"}"#, at: now, id: 3).rollout
+        let scheduled = try RolloutFixture.start(#"{"version": 5, "percent": 5, "startAt": "2026-11-26T00:00:00Z"}"#, at: now, id: 3)
+            .rollout
         let ended = try RolloutFixture.running(at: now).rolledBack(reason: nil, at: now).rollout
         let decoded = try AlertmanagerPayload.decode(
             payload(

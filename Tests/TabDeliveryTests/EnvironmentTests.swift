@@ -50,6 +50,22 @@ import Testing
         #expect(failure { try two.forManaging("Production") }?.status == 404)
     }
 
+    @Test func theQueryWinsOverTheHeaderWhichVaryThenNames() throws {
+        #expect(try two.forReading(query: "staging", header: "production") == (EnvironmentName("staging")!, false))
+        #expect(try two.forReading(query: nil, header: "staging") == (EnvironmentName("staging")!, true))
+        #expect(try two.forReading(query: nil, header: nil) == (.production, true))
+        #expect(try EnvironmentList.default.forReading(query: nil, header: nil) == (.production, false))
+        #expect(failure { try two.forReading(query: nil, header: "qa") } == .unknownEnvironment("qa"))
+    }
+
+    @Test func versionsListTheEnvironmentsThatPointAtThem() {
+        let staging = EnvironmentName("staging")!
+        let pointers = [staging: Pointer(version: 4, etag: "\"v4\""), .production: Pointer(version: 4, etag: "\"v4\"")]
+        #expect(two.pointing(at: 4, pointers) == [staging, .production])
+        #expect(two.pointing(at: 3, pointers).isEmpty)
+        #expect(two.lacking([staging: Pointer(version: 1, etag: "\"v1\"")]) == [.production])
+    }
+
     @Test func environmentNamesAreCheckedOnce() {
         #expect(EnvironmentName("eu-beta_2")?.text == "eu-beta_2")
         #expect(EnvironmentName("") == nil)
@@ -86,14 +102,21 @@ import Testing
     }
 
     @Test func aPublishingWriteMovesThePointerAndCreatesWhenThereWasNone() throws {
-        #expect(try WriteEffect.decide(mode: .publish, precondition: .ifMatch([current.etag]), current: current, rollout: nil, at: now) == .movePointer(creates: false))
-        #expect(try WriteEffect.decide(mode: .publish, precondition: .none, current: nil, rollout: nil, at: now) == .movePointer(creates: true))
-        #expect(failure { try WriteEffect.decide(mode: .publish, precondition: .none, current: current, rollout: nil, at: now) } == .preconditionRequired)
+        #expect(
+            try WriteEffect.decide(mode: .publish, precondition: .ifMatch([current.etag]), current: current, rollout: nil, at: now)
+                == .movePointer(creates: false))
+        #expect(
+            try WriteEffect.decide(mode: .publish, precondition: .none, current: nil, rollout: nil, at: now) == .movePointer(creates: true))
+        #expect(
+            failure { try WriteEffect.decide(mode: .publish, precondition: .none, current: current, rollout: nil, at: now) }
+                == .preconditionRequired)
     }
 
     @Test func aDraftStoresAVersionAndLeavesThePointerEvenDuringARollout() throws {
         let rollout = try RolloutFixture.running(at: now)
-        #expect(try WriteEffect.decide(mode: .draft, precondition: .ifMatch([current.etag]), current: current, rollout: rollout, at: now) == .storeDraft)
+        #expect(
+            try WriteEffect.decide(mode: .draft, precondition: .ifMatch([current.etag]), current: current, rollout: rollout, at: now)
+                == .storeDraft)
         #expect(try WriteEffect.decide(mode: .draft, precondition: .none, current: nil, rollout: nil, at: now) == .storeDraft)
         // A draft is written against what its writer saw: a stale tag is still 412.
         #expect(
@@ -109,6 +132,8 @@ import Testing
         #expect(refused == .conflict(.rolloutInProgress(id: rollout.id, environment: "production")))
         #expect(refused?.status == 409)
         let ended = try rollout.rolledBack(reason: nil, at: now).rollout
-        #expect(try WriteEffect.decide(mode: .publish, precondition: .ifMatch([current.etag]), current: current, rollout: ended, at: now) == .movePointer(creates: false))
+        #expect(
+            try WriteEffect.decide(mode: .publish, precondition: .ifMatch([current.etag]), current: current, rollout: ended, at: now)
+                == .movePointer(creates: false))
     }
 }

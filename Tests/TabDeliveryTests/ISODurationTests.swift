@@ -4,11 +4,12 @@ import Testing
 
 /// The strict ISO 8601 duration reader behind rollout holds.
 @Suite struct ISODurationTests {
-    @Test(arguments: [
-        ("PT10M", 600_000), ("PT30M", 1_800_000), ("PT1H", 3_600_000), ("PT1H30M", 5_400_000), ("P1D", 86_400_000),
-        ("P2W", 1_209_600_000), ("P1DT2H", 93_600_000), ("PT0S", 0), ("PT0.5S", 500), ("PT1,25S", 1_250), ("PT0.5H", 1_800_000),
-        ("PT1.0001S", 1_000), ("P30D", 2_592_000_000), ("PT90M", 5_400_000), ("PT36H", 129_600_000), ("P0D", 0),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("PT10M", 600_000), ("PT30M", 1_800_000), ("PT1H", 3_600_000), ("PT1H30M", 5_400_000), ("P1D", 86_400_000),
+            ("P2W", 1_209_600_000), ("P1DT2H", 93_600_000), ("PT0S", 0), ("PT0.5S", 500), ("PT1,25S", 1_250), ("PT0.5H", 1_800_000),
+            ("PT1.0001S", 1_000), ("P30D", 2_592_000_000), ("PT90M", 5_400_000), ("PT36H", 129_600_000), ("P0D", 0),
+        ] as [(String, Int64)])
     func readsDurationsWithDesignators(text: String, milliseconds: Int64) throws {
         let duration = try ISODuration(text)
         #expect(duration.milliseconds == milliseconds)

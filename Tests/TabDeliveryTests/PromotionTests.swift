@@ -60,7 +60,9 @@ import Testing
             failure { try request.decide(account: "jack", fromPointer: source, context: target(current: old, precondition: .none)) }
                 == .preconditionRequired)
         #expect(
-            failure { try request.decide(account: "jack", fromPointer: source, context: target(current: old, precondition: .ifMatch(["\"v7\""]))) }
+            failure {
+                try request.decide(account: "jack", fromPointer: source, context: target(current: old, precondition: .ifMatch(["\"v7\""])))
+            }
                 == .preconditionFailed(current: "\"v5\""))
         // An account new to production: If-None-Match: * or nothing.
         #expect(

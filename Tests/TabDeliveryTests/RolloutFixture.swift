@@ -5,7 +5,8 @@ enum RolloutFixture {
     static let stable = Pointer(version: 3, etag: "\"v3\"")
     static let production = EnvironmentName.production
     /// The plan of API.md's example: 5 % for 10 minutes, 25 % for 30, 100 % for an hour.
-    static let steps = #"{"version": 5, "steps": [{"percent": 5, "hold": "PT10M"}, {"percent": 25, "hold": "PT30M"}, {"percent": 100, "hold": "PT1H"}]}"#
+    static let steps =
+        #"{"version": 5, "steps": [{"percent": 5, "hold": "PT10M"}, {"percent": 25, "hold": "PT30M"}, {"percent": 100, "hold": "PT1H"}]}"#
 
     static func context(
         at now: Timestamp, id: Int = 1, current: Pointer? = stable, latest: Rollout? = nil,

@@ -13,7 +13,9 @@ import Testing
         let document = rollout.document(at: t0.adding(milliseconds: 11 * 60_000), served: ServedCounts(candidate: 12, stable: 230))
         #expect(
             text(document.json)
-                == #"{"environment":"production","id":1,"nextStepAt":"2026-11-25T16:40:00.000Z","percent":25,"seed":"jack:production:1","# + #""served":{"candidate":12,"stable":230},"stableVersion":3,"startedAt":"2026-11-25T16:00:00.000Z","state":"running","step":1,"# + #""steps":[{"hold":"PT10M","percent":5},{"hold":"PT30M","percent":25},{"hold":"PT1H","percent":100}],"version":5}"#)
+                == #"{"environment":"production","id":1,"nextStepAt":"2026-11-25T16:40:00.000Z","percent":25,"seed":"jack:production:1","#
+                + #""served":{"candidate":12,"stable":230},"stableVersion":3,"startedAt":"2026-11-25T16:00:00.000Z","state":"running","step":1,"#
+                + #""steps":[{"hold":"PT10M","percent":5},{"hold":"PT30M","percent":25},{"hold":"PT1H","percent":100}],"version":5}"#)
     }
 
     @Test func aFixedRolloutHasNoStepsAndARolledBackOneItsReason() throws {

@@ -74,7 +74,8 @@ import Testing
     @Test func reportsEveryProblemAtOnce() {
         let error = failure {
             try RolloutPlan.decode(
-                bytes(#"{"steps": [{"percent": 500, "hold": "PT1M"}, {"percent": 50, "hold": "soon"}], "seed": "", "colour": 1}"#), now: now)
+                bytes(#"{"steps": [{"percent": 500, "hold": "PT1M"}, {"percent": 50, "hold": "soon"}], "seed": "", "colour": 1}"#), now: now
+            )
         }
         #expect(pointers(error) == ["/colour", "", "/steps/0/percent", "/steps/1/hold", "/seed"])
     }

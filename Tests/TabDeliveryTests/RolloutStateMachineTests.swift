@@ -23,7 +23,9 @@ import Testing
 
     @Test func startChecksThePreconditionThenTheStateThenTheVersion() {
         let plan = try! RolloutPlan.decode(bytes(RolloutFixture.steps), now: t0)
-        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> DeliveryError? { failure { try Rollout.start(plan, in: context) } }
+        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> DeliveryError? {
+            failure { try Rollout.start(plan, in: context) }
+        }
         #expect(start(plan, RolloutFixture.context(at: t0, precondition: .none)) == .preconditionRequired)
         #expect(start(plan, RolloutFixture.context(at: t0, precondition: .ifMatch(["\"v2\""]))) == .preconditionFailed(current: "\"v3\""))
         #expect(
@@ -193,7 +195,10 @@ import Testing
             #expect(members.isSubset(of: current), "someone lost the candidate at \(now)")
             members = current
         }
-        for (minute, patch) in [(2, nil), (9, RolloutPatch(paused: true)), (20, RolloutPatch(percent: percent(30))), (25, RolloutPatch(paused: false)), (30, nil), (50, RolloutPatch(percent: percent(60))), (54, nil)] as [(Int64, RolloutPatch?)] {
+        for (minute, patch) in [
+            (2, nil), (9, RolloutPatch(paused: true)), (20, RolloutPatch(percent: percent(30))), (25, RolloutPatch(paused: false)),
+            (30, nil), (50, RolloutPatch(percent: percent(60))), (54, nil),
+        ] as [(Int64, RolloutPatch?)] {
             now = minutes(minute)
             check()
             rollout = try patch.map { try rollout.patched($0, at: now).rollout } ?? rollout.advanced(to: now).rollout
@@ -206,7 +211,8 @@ import Testing
     }
 
     @Test func armsFollowTheBucketAndTheTesters() throws {
-        let rollout = try RolloutFixture.start(#"{"version": 5, "percent": 50, "seed": "fixed-seed", "installs": ["qa-phone"]}"#, at: t0).rollout
+        let rollout = try RolloutFixture.start(#"{"version": 5, "percent": 50, "seed": "fixed-seed", "installs": ["qa-phone"]}"#, at: t0)
+            .rollout
         // Bucket 1095 < 5000: the candidate; a request without an install id: the stable version.
         #expect(rollout.version(for: install("3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77"), at: t0) == 5)
         #expect(rollout.version(for: nil, at: t0) == 3)
@@ -214,7 +220,10 @@ import Testing
         let ids = (0..<10_000).map { install("i\($0)") }
         let share = ids.filter { rollout.arm(for: $0, at: t0) == .candidate }.count
         #expect((4_800...5_200).contains(share))
-        #expect(ids.allSatisfy { rollout.arm(for: $0, at: t0) == (Bucket.of(installID: $0.text, seed: "fixed-seed") < 5_000 ? .candidate : .stable) })
+        #expect(
+            ids.allSatisfy {
+                rollout.arm(for: $0, at: t0) == (Bucket.of(installID: $0.text, seed: "fixed-seed") < 5_000 ? .candidate : .stable)
+            })
     }
 
     @Test func aStepWakesOnlyTheInstallsItMoves() throws {
