@@ -40,6 +40,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Missing: Sendable, Equatable {
         /// The account has no layout in that environment (a promotion's `from`).
         case layout(account: String, environment: String)
+        /// The strings table of that locale has no version in that environment (a promotion's `from`).
+        case stringsTable(locale: String, environment: String)
         /// No rollout runs or ran for the account in that environment.
         case rollout(account: String, environment: String)
     }
@@ -83,6 +85,7 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .preconditionRequired: "the layout exists in that environment: send If-Match with its current ETag"
         case .preconditionFailed(let current): "precondition failed (current ETag \(current ?? "none"))"
         case .notFound(.layout(let account, let environment)): "'\(account)' has no layout in \(environment)"
+        case .notFound(.stringsTable(let locale, let environment)): "there is no '\(locale)' strings table in \(environment)"
         case .notFound(.rollout(let account, let environment)): "'\(account)' has no rollout in \(environment)"
         case .conflict(.rolloutInProgress(let id, let environment)):
             "rollout \(id) is under way in \(environment): complete it or roll it back first (drafts with ?publish=false are fine)"

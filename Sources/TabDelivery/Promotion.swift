@@ -88,4 +88,19 @@ extension PromotionRequest {
         if context.current?.version == source.version { return .unchanged(version: source.version) }
         return .movePointer(version: source.version, creates: context.current == nil)
     }
+
+    /// Decides a promotion of a strings table (at once; strings have no rollouts): `from` must have the table
+    /// (404), then the precondition against `to`'s pointer (428/412).
+    /// - Parameters:
+    ///   - locale: the table's locale, for the 404.
+    ///   - current: `to`'s pointer for the table.
+    /// - Throws: ``DeliveryError``.
+    public func decide(locale: String, fromPointer: Pointer?, current: Pointer?, precondition: Precondition) throws(DeliveryError)
+        -> PromotionOutcome
+    {
+        guard let source = fromPointer else { throw .notFound(.stringsTable(locale: locale, environment: from.text)) }
+        try precondition.check(current: current?.etag)
+        if current?.version == source.version { return .unchanged(version: source.version) }
+        return .movePointer(version: source.version, creates: current == nil)
+    }
 }

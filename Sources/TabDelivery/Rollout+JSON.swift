@@ -98,6 +98,26 @@ extension Rollout {
     }
 }
 
+extension Rollout {
+    /// The history message of one of this rollout's transitions: `rollout 1 of version 5: step 2, 25%`.
+    public func message(for transition: RolloutTransition) -> String {
+        let subject = "rollout \(id) of version \(candidateVersion)"
+        let share = "\(transition.percent)%"
+        let step = transition.step.map { "step \($0 + 1), " } ?? ""
+        switch transition.kind {
+        case .scheduled: return "\(subject): scheduled for \(startAt.rfc3339)"
+        case .started: return "\(subject): started, \(step)\(share)"
+        case .stepped: return "\(subject): \(step)\(share)"
+        case .raised: return "\(subject): raised to \(step)\(share)"
+        case .paused: return "\(subject): paused at \(share)"
+        case .resumed: return "\(subject): resumed at \(share)"
+        case .completed: return "\(subject): completed, version \(candidateVersion) is stable for everyone"
+        case .rolledBack:
+            return "\(subject): rolled back to version \(stableVersion)" + (transition.reason.map { ": \($0)" } ?? "")
+        }
+    }
+}
+
 extension Percent: Encodable {
     /// A whole percent as an integer (`5`), any other as a decimal (`0.5`).
     public func encode(to encoder: any Encoder) throws {

@@ -113,4 +113,19 @@ import Testing
         }
         #expect(pointers(error) == ["/rollout/version"])
     }
+
+    @Test func aStringsTableIsPromotedWithTheSamePreconditions() throws {
+        let request = try decode(#"{"from": "staging"}"#, allowsRollout: false)
+        let source = Pointer(version: 2, etag: "\"s2\"")
+        #expect(
+            try request.decide(locale: "de", fromPointer: source, current: nil, precondition: .none)
+                == .movePointer(version: 2, creates: true))
+        #expect(
+            failure {
+                try request.decide(locale: "de", fromPointer: source, current: Pointer(version: 1, etag: "\"s1\""), precondition: .none)
+            }
+                == .preconditionRequired)
+        let missing = failure { try request.decide(locale: "de", fromPointer: nil, current: nil, precondition: .none) }
+        #expect(missing == .notFound(.stringsTable(locale: "de", environment: "staging")))
+    }
 }

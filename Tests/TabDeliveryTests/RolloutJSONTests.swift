@@ -39,4 +39,35 @@ import Testing
                 #"{"account":"jack","at":"2026-11-25T16:40:00.000Z","author":"clock","environment":"production","percent":100,"rollout":1,"state":"running","version":5}"#,
             ])
     }
+
+    @Test func theStoredRecordReadsBackTheSameRolloutInEveryState() throws {
+        let minute: Int64 = 60_000
+        let running = try RolloutFixture.running(at: t0)
+        let fixed = try RolloutFixture.start(
+            #"{"version": 6, "percent": 12.5, "seed": "s", "installs": ["qa-1", "qa-2"], "startAt": "2026-11-25T18:00:00Z"}"#, at: t0
+        ).rollout
+        let states = [
+            running, running.advanced(to: t0.adding(milliseconds: 15 * minute)).rollout,
+            try running.patched(RolloutPatch(percent: percent(40), paused: true), at: t0.adding(milliseconds: 3 * minute)).rollout,
+            try running.completed(at: t0.adding(milliseconds: minute)).rollout,
+            try running.rolledBack(reason: "TabCrashRate: crash rate above 2%", at: t0.adding(milliseconds: minute)).rollout,
+            try running.rolledBack(reason: nil, at: t0).rollout, fixed,
+        ]
+        for rollout in states {
+            #expect(Rollout(record: rollout.record) == rollout)
+        }
+        #expect(Rollout(record: bytes("{}")) == nil)
+        #expect(Rollout(record: bytes(text(running.record).replacingOccurrences(of: "\"PT10M\"", with: "\"10m\""))) == nil)
+    }
+
+    @Test func everyTransitionHasAHistoryMessage() throws {
+        let rollout = try RolloutFixture.running(at: t0)
+        let change = try rollout.rolledBack(reason: "too many crashes", at: t0.adding(milliseconds: 11 * 60_000))
+        #expect(
+            change.transitions.map { change.rollout.message(for: $0) } == [
+                "rollout 1 of version 5: step 2, 25%", "rollout 1 of version 5: rolled back to version 3: too many crashes",
+            ])
+        let started = try RolloutFixture.start(RolloutFixture.steps, at: t0)
+        #expect(started.rollout.message(for: started.transitions[0]) == "rollout 1 of version 5: started, step 1, 5%")
+    }
 }
