@@ -56,6 +56,9 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case percentDownward(current: Percent, requested: Percent)
         /// A scheduled rollout cannot be paused (roll it back to cancel it, or wait for its start).
         case rolloutNotStarted(id: Int)
+        /// The rollout's last hold has ended but its completion (the pointer's move) is not recorded yet: the pointer
+        /// read is about to change. Record ``Rollout/advanced(to:)`` first (the stepper does within a second).
+        case completionNotRecorded(id: Int)
         /// A rollout needs a stable version to serve the installs outside its share.
         case noStableVersion(account: String, environment: String)
     }
@@ -92,6 +95,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case .conflict(.rolloutEnded(let id, let state)): "rollout \(id) has ended (\(state.rawValue)) and can no longer change"
         case .conflict(.percentDownward(let current, let requested)):
             "the percent only grows during a rollout (it is \(current), \(requested) was asked): installs that got the candidate keep it; roll back instead"
+        case .conflict(.completionNotRecorded(let id)):
+            "rollout \(id) has just completed and the environment's pointer is moving to its candidate: retry in a second"
         case .conflict(.rolloutNotStarted(let id)): "rollout \(id) has not started yet: roll it back to cancel it"
         case .conflict(.noStableVersion(let account, let environment)):
             "'\(account)' has no layout in \(environment) to keep serving outside the rollout: publish or promote one first"

@@ -70,12 +70,14 @@ extension WriteEffect {
     ///   - mode: from `?publish=`.
     ///   - precondition: from `If-Match` / `If-None-Match`.
     ///   - current: the environment's pointer for the account, nil when it has none.
-    ///   - rollout: the environment's latest rollout for the account, if any.
+    ///   - rollout: the environment's latest rollout for the account, if any, as recorded (a completion that is due
+    ///     but unrecorded is a 409: the pointer given is about to move).
     ///   - now: the store's clock.
     /// - Throws: 428, 412, or ``DeliveryError/Conflict/rolloutInProgress(id:environment:)`` (409).
     public static func decide(
         mode: PublishMode, precondition: Precondition, current: Pointer?, rollout: Rollout?, at now: Timestamp
     ) throws(DeliveryError) -> WriteEffect {
+        try rollout?.requireCompletionRecorded(at: now)
         try precondition.check(current: current?.etag)
         if mode == .draft { return .storeDraft }
         if let rollout, rollout.isUnderWay(at: now) {

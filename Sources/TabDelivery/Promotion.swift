@@ -81,6 +81,7 @@ extension PromotionRequest {
         if let rollout {
             return .rollout(try Rollout.start(rollout, candidate: source.version, versionPointer: "/rollout/version", in: context))
         }
+        try context.latest?.requireCompletionRecorded(at: context.now)
         try context.precondition.check(current: context.current?.etag)
         if let latest = context.latest, latest.isUnderWay(at: context.now) {
             throw .conflict(.rolloutInProgress(id: latest.id, environment: to.text))

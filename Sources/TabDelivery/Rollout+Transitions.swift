@@ -52,7 +52,8 @@ public struct RolloutStartContext: Sendable {
     public var id: Int
     /// The environment's pointer for the account: the stable version.
     public var current: Pointer?
-    /// The account's latest rollout in the environment, if any (one may be under way).
+    /// The account's latest rollout in the environment, if any (one may be under way), as recorded; a completion
+    /// due but unrecorded refuses the decision (409), since `current` is about to move.
     public var latest: Rollout?
     public var precondition: Precondition
     public var now: Timestamp
@@ -88,6 +89,7 @@ extension Rollout {
     public static func start(
         _ plan: RolloutPlan, candidate: Int? = nil, versionPointer: String = "/version", in context: RolloutStartContext
     ) throws(DeliveryError) -> RolloutChange {
+        try context.latest?.requireCompletionRecorded(at: context.now)
         try context.precondition.check(current: context.current?.etag)
         guard let stable = context.current else {
             throw .conflict(.noStableVersion(account: context.account, environment: context.environment.text))

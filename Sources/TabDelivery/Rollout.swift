@@ -125,6 +125,13 @@ public struct Rollout: Sendable, Hashable {
         }
     }
 
+    /// Refuses a decision about the environment's pointer while this rollout's completion is due but not recorded:
+    /// the pointer read is stale then (it is about to move to the candidate).
+    /// - Throws: ``DeliveryError/Conflict/completionNotRecorded(id:)`` (409).
+    func requireCompletionRecorded(at now: Timestamp) throws(DeliveryError) {
+        if progress.ending == nil, status(at: now).state == .completed { throw .conflict(.completionNotRecorded(id: id)) }
+    }
+
     /// Which arm an install gets at `now`: testers the candidate while the rollout is under way, an install whose
     /// bucket is below the share's percent the candidate, every other install and a request without an install id
     /// the stable version; everyone the candidate once completed and the stable version once rolled back.

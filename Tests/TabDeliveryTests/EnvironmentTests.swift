@@ -124,6 +124,24 @@ import Testing
                 == .preconditionFailed(current: current.etag))
     }
 
+    @Test func aCompletionDueButUnrecordedHoldsPointerDecisionsBack() throws {
+        let rollout = try RolloutFixture.running(at: now)
+        let later = now.adding(milliseconds: 101 * 60_000)
+        let write = failure {
+            try WriteEffect.decide(mode: .draft, precondition: .ifMatch([current.etag]), current: current, rollout: rollout, at: later)
+        }
+        #expect(write == .conflict(.completionNotRecorded(id: 1)))
+        let plan = try RolloutPlan.decode(bytes(RolloutFixture.steps), now: later)
+        #expect(failure { try Rollout.start(plan, in: RolloutFixture.context(at: later, id: 2, latest: rollout)) }?.status == 409)
+        let recorded = rollout.advanced(to: later)
+        #expect(recorded.pointerMovesTo == 5)
+        let moved = Pointer(version: 5, etag: "\"v5\"")
+        #expect(
+            try WriteEffect.decide(
+                mode: .publish, precondition: .ifMatch([moved.etag]), current: moved, rollout: recorded.rollout, at: later)
+                == .movePointer(creates: false))
+    }
+
     @Test func aPublishingWriteDuringARolloutIs409AndFineAfterIt() throws {
         let rollout = try RolloutFixture.running(at: now)
         let refused = failure {
