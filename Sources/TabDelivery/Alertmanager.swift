@@ -1,5 +1,6 @@
-/// The webhook payload Prometheus Alertmanager sends (`"version": "4"`), as `POST /v1/alerts` takes it: only what
-/// decides a rollback is kept (each alert's status, labels and annotations); every other member is ignored.
+/// The webhook payload Prometheus Alertmanager sends (`"version": "4"`), as `POST /v1/alerts` takes it: what decides
+/// a rollback (each alert's status, labels and annotations) and what names the notification in a log (receiver,
+/// group key, truncated alerts, each alert's fingerprint and start); every other member is ignored.
 ///
 /// ```json
 /// {"version": "4", "groupKey": "{}:{alertname=\"TabCrashRate\"}", "truncatedAlerts": 0, "status": "firing",
@@ -15,25 +16,46 @@ public struct AlertmanagerPayload: Sendable, Hashable {
         public var firing: Bool
         public var labels: [String: String]
         public var annotations: [String: String]
+        /// Alertmanager's identity of the alert (its label set's hash), when sent.
+        public var fingerprint: String?
+        /// When the alert started firing, when sent and readable as RFC 3339.
+        public var startsAt: Timestamp?
 
-        public init(firing: Bool, labels: [String: String], annotations: [String: String] = [:]) {
+        public init(
+            firing: Bool, labels: [String: String], annotations: [String: String] = [:], fingerprint: String? = nil,
+            startsAt: Timestamp? = nil
+        ) {
             self.firing = firing
             self.labels = labels
             self.annotations = annotations
+            self.fingerprint = fingerprint
+            self.startsAt = startsAt
         }
     }
 
     public var alerts: [Alert]
+    /// The receiver of Alertmanager's configuration that sent it.
+    public var receiver: String?
+    /// The group's key (which notification this is, for logs).
+    public var groupKey: String?
+    /// How many alerts Alertmanager left out (`max_alerts`): a firing alert left out orders nothing.
+    public var truncatedAlerts: Int
 
     /// The largest payload taken (Alertmanager's `max_alerts` keeps real ones far below).
     public static let maximumBodyBytes = 1024 * 1024
 
-    public init(alerts: [Alert]) { self.alerts = alerts }
+    public init(alerts: [Alert], receiver: String? = nil, groupKey: String? = nil, truncatedAlerts: Int = 0) {
+        self.alerts = alerts
+        self.receiver = receiver
+        self.groupKey = groupKey
+        self.truncatedAlerts = truncatedAlerts
+    }
 
     /// Reads a webhook body.
     /// - Throws: ``DeliveryError/tooLarge(limit:)`` (413) over ``maximumBodyBytes``; ``DeliveryError/invalidBody(_:)``
     ///   (422) for a body that is not Alertmanager's: not JSON, `version` other than `"4"`, no `alerts` array, an
-    ///   alert without `status` (`firing` or `resolved`) or `labels`, labels or annotations that are not strings.
+    ///   alert without `status` (`firing` or `resolved`) or `labels`, labels or annotations that are not strings, a
+    ///   `receiver`, `groupKey` or `fingerprint` that is not a string, a `truncatedAlerts` that is not a count.
     public static func decode(_ body: [UInt8]) throws(DeliveryError) -> AlertmanagerPayload {
         let object = try BodyReader.object(body, limit: maximumBodyBytes)
         var reader = BodyReader()
@@ -51,8 +73,21 @@ public struct AlertmanagerPayload: Sendable, Hashable {
         case nil: reader.fail("", "\"alerts\" is missing: this is not an Alertmanager webhook payload")
         case let other?: reader.fail("/alerts", "must be an array of alerts, not \(other.kind)")
         }
+        let receiver = optionalString(object["receiver"], at: "/receiver", &reader)
+        let groupKey = optionalString(object["groupKey"], at: "/groupKey", &reader)
+        var truncated = 0
+        switch object["truncatedAlerts"] {
+        case nil: break
+        case .integer(let count) where count >= 0 && count <= Int64(Int32.max): truncated = Int(count)
+        case let other?: reader.fail("/truncatedAlerts", "must be a count of alerts, not \(BodyReader.shown(other))")
+        }
         try reader.finish()
-        return AlertmanagerPayload(alerts: alerts)
+        return AlertmanagerPayload(alerts: alerts, receiver: receiver, groupKey: groupKey, truncatedAlerts: truncated)
+    }
+
+    private static func optionalString(_ value: JSONValue?, at pointer: String, _ reader: inout BodyReader) -> String? {
+        guard let value else { return nil }
+        return reader.string(value, at: pointer, maximumLength: .max)
     }
 
     private static func readAlert(_ value: JSONValue, at base: String, _ reader: inout BodyReader) -> Alert? {
@@ -69,8 +104,11 @@ public struct AlertmanagerPayload: Sendable, Hashable {
         }
         let labels = readStrings(members["labels"], at: BodyReader.pointer(base, "labels"), required: true, &reader)
         let annotations = readStrings(members["annotations"], at: BodyReader.pointer(base, "annotations"), required: false, &reader)
+        let fingerprint = optionalString(members["fingerprint"], at: BodyReader.pointer(base, "fingerprint"), &reader)
+        var startsAt: Timestamp?
+        if case .string(let text) = members["startsAt"] { startsAt = Timestamp.parseRFC3339(text) }
         guard reader.problems.count == before else { return nil }
-        return Alert(firing: firing, labels: labels, annotations: annotations)
+        return Alert(firing: firing, labels: labels, annotations: annotations, fingerprint: fingerprint, startsAt: startsAt)
     }
 
     private static func readStrings(_ value: JSONValue?, at pointer: String, required: Bool, _ reader: inout BodyReader)
@@ -121,7 +159,10 @@ extension AlertmanagerPayload {
             guard alert.firing, let account = alert.labels["account"], !account.isEmpty else { return nil }
             let name = alert.labels["alertname"].flatMap { $0.isEmpty ? nil : $0 }
             let summary = alert.annotations["summary"].flatMap { $0.isEmpty ? nil : $0 }
-            let reason = [name, summary].compactMap { $0 }.joined(separator: ": ")
+            var reason = [name, summary].compactMap { $0 }.joined(separator: ": ")
+            if reason.unicodeScalars.count > RollbackRequest.maximumReasonLength {
+                reason = String(String.UnicodeScalarView(reason.unicodeScalars.prefix(RollbackRequest.maximumReasonLength - 1))) + "…"
+            }
             return RollbackOrder(
                 account: account, environment: alert.labels["environment"], reason: reason.isEmpty ? "alert without a name" : reason)
         }

@@ -35,6 +35,24 @@ import Testing
         #expect(decoded.rollbackOrders == [RollbackOrder(account: "jack", environment: nil, reason: "TabCrashRate: crash rate above 2%")])
     }
 
+    @Test func theNotificationIsNamedForTheLog() throws {
+        let decoded = try AlertmanagerPayload.decode(payload(alert("firing", labels: #""account": "jack""#)))
+        #expect(decoded.receiver == "tabserver")
+        #expect(decoded.groupKey == #"{}:{alertname="TabCrashRate"}"#)
+        #expect(decoded.truncatedAlerts == 0)
+        #expect(decoded.alerts.first?.fingerprint == "1a30ba71cca2921f")
+        #expect(decoded.alerts.first?.startsAt == time("2026-11-25T15:58:30.123Z"))
+    }
+
+    @Test func aLongSummaryIsCutToTheLengthOfAReason() throws {
+        let long = String(repeating: "crash ", count: 400)
+        let decoded = try AlertmanagerPayload.decode(
+            payload(alert("firing", labels: #""alertname": "A", "account": "jack""#, summary: long)))
+        let reason = try #require(decoded.rollbackOrders.first?.reason)
+        #expect(reason.unicodeScalars.count == RollbackRequest.maximumReasonLength)
+        #expect(reason.hasPrefix("A: crash crash") && reason.hasSuffix("…"))
+    }
+
     @Test func resolvedAlertsAndAlertsWithoutAnAccountOrderNothing() throws {
         let decoded = try AlertmanagerPayload.decode(
             payload(
@@ -81,6 +99,9 @@ import Testing
         (#"{"version": "4", "alerts": [{"status": "firing", "labels": {"account": 7}}]}"#, ["/alerts/0/labels/account"]),
         (#"{"version": "4", "alerts": [{"status": "firing", "labels": {}, "annotations": []}]}"#, ["/alerts/0/annotations"]),
         (#"{"version": "4", "alerts": [3]}"#, ["/alerts/0"]),
+        (#"{"version": "4", "alerts": [], "receiver": 5}"#, ["/receiver"]),
+        (#"{"version": "4", "alerts": [], "truncatedAlerts": -1}"#, ["/truncatedAlerts"]),
+        (#"{"version": "4", "alerts": [{"status": "firing", "labels": {}, "fingerprint": 1}]}"#, ["/alerts/0/fingerprint"]),
         ("not json", [""]),
     ])
     func aPayloadThatIsNotAlertmanagersIs422(json: String, expected: [String]) {
