@@ -86,3 +86,41 @@ extension WriteEffect {
         return .movePointer(creates: current == nil)
     }
 }
+
+/// One account's (or one strings table's) pointers across the environments: the per-environment state that
+/// writes, promotions and completed rollouts move. The store keeps them; this value decides and applies a move.
+public struct EnvironmentPointers: Sendable, Hashable {
+    public private(set) var pointers: [EnvironmentName: Pointer]
+
+    public init(_ pointers: [EnvironmentName: Pointer] = [:]) { self.pointers = pointers }
+
+    /// Where `environment` points, nil when it has no version of this account.
+    public subscript(environment: EnvironmentName) -> Pointer? { pointers[environment] }
+
+    /// Decides a layout write in `environment` (see ``WriteEffect/decide(mode:precondition:current:rollout:at:)``).
+    public func write(
+        in environment: EnvironmentName, mode: PublishMode, precondition: Precondition, rollout: Rollout?, at now: Timestamp
+    ) throws(DeliveryError) -> WriteEffect {
+        try WriteEffect.decide(mode: mode, precondition: precondition, current: pointers[environment], rollout: rollout, at: now)
+    }
+
+    /// Decides a promotion of this account (see ``PromotionRequest/decide(account:fromPointer:context:)``).
+    /// - Parameters:
+    ///   - latest: the account's latest rollout in `request.to`.
+    ///   - rolloutID: the id a gradual promotion's rollout gets.
+    public func promote(
+        _ request: PromotionRequest, account: String, precondition: Precondition, latest: Rollout?, rolloutID: Int, at now: Timestamp,
+        availability: @escaping @Sendable (Int) -> VersionAvailability
+    ) throws(DeliveryError) -> PromotionOutcome {
+        let context = RolloutStartContext(
+            account: account, environment: request.to, id: rolloutID, current: pointers[request.to], latest: latest,
+            precondition: precondition, now: now, availability: availability)
+        return try request.decide(account: account, fromPointer: pointers[request.from], context: context)
+    }
+
+    /// Points `environment` at `pointer` (a published write, a promotion, a completed rollout).
+    public mutating func move(_ environment: EnvironmentName, to pointer: Pointer) { pointers[environment] = pointer }
+
+    /// Removes `environment`'s pointer (the account falls back to `default` there).
+    public mutating func remove(_ environment: EnvironmentName) { pointers[environment] = nil }
+}

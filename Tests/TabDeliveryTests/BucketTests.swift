@@ -12,9 +12,10 @@ import Testing
         #expect(Bucket.fnv1a32("foobar".utf8) == 0xbf9c_f968)
     }
 
-    /// GrowthBook's shared SDK test cases (`cases.json`, spec version 0.7.1, the `hash` cases of version 2:
-    /// `[seed, value, 2, expected]`). Version 2 is `(fnv1a32(decimal(fnv1a32(seed + value))) % 10000) / 10000`, so its
-    /// fraction has at most four decimals and times 10,000 it is exactly our bucket (0.0505 → 505, 0.124 → 1240).
+    /// GrowthBook's shared SDK test cases (`cases.json`, spec version 0.7.1, as growthbook-python ships it in `tests/`):
+    /// the `hash` cases of version 2, `[seed, value, 2, expected]`. Version 2 is
+    /// `(fnv1a32(decimal(fnv1a32(seed + value))) % 10000) / 10000`, so its fraction has at most four decimals and
+    /// times 10,000 it is exactly our bucket (0.0505 → 505, 0.124 → 1240).
     @Test(arguments: [
         ("seed", "a", 0.0505), ("seed", "b", 0.2696), ("foo", "ab", 0.2575), ("foo", "def", 0.2019),
         ("89123klj", "8952klfjas09ujkasdf", 0.124), ("90850943850283058242805", "123", 0.7516),
