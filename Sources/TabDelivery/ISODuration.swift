@@ -99,6 +99,7 @@ public struct ISODuration: Sendable, Hashable, CustomStringConvertible {
         }
         var total: Int64 = 0
         for component in components {
+            // Years and months returned above; every other designator that passed the order check is in the table.
             let unit = component.designator == UInt8(ascii: "M") ? 60_000 : millisPerUnit[component.designator]!
             guard let millis = milliseconds(whole: component.whole, fraction: component.fraction, unit: unit) else {
                 return .failure(Problem("it is too long"))

@@ -51,6 +51,8 @@ public struct PromotionRequest: Sendable, Hashable {
             }
         }
         try reader.finish()
+        // A missing or unknown `from`, and a `to` that is unknown or missing after the last environment, each recorded
+        // a problem, and `finish` threw for any.
         return PromotionRequest(from: from!, to: to!, rollout: plan)
     }
 }

@@ -125,6 +125,7 @@ extension Percent: Encodable {
         if basisPoints % 100 == 0 {
             try container.encode(basisPoints / 100)
         } else {
+            // `description` is always digits with one decimal point ("0.5", "12.25"), which Decimal reads.
             try container.encode(Decimal(string: description)!)
         }
     }

@@ -66,6 +66,7 @@ public struct RolloutPlan: Sendable, Hashable {
         var reader = BodyReader()
         let plan = read(object, at: "", versionRequired: true, now: now, &reader)
         try reader.finish()
+        // `read` returns nil only after recording a problem, and `finish` threw for any.
         return plan!
     }
 
