@@ -57,6 +57,8 @@ let package = Package(
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
+        // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
+        .target(name: "TabDelivery", swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore"], swiftSettings: strict),
         // The operators' web console: static files, shipped as this target's resource bundle.
@@ -93,6 +95,7 @@ let package = Package(
         ),
         .testTarget(name: "TabPreviewTests", dependencies: ["TabPreview", "TabLayout"], swiftSettings: strict),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"], swiftSettings: strict),
+        .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery"], swiftSettings: strict),
         .testTarget(name: "HeaderFieldsTests", dependencies: ["HeaderFields"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),

@@ -1,0 +1,43 @@
+/// The opaque id an app makes once and keeps, named by `X-Install-Id` or `?installId=`: at most 128 characters
+/// (Unicode scalars), none of them a control character. It is hashed into a ``Bucket``, never interpreted.
+public struct InstallID: Sendable, Hashable, CustomStringConvertible {
+    /// The longest id accepted, in Unicode scalars.
+    public static let maximumLength = 128
+
+    public let text: String
+
+    /// Checks a header or query value.
+    /// - Returns: nil for an empty value (the request then has no install id and gets the stable version).
+    /// - Throws: ``DeliveryError/invalidInstallID(_:)`` (400) for an id over 128 characters or with a control
+    ///   character.
+    public static func parse(_ value: String) throws(DeliveryError) -> InstallID? {
+        if value.isEmpty { return nil }
+        return try InstallID(value)
+    }
+
+    /// An install id that must be valid (a tester listed in a rollout, or a parsed header).
+    /// - Throws: ``DeliveryError/invalidInstallID(_:)``.
+    public init(_ text: String) throws(DeliveryError) {
+        if let problem = Self.problem(with: text) { throw .invalidInstallID(problem) }
+        self.text = text
+    }
+
+    /// What is wrong with `text` as an install id, or nil.
+    static func problem(with text: String) -> String? {
+        if text.isEmpty { return "an install id is empty" }
+        let length = text.unicodeScalars.count
+        if length > maximumLength {
+            return "an install id has at most \(maximumLength) characters; this one has \(length)"
+        }
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            let code = String(control.value, radix: 16, uppercase: true)
+            return "an install id may not contain control characters (U+\(String(repeating: "0", count: max(0, 4 - code.count)))\(code))"
+        }
+        return nil
+    }
+
+    /// The bucket of this install under a rollout's seed.
+    public func bucket(seed: String) -> Int { Bucket.of(installID: text, seed: seed) }
+
+    public var description: String { text }
+}

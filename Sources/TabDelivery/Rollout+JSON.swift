@@ -1,0 +1,154 @@
+import Foundation
+
+/// Answers per arm since a rollout's start, summed over replicas (counted by the service, not here).
+public struct ServedCounts: Sendable, Hashable, Encodable {
+    public var candidate: Int
+    public var stable: Int
+
+    public init(candidate: Int, stable: Int) {
+        self.candidate = candidate
+        self.stable = stable
+    }
+}
+
+/// The body of `GET …/layout/rollout` as API.md gives it: `{"id", "environment", "version", "stableVersion",
+/// "percent", "steps", "step", "nextStepAt", "state", "seed", "startedAt", "served"}`, plus `"reason"` once rolled
+/// back with one. A fixed-percent rollout has `"steps": []`; `step` and `nextStepAt` are `null` when there is none.
+public struct RolloutDocument: Sendable, Hashable, Encodable {
+    public var id: Int
+    public var environment: String
+    public var version: Int
+    public var stableVersion: Int
+    public var percent: Percent
+    public var steps: [RolloutStep]
+    public var step: Int?
+    /// RFC 3339: when the share changes next by the clock.
+    public var nextStepAt: String?
+    public var state: RolloutState
+    public var seed: String
+    /// RFC 3339: when the share began, or begins for a scheduled rollout.
+    public var startedAt: String
+    public var served: ServedCounts
+    public var reason: String?
+
+    private enum Key: String, CodingKey {
+        case id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(environment, forKey: .environment)
+        try container.encode(version, forKey: .version)
+        try container.encode(stableVersion, forKey: .stableVersion)
+        try container.encode(percent, forKey: .percent)
+        try container.encode(steps, forKey: .steps)
+        try container.encode(step, forKey: .step)
+        try container.encode(nextStepAt, forKey: .nextStepAt)
+        try container.encode(state, forKey: .state)
+        try container.encode(seed, forKey: .seed)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(served, forKey: .served)
+        try container.encodeIfPresent(reason, forKey: .reason)
+    }
+
+    /// The document as JSON, keys sorted.
+    public var json: [UInt8] { DeliveryJSON.encode(self) }
+}
+
+/// The data of an `event: rollout` in `/v1/events`: `{"account", "environment", "rollout", "version", "percent",
+/// "state", "author", "at"}` (`version` is the candidate's).
+public struct RolloutEvent: Sendable, Hashable, Encodable {
+    public var account: String
+    public var environment: String
+    public var rollout: Int
+    public var version: Int
+    public var percent: Percent
+    public var state: RolloutState
+    public var author: String
+    public var at: String
+
+    /// The event as JSON, keys sorted.
+    public var json: [UInt8] { DeliveryJSON.encode(self) }
+}
+
+extension Rollout {
+    /// The document `GET …/layout/rollout` answers at `now`.
+    public func document(at now: Timestamp, served: ServedCounts) -> RolloutDocument {
+        let status = status(at: now)
+        let steps: [RolloutStep]
+        switch schedule {
+        case .steps(let list): steps = list
+        case .fixed: steps = []
+        }
+        var reason: String?
+        if case .rolledBack(_, let why) = progress.ending { reason = why }
+        return RolloutDocument(
+            id: id, environment: environment.text, version: candidateVersion, stableVersion: stableVersion, percent: status.percent,
+            steps: steps, step: status.step, nextStepAt: status.nextChangeAt?.rfc3339, state: status.state, seed: seed,
+            startedAt: startAt.rfc3339, served: served, reason: reason)
+    }
+
+    /// The change-feed event of one of this rollout's transitions.
+    /// - Parameter author: who made the change (the token's name; for the clock's changes, whoever the service names).
+    public func event(for transition: RolloutTransition, author: String) -> RolloutEvent {
+        RolloutEvent(
+            account: account, environment: environment.text, rollout: id, version: candidateVersion, percent: transition.percent,
+            state: transition.state, author: author, at: transition.at.rfc3339)
+    }
+}
+
+extension Rollout {
+    /// The history message of one of this rollout's transitions: `rollout 1 of version 5: step 2, 25%`.
+    public func message(for transition: RolloutTransition) -> String {
+        let subject = "rollout \(id) of version \(candidateVersion)"
+        let share = "\(transition.percent)%"
+        let step = transition.step.map { "step \($0 + 1), " } ?? ""
+        switch transition.kind {
+        case .scheduled: return "\(subject): scheduled for \(startAt.rfc3339)"
+        case .started: return "\(subject): started, \(step)\(share)"
+        case .stepped: return "\(subject): \(step)\(share)"
+        case .raised: return "\(subject): raised to \(step)\(share)"
+        case .paused: return "\(subject): paused at \(share)"
+        case .resumed: return "\(subject): resumed at \(share)"
+        case .completed: return "\(subject): completed, version \(candidateVersion) is stable for everyone"
+        case .rolledBack:
+            return "\(subject): rolled back to version \(stableVersion)" + (transition.reason.map { ": \($0)" } ?? "")
+        }
+    }
+}
+
+extension Percent: Encodable {
+    /// A whole percent as an integer (`5`), any other as a decimal (`0.5`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if basisPoints % 100 == 0 {
+            try container.encode(basisPoints / 100)
+        } else {
+            // `description` is always digits with one decimal point ("0.5", "12.25"), which Decimal reads.
+            try container.encode(Decimal(string: description)!)
+        }
+    }
+}
+
+extension RolloutState: Encodable {}
+
+extension RolloutStep: Encodable {
+    private enum Key: String, CodingKey { case percent, hold }
+
+    /// `{"percent": 5, "hold": "PT10M"}`, the hold as it was written.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(percent, forKey: .percent)
+        try container.encode(hold.text, forKey: .hold)
+    }
+}
+
+enum DeliveryJSON {
+    static func encode(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Safety of try!: every value here is made of strings, integers, decimals and arrays of them.
+        return Array(try! encoder.encode(value))
+    }
+}

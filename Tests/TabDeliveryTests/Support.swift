@@ -1,0 +1,36 @@
+import TabDelivery
+import Testing
+
+/// The error `body` throws, or nil when it returns (an error of another type fails the test).
+func failure<T>(_ body: () throws -> T) -> DeliveryError? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as DeliveryError {
+        return error
+    } catch {
+        Issue.record("expected a DeliveryError, got \(error)")
+        return nil
+    }
+}
+
+/// The JSON Pointers of a 422's problems (empty for any other outcome).
+func pointers(_ error: DeliveryError?) -> [String] {
+    guard case .invalidBody(let problems) = error else { return [] }
+    return problems.map(\.pointer)
+}
+
+/// The messages of a 422's problems, joined.
+func messages(_ error: DeliveryError?) -> String {
+    guard case .invalidBody(let problems) = error else { return "" }
+    return problems.map(\.message).joined(separator: " | ")
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// A time written in RFC 3339 (tests only use valid ones).
+func time(_ text: String) -> Timestamp { Timestamp.parseRFC3339(text)! }
+
+func percent(_ value: Double) -> Percent { Percent(value)! }
+
+func install(_ text: String) -> InstallID { try! InstallID(text) }
