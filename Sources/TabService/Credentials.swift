@@ -104,9 +104,9 @@ func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
 
 extension TabService {
     /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
-    func authenticate(_ request: borrowing HTTPRequest, route: Route) -> Result<String, AuthRefusal> {
+    func authenticate(_ request: borrowing HTTPRequest, label: String) -> Result<String, AuthRefusal> {
         switch credentials.check(
-            request.header("Authorization"), address: clientAddress(request), route: RouteTable.byRoute[route.rawValue].label)
+            request.header("Authorization"), address: clientAddress(request), route: label)
         {
         case .valid(let author): return .success(author)
         case .invalid: return .failure(AuthRefusal(response: unauthorizedResponse))

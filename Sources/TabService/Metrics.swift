@@ -13,7 +13,9 @@ final class Metrics: Sendable {
     static let statuses = [200, 201, 204, 304, 400, 401, 404, 405, 406, 409, 412, 413, 415, 422, 428, 431, 500, 503]
     static let bucketBounds: [Double] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    private let requests: [Counter]  // route × (statuses + other)
+    private let requests: [Counter]  // label × (statuses + other)
+    /// The `route` label of each metrics slot (``RouteTable/labels``: 0 is `unknown`).
+    private let labels: [String]
     private let buckets: [Counter]  // bounds + +Inf
     private let latencyNanos = Counter()
     private let latencyCount = Counter()
@@ -32,14 +34,16 @@ final class Metrics: Sendable {
         replicatedChanges.add()
     }
 
-    init() {
-        requests = (0..<(Route.allCases.count * (Self.statuses.count + 1))).map { _ in Counter() }
+    init(labels: [String] = TabService.routeTable.labels) {
+        self.labels = labels
+        requests = (0..<(labels.count * (Self.statuses.count + 1))).map { _ in Counter() }
         buckets = (0...Self.bucketBounds.count).map { _ in Counter() }
     }
 
-    func record(_ route: Route, status: Int, nanoseconds: UInt64) {
-        let slot = Self.statuses.firstIndex(of: status) ?? Self.statuses.count
-        requests[route.rawValue * (Self.statuses.count + 1) + slot].add()
+    /// Counts an answer in a label's slot (``RouteTable/labels``).
+    func record(slot: Int, status: Int, nanoseconds: UInt64) {
+        let column = Self.statuses.firstIndex(of: status) ?? Self.statuses.count
+        requests[slot * (Self.statuses.count + 1) + column].add()
         let seconds = Double(nanoseconds) / 1e9
         let bucket = Self.bucketBounds.firstIndex { seconds <= $0 } ?? Self.bucketBounds.count
         buckets[bucket].add()
@@ -51,13 +55,11 @@ final class Metrics: Sendable {
     func render(snapshotEntries: Int, budget: VariantBudget) -> String {
         var out = "# HELP tabserver_http_requests_total Requests answered, by route and status.\n"
         out += "# TYPE tabserver_http_requests_total counter\n"
-        for route in Route.allCases {
-            for (slot, counter) in requests[route.rawValue * (Self.statuses.count + 1)..<(route.rawValue + 1) * (Self.statuses.count + 1)]
-                .enumerated()
-            where counter.current > 0 {
-                let status = slot < Self.statuses.count ? String(Self.statuses[slot]) : "other"
-                out +=
-                    "tabserver_http_requests_total{route=\"\(RouteTable.byRoute[route.rawValue].label)\",status=\"\(status)\"} \(counter.current)\n"
+        let width = Self.statuses.count + 1
+        for (index, label) in labels.enumerated() {
+            for (column, counter) in requests[index * width..<(index + 1) * width].enumerated() where counter.current > 0 {
+                let status = column < Self.statuses.count ? String(Self.statuses[column]) : "other"
+                out += "tabserver_http_requests_total{route=\"\(label)\",status=\"\(status)\"} \(counter.current)\n"
             }
         }
         out += "# HELP tabserver_http_request_duration_seconds Time from complete request to queued response.\n"

@@ -1,6 +1,11 @@
-/// The OpenAPI 3.1 description served at `/openapi.yaml` (a test checks it names every route).
+/// The OpenAPI 3.1 description served at `/openapi.yaml`: the shared components below, and `paths` generated from
+/// the route table (each route's operation, its security and 401/429 from its access, HEAD from GET).
 enum OpenAPIDocument {
-    static let yaml = #"""
+    static let yaml = components + "\n" + paths(TabService.routeTable)
+
+    /// Everything but `paths`: info, security schemes, and the parameters, headers, bodies, responses and schemas
+    /// operations refer to.
+    static let components = #"""
         openapi: 3.1.0
         info:
           title: TabServer
@@ -185,408 +190,74 @@ enum OpenAPIDocument {
               content:
                 application/json:
                   schema: {$ref: '#/components/schemas/Written'}
-        paths:
-          /v1/accounts/{account}/tabs:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/clientLocale'
-              - $ref: '#/components/parameters/clientPlatform'
-              - $ref: '#/components/parameters/clientAppVersion'
-              - {name: Accept-Language, in: header, schema: {type: string}}
-              - {name: X-Client-Platform, in: header, schema: {type: string}}
-              - {name: X-App-Version, in: header, schema: {type: string}}
-              - {name: If-None-Match, in: header, schema: {type: string}}
-              - {name: If-Modified-Since, in: header, schema: {type: string}}
-            get:
-              summary: The compiled layout of an account (default's when it has none).
-              responses:
-                '200':
-                  description: The compiled layout.
-                  headers:
-                    ETag: {$ref: '#/components/headers/ETag'}
-                  content:
-                    application/json:
-                      schema: {$ref: '#/components/schemas/CompiledLayout'}
-                    application/x-plist:
-                      schema: {type: string}
-                '304': {description: Not modified (same ETag, no body).}
-                '400': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '406': {$ref: '#/components/responses/Problem'}
-                '503': {$ref: '#/components/responses/Problem'}
-            head:
-              summary: The headers GET would send.
-              responses:
-                '200': {description: Headers only.}
-                '304': {description: Not modified.}
-                '400': {description: Bad account id or client parameters.}
-                '404': {description: No layout.}
-                '406': {description: Not acceptable.}
-                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
-          /v1/accounts/{account}/ApplicationHierarchy.plist:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/clientLocale'
-              - $ref: '#/components/parameters/clientPlatform'
-              - $ref: '#/components/parameters/clientAppVersion'
-            get:
-              summary: Seed 000's ApplicationHierarchy array, localized, as an XML property list.
-              responses:
-                '200':
-                  description: The array.
-                  content:
-                    application/x-plist: {schema: {type: string}}
-                '304': {description: Not modified.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '406': {$ref: '#/components/responses/Problem'}
-                '503': {$ref: '#/components/responses/Problem'}
-            head:
-              summary: The headers GET would send.
-              responses:
-                '200': {description: Headers only.}
-                '304': {description: Not modified.}
-                '400': {description: Bad request.}
-                '404': {description: No layout.}
-                '406': {description: Not acceptable.}
-                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
-          /v1/accounts/{account}/tabs/preview.svg:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/clientLocale'
-              - $ref: '#/components/parameters/clientPlatform'
-              - $ref: '#/components/parameters/clientAppVersion'
-              - {name: selected, in: query, schema: {type: string}}
-            get:
-              summary: The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.
-              responses:
-                '200':
-                  description: The drawing.
-                  content:
-                    image/svg+xml: {schema: {type: string}}
-                '304': {description: Not modified.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '406': {$ref: '#/components/responses/Problem'}
-                '503': {$ref: '#/components/responses/Problem'}
-            head:
-              summary: The headers GET would send.
-              responses:
-                '200': {description: Headers only.}
-                '304': {description: Not modified.}
-                '400': {description: Bad account id or client parameters.}
-                '404': {description: No layout.}
-                '406': {description: Not acceptable.}
-                '503': {description: Busy (held requests or variant builds at their limit); see Retry-After.}
-          /v1/accounts/{account}/tabs/bundle:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - {name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}
-              - $ref: '#/components/parameters/clientPlatform'
-              - $ref: '#/components/parameters/clientAppVersion'
-            get:
-              summary: 'What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.'
-              responses:
-                '200':
-                  description: The bundle.
-                  content:
-                    application/json: {schema: {type: object}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-            head:
-              summary: The headers GET would send.
-              responses:
-                '200': {description: Headers only.}
-                '400': {description: Bad account id or client parameters.}
-                '404': {description: No layout.}
-          /v1/accounts:
-            get:
-              summary: Accounts with a layout of their own, by name.
-              security: [{admin: []}]
-              parameters:
-                - {name: after, in: query, schema: {type: string}}
-                - {name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}
-              responses:
-                '200':
-                  description: One page.
-                  content:
-                    application/json: {schema: {$ref: '#/components/schemas/Accounts'}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-          /v1/accounts/{account}/layout:
-            parameters:
-              - $ref: '#/components/parameters/account'
-            get:
-              summary: The current source, byte for byte as uploaded.
-              security: [{admin: []}]
-              responses:
-                '200':
-                  description: The source as uploaded (any JSON or property list, seed 000's array included).
-                  headers:
-                    ETag: {$ref: '#/components/headers/ETag'}
-                    Layout-Version: {$ref: '#/components/headers/LayoutVersion'}
-                  content:
-                    application/json: {schema: {}}
-                    application/x-plist: {schema: {}}
-                    application/xml: {schema: {}}
-                    text/xml: {schema: {}}
-                    application/octet-stream: {schema: {}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-            put:
-              summary: Store a new version (or, with dryRun=true, only compile it).
-              security: [{admin: []}]
-              parameters:
-                - $ref: '#/components/parameters/ifMatch'
-                - $ref: '#/components/parameters/ifNoneMatchStar'
-                - {name: dryRun, in: query, schema: {type: boolean}}
-                - {name: Change-Message, in: header, schema: {type: string}}
-              requestBody: {$ref: '#/components/requestBodies/Source'}
-              responses:
-                '200': {$ref: '#/components/responses/Written'}
-                '201': {$ref: '#/components/responses/Written'}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '412': {$ref: '#/components/responses/Problem'}
-                '413': {$ref: '#/components/responses/Problem'}
-                '415': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-                '428': {$ref: '#/components/responses/Problem'}
-            patch:
-              summary: JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.
-              security: [{admin: []}]
-              parameters:
-                - $ref: '#/components/parameters/ifMatch'
-              requestBody:
-                required: true
-                content:
-                  application/json-patch+json: {schema: {type: array, items: {type: object}}}
-                  application/merge-patch+json: {schema: {type: object}}
-              responses:
-                '200': {$ref: '#/components/responses/Written'}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '412': {$ref: '#/components/responses/Problem'}
-                '415': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-                '428': {$ref: '#/components/responses/Problem'}
-            delete:
-              summary: Delete the layout (history kept; the account falls back to default).
-              security: [{admin: []}]
-              parameters:
-                - $ref: '#/components/parameters/ifMatch'
-              responses:
-                '204': {description: Deleted.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '409': {$ref: '#/components/responses/Problem'}
-                '412': {$ref: '#/components/responses/Problem'}
-                '428': {$ref: '#/components/responses/Problem'}
-          /v1/accounts/{account}/layout/versions:
-            parameters:
-              - $ref: '#/components/parameters/account'
-            get:
-              summary: Every version, newest first.
-              security: [{admin: []}]
-              responses:
-                '200':
-                  description: The history.
-                  content:
-                    application/json: {schema: {$ref: '#/components/schemas/Versions'}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-          /v1/accounts/{account}/layout/versions/{version}:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/version'
-            get:
-              summary: One version's source.
-              security: [{admin: []}]
-              responses:
-                '200': {description: The source, with its Content-Type, ETag and Layout-Version.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-          /v1/accounts/{account}/layout/versions/{version}/diff:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/version'
-              - {name: against, in: query, schema: {type: integer, minimum: 1}}
-            get:
-              summary: Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.
-              security: [{admin: []}]
-              responses:
-                '200':
-                  description: The changes.
-                  content:
-                    application/json: {schema: {type: object}}
-                    text/plain: {schema: {type: string}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-          /v1/accounts/{account}/layout/versions/{version}/restore:
-            parameters:
-              - $ref: '#/components/parameters/account'
-              - $ref: '#/components/parameters/version'
-            post:
-              summary: A new version whose content is that version's.
-              security: [{admin: []}]
-              parameters:
-                - $ref: '#/components/parameters/ifMatch'
-              responses:
-                '200': {$ref: '#/components/responses/Written'}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-                '412': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-                '428': {$ref: '#/components/responses/Problem'}
-          /v1/validate:
-            post:
-              summary: Compile a source and store nothing.
-              security: [{admin: []}]
-              requestBody: {$ref: '#/components/requestBodies/Source'}
-              responses:
-                '200':
-                  description: The compiled layout (default locale).
-                  content:
-                    application/json: {schema: {$ref: '#/components/schemas/CompiledLayout'}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '413': {$ref: '#/components/responses/Problem'}
-                '415': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-          /v1/preview:
-            post:
-              summary: Draw an unsaved source as tabs/preview.svg would, storing nothing.
-              security: [{admin: []}]
-              requestBody: {$ref: '#/components/requestBodies/Source'}
-              responses:
-                '200':
-                  description: The drawing.
-                  content:
-                    image/svg+xml: {schema: {type: string}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '413': {$ref: '#/components/responses/Problem'}
-                '415': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-          /v1/events:
-            get:
-              summary: Server-sent events, one per stored version; Last-Event-ID resumes.
-              security: [{admin: []}]
-              parameters:
-                - {name: Last-Event-ID, in: header, schema: {type: string}}
-              responses:
-                '200':
-                  description: Events (text/event-stream).
-                  content:
-                    text/event-stream: {schema: {type: string}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-          /console:
-            get:
-              summary: Redirects to /console/.
-              responses:
-                '308': {description: To /console/.}
-          /console/:
-            get:
-              summary: The operators' web console.
-              responses:
-                '200':
-                  description: index.html
-                  content:
-                    text/html: {schema: {type: string}}
-          /console/{file}:
-            parameters:
-              - {name: file, in: path, required: true, schema: {type: string}}
-            get:
-              summary: A file of the web console.
-              responses:
-                '200': {description: The file.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-          /v1/strings/{locale}:
-            parameters:
-              - $ref: '#/components/parameters/locale'
-            get:
-              summary: A global strings table as uploaded.
-              security: [{admin: []}]
-              responses:
-                '200': {description: The table, with its Content-Type and ETag.}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '404': {$ref: '#/components/responses/Problem'}
-            put:
-              summary: Store a new version of a global strings table.
-              security: [{admin: []}]
-              parameters:
-                - $ref: '#/components/parameters/ifMatch'
-                - $ref: '#/components/parameters/ifNoneMatchStar'
-              requestBody:
-                required: true
-                content:
-                  text/plain: {schema: {type: string}}
-                  application/json: {schema: {type: object, additionalProperties: {type: string}}}
-              responses:
-                '200':
-                  description: Updated.
-                  content:
-                    application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
-                '201':
-                  description: Created.
-                  content:
-                    application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
-                '400': {$ref: '#/components/responses/Problem'}
-                '401': {$ref: '#/components/responses/Problem'}
-                '429': {$ref: '#/components/responses/Problem'}
-                '412': {$ref: '#/components/responses/Problem'}
-                '415': {$ref: '#/components/responses/Problem'}
-                '422': {$ref: '#/components/responses/Problem'}
-                '428': {$ref: '#/components/responses/Problem'}
-          /healthz:
-            get:
-              summary: The process is alive.
-              responses:
-                '200': {description: Alive.}
-          /readyz:
-            get:
-              summary: The store answers.
-              responses:
-                '200': {description: Ready.}
-                '503': {$ref: '#/components/responses/Problem'}
-          /metrics:
-            get:
-              summary: Prometheus text format.
-              responses:
-                '200':
-                  description: Metrics.
-                  content:
-                    text/plain: {schema: {type: string}}
-          /openapi.yaml:
-            get:
-              summary: This document.
-              responses:
-                '200':
-                  description: OpenAPI 3.1.
-                  content:
-                    application/yaml: {schema: {type: string}}
         """#
+
+    /// The `paths` object: one entry per template, one operation per route.
+    static func paths(_ table: RouteTable) -> String {
+        var out = "paths:\n"
+        for template in table.templates {
+            out += "  \(template.template):\n"
+            if !template.parameterNames.isEmpty {
+                out += "    parameters:\n"
+                for name in template.parameterNames { out += "      - \(pathParameter(name))\n" }
+            }
+            for (method, index) in template.routes {
+                let route = table.routes[index]
+                out += operation(
+                    route, method: method.token.lowercased(), summary: route.operation.summary, responses: route.operation.responses)
+                if method == .get {
+                    let head = route.operation.responses.map {
+                        (status: $0.status, yaml: "{description: \(quoted(headDescription($0.status)))}")
+                    }
+                    out += operation(route, method: "head", summary: "The headers GET would send.", responses: head, body: false)
+                }
+            }
+        }
+        return out
+    }
+
+    private static func operation(
+        _ route: Route, method: String, summary: String, responses: [(status: Int, yaml: String)], body: Bool = true
+    ) -> String {
+        var out = "    \(method):\n      summary: \(quoted(summary))\n"
+        var answers = responses
+        if route.access == .admin {
+            out += "      security: [{admin: []}]\n"
+            answers += [(401, APIOperation.problem), (429, APIOperation.problem)]
+        }
+        if !route.operation.parameters.isEmpty {
+            out += "      parameters:\n" + route.operation.parameters.map { "        - \($0)\n" }.joined()
+        }
+        if body, let requestBody = route.operation.requestBody { out += member("requestBody", requestBody, indent: 6) }
+        out += "      responses:\n"
+        for (status, yaml) in answers.sorted(by: { $0.status < $1.status }) { out += member("'\(status)'", yaml, indent: 8) }
+        return out
+    }
+
+    /// `key: value` for a one-line value, or `key:` and the value's lines indented under it.
+    private static func member(_ key: String, _ value: String, indent: Int) -> String {
+        let pad = String(repeating: " ", count: indent)
+        guard value.contains("\n") else { return "\(pad)\(key): \(value)\n" }
+        return "\(pad)\(key):\n" + value.split(separator: "\n").map { "\(pad)  \($0)\n" }.joined()
+    }
+
+    /// A path parameter of a template: the shared component where there is one.
+    private static func pathParameter(_ name: String) -> String {
+        ["account", "version", "locale"].contains(name)
+            ? "$ref: '#/components/parameters/\(name)'" : "{name: \(name), in: path, required: true, schema: {type: string}}"
+    }
+
+    private static func headDescription(_ status: Int) -> String {
+        switch status {
+        case 200: "Headers only."
+        case 304: "Not modified."
+        case 404: "Not found."
+        case 406: "Not acceptable."
+        case 503: "Busy; see Retry-After."
+        default: "Status \(status), without a body."
+        }
+    }
+
+    /// A YAML single-quoted scalar.
+    private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
 }

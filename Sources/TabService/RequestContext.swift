@@ -31,11 +31,11 @@ struct RequestContext: Sendable {
     let path: String
     let isWrite: Bool
 
-    init(_ request: borrowing HTTPRequest, route: Route, requestIDs: RequestIDs) {
+    init(_ request: borrowing HTTPRequest, route: Route?, requestIDs: RequestIDs) {
         let given = request.header("Request-Id") ?? request.header("X-Request-Id")
         id = given.flatMap { RequestIDs.acceptable($0) ? $0 : nil } ?? requestIDs.next()
         method = request.method.token
         path = request.path
-        isWrite = [.put, .patch, .delete, .post].contains(request.method) && route != .validate && route != .previewSource
+        isWrite = route?.changesState ?? false
     }
 }

@@ -4,63 +4,105 @@ import TabLayout
 import TabStore
 
 extension TabService {
-    /// `/v1/accounts/{account}/layout…`: the token and method were checked by the route table; writes run deferred.
-    func management(
-        _ request: borrowing HTTPRequest, route: Route, account: String, versionText: String?, author: String
-    ) -> HTTPReply {
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        var parsed: Int?
-        if let versionText {
-            guard let n = Int(versionText), n >= 1 else {
-                return .response(Problem.badRequest("a version number is an integer ≥ 1, not '\(versionText)'").response)
-            }
-            parsed = n
+    /// The account a layout route names and, on version routes, the version number; a 400 when either is malformed.
+    /// The token and the method were checked by the route table before any handler runs.
+    func layoutAddress(_ match: RouteMatch) -> Result<(account: String, version: Int?), ProblemError> {
+        let account = match["account"]
+        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
+        guard match.names.contains("version") else { return .success((account, nil)) }
+        let text = match["version"]
+        guard let number = Int(text), number >= 1 else {
+            return .failure(ProblemError(Problem.badRequest("a version number is an integer ≥ 1, not '\(text)'")))
         }
-        let number = parsed
+        return .success((account, number))
+    }
+
+    /// Runs `body` with the route's checked address, or answers its problem.
+    func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
+        switch layoutAddress(match) {
+        case .success(let address): body(address.account, address.version)
+        case .failure(let problem): .response(problem.response)
+        }
+    }
+
+    /// `GET …/layout`, `GET …/layout/versions/{version}`: the source as uploaded.
+    func readLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        withLayoutAddress(match) { account, number in .deferred { await self.readLayout(account: account, number: number) } }
+    }
+
+    /// `PUT …/layout`: a new version (or, with `?dryRun=true`, only its compilation).
+    func putLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let address: (account: String, version: Int?)
+        switch layoutAddress(match) {
+        case .success(let checked): address = checked
+        case .failure(let problem): return .response(problem.response)
+        }
+        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
+        let upload = LayoutUpload(
+            account: address.account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
+            precondition: writePrecondition(request), author: match.author, message: request.header("Change-Message"),
+            dryRun: request.query("dryRun") == "true", restoredFrom: nil)
+        return .deferred { await self.write(upload) }
+    }
+
+    /// `PATCH …/layout`: JSON Patch or JSON Merge Patch on the JSON form of the source.
+    func patchLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let address: (account: String, version: Int?)
+        switch layoutAddress(match) {
+        case .success(let checked): address = checked
+        case .failure(let problem): return .response(problem.response)
+        }
+        let kind = mediaType(request.header("Content-Type") ?? "")
+        guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
+            return .response(
+                Problem(
+                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                    detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
+                    headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
+                ).response)
+        }
+        let body = request.body
         let precondition = writePrecondition(request)
-        switch (route, request.method) {
-        case (.layout, .get), (.layout, .head):
-            return .deferred { await self.readLayout(account: account, number: nil) }
-        case (.layout, .put):
-            guard let format = uploadFormat(request) else { return unsupportedMediaType() }
-            let upload = LayoutUpload(
-                account: account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
-                precondition: precondition, author: author, message: request.header("Change-Message"),
-                dryRun: request.query("dryRun") == "true", restoredFrom: nil)
-            return .deferred { await self.write(upload) }
-        case (.layout, .patch):
-            let kind = mediaType(request.header("Content-Type") ?? "")
-            guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
-                return .response(
-                    Problem(
-                        status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                        detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
-                        headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
-                    ).response)
-            }
-            let body = request.body
-            return .deferred {
-                await self.patch(
-                    account: account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
-                    author: author)
-            }
-        case (.layout, _):
-            return .deferred { await self.deleteLayout(account: account, precondition: precondition, author: author) }
-        case (.versions, _):
-            let page: VersionPage
-            switch VersionPage.parse(before: request.query("before"), limit: request.query("limit")) {
-            case .success(let parsed): page = parsed
-            case .failure(let problem): return .response(problem.response)
-            }
-            return .deferred { await self.listVersions(account: account, page: page) }
-        case (.version, _):
-            return .deferred { await self.readLayout(account: account, number: number) }
-        case (.versionDiff, _):
-            let against = request.query("against")
-            let plain = Negotiation.prefersPlainText(request.header("Accept"))
-            return .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
-        default:
-            return .deferred { await self.restore(account: account, number: number ?? 0, precondition: precondition, author: author) }
+        let author = match.author
+        return .deferred {
+            await self.patch(
+                account: address.account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
+                author: author)
+        }
+    }
+
+    /// `DELETE …/layout`: a deletion record (the history stays).
+    func deleteLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let precondition = writePrecondition(request)
+        return withLayoutAddress(match) { account, _ in
+            .deferred { await self.deleteLayout(account: account, precondition: precondition, author: match.author) }
+        }
+    }
+
+    /// `GET …/layout/versions`: one page of the history.
+    func versionsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let page: VersionPage
+        switch VersionPage.parse(before: request.query("before"), limit: request.query("limit")) {
+        case .success(let parsed): page = parsed
+        case .failure(let problem): return .response(problem.response)
+        }
+        return withLayoutAddress(match) { account, _ in .deferred { await self.listVersions(account: account, page: page) } }
+    }
+
+    /// `GET …/layout/versions/{version}/diff`: tab-level changes from `against` (default n−1) to n.
+    func diffRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let against = request.query("against")
+        let plain = Negotiation.prefersPlainText(request.header("Accept"))
+        return withLayoutAddress(match) { account, number in
+            .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
+        }
+    }
+
+    /// `POST …/layout/versions/{version}/restore`: a new version with that version's content.
+    func restoreRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let precondition = writePrecondition(request)
+        return withLayoutAddress(match) { account, number in
+            .deferred { await self.restore(account: account, number: number ?? 0, precondition: precondition, author: match.author) }
         }
     }
 
@@ -376,19 +418,26 @@ extension TabService {
 
     // MARK: Strings tables
 
-    func strings(_ request: borrowing HTTPRequest, locale: String, author: String) -> HTTPReply {
-        guard isValidLocale(locale) else {
-            return .response(Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA").response)
+    /// `GET /v1/strings/{locale}`: the table as uploaded.
+    func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        guard let record = snapshot.stringsRecords[locale] else {
+            return .response(Problem.notFound("there is no strings table for \(locale)").response)
         }
-        if request.method != .put {
-            guard let record = snapshot.stringsRecords[locale] else {
-                return .response(Problem.notFound("there is no strings table for \(locale)").response)
-            }
-            return .response(
-                HTTPResponse(
-                    status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)],
-                    body: record.source))
-        }
+        return .response(
+            HTTPResponse(
+                status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)],
+                body: record.source))
+    }
+
+    static func badLocale(_ locale: String) -> Problem { Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA") }
+
+    /// `PUT /v1/strings/{locale}`: a new version of a global strings table.
+    func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        let author = match.author
+        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
         let kind = mediaType(request.header("Content-Type") ?? "")
         guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
             return .response(

@@ -98,7 +98,7 @@ public final class TabService: HTTPHandler {
     /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
     public func admit(_ request: borrowing HTTPRequest) -> Admission {
         guard let refusal = refusalBeforeBody(request) else { return .proceed }
-        metrics.record(.unknown, status: refusal.status, nanoseconds: 0)
+        metrics.record(slot: 0, status: refusal.status, nanoseconds: 0)
         return .refuse(refusal)
     }
 
@@ -108,16 +108,16 @@ public final class TabService: HTTPHandler {
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
-        let (route, reply) = self.route(request)
+        let (slot, route, reply) = self.dispatch(request)
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
-            metrics.record(route, status: prepared.status, nanoseconds: nanoseconds() &- started)
+            metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
             return reply
         case .response(var response):
             let context = RequestContext(request, route: route, requestIDs: requestIDs)
             finish(&response, route: route, id: context.id)
-            metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
+            metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
             log(context, response)
             return .response(response)
         case .deferred(let work):
@@ -126,7 +126,7 @@ public final class TabService: HTTPHandler {
             return .deferred {
                 var response = await work()
                 self.finish(&response, route: route, id: context.id)
-                metrics.record(route, status: response.status, nanoseconds: nanoseconds() &- started)
+                metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)
                 return response
             }
@@ -135,14 +135,12 @@ public final class TabService: HTTPHandler {
 
     /// Adds the request id, and to client-plane errors the `Cache-Control` that keeps shared caches from
     /// holding them (a 404 cached after the account gets a layout would hide it).
-    private func finish(_ response: inout HTTPResponse, route: Route, id: String) {
+    private func finish(_ response: inout HTTPResponse, route: Route?, id: String) {
         // A representation is the same bytes however it was reached (cached, built for this request, or after a
         // long-poll): no per-request header on the client plane's 2xx and 304.
-        let representation = [.tabs, .hierarchy, .preview].contains(route) && response.status < 400
+        let representation = (route?.isRepresentation ?? false) && response.status < 400
         if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
-        if response.status >= 400, RouteTable.byRoute[route.rawValue].access == .open,
-            !response.headers.contains(where: { $0.name == "Cache-Control" })
-        {
+        if response.status >= 400, route?.access ?? .open == .open, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
             response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
         }
     }
@@ -168,14 +166,14 @@ public final class TabService: HTTPHandler {
         var response: HTTPResponse
         switch violation {
         case .headerBlockTooLarge(let limit):
-            metrics.record(.unknown, status: 431, nanoseconds: 0)
+            metrics.record(slot: 0, status: 431, nanoseconds: 0)
             response =
                 Problem(
                     status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
                     detail: "the request line and header fields exceed \(limit) bytes"
                 ).response
         case .bodyTooLarge(let limit):
-            metrics.record(.unknown, status: 413, nanoseconds: 0)
+            metrics.record(slot: 0, status: 413, nanoseconds: 0)
             response =
                 Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
                 .response
@@ -187,83 +185,62 @@ public final class TabService: HTTPHandler {
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
     func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? {
-        guard let (declaration, _) = RouteTable.match(request.pathBytes) else {
-            var response = notFound(request)
-            finish(&response, route: .unknown, id: requestIDs.next())
-            return response
-        }
         var refusal: HTTPResponse?
-        if case .refuse(let response) = check(declaration, request) {
+        var route: Route?
+        switch check(request) {
+        case .refuse(_, let response):
             refusal = response
-        } else if !declaration.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
-            refusal = Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+        case .proceed(_, let matched, _):
+            route = matched.route
+            if !matched.route.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
+                refusal =
+                    Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+            }
         }
         guard var response = refusal else { return nil }
-        finish(&response, route: declaration.route, id: requestIDs.next())
+        finish(&response, route: route, id: requestIDs.next())
         return response
     }
 
-    private enum Check {
-        case refuse(HTTPResponse)
-        /// Allowed; the author behind the token on admin routes.
-        case proceed(author: String?)
+    /// A matched route and its parameters.
+    struct Matched {
+        let route: Route
+        let match: RouteMatch
     }
 
-    /// Admin routes check the token first (a route's methods are not disclosed without one), then the method.
-    private func check(_ declaration: RouteDeclaration, _ request: borrowing HTTPRequest) -> Check {
-        var author: String?
-        if declaration.access == .admin {
-            switch authenticate(request, route: declaration.route) {
+    private enum Check {
+        /// Refused, counted in metrics slot `slot`.
+        case refuse(slot: Int, HTTPResponse)
+        case proceed(slot: Int, Matched, template: Int)
+    }
+
+    /// The route table's match, then its checks: admin routes check the token first (a route's methods are not
+    /// disclosed without one), then the method.
+    private func check(_ request: borrowing HTTPRequest) -> Check {
+        let table = Self.routeTable
+        guard let (index, first, second) = table.match(request.pathBytes) else {
+            return .refuse(slot: 0, Problem.notFound("no resource at \(request.path)").response)
+        }
+        let template = table.templates[index]
+        var author = ""
+        if template.access == .admin {
+            switch authenticate(request, label: template.label) {
             case .success(let name): author = name
-            case .failure(let refusal): return .refuse(refusal.response)
+            case .failure(let refusal): return .refuse(slot: template.slot, refusal.response)
             }
         }
-        guard declaration.allows(request.method) else { return .refuse(Problem.methodNotAllowed(declaration.allow).response) }
-        return .proceed(author: author)
-    }
-
-    private func notFound(_ request: borrowing HTTPRequest) -> HTTPResponse {
-        Problem.notFound("no resource at \(request.path)").response
+        guard let route = table.route(request.method, onTemplate: index) else {
+            return .refuse(slot: template.slot, Problem.methodNotAllowed(template.allow).response)
+        }
+        let match = RouteMatch(names: template.parameterNames, first: first, second: second, author: author)
+        return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
     }
 
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func route(_ request: borrowing HTTPRequest) -> (Route, HTTPReply) {
-        guard let (declaration, parameters) = RouteTable.match(request.pathBytes) else {
-            return (.unknown, .response(notFound(request)))
-        }
-        let route = declaration.route
-        let author: String
-        switch check(declaration, request) {
-        case .refuse(let response): return (route, .response(response))
-        case .proceed(let name): author = name ?? ""
-        }
-        let name = parameters.name ?? ""
-        switch route {
-        case .tabs: return (route, serveTabs(request, account: name, format: nil))
-        case .hierarchy: return (route, serveTabs(request, account: name, format: .legacyPlist))
-        case .preview: return (route, servePreview(request, account: name))
-        case .bundle: return (route, serveBundle(request, account: name))
-        case .layout, .versions, .version, .versionDiff, .restore:
-            return (route, management(request, route: route, account: name, versionText: parameters.version, author: author))
-        case .accounts: return (route, listAccounts(request))
-        case .validate: return (route, validate(request))
-        case .previewSource: return (route, previewSource(request))
-        case .events: return (route, eventStream(request))
-        case .strings: return (route, strings(request, locale: name, author: author))
-        case .healthz: return (route, .response(json(200, ["status": .string("ok")])))
-        case .readyz: return (route, readiness())
-        case .metrics: return (route, .response(metricsText()))
-        case .openapi:
-            return (
-                route,
-                .response(
-                    HTTPResponse(
-                        status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8)))
-            )
-        case .consoleRedirect:
-            return (route, .response(HTTPResponse(status: 308, headers: [HTTPHeader("Location", "/console/")])))
-        case .console: return (route, console.reply(file: parameters.name ?? "index.html"))
-        case .unknown: return (route, .response(notFound(request)))
+    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply) {
+        switch check(request) {
+        case .refuse(let slot, let response): return (slot, nil, .response(response))
+        case .proceed(let slot, let matched, _): return (slot, matched.route, matched.route.handler(self, request, matched.match))
         }
     }
 }

@@ -171,15 +171,24 @@ import Testing
         #expect(openapi.text.hasPrefix("openapi: 3.1"))
     }
 
-    /// Every route of the route table appears in the OpenAPI description it serves, with each of its methods.
-    @Test func openAPINamesEveryRouteOfTheTable() async throws {
+    /// The OpenAPI description is generated from the route table: every template once, each route's method under it,
+    /// HEAD beside each GET, and on admin routes the security requirement and the 401 and 429 answers.
+    @Test func openAPIIsTheRouteTable() async throws {
         let yaml = OpenAPIDocument.yaml
-        for declaration in RouteTable.all {
-            let start = try #require(yaml.range(of: "\n  " + declaration.template + ":\n"), "openapi.yaml lacks \(declaration.template)")
+        let table = TabService.routeTable
+        for template in table.templates {
+            let header = "\n  " + template.template + ":\n"
+            #expect(yaml.components(separatedBy: header).count == 2, "\(template.template) appears once")
+            let start = try #require(yaml.range(of: header))
             let rest = yaml[start.upperBound...]
             let section = rest[..<(rest.range(of: "\n  /")?.lowerBound ?? rest.endIndex)]
-            for method in declaration.methods {
-                #expect(section.contains("    " + method.token.lowercased() + ":"), "\(declaration.template) lacks \(method.token)")
+            for (method, index) in template.routes {
+                let operation = "    " + method.token.lowercased() + ":\n"
+                #expect(section.contains(operation), "\(template.template) lacks \(method.token)")
+                if method == .get { #expect(section.contains("    head:\n"), "\(template.template) lacks HEAD") }
+                if table.routes[index].access == .admin {
+                    #expect(section.contains("security: [{admin: []}]") && section.contains("'401':") && section.contains("'429':"))
+                }
             }
         }
     }

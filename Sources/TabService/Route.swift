@@ -1,0 +1,87 @@
+import MicroHTTPD
+
+/// Who may call a route.
+enum Access: Sendable {
+    /// Anyone (mobile clients, probes).
+    case open
+    /// `Authorization: Bearer <admin token>`.
+    case admin
+}
+
+/// One route: a method on a path template (OpenAPI's syntax), who may call it, its metrics label, its OpenAPI
+/// operation and its handler. The route table is a list of these; dispatch, 404/405 with `Allow`, HEAD, the token
+/// check made before a body is read, metrics and `openapi.yaml` are all read off that list.
+struct Route: Sendable {
+    /// Runs a matched request. HEAD runs the GET route's handler (the server sends no body).
+    typealias Handler = @Sendable (TabService, borrowing HTTPRequest, RouteMatch) -> HTTPReply
+
+    let method: HTTPMethod
+    let template: String
+    let access: Access
+    /// The `route` label of `tabserver_http_requests_total` (routes on one template share it).
+    let label: String
+    /// Answers are representations: the same bytes however they were reached (cached, built for this request, or
+    /// after a long-poll), so 2xx and 304 carry no per-request header.
+    let isRepresentation: Bool
+    /// A request that changes what the service serves (logged as a committed change).
+    let changesState: Bool
+    let operation: APIOperation
+    let handler: Handler
+
+    init(
+        _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
+        changesState: Bool? = nil, _ operation: APIOperation, handler: @escaping Handler
+    ) {
+        self.method = method
+        self.template = template
+        self.access = access
+        self.label = label
+        self.isRepresentation = representation
+        self.changesState = changesState ?? [.put, .patch, .delete, .post].contains(method)
+        self.operation = operation
+        self.handler = handler
+    }
+
+    /// Whether the request's body is read (only for operations that declare one); other requests' bodies are refused.
+    var takesBody: Bool { operation.requestBody != nil }
+}
+
+/// What a handler gets besides the request: the path's `{…}` parameters, and who called.
+struct RouteMatch: Sendable {
+    /// The template's parameter names, in order.
+    let names: [String]
+    /// Their values as sent (percent-decoded); no template has more than two.
+    let first: String?
+    let second: String?
+    /// The name behind the admin token ("" on open routes): the author of a change.
+    let author: String
+
+    /// The value of the parameter `{name}`, "" when the template has none of that name.
+    subscript(_ name: String) -> String {
+        if names.first == name { return first ?? "" }
+        if names.count > 1, names[1] == name { return second ?? "" }
+        return ""
+    }
+}
+
+/// A route's OpenAPI operation, written once beside its handler. Fragments are YAML in flow style (one line each)
+/// or block style (several lines, indented relative to their key); security, 401/429 and HEAD come from the route.
+struct APIOperation: Sendable {
+    var summary: String
+    /// `parameters` entries: `$ref: '#/components/parameters/ifMatch'` or `{name: dryRun, in: query, …}`.
+    var parameters: [String] = []
+    /// The `requestBody` value, nil for operations without a body.
+    var requestBody: String?
+    /// Status code → the response's YAML value.
+    var responses: [(status: Int, yaml: String)]
+
+    init(_ summary: String, parameters: [String] = [], requestBody: String? = nil, responses: [(Int, String)]) {
+        self.summary = summary
+        self.parameters = parameters
+        self.requestBody = requestBody
+        self.responses = responses.map { (status: $0.0, yaml: $0.1) }
+    }
+
+    /// The component every error answer refers to.
+    static let problem = "{$ref: '#/components/responses/Problem'}"
+}

@@ -1,0 +1,246 @@
+import MicroHTTPD
+
+/// The management plane: layouts and their history, strings tables, validation, previews and the change feed,
+/// behind the admin token.
+extension TabService {
+    static let ifMatch = "$ref: '#/components/parameters/ifMatch'"
+    static let ifNoneMatchStar = "$ref: '#/components/parameters/ifNoneMatchStar'"
+    static let written = "{$ref: '#/components/responses/Written'}"
+    static let sourceBody = "{$ref: '#/components/requestBodies/Source'}"
+
+    static let layoutRoutes: [Route] = [
+        Route(
+            .get, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            APIOperation(
+                "The current source, byte for byte as uploaded.",
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The source as uploaded (any JSON or property list, seed 000's array included).
+                        headers:
+                          ETag: {$ref: '#/components/headers/ETag'}
+                          Layout-Version: {$ref: '#/components/headers/LayoutVersion'}
+                        content:
+                          application/json: {schema: {}}
+                          application/x-plist: {schema: {}}
+                          application/xml: {schema: {}}
+                          text/xml: {schema: {}}
+                          application/octet-stream: {schema: {}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.readLayoutRoute(request, match) },
+        Route(
+            .put, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            APIOperation(
+                "Store a new version (or, with dryRun=true, only compile it).",
+                parameters: [
+                    ifMatch, ifNoneMatchStar, "{name: dryRun, in: query, schema: {type: boolean}}",
+                    "{name: Change-Message, in: header, schema: {type: string}}",
+                ],
+                requestBody: sourceBody,
+                responses: [
+                    (200, written), (201, written), (400, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem),
+                    (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.putLayoutRoute(request, match) },
+        Route(
+            .patch, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            APIOperation(
+                "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.", parameters: [ifMatch],
+                requestBody: """
+                    required: true
+                    content:
+                      application/json-patch+json: {schema: {type: array, items: {type: object}}}
+                      application/merge-patch+json: {schema: {type: object}}
+                    """,
+                responses: [
+                    (200, written), (400, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
+                    (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.patchLayoutRoute(request, match) },
+        Route(
+            .delete, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            APIOperation(
+                "Delete the layout (history kept; the account falls back to default).", parameters: [ifMatch],
+                responses: [
+                    (204, "{description: Deleted.}"), (400, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (412, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.deleteLayoutRoute(request, match) },
+        Route(
+            .get, "/v1/accounts/{account}/layout/versions", .admin, label: "layout_versions",
+            APIOperation(
+                "Every version, newest first.",
+                parameters: [
+                    "{name: before, in: query, schema: {type: integer, minimum: 1}}",
+                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The history.
+                        content:
+                          application/json: {schema: {$ref: '#/components/schemas/Versions'}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.versionsRoute(request, match) },
+        Route(
+            .get, "/v1/accounts/{account}/layout/versions/{version}", .admin, label: "layout_version",
+            APIOperation(
+                "One version's source.",
+                responses: [
+                    (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}"), (400, APIOperation.problem),
+                    (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.readLayoutRoute(request, match) },
+        Route(
+            .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .admin, label: "layout_diff",
+            APIOperation(
+                "Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.",
+                parameters: ["{name: against, in: query, schema: {type: integer, minimum: 1}}"],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The changes.
+                        content:
+                          application/json: {schema: {type: object}}
+                          text/plain: {schema: {type: string}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.diffRoute(request, match) },
+        Route(
+            .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .admin, label: "layout_restore",
+            APIOperation(
+                "A new version whose content is that version's.", parameters: [ifMatch],
+                responses: [
+                    (200, written), (400, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
+                    (422, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.restoreRoute(request, match) },
+    ]
+
+    static let managementRoutes: [Route] =
+        layoutRoutes + [
+            Route(
+                .get, "/v1/accounts", .admin, label: "accounts",
+                APIOperation(
+                    "Accounts with a layout of their own, by name.",
+                    parameters: [
+                        "{name: after, in: query, schema: {type: string}}",
+                        "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
+                    ],
+                    responses: [
+                        (
+                            200,
+                            """
+                            description: One page.
+                            content:
+                              application/json: {schema: {$ref: '#/components/schemas/Accounts'}}
+                            """
+                        ),
+                        (400, APIOperation.problem),
+                    ])
+            ) { service, request, _ in service.listAccounts(request) },
+            Route(
+                .post, "/v1/validate", .admin, label: "validate", changesState: false,
+                APIOperation(
+                    "Compile a source and store nothing.", requestBody: sourceBody,
+                    responses: [
+                        (
+                            200,
+                            """
+                            description: The compiled layout (default locale).
+                            content:
+                              application/json: {schema: {$ref: '#/components/schemas/CompiledLayout'}}
+                            """
+                        ),
+                        (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                    ])
+            ) { service, request, _ in service.validate(request) },
+            Route(
+                .post, "/v1/preview", .admin, label: "preview_source", changesState: false,
+                APIOperation(
+                    "Draw an unsaved source as tabs/preview.svg would, storing nothing.", requestBody: sourceBody,
+                    responses: [
+                        (
+                            200,
+                            """
+                            description: The drawing.
+                            content:
+                              image/svg+xml: {schema: {type: string}}
+                            """
+                        ),
+                        (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                    ])
+            ) { service, request, _ in service.previewSource(request) },
+            Route(
+                .get, "/v1/events", .admin, label: "events",
+                APIOperation(
+                    "Server-sent events, one per stored version; Last-Event-ID resumes.",
+                    parameters: [
+                        "{name: Last-Event-ID, in: header, schema: {type: string}}",
+                        "{name: lastEventId, in: query, schema: {type: string}}",
+                    ],
+                    responses: [
+                        (
+                            200,
+                            """
+                            description: Events (text/event-stream).
+                            content:
+                              text/event-stream: {schema: {type: string}}
+                            """
+                        ),
+                        (400, APIOperation.problem),
+                    ])
+            ) { service, request, _ in service.eventStream(request) },
+            Route(
+                .get, "/v1/strings/{locale}", .admin, label: "strings",
+                APIOperation(
+                    "A global strings table as uploaded.",
+                    responses: [
+                        (200, "{description: 'The table, with its Content-Type and ETag.'}"), (400, APIOperation.problem),
+                        (404, APIOperation.problem),
+                    ])
+            ) { service, request, match in service.readStringsRoute(request, match) },
+            Route(
+                .put, "/v1/strings/{locale}", .admin, label: "strings",
+                APIOperation(
+                    "Store a new version of a global strings table.", parameters: [ifMatch, ifNoneMatchStar],
+                    requestBody: """
+                        required: true
+                        content:
+                          text/plain: {schema: {type: string}}
+                          application/json: {schema: {type: object, additionalProperties: {type: string}}}
+                        """,
+                    responses: [
+                        (
+                            200,
+                            """
+                            description: Updated.
+                            content:
+                              application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
+                            """
+                        ),
+                        (
+                            201,
+                            """
+                            description: Created.
+                            content:
+                              application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
+                            """
+                        ),
+                        (400, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                        (428, APIOperation.problem),
+                    ])
+            ) { service, request, match in service.writeStringsRoute(request, match) },
+        ]
+}
