@@ -135,7 +135,7 @@ public enum Authentication {
         switch credential {
         case .none: return .failure(.missingToken)
         case .malformed: return .failure(.invalidToken(.malformed))
-        case .opaque(let hash): return bootstrap.grant(for: hash).map { .success($0) } ?? .failure(.invalidToken(.malformed))
+        case .opaque(let hash): return bootstrap.grant(for: hash).map { .success($0) } ?? .failure(.invalidToken(.unknown))
         case .apiToken(let presented):
             guard let token = try lookUp(presented.id) else {
                 // A bootstrap token may have this form too; comparing with them also makes an unknown id cost

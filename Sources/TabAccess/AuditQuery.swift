@@ -68,7 +68,11 @@ public struct AuditQuery: Sendable, Equatable {
         for (name, value) in parameters {
             switch name {
             case "after":
-                if let cursor = AuditCursor(value) { after = cursor } else { errors.append(FieldError(pointer: "/after", message: "not a cursor from this log")) }
+                if let cursor = AuditCursor(value) {
+                    after = cursor
+                } else {
+                    errors.append(FieldError(pointer: "/after", message: "not a cursor from this log"))
+                }
             case "limit":
                 if let number = Int(value), (1...Self.maximumLimit).contains(number) {
                     limit = number

@@ -134,7 +134,7 @@ public enum BearerCredential: Sendable, Equatable {
     case apiToken(PresentedToken)
     /// `Bearer` and a value that starts with `tsk_` but is not a well-formed token: always invalid.
     case malformed
-    /// `Bearer` and any other value: only a bootstrap token (`TABSERVER_ADMIN_TOKEN…`) can match it.
+    /// `Bearer` and any other `b64token`: only a bootstrap token (`TABSERVER_ADMIN_TOKEN…`) can match it.
     case opaque(SecretHash)
 
     /// The credential in an `Authorization` field value: `Bearer` (any case), one or more spaces, a `b64token`.
