@@ -14,12 +14,20 @@ public struct FieldError: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(pointer): \(message)" }
+
+    /// One reference token escaped for a JSON Pointer (RFC 6901 §3: `~` → `~0`, `/` → `~1`).
+    public static func escape(_ key: String) -> String {
+        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+    }
 }
 
 /// A request body refused field by field (422), every problem found, nothing changed.
 public struct InvalidFields: Error, Sendable, Equatable, CustomStringConvertible {
     /// Every problem, in the order of the fields.
     public let errors: [FieldError]
+
+    /// A refusal listing `errors`.
+    public init(errors: [FieldError]) { self.errors = errors }
 
     public var description: String { errors.map(\.description).joined(separator: "; ") }
 }
@@ -47,7 +55,7 @@ public struct TokenSpec: Sendable, Equatable {
         }
         var errors: [FieldError] = []
         for key in object.keys.sorted() where !["name", "scopes", "accounts", "environments", "expiresAt"].contains(key) {
-            errors.append(FieldError(pointer: "/" + Self.escape(key), message: "unknown field"))
+            errors.append(FieldError(pointer: "/" + FieldError.escape(key), message: "unknown field"))
         }
 
         let name = object["name"] as? String
@@ -125,11 +133,6 @@ public struct TokenSpec: Sendable, Equatable {
         self.accounts = accounts
         self.environments = environments
         self.expiresAt = expiresAt
-    }
-
-    /// JSON Pointer escaping of one reference token (RFC 6901 §3).
-    static func escape(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 }
 
