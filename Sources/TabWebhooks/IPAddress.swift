@@ -88,7 +88,9 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
                 if index == pieces.count - 1, allowIPv4Tail, piece.contains("."), let v4 = parseIPv4(piece) {
                     out += v4
                 } else {
-                    guard (1...4).contains(piece.utf8.count), let value = UInt16(piece, radix: 16), !piece.hasPrefix("+") else { return nil }
+                    guard (1...4).contains(piece.utf8.count), let value = UInt16(piece, radix: 16), !piece.hasPrefix("+") else {
+                        return nil
+                    }
                     out += [UInt8(value >> 8), UInt8(value & 0xFF)]
                 }
             }

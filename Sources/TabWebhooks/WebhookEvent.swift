@@ -113,7 +113,8 @@ public struct WebhookSpec: Sendable, Equatable {
                 if let text = item as? String, let kind = WebhookEvent.Kind(rawValue: text) {
                     events.insert(kind)
                 } else {
-                    errors.append(FieldError(pointer: "/events/\(index)", message: "'\(item)' is not an event (layout, strings, rollout, promote)"))
+                    errors.append(
+                        FieldError(pointer: "/events/\(index)", message: "'\(item)' is not an event (layout, strings, rollout, promote)"))
                 }
             }
         } else {

@@ -89,15 +89,17 @@ public struct WebhookURL: Sendable, Equatable, CustomStringConvertible {
         return "\(scheme)://\(hostText)\(port == defaultPort ? "" : ":\(port)")\(target)"
     }
 
-    /// A DNS name of letters, digits, `-` and `_` in labels of 1 to 63, 253 at most, an optional final dot; and
+    /// A DNS name of letters, digits, `-` and `_` in labels of 1 to 63 (not starting or ending with `-`), 253 at most, an optional final dot; and
     /// not numeric-looking (the last label all digits or `0x…`), which resolvers would take as an IPv4 number.
     private static func checkedName(_ name: String, invalid: (String) -> WebhookAddressError) throws(WebhookAddressError) -> String {
         var labels = name.split(separator: ".", omittingEmptySubsequences: false)
         if labels.count > 1, labels.last == "" { labels.removeLast() }
         guard !name.isEmpty, name.utf8.count <= 253 else { throw invalid("the host name is empty or too long") }
         for label in labels {
-            guard (1...63).contains(label.utf8.count),
-                label.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+            guard (1...63).contains(label.utf8.count), label.first != "-", label.last != "-",
+                label.utf8.allSatisfy({
+                    (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_")
+                })
             else { throw invalid("'\(name)' is not a host name") }
         }
         let last = labels.last ?? ""
