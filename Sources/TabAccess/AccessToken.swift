@@ -146,3 +146,19 @@ public enum Authentication {
         }
     }
 }
+
+extension AccessToken {
+    /// Whether it can still be used at `now`: not revoked, not expired.
+    public func isActive(at now: Date) -> Bool {
+        (revokedAt.map { $0 > now } ?? true) && (expiresAt.map { $0 > now } ?? true)
+    }
+
+    /// Why `DELETE /v1/tokens/{id}` of this token must be refused (409), or nil: it is the last active `admin`
+    /// API token and no bootstrap token exists, so nobody could make tokens again.
+    public func revocationConflict(among tokens: [AccessToken], bootstrap: BootstrapTokens, at now: Date) -> String? {
+        guard bootstrap.isEmpty, scopes.contains(.admin), isActive(at: now) else { return nil }
+        let otherAdmins = tokens.filter { $0.id != id && $0.scopes.contains(.admin) && $0.isActive(at: now) }
+        return otherAdmins.isEmpty
+            ? "'\(name)' is the last admin token and no bootstrap token is configured; make another admin token first" : nil
+    }
+}

@@ -150,3 +150,31 @@ extension Result {
         if case .success = self { true } else { false }
     }
 }
+
+@Suite struct RevocationTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func token(_ scopes: String, name: String) throws -> AccessToken {
+        let spec = try TokenSpec(json: Array(#"{"name": "\#(name)", "scopes": \#(scopes)}"#.utf8), environments: [], now: Self.now)
+        return AccessToken.issue(spec, createdBy: "root", at: Self.now).token
+    }
+
+    @Test func theLastActiveAdminTokenCannotBeRevokedWithoutABootstrapToken() throws {
+        let admin = try token(#"["admin"]"#, name: "admin-1")
+        var other = try token(#"["admin"]"#, name: "admin-2")
+        let reader = try token(#"["read"]"#, name: "dash")
+        let none = BootstrapTokens([])
+        #expect(admin.revocationConflict(among: [admin, reader], bootstrap: none, at: Self.now) != nil)
+        #expect(
+            admin.revocationConflict(among: [admin, reader], bootstrap: BootstrapTokens([(name: "ops", token: "t")]), at: Self.now) == nil)
+        #expect(admin.revocationConflict(among: [admin, other, reader], bootstrap: none, at: Self.now) == nil)
+        #expect(reader.revocationConflict(among: [reader], bootstrap: none, at: Self.now) == nil)
+        other.revokedAt = Self.now
+        #expect(admin.revocationConflict(among: [admin, other], bootstrap: none, at: Self.now) != nil)
+        other.revokedAt = nil
+        other.expiresAt = Self.now
+        #expect(admin.revocationConflict(among: [admin, other], bootstrap: none, at: Self.now) != nil)
+        #expect(!other.isActive(at: Self.now))
+        #expect(admin.isActive(at: Self.now))
+    }
+}

@@ -162,3 +162,29 @@ import Testing
         #expect(ids.allSatisfy { $0.hasPrefix("msg_") && $0.count == 26 })
     }
 }
+
+@Suite struct WebhookKeyringTests {
+    @Test func aRotatedSecretSignsBesideTheNewOneFor24HoursThenStops() throws {
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        let first = WebhookSecret.generate()
+        var keyring = WebhookKeyring(current: first)
+        #expect(keyring.signingSecrets(at: start) == [first])
+        let second = keyring.rotate(at: start)
+        #expect(second != first)
+        #expect(keyring.signingSecrets(at: start) == [second, first])
+        #expect(keyring.signingSecrets(at: start.addingTimeInterval(86_399)) == [second, first])
+        #expect(keyring.signingSecrets(at: start.addingTimeInterval(86_400)) == [second])
+
+        let body = Array("{}".utf8)
+        let signed = WebhookSignature(
+            id: "msg_r", timestamp: 1_800_000_100, body: body, secrets: keyring.signingSecrets(at: start.addingTimeInterval(100)))
+        for receiverSecret in [first, second] {
+            try WebhookSignature.verify(
+                id: "msg_r", timestamp: "1800000100", signature: signed.signature, body: body, secrets: [receiverSecret],
+                now: start.addingTimeInterval(100))
+        }
+
+        let third = keyring.rotate(at: start.addingTimeInterval(60))
+        #expect(keyring.signingSecrets(at: start.addingTimeInterval(60)) == [third, second])
+    }
+}
