@@ -40,9 +40,13 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         return nil
     }
 
-    /// `192.0.2.1`, or IPv6 in RFC 5952's form (lower case, the longest run of two or more zero groups as `::`).
+    /// `192.0.2.1`, or IPv6 in RFC 5952's form (lower case, the longest run of two or more zero groups as `::`,
+    /// IPv4-mapped addresses as `::ffff:192.0.2.1`).
     public var description: String {
         if isIPv4 { return bytes.map(String.init).joined(separator: ".") }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return "::ffff:" + bytes[12...].map(String.init).joined(separator: ".")  // RFC 5952 §5.
+        }
         let groups = (0..<8).map { UInt16(bytes[2 * $0]) << 8 | UInt16(bytes[2 * $0 + 1]) }
         var best = (start: -1, length: 0)
         var index = 0

@@ -86,3 +86,43 @@ import Testing
         #expect(try AccountGlob(String(repeating: "a", count: 128)).matches(String(repeating: "a", count: 128)))
     }
 }
+
+/// `Glob` against the textbook recursive definition (exponential, fine on short inputs) over many generated
+/// patterns and names drawn from a small alphabet, where stars and question marks collide most.
+@Suite struct GlobDifferentialTests {
+    struct SplitMix: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static func reference(_ pattern: ArraySlice<Character>, _ name: ArraySlice<Character>) -> Bool {
+        guard let first = pattern.first else { return name.isEmpty }
+        switch first {
+        case "*": return reference(pattern.dropFirst(), name) || (!name.isEmpty && reference(pattern, name.dropFirst()))
+        case "?": return !name.isEmpty && reference(pattern.dropFirst(), name.dropFirst())
+        default: return name.first == first && reference(pattern.dropFirst(), name.dropFirst())
+        }
+    }
+
+    @Test func matchingAgreesWithTheRecursiveDefinition() {
+        var generator = SplitMix(state: 22)
+        let patternAlphabet = Array("ab*?-")
+        let nameAlphabet = Array("ab-")
+        var matched = 0
+        for _ in 0..<20_000 {
+            let pattern = String(
+                (0..<Int.random(in: 0...7, using: &generator)).map { _ in patternAlphabet.randomElement(using: &generator)! })
+            let name = String((0..<Int.random(in: 0...8, using: &generator)).map { _ in nameAlphabet.randomElement(using: &generator)! })
+            let expected = Self.reference(Array(pattern)[...], Array(name)[...])
+            #expect(Glob(pattern).matches(name) == expected, "\(pattern) ~ \(name)")
+            if expected { matched += 1 }
+        }
+        #expect(matched > 1000, "too few matches generated to compare: \(matched)")
+    }
+}
