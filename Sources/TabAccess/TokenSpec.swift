@@ -59,8 +59,9 @@ public struct TokenSpec: Sendable, Equatable {
         }
 
         let name = object["name"] as? String
-        if name == nil || name!.isEmpty || name!.count > 128 {  // Checked for nil first.
-            errors.append(FieldError(pointer: "/name", message: "name must be a string of 1 to 128 characters"))
+        let nameIsValid = name.map { (1...128).contains($0.count) && !$0.unicodeScalars.contains(where: \.properties.isControlLike) }
+        if nameIsValid != true {
+            errors.append(FieldError(pointer: "/name", message: "name must be a string of 1 to 128 characters, none of them controls"))
         }
 
         var scopes = Set<Scope>()
@@ -166,5 +167,13 @@ public struct RotationSpec: Sendable, Equatable {
             throw InvalidFields(errors: [FieldError(pointer: "/overlap", message: "overlap must be at most 7 days (P7D)")])
         }
         overlap = seconds
+    }
+}
+
+extension Unicode.Scalar.Properties {
+    /// A control character (C0, DEL, C1) or a line or paragraph separator: nothing a name written into logs,
+    /// audit entries and the console should hold.
+    fileprivate var isControlLike: Bool {
+        generalCategory == .control || generalCategory == .lineSeparator || generalCategory == .paragraphSeparator
     }
 }
