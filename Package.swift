@@ -53,6 +53,10 @@ let package = Package(
         // SHA-256 and strong entity tags: all the stores need of the layout code.
         .target(name: "ContentHash", swiftSettings: strict),
         .target(name: "TabLayout", dependencies: ["ContentHash"], swiftSettings: strict),
+        // Tokens, scopes and account globs, "may this token do this", audit entries: pure, the clock passed in.
+        .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
+        // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
+        .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
         .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
@@ -97,6 +101,8 @@ let package = Package(
         .testTarget(name: "CompressionTests", dependencies: ["Compression"], swiftSettings: strict),
         .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery"], swiftSettings: strict),
         .testTarget(name: "HeaderFieldsTests", dependencies: ["HeaderFields"], swiftSettings: strict),
+        .testTarget(name: "TabAccessTests", dependencies: ["TabAccess"], swiftSettings: strict),
+        .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
         .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),

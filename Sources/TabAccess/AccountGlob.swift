@@ -1,0 +1,57 @@
+/// A token's (or webhook's) `accounts` entry: a `Glob` whose literal characters are those of account names
+/// (`[A-Za-z0-9._-]`) and whose wildcards are `*` and `?`, 1 to 128 characters. `*` alone, the default, is every
+/// account; only it gives access to what belongs to no account (global strings tables).
+public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Every account.
+    public static let all = AccountGlob(validated: "*")
+
+    /// The glob.
+    public let glob: Glob
+
+    /// Why a text is not an account glob, said for a problem+json `errors` entry.
+    public struct Invalid: Error, Equatable, Sendable, CustomStringConvertible {
+        /// The text refused.
+        public let text: String
+        public var description: String {
+            "'\(text)' is not an account glob: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', '-', with '*' "
+                + "(any run of characters) and '?' (one character) as wildcards"
+        }
+    }
+
+    /// The account glob `text`.
+    /// - Throws: `Invalid` when `text` is empty, longer than 128 characters, or holds another character.
+    public init(_ text: String) throws(Invalid) {
+        guard (1...128).contains(text.utf8.count), text.utf8.allSatisfy(Self.isAllowed) else { throw Invalid(text: text) }
+        glob = Glob(text)
+    }
+
+    private init(validated text: String) { glob = Glob(text) }
+
+    /// Whether the glob names `account`.
+    public func matches(_ account: some StringProtocol) -> Bool { glob.matches(account) }
+
+    /// Whether the glob names every account.
+    public var isAll: Bool { glob.matchesEverything }
+
+    public var description: String { glob.pattern }
+
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        do {
+            try self.init(text)
+        } catch {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(glob.pattern)
+    }
+
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?")
+    }
+}

@@ -1,0 +1,90 @@
+/// What an authenticated token may do: its scopes, the accounts and the environments it may touch. Bootstrap
+/// tokens (`TABSERVER_ADMIN_TOKEN…`) are `admin` over everything.
+public struct Grant: Sendable, Equatable {
+    /// The token's name, recorded as the author of changes and the actor of audit entries.
+    public let name: String
+    /// The token's id; nil for a bootstrap token.
+    public let tokenID: TokenID?
+    /// The scopes held.
+    public let scopes: Set<Scope>
+    /// The accounts it may touch.
+    public let accounts: [AccountGlob]
+    /// The environments it may touch; nil is all of them.
+    public let environments: Set<String>?
+
+    /// A grant; `accounts` defaults to every account and `environments` to all.
+    public init(
+        name: String, tokenID: TokenID?, scopes: Set<Scope>, accounts: [AccountGlob] = [.all], environments: Set<String>? = nil
+    ) {
+        self.name = name
+        self.tokenID = tokenID
+        self.scopes = scopes
+        self.accounts = accounts
+        self.environments = environments
+    }
+
+    /// The grant of a bootstrap token called `name`: `admin`, every account, every environment.
+    public static func bootstrap(name: String) -> Grant { Grant(name: name, tokenID: nil, scopes: [.admin]) }
+
+    /// Whether the grant covers `account`.
+    public func covers(account: some StringProtocol) -> Bool { accounts.contains { $0.matches(account) } }
+
+    /// Whether the grant covers every account (needed for what belongs to none, like strings tables).
+    public var coversAllAccounts: Bool { accounts.contains { $0.isAll } }
+
+    /// Whether the grant covers `environment`.
+    public func covers(environment: String) -> Bool { environments?.contains(environment) ?? true }
+
+    /// Whether a list entry about `account` (nil: about no account) in `environment` (nil: in none) may be shown:
+    /// `read` is held and the account and environment are covered. Lists, `/v1/events` and `/v1/audit` keep only
+    /// the entries this is true of.
+    public func mayRead(account: String?, environment: String?) -> Bool {
+        authorize(AccessRequest(scope: .read, account: account, environment: environment)) == nil
+    }
+
+    /// Why the grant does not allow `request`, or nil when it does.
+    public func authorize(_ request: AccessRequest) -> AccessRefusal? {
+        guard scopes.grant(request.scope) else { return .insufficientScope(request.scope, .scope) }
+        switch request.target {
+        case .service: break
+        case .account(let account): guard covers(account: account) else { return .insufficientScope(request.scope, .account(account)) }
+        case .allAccounts: guard coversAllAccounts else { return .insufficientScope(request.scope, .allAccounts) }
+        }
+        if let environment = request.environment, !covers(environment: environment) {
+            return .insufficientScope(request.scope, .environment(environment))
+        }
+        return nil
+    }
+}
+
+/// One thing a request wants to do: the scope it needs, on what, in which environment.
+public struct AccessRequest: Sendable, Equatable {
+    /// What the request touches.
+    public enum Target: Sendable, Equatable {
+        /// Nothing that belongs to an account: validate, preview, tokens, webhooks, a list filtered per entry.
+        case service
+        /// One account's layout, history, rollout.
+        case account(String)
+        /// Something shared by every account: a global strings table.
+        case allAccounts
+    }
+
+    /// The scope needed.
+    public let scope: Scope
+    /// What it touches.
+    public let target: Target
+    /// The environment it touches, if any.
+    public let environment: String?
+
+    /// A request needing `scope` on `target` in `environment`.
+    public init(scope: Scope, target: Target, environment: String? = nil) {
+        self.scope = scope
+        self.target = target
+        self.environment = environment
+    }
+
+    /// A request about `account` (nil: about no account), as lists see their entries.
+    public init(scope: Scope, account: String?, environment: String?) {
+        self.init(scope: scope, target: account.map(Target.account) ?? .allAccounts, environment: environment)
+    }
+}
