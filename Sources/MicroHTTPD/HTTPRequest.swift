@@ -13,12 +13,23 @@ public struct HTTPRequest: ~Copyable {
     public let body: [UInt8]
     let connection: OpaquePointer
     let url: UnsafePointer<CChar>
+    /// Where the raw query starts, from `url` (0: no query). The server parses the query itself: see
+    /// ``targetReceived``.
+    let queryOffset: Int
 
-    init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>) {
+    init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int) {
         self.method = method
         self.body = body
         self.connection = connection
         self.url = url
+        self.queryOffset = queryOffset
+    }
+
+    /// The query as sent (after `?`, not decoded), in libmicrohttpd's memory.
+    var rawQuery: RawQuery {
+        guard queryOffset > 0 else { return RawQuery(bytes: UnsafeBufferPointer(start: nil, count: 0)) }
+        let start = UnsafeRawPointer(url + queryOffset)
+        return RawQuery(bytes: UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: strlen(url + queryOffset)))
     }
 
     /// The percent-decoded path, without the query, as bytes (no copy).
@@ -95,7 +106,7 @@ public struct HTTPRequest: ~Copyable {
 
     /// A query argument's decoded value (`?locale=fr`); an argument given without `=` gives "".
     public func query(_ name: String) -> String? {
-        lookup(MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
+        rawQuery.first(named: name)
     }
 
     /// The peer's IP address as text (`127.0.0.1`, `::1`), or "unknown". The corresponding C function is
@@ -126,7 +137,7 @@ public struct HTTPRequest: ~Copyable {
 
     /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
     public func queryValues(_ name: String) -> [String] {
-        allValues(MHD_ValueKind.GET_ARGUMENT_KIND, name, HeaderCollector.collectExact)
+        rawQuery.values(named: name)
     }
 
     /// Every value named `name` of one kind, in order. The corresponding C function is `MHD_get_connection_values`.
@@ -205,16 +216,6 @@ private struct HeaderCollector {
         guard let cls, let key else { return MHD_Result.YES }
         let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
         if String(cString: key).lowercased() == collector.name.lowercased() {
-            collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
-        }
-        return MHD_Result.YES
-    }
-
-    /// Like `collect`, comparing names exactly (query argument names are case-sensitive).
-    static let collectExact: MHD_KeyValueIterator = { cls, _, key, value in
-        guard let cls, let key else { return MHD_Result.YES }
-        let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
-        if String(cString: key) == collector.name {
             collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
         }
         return MHD_Result.YES
