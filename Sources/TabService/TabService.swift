@@ -140,6 +140,7 @@ public final class TabService: HTTPHandler {
         // long-poll): no per-request header on the client plane's 2xx and 304.
         let representation = [.tabs, .hierarchy, .preview].contains(route) && response.status < 400
         if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
+        ContentPolicy.apply(to: &response)
         if response.status >= 400, RouteTable.byRoute[route.rawValue].access == .open,
             !response.headers.contains(where: { $0.name == "Cache-Control" })
         {
@@ -262,7 +263,8 @@ public final class TabService: HTTPHandler {
             )
         case .consoleRedirect:
             return (route, .response(HTTPResponse(status: 308, headers: [HTTPHeader("Location", "/console/")])))
-        case .console: return (route, console.reply(file: parameters.name ?? "index.html"))
+        case .console:
+            return (route, console.reply(file: parameters.name ?? "index.html", ifNoneMatch: request.header("If-None-Match")))
         case .unknown: return (route, .response(notFound(request)))
         }
     }
