@@ -21,7 +21,8 @@ import Testing
         #expect(answer.text == "q=last first=last")
     }
 
-    /// 285 (the count that hung before), 1,000: 414 with a problem document within a second, the connection closed.
+    /// 285 (about where it hung before), 1,000 (held 30 s before): 414 with a problem document at once (within 5 s on a
+    /// loaded machine, against the 30 s header deadline it waited for), the connection closed.
     @Test(arguments: [285, 1_000])
     func moreParametersThanTheBoundAre414AtOnce(count: Int) async throws {
         let (server, handler) = try startServer()
@@ -35,12 +36,12 @@ import Testing
         #expect(answers.first?.header("Content-Type") == "application/problem+json")
         #expect(answers.first?.text.contains("more than 128 parameters") == true)
         #expect(closed)
-        #expect(now() - started < 1)
+        #expect(now() - started < 5)
         #expect(handler.handled.load(ordering: .relaxed) == 0)
     }
 
     /// 5,000 arguments make a 33 KB request line, past the connection's memory: libmicrohttpd answers 414 itself
-    /// (its own HTML, as for any such line), at once.
+    /// (its own HTML, as for any such line), at once (within 5 s on a loaded machine).
     @Test func fiveThousandParametersAre414AtOnce() async throws {
         let (server, _) = try startServer()
         defer { server.stop() }
@@ -50,12 +51,13 @@ import Testing
         let (bytes, closed) = await connection.untilClosed(seconds: 5)
         #expect(RawResponse.all(in: bytes).map(\.status) == [414])
         #expect(closed)
-        #expect(now() - started < 1)
+        #expect(now() - started < 5)
     }
 
     /// With the bound raised, the number of arguments no longer meets libmicrohttpd's memory: 1,000 arguments
-    /// (6.9 KB), and 200 arguments sent in one packet with 9 KB of header fields (on 0.9.75 the pool ran out at
-    /// about 120 then), are answered 200.
+    /// (6.9 KB), and 200 arguments sent in one packet with 9 KB of header fields, are answered 200. (Before, the
+    /// pool ran out between 120 and 150 arguments with such a header block: the connection was closed without an
+    /// answer or held until its timeout; 1,000 arguments alone were held.)
     @Test func theConnectionMemoryNoLongerLimitsTheArguments() async throws {
         let (server, _) = try startServer { $0.maxQueryParameters = 10_000 }
         defer { server.stop() }
