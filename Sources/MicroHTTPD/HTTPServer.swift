@@ -555,7 +555,8 @@ private func headersReceived(
         return refuse(core.handler.reject(.bodyTooLarge(limit: configuration.maxBodyBytes)))
     }
     if case .refuse(let response) = core.handler.admit(
-        HTTPRequest(method: parsed, body: [], connection: connection, url: url, queryOffset: queryOffset)) {
+        HTTPRequest(method: parsed, body: [], connection: connection, url: url, queryOffset: queryOffset))
+    {
         return refuse(response)
     }
     clock?.enter(.receivingBody)
