@@ -104,7 +104,7 @@ public struct HTTPRequest: ~Copyable {
         }
     }
 
-    /// A query argument's decoded value (`?locale=fr`); an argument given without `=` gives "".
+    /// A query argument's decoded value (`?locale=fr`); nil when absent or when its first occurrence has no `=`.
     public func query(_ name: String) -> String? {
         rawQuery.first(named: name)
     }
@@ -135,7 +135,8 @@ public struct HTTPRequest: ~Copyable {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
+    /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order ("" for one without
+    /// `=`).
     public func queryValues(_ name: String) -> [String] {
         rawQuery.values(named: name)
     }

@@ -5,7 +5,8 @@
 struct RawQuery {
     let bytes: UnsafeBufferPointer<UInt8>
 
-    /// The value of the first argument named `name` ("" when it has no `=`), or nil when there is none.
+    /// The value of the first argument named `name`; nil when there is none or when the first has no `=` (as
+    /// libmicrohttpd's `MHD_lookup_connection_value` gave it: `?limit` is no limit, `?limit=` an empty one).
     func first(named name: String) -> String? {
         var found: String?
         visit(named: name) { value in
@@ -15,18 +16,18 @@ struct RawQuery {
         return found
     }
 
-    /// The values of every argument named `name`, in order.
+    /// The values of every argument named `name`, in order ("" for one without `=`).
     func values(named name: String) -> [String] {
         var found: [String] = []
         visit(named: name) { value in
-            found.append(value)
+            found.append(value ?? "")
             return true
         }
         return found
     }
 
-    /// Calls `body` with the decoded value of each argument named `name` until it returns false.
-    private func visit(named name: String, _ body: (String) -> Bool) {
+    /// Calls `body` with the decoded value (nil without `=`) of each argument named `name` until it returns false.
+    private func visit(named name: String, _ body: (String?) -> Bool) {
         guard !bytes.isEmpty else { return }
         var name = name
         name.withUTF8 { wanted in
@@ -39,7 +40,7 @@ struct RawQuery {
                 let key = UnsafeBufferPointer(rebasing: argument[argument.startIndex..<(equals ?? argument.endIndex)])
                 if !argument.isEmpty, Self.decoded(key, equals: wanted) {
                     let value = equals.map { UnsafeBufferPointer(rebasing: argument[($0 + 1)...]) }
-                    guard body(value.map(Self.decoded) ?? "") else { return }
+                    guard body(value.map(Self.decoded)) else { return }
                 }
                 start = end + 1
             }

@@ -73,8 +73,9 @@ import Testing
         #expect(second.text == "q=last first=last")
     }
 
-    /// `+` is a space, `%XX` a byte (an invalid escape stays), an argument without `=` is "", names are decoded too
-    /// and compare exactly; a kept-alive connection reads each request's own query.
+    /// `+` is a space, `%XX` a byte (an invalid escape stays), an argument without `=` is "" among the values and no
+    /// value as the first, names are decoded too and compare exactly; a kept-alive connection reads each request's
+    /// own query.
     @Test func argumentsAreDecodedAsLibmicrohttpdDid() async throws {
         let (server, _) = try startServer()
         defer { server.stop() }
@@ -85,5 +86,7 @@ import Testing
         try connection.send("GET /query?q=second HTTP/1.1\r\nHost: x\r\n\r\nGET /query HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await connection.response(seconds: 2).text == "q=second first=second")
         #expect(try await connection.response(seconds: 2).text == "q= first=nil")
+        try connection.send("GET /query?q&q=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await connection.response(seconds: 2).text == "q=|1 first=nil")
     }
 }
