@@ -64,8 +64,8 @@ struct RequestMarker: Equatable {
     init?(_ pointer: UnsafeMutableRawPointer?) {
         guard let pointer, Self.isMarker(pointer) else { return nil }
         let value = UInt(bitPattern: pointer)
-        guard let kind = Kind(rawValue: value >> 1 & 3) else { return nil }
-        self.kind = kind
+        // No marker is made with kind 3; an odd value is never taken for an object either way.
+        self.kind = Kind(rawValue: value >> 1 & 3) ?? .answered
         self.flags = TargetFlags(rawValue: UInt8(value >> 3 & 0x1F))
         self.queryOffset = Int(value >> 8 & UInt(Self.maxQueryOffset))
         self.savedByte = UInt8(value >> 32 & 0xFF)
