@@ -31,8 +31,8 @@ struct ConsoleFiles: Sendable {
     /// `Cache-Control` under a hashed name: the bytes under that name never change.
     static let immutableCacheControl = "public, max-age=31536000, immutable"
 
-    static func load(environment: [String: String]? = nil) -> ConsoleFiles {
-        let (found, origin) = environment.map { ConsoleAssets.load(environment: $0) } ?? ConsoleAssets.load()
+    static func load() -> ConsoleFiles {
+        let (found, origin) = ConsoleAssets.load()
         var files: [String: Prepared] = [:]
         for entry in ConsolePublication.entries(found) {
             let shared =
@@ -70,7 +70,4 @@ struct ConsoleFiles: Sendable {
     }
 
     var isEmpty: Bool { files.isEmpty }
-
-    /// The names the console answers under (plain and hashed).
-    var names: [String] { files.keys.sorted() }
 }
