@@ -36,7 +36,8 @@ public enum ConsolePublication {
     }
 
     /// Resolves files in dependency order: a file's hashed name depends on its bytes after its own references were
-    /// rewritten. A reference that would close a cycle keeps the plain name.
+    /// rewritten. A reference that would close a cycle keeps the plain name (the console's modules import in one
+    /// direction; a cycle would load the module it closes on twice, under both names).
     private struct Resolver {
         let files: [String: ConsoleAssets.File]
         var done: [String: (bytes: [UInt8], hashed: String?)] = [:]
