@@ -40,7 +40,7 @@ import Testing
         #expect(handler.handled.load(ordering: .relaxed) == 0)
     }
 
-    /// 5,000 arguments make a 33 KB request line, past the connection's memory: libmicrohttpd answers 414 itself
+    /// 5,000 arguments make a 39 KB request line, past the connection's memory: libmicrohttpd answers 414 itself
     /// (its own HTML, as for any such line), at once (within 5 s on a loaded machine).
     @Test func fiveThousandParametersAre414AtOnce() async throws {
         let (server, _) = try startServer()
