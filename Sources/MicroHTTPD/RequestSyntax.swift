@@ -31,7 +31,8 @@ internal import CMicroHTTPD
 
 /// A value of `*req_cls` that is not a ``RequestContext``: an odd bit pattern (object addresses are 16-byte
 /// aligned), so telling the two apart needs no allocation and no lookup. Bits 1–2 hold the kind, 3–7 a target's
-/// flags, 8–31 where the raw query starts in the target, 32–39 the query byte the target callback overwrote.
+/// flags, 8–31 where the raw query starts in the target, 32–39 the query byte the target callback overwrote
+/// (pointers are 64 bits on every platform the server builds for).
 struct RequestMarker: Equatable {
     enum Kind: UInt {
         /// Set by the request-target callback, for the access handler's first call.
@@ -109,8 +110,8 @@ struct TargetFlags: OptionSet {
 /// the header block; when the pool runs out (about 285 arguments in a 1.9 KB target with our pool, fewer when the
 /// client sent more of its header block at once), `connection_add_header` queues a 431 and frees the read
 /// buffer, but `parse_initial_message_line` ignores `MHD_parse_arguments_`'s failure, the state machine moves on
-/// to reading header lines into a buffer of size 0, and the connection sits unanswered until its timeout
-/// (connection.c and internal.c of 0.9.75). libmicrohttpd finds the `?` before this callback and parses the
+/// to reading header lines into a buffer of size 0, and the connection is closed without an answer or sits
+/// unanswered until the header deadline (connection.c and internal.c of 0.9.75; both measured). libmicrohttpd finds the `?` before this callback and parses the
 /// arguments after it, from the same buffer: an empty string there leaves it nothing to parse. The server reads
 /// the query itself (``RawQuery``), and bounds the number of arguments (``TargetFlags/tooManyParameters``).
 let targetReceived: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
