@@ -159,6 +159,24 @@ import Testing
         #expect(!server.output.contains("the web console has no files"), "\(server.output)")
     }
 
+    /// Every file of `Sources/TabConsole/Resources` is served under its name with the bytes the tree has now (its
+    /// references to other files aside, which name their hashed forms): the build embedded the current files.
+    @Test func theBinaryCarriesTheConsoleFilesAsTheTreeHasThem() async throws {
+        let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/TabConsole/Resources")
+        let names = try FileManager.default.contentsOfDirectory(atPath: resources.path).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(names.contains("index.html") && names.contains("app.js"))
+        let server = try await LoneBinary()
+        defer { server.stop() }
+        for name in names {
+            let (status, _, served) = try Self.get(server.port, "/console/\(name)")
+            #expect(status == 200, "\(name)")
+            let unhashed = served.replacing(/\.[0-9a-f]{10}\.(js|css)"/) { match in ".\(match.output.1)\"" }
+            let onDisk = String(decoding: try Data(contentsOf: resources.appendingPathComponent(name)), as: UTF8.self)
+            #expect(unhashed == onDisk, "\(name) as served differs from the tree beyond its hashed references")
+        }
+    }
+
     @Test func theConsoleDirectoryOverridesWhatTheBinaryCarries() async throws {
         let development = FileManager.default.temporaryDirectory.appendingPathComponent("console-dev-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: development, withIntermediateDirectories: true)
