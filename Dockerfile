@@ -12,12 +12,14 @@ WORKDIR /src
 # names are resolved at build time.
 COPY Package.swift ./
 COPY Sources ./Sources
+# The build-tool plugin that compiles the console's files into the binary, and its tool.
+COPY Plugins ./Plugins
 # Package.swift names the test targets: SwiftPM needs their folders even to build the product alone; and it
 # resolves the client package (a path dependency of tabs-watch and the tests) before building anything.
 COPY Tests ./Tests
 COPY Clients ./Clients
-# The binary, stripped of its symbol tables, and every resource bundle SwiftPM made next to it (*.resources:
-# Bundle.module finds them beside the executable).
+# The binary, stripped of its symbol tables (the console's files are inside it), and any resource bundle SwiftPM
+# made next to it (*.resources: Bundle.module finds them beside the executable; no target declares one today).
 RUN swift build -c release --product tabserver --static-swift-stdlib \
     && bin="$(swift build -c release --show-bin-path)" \
     && mkdir -p /out/bin \

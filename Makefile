@@ -47,10 +47,10 @@ test-client:
 	scripts/client-app-test
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz Clients
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz Clients Plugins
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Fuzz Clients
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Fuzz Clients Plugins
 
 ## acceptance: the black-box suite of ../shared/acceptance against a release build
 acceptance: release

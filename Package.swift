@@ -65,8 +65,13 @@ let package = Package(
         .target(name: "TabDelivery", swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore"], swiftSettings: strict),
-        // The operators' web console: static files, shipped as this target's resource bundle.
-        .target(name: "TabConsole", resources: [.copy("Resources")], swiftSettings: strict),
+        // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
+        // the ConsoleEmbedder build-tool plugin generates at build time (with console-embed, its tool).
+        .target(
+            name: "TabConsole", dependencies: ["ContentHash"], exclude: ["Resources"], swiftSettings: strict,
+            plugins: ["ConsoleEmbedder"]),
+        .plugin(name: "ConsoleEmbedder", capability: .buildTool(), dependencies: ["console-embed"]),
+        .executableTarget(name: "console-embed", path: "Plugins/ConsoleEmbedTool", swiftSettings: strict),
         .target(
             name: "TabService",
             dependencies: [

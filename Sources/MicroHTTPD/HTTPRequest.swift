@@ -18,16 +18,17 @@ public struct HTTPRequest: ~Copyable {
 
     /// Where the request's fields are read from.
     enum Source {
-        /// libmicrohttpd's connection and its decoded URL (NUL-terminated), valid during the handler's call.
-        case daemon(connection: OpaquePointer, url: UnsafePointer<CChar>)
+        /// libmicrohttpd's connection, its decoded URL (NUL-terminated) and where the raw query starts from the URL
+        /// (0: none; the server parses the query itself, see ``targetReceived``), valid during the handler's call.
+        case daemon(connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int)
         /// Plain values.
         case values(RequestValues)
     }
 
-    init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>) {
+    init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int) {
         self.method = method
         self.body = body
-        self.source = .daemon(connection: connection, url: url)
+        self.source = .daemon(connection: connection, url: url, queryOffset: queryOffset)
     }
 
     /// A request made of values, not read from a connection: it runs through a handler exactly as one from the
@@ -41,10 +42,18 @@ public struct HTTPRequest: ~Copyable {
         self.source = .values(RequestValues(path: path, query: query, headers: headers, clientAddress: clientAddress))
     }
 
+    /// The query as sent (after `?`, not decoded), in libmicrohttpd's memory; nil for a request made of values.
+    var rawQuery: RawQuery? {
+        guard case .daemon(_, let url, let queryOffset) = source else { return nil }
+        guard queryOffset > 0 else { return RawQuery(bytes: UnsafeBufferPointer(start: nil, count: 0)) }
+        let start = UnsafeRawPointer(url + queryOffset)
+        return RawQuery(bytes: UnsafeBufferPointer(start: start.assumingMemoryBound(to: UInt8.self), count: strlen(url + queryOffset)))
+    }
+
     /// The percent-decoded path, without the query, as bytes (no copy).
     public var pathBytes: UnsafeBufferPointer<UInt8> {
         switch source {
-        case .daemon(_, let url):
+        case .daemon(_, let url, _):
             UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
         case .values(let values):
             UnsafeBufferPointer(values.pathBytes)
@@ -54,7 +63,7 @@ public struct HTTPRequest: ~Copyable {
     /// The percent-decoded path, without the query.
     public var path: String {
         switch source {
-        case .daemon(_, let url): String(cString: url)
+        case .daemon(_, let url, _): String(cString: url)
         case .values(let values): values.path
         }
     }
@@ -63,14 +72,14 @@ public struct HTTPRequest: ~Copyable {
     /// The corresponding C function is `MHD_lookup_connection_value`.
     public func header(_ name: String) -> String? {
         switch source {
-        case .daemon(let connection, _): Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        case .daemon(let connection, _, _): Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
         case .values(let values): values.headers(named: name).first
         }
     }
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-        guard case .daemon(let connection, _) = source else {
+        guard case .daemon(let connection, _, _) = source else {
             guard let value = header(name) else { return body(nil) }
             return Array(value.utf8).withUnsafeBufferPointer { body($0) }
         }
@@ -84,7 +93,7 @@ public struct HTTPRequest: ~Copyable {
     public func headerList(_ name: String) -> String? {
         let found: [String]
         switch source {
-        case .daemon(let connection, _): found = Self.allValues(connection, MHD_ValueKind.HEADER_KIND, name, HeaderCollector.collect)
+        case .daemon(let connection, _, _): found = Self.allValues(connection, MHD_ValueKind.HEADER_KIND, name, HeaderCollector.collect)
         case .values(let values): found = values.headers(named: name)
         }
         return found.isEmpty ? nil : found.joined(separator: ", ")
@@ -98,7 +107,7 @@ public struct HTTPRequest: ~Copyable {
     /// are joined in a temporary buffer (on the stack when small) valid only during `body`.
     /// The corresponding C function is `MHD_get_connection_values_n`.
     public func withCombinedHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-        guard case .daemon(let connection, _) = source else {
+        guard case .daemon(let connection, _, _) = source else {
             guard case .values(let values) = source else { return body(nil) }
             let lines = values.headers(named: name).map { $0.trimmingFieldWhitespace() }
             guard !lines.isEmpty else { return body(nil) }
@@ -139,11 +148,12 @@ public struct HTTPRequest: ~Copyable {
         }
     }
 
-    /// A query argument's decoded value (`?locale=fr`); an argument given without `=` gives "".
+    /// A query argument's decoded value (`?locale=fr`); nil when absent or when its first occurrence has no `=`.
     public func query(_ name: String) -> String? {
         switch source {
-        case .daemon(let connection, _): Self.lookup(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
-        case .values(let values): values.query.first { $0.0 == name }?.1
+        case .daemon: rawQuery?.first(named: name)
+        // As the raw query is read: names compare ignoring case.
+        case .values(let values): values.query.first { $0.0.lowercased() == name.lowercased() }?.1
         }
     }
 
@@ -152,7 +162,7 @@ public struct HTTPRequest: ~Copyable {
     public var clientAddress: String {
         let connection: OpaquePointer
         switch source {
-        case .daemon(let daemonConnection, _): connection = daemonConnection
+        case .daemon(let daemonConnection, _, _): connection = daemonConnection
         case .values(let values): return values.clientAddress
         }
         guard let address = cmhd_client_address(connection) else { return "unknown" }
@@ -178,10 +188,11 @@ public struct HTTPRequest: ~Copyable {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order.
+    /// Every value of a query argument given several times (`?locale=en&locale=fr`), in order ("" for one without
+    /// `=`).
     public func queryValues(_ name: String) -> [String] {
         switch source {
-        case .daemon(let connection, _): Self.allValues(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name, HeaderCollector.collectExact)
+        case .daemon: rawQuery?.values(named: name) ?? []
         case .values(let values): values.query.filter { $0.0 == name }.map(\.1)
         }
     }
@@ -302,16 +313,6 @@ private struct HeaderCollector {
         guard let cls, let key else { return MHD_Result.YES }
         let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
         if String(cString: key).lowercased() == collector.name.lowercased() {
-            collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
-        }
-        return MHD_Result.YES
-    }
-
-    /// Like `collect`, comparing names exactly (query argument names are case-sensitive).
-    static let collectExact: MHD_KeyValueIterator = { cls, _, key, value in
-        guard let cls, let key else { return MHD_Result.YES }
-        let collector = cls.assumingMemoryBound(to: HeaderCollector.self).pointee
-        if String(cString: key) == collector.name {
             collector.values.pointee.append(value.map { String(cString: $0) } ?? "")
         }
         return MHD_Result.YES

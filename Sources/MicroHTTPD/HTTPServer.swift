@@ -362,6 +362,8 @@ struct SuspendedConnection: @unchecked Sendable {
 /// access handler's first call (`Unmanaged.passRetained`), released in `requestCompleted`.
 final class RequestContext: Sendable {
     let method: HTTPMethod
+    /// Where the raw query starts in the target (see ``RequestMarker/queryOffset``).
+    let queryOffset: Int
     private let state: Mutex<State>
 
     struct State {
@@ -382,8 +384,10 @@ final class RequestContext: Sendable {
 
     /// - Parameters:
     ///   - reserved: budget bytes already taken for this request (its declared Content-Length).
-    init(method: HTTPMethod, reserved: Int = 0) {
+    ///   - queryOffset: where the raw query starts in the target, 0 for none.
+    init(method: HTTPMethod, reserved: Int = 0, queryOffset: Int = 0) {
         self.method = method
+        self.queryOffset = queryOffset
         var initial = State()
         initial.reserved = reserved
         initial.body.reserveCapacity(reserved)
@@ -465,21 +469,22 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return MHD_Result.NO
     }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
-    guard let context = requestContext.pointee, RequestMarker.targetFlags(context) == nil else {
+    let marker = RequestMarker(requestContext.pointee)
+    guard let context = requestContext.pointee, marker?.kind != .target else {
         core.inFlight.add(1, ordering: .relaxed)
-        let flags = RequestMarker.targetFlags(requestContext.pointee) ?? []
-        return headersReceived(core, connection, url, method, flags, requestContext)
+        return headersReceived(core, connection, url, method, marker ?? RequestMarker(.target), requestContext)
     }
-    if context == RequestMarker.headersSeen {
+    if let marker, marker.kind == .headersSeen {
         if uploadDataSize.pointee > 0 {
             uploadDataSize.pointee = 0  // a body on GET or HEAD has no meaning here: read and drop it
             return MHD_Result.YES
         }
-        let request = HTTPRequest(method: parseMethod(method), body: [], connection: connection, url: url)
+        let request = HTTPRequest(
+            method: parseMethod(method), body: [], connection: connection, url: url, queryOffset: marker.queryOffset)
         return reply(
             core.handler.handle(request), core: core, connection: connection, method: request.method, requestContext: requestContext)
     }
-    if context == RequestMarker.answered {
+    if marker?.kind == .answered {
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
@@ -507,7 +512,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return queue(core.handler.refuse(.bodyBudgetExhausted(retryAfterSeconds: configuration.bodyBudgetRetryAfterSeconds)), connection)
     case nil: break
     }
-    let request = HTTPRequest(method: state.method, body: state.body, connection: connection, url: url)
+    let request = HTTPRequest(method: state.method, body: state.body, connection: connection, url: url, queryOffset: state.queryOffset)
     return reply(core.handler.handle(request), core: core, connection: connection, method: state.method, requestContext: requestContext)
 }
 
@@ -515,9 +520,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 /// Refusals are queued now (libmicrohttpd then sends no `100 Continue`, never reads the body, and closes).
 private func headersReceived(
     _ core: ServerCore, _ connection: OpaquePointer, _ url: UnsafePointer<CChar>, _ method: UnsafePointer<CChar>,
-    _ target: TargetFlags, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    _ marker: RequestMarker, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 ) -> MHD_Result {
     let configuration = core.configuration
+    let target = marker.flags
+    let queryOffset = restoreQuery(url, marker)
     func refuse(_ response: HTTPResponse) -> MHD_Result {
         requestContext.pointee = RequestMarker.answered
         return queue(response, connection)
@@ -527,6 +534,9 @@ private func headersReceived(
             core.handler.refuse(.malformed("the request target contains a space, a control character or an escaped control character")))
     }
     if target.contains(.tooLong) { return refuse(core.handler.refuse(.targetTooLong(limit: configuration.maxTargetBytes))) }
+    if target.contains(.tooManyParameters) {
+        return refuse(core.handler.refuse(.tooManyQueryParameters(limit: configuration.maxQueryParameters)))
+    }
     let facts = HeaderBlockFacts.scan(connection, requestLine: UnsafeRawPointer(method).assumingMemoryBound(to: UInt8.self))
     if let violation = facts.framingViolation(http11: target.contains(.http11)) { return refuse(core.handler.refuse(violation)) }
     // The request line (target and query included) and every field line.
@@ -538,19 +548,21 @@ private func headersReceived(
     let bodiless = parsed == .get || parsed == .head
     if bodiless && !facts.announcesBody {
         clock?.enter(.answering)
-        requestContext.pointee = RequestMarker.headersSeen
+        requestContext.pointee = RequestMarker(.headersSeen, queryOffset: queryOffset).pointer
         return MHD_Result.YES
     }
     if let declared = facts.contentLength, declared > configuration.maxBodyBytes {
         return refuse(core.handler.reject(.bodyTooLarge(limit: configuration.maxBodyBytes)))
     }
-    if case .refuse(let response) = core.handler.admit(HTTPRequest(method: parsed, body: [], connection: connection, url: url)) {
+    if case .refuse(let response) = core.handler.admit(
+        HTTPRequest(method: parsed, body: [], connection: connection, url: url, queryOffset: queryOffset))
+    {
         return refuse(response)
     }
     clock?.enter(.receivingBody)
     if bodiless {
         // A GET or HEAD body has no meaning here: read and dropped without buffering.
-        requestContext.pointee = RequestMarker.headersSeen
+        requestContext.pointee = RequestMarker(.headersSeen, queryOffset: queryOffset).pointer
         return MHD_Result.YES
     }
     let declared = facts.contentLength ?? 0
@@ -558,7 +570,7 @@ private func headersReceived(
         return refuse(core.handler.refuse(.bodyBudgetExhausted(retryAfterSeconds: configuration.bodyBudgetRetryAfterSeconds)))
     }
     // Released in `requestCompleted`, which also gives back the reservation.
-    requestContext.pointee = Unmanaged.passRetained(RequestContext(method: parsed, reserved: declared)).toOpaque()
+    requestContext.pointee = Unmanaged.passRetained(RequestContext(method: parsed, reserved: declared, queryOffset: queryOffset)).toOpaque()
     return MHD_Result.YES
 }
 
@@ -608,10 +620,11 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, 
     if let connection { connectionClock(connection)?.enter(.awaitingHeaders) }
     guard let requestContext, let context = requestContext.pointee else { return }
     requestContext.pointee = nil
+    let marker = RequestMarker(context)
     // A target marker: libmicrohttpd answered before the access handler's first call (which counts in-flight).
-    guard RequestMarker.targetFlags(context) == nil else { return }
+    guard marker?.kind != .target else { return }
     core.inFlight.subtract(1, ordering: .releasing)
-    if !RequestMarker.isMarker(context) {
+    if marker == nil {
         // Pairs with the passRetained of the access handler's first call (or of a deferred reply).
         let state = Unmanaged<RequestContext>.fromOpaque(context).takeRetainedValue()
         state.release(core: core)

@@ -31,6 +31,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// The request target (path and query as sent) alone, in bytes: longer is 414. It also counts toward
     /// `maxHeaderBytes` with the rest of the request line and the header fields.
     public var maxTargetBytes: Int
+    /// Arguments in the request's query (`&`-separated), at most: more is 414 at once and the connection closed.
+    /// The server parses the query itself, so the bound is about the work a request may ask for, not memory.
+    public var maxQueryParameters: Int = 128
     /// Request bodies held in memory at once on all connections, in bytes: reserved at admission from
     /// `Content-Length`, counted as they arrive when chunked. A request beyond it is answered 503 with
     /// `Retry-After: bodyBudgetRetryAfterSeconds`.

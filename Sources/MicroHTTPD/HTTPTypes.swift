@@ -70,6 +70,8 @@ public enum RequestRefusal: Sendable, Equatable {
     case transferCodingNotImplemented(String)
     /// The request target (path and query) alone is longer than `limit` bytes: 414.
     case targetTooLong(limit: Int)
+    /// The query has more than `limit` parameters (`&`-separated arguments): 414.
+    case tooManyQueryParameters(limit: Int)
     /// Request bodies in flight on all connections would exceed the server's memory budget: 503, to be retried
     /// after `retryAfterSeconds`.
     case bodyBudgetExhausted(retryAfterSeconds: Int)
@@ -81,7 +83,7 @@ public enum RequestRefusal: Sendable, Equatable {
         switch self {
         case .malformed: 400
         case .transferCodingNotImplemented: 501
-        case .targetTooLong: 414
+        case .targetTooLong, .tooManyQueryParameters: 414
         case .bodyBudgetExhausted, .serverStopping: 503
         }
     }
@@ -139,6 +141,9 @@ extension RequestRefusal {
         case .targetTooLong(let limit):
             title = "URI Too Long"
             detail = "the request target exceeds \(limit) bytes"
+        case .tooManyQueryParameters(let limit):
+            title = "URI Too Long"
+            detail = "the query has more than \(limit) parameters"
         case .bodyBudgetExhausted(let seconds):
             title = "Service Unavailable"
             detail = "too many request bodies in flight; retry later"

@@ -29,30 +29,62 @@ internal import CMicroHTTPD
 // a folded field elsewhere to join its lines. A value that ends before its line does held a NUL byte. The block's
 // size (`MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE`) shows a dropped line after the last field.
 
-/// Values of `*req_cls` that are not a ``RequestContext``: small integers, never object addresses.
-enum RequestMarker {
-    /// A GET or HEAD whose headers passed every check: answer on the next call.
-    static var headersSeen: UnsafeMutableRawPointer { marker(1) }
-    /// Answered (refused) on the first call: nothing more to do for this request.
-    static var answered: UnsafeMutableRawPointer { marker(2) }
+/// A value of `*req_cls` that is not a ``RequestContext``: an odd bit pattern (object addresses are 16-byte
+/// aligned), so telling the two apart needs no allocation and no lookup. Bits 1–2 hold the kind, 3–7 a target's
+/// flags, 8–31 where the raw query starts in the target, 32–39 the query byte the target callback overwrote
+/// (pointers are 64 bits on every platform the server builds for).
+struct RequestMarker: Equatable {
+    enum Kind: UInt {
+        /// Set by the request-target callback, for the access handler's first call.
+        case target = 0
+        /// A GET or HEAD whose headers passed every check: answer on the next call.
+        case headersSeen = 1
+        /// Answered (refused) on the first call: nothing more to do for this request.
+        case answered = 2
+    }
 
-    /// What the request-target callback found, for the access handler's first call (`0x10 | flags`).
-    static func target(_ flags: TargetFlags) -> UnsafeMutableRawPointer { marker(0x10 | Int(flags.rawValue)) }
+    var kind: Kind
+    var flags: TargetFlags = []
+    /// The offset in the raw target of the query's first byte (after `?`); 0 when there is no query.
+    var queryOffset = 0
+    /// The query's first byte, overwritten with NUL by ``targetReceived`` (see there) until the access handler's
+    /// first call puts it back.
+    var savedByte: UInt8 = 0
 
-    /// The flags of a request-target marker; nil for anything else.
-    static func targetFlags(_ pointer: UnsafeMutableRawPointer?) -> TargetFlags? {
-        guard let pointer else { return nil }
+    /// The largest ``queryOffset`` a marker holds (far beyond any request line libmicrohttpd's memory takes).
+    static let maxQueryOffset = 1 << 24 - 1
+
+    init(_ kind: Kind, flags: TargetFlags = [], queryOffset: Int = 0, savedByte: UInt8 = 0) {
+        self.kind = kind
+        self.flags = flags
+        self.queryOffset = queryOffset
+        self.savedByte = savedByte
+    }
+
+    /// The marker `pointer` holds; nil for nil or a ``RequestContext``.
+    init?(_ pointer: UnsafeMutableRawPointer?) {
+        guard let pointer, Self.isMarker(pointer) else { return nil }
         let value = UInt(bitPattern: pointer)
-        return value & ~0xF == 0x10 ? TargetFlags(rawValue: UInt8(value & 0xF)) : nil
+        // No marker is made with kind 3; an odd value is never taken for an object either way.
+        self.kind = Kind(rawValue: value >> 1 & 3) ?? .answered
+        self.flags = TargetFlags(rawValue: UInt8(value >> 3 & 0x1F))
+        self.queryOffset = Int(value >> 8 & UInt(Self.maxQueryOffset))
+        self.savedByte = UInt8(value >> 32 & 0xFF)
     }
 
-    /// Whether `pointer` is one of these markers rather than a retained ``RequestContext``.
-    static func isMarker(_ pointer: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: pointer) < 0x100 }
-
-    private static func marker(_ value: Int) -> UnsafeMutableRawPointer {
-        // Safety: small non-zero bit patterns are never valid object addresses; markers are only compared.
-        UnsafeMutableRawPointer(bitPattern: value).unsafelyUnwrapped
+    /// The marker as a `*req_cls` value.
+    var pointer: UnsafeMutableRawPointer {
+        let value =
+            1 | kind.rawValue << 1 | UInt(flags.rawValue & 0x1F) << 3 | UInt(min(queryOffset, Self.maxQueryOffset)) << 8
+            | UInt(savedByte) << 32
+        // Safety: an odd bit pattern is never a valid object address; markers are only decoded, never dereferenced.
+        return UnsafeMutableRawPointer(bitPattern: value).unsafelyUnwrapped
     }
+
+    static var answered: UnsafeMutableRawPointer { RequestMarker(.answered).pointer }
+
+    /// Whether `pointer` is a marker rather than a retained ``RequestContext``.
+    static func isMarker(_ pointer: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: pointer) & 1 == 1 }
 }
 
 /// What the request-target callback saw in the raw request line.
@@ -65,22 +97,47 @@ struct TargetFlags: OptionSet {
     static let malformed = TargetFlags(rawValue: 2)
     /// The target is longer than ``HTTPServerConfiguration/maxTargetBytes``.
     static let tooLong = TargetFlags(rawValue: 4)
+    /// The query has more arguments than ``HTTPServerConfiguration/maxQueryParameters``.
+    static let tooManyParameters = TargetFlags(rawValue: 8)
 }
 
 /// `MHD_OPTION_URI_LOG_CALLBACK`: called with the raw target (path and query, not yet decoded) as soon as the
 /// request line is in. Its result becomes the request's `*req_cls` until the access handler's first call.
+///
+/// It also keeps libmicrohttpd 0.9.75 from parsing the query, by writing a NUL over the query's first byte (saved
+/// in the marker, put back on the access handler's first call). libmicrohttpd stores each query argument as a
+/// 56-byte record (64 with the pool's alignment) in the connection's memory pool, beside the request line and
+/// the header block; when the pool runs out (about 285 arguments in a 1.9 KB target with our pool, fewer when the
+/// client sent more of its header block at once), `connection_add_header` queues a 431 and frees the read
+/// buffer, but `parse_initial_message_line` ignores `MHD_parse_arguments_`'s failure, the state machine moves on
+/// to reading header lines into a buffer of size 0, and the connection is closed without an answer or sits
+/// unanswered until the header deadline (connection.c and internal.c of 0.9.75; both measured). libmicrohttpd finds the `?` before this callback and parses the
+/// arguments after it, from the same buffer: an empty string there leaves it nothing to parse. The server reads
+/// the query itself (``RawQuery``), and bounds the number of arguments (``TargetFlags/tooManyParameters``).
 let targetReceived: @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, OpaquePointer?) -> UnsafeMutableRawPointer? = {
     cls, uri, connection in
-    guard let cls, let uri else { return RequestMarker.target(.malformed) }
+    guard let cls, let uri else { return RequestMarker(.target, flags: .malformed).pointer }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     if let connection { connectionClock(connection)?.requestLineArrived() }
-    return RequestMarker.target(inspectTarget(uri, limit: core.configuration.maxTargetBytes))
+    let configuration = core.configuration
+    var marker = inspectTarget(uri, limit: configuration.maxTargetBytes, maxParameters: configuration.maxQueryParameters)
+    if marker.queryOffset > 0 {
+        // Safety: `uri` points into libmicrohttpd's read buffer (the request line, parsed in place; `const` only in
+        // the callback's C type), and `queryOffset` is within the NUL-terminated target just scanned.
+        let query = UnsafeMutablePointer(mutating: uri) + marker.queryOffset
+        marker.savedByte = UInt8(bitPattern: query.pointee)
+        query.pointee = 0
+    }
+    return marker.pointer
 }
 
-/// Scans a raw request target (NUL-terminated, as libmicrohttpd cut it from the request line) once.
-func inspectTarget(_ uri: UnsafePointer<CChar>, limit: Int) -> TargetFlags {
+/// Scans a raw request target (NUL-terminated, as libmicrohttpd cut it from the request line) once: its flags, and
+/// where its query starts when it has a non-empty one.
+func inspectTarget(_ uri: UnsafePointer<CChar>, limit: Int, maxParameters: Int) -> RequestMarker {
     let bytes = UnsafeRawPointer(uri).assumingMemoryBound(to: UInt8.self)
     var flags: TargetFlags = []
+    var queryOffset = 0
+    var separators = 0
     var index = 0
     while bytes[index] != 0 {
         let byte = bytes[index]
@@ -90,14 +147,21 @@ func inspectTarget(_ uri: UnsafePointer<CChar>, limit: Int) -> TargetFlags {
             // `bytes[index + 2]` is read only when `bytes[index + 1]` was a hex digit, so never past the NUL.
             let decoded = high << 4 | low
             if decoded < 0x20 || decoded == 0x7F { flags.insert(.malformed) }
+        } else if byte == UInt8(ascii: "?"), queryOffset == 0 {
+            queryOffset = index + 1
+        } else if byte == UInt8(ascii: "&"), queryOffset > 0 {
+            separators += 1
         }
         index += 1
     }
     if index > limit { flags.insert(.tooLong) }
+    // An empty query ("/path?") has nothing to parse: no offset.
+    if queryOffset == index || queryOffset > RequestMarker.maxQueryOffset { queryOffset = 0 }
+    if queryOffset > 0, separators + 1 > maxParameters { flags.insert(.tooManyParameters) }
     // libmicrohttpd ends the target with the NUL it wrote over the space before "HTTP/1.1"; the comparison stops
     // at the first byte that differs, at the latest at the NUL that ends the line.
     if matches(bytes + index + 1, "HTTP/1.1") { flags.insert(.http11) }
-    return flags
+    return RequestMarker(.target, flags: flags, queryOffset: queryOffset)
 }
 
 /// What one pass over a request's header fields found (`MHD_get_connection_values_n`).
@@ -286,4 +350,17 @@ private func hexDigit(_ byte: UInt8) -> UInt8? {
     case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
     default: nil
     }
+}
+
+/// Puts back the query byte ``targetReceived`` overwrote, on the access handler's first call (libmicrohttpd is
+/// done with the request line then); returns where the query starts in the target, 0 for none. `url` is
+/// libmicrohttpd's `connection->url`: in 0.9.75 the very address of the raw target the callback saw, its path
+/// decoded in place up to the NUL libmicrohttpd wrote over the `?`, the query after it untouched.
+func restoreQuery(_ url: UnsafePointer<CChar>, _ marker: RequestMarker) -> Int {
+    guard marker.queryOffset > 0 else { return 0 }
+    let query = UnsafeMutablePointer(mutating: url) + marker.queryOffset
+    // The NUL the callback wrote; anything else would mean the target was moved, and then no query is read.
+    guard query.pointee == 0 else { return 0 }
+    query.pointee = CChar(bitPattern: marker.savedByte)
+    return marker.queryOffset
 }

@@ -100,6 +100,7 @@ final class Representation: Sendable {
             HTTPHeader("Last-Modified", UTCDateTime(unixSeconds: lastModifiedSeconds).httpDate),
         ]
         var okHeaders = [HTTPHeader("Content-Type", contentType)]
+        if ContentPolicy.applies(to: contentType) { okHeaders += ContentPolicy.headers }
         if let locale { okHeaders.append(HTTPHeader("Content-Language", locale)) }
         var forms = [try CodedForm(coding: .identity, body: body, etag: etag, okHeaders: okHeaders, sharedHeaders: shared)]
         for coding in [ContentCoding.br, .gzip] {

@@ -63,12 +63,12 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, _, _ in service.console.reply(file: "index.html") },
+        ) { service, request, _ in service.console.reply(file: "index.html", ifNoneMatch: request.header("If-None-Match")) },
         Route(
             .get, "/console/{file}", .open, label: "console",
             APIOperation(
                 "A file of the web console.",
                 responses: [(200, "{description: The file.}"), (400, APIOperation.problem), (404, APIOperation.problem)])
-        ) { service, _, match in service.console.reply(file: match["file"]) },
+        ) { service, request, match in service.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
     ]
 }

@@ -25,7 +25,9 @@ public final class ServerApplication: Sendable {
             http, total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         service = try await TabService(store: store, configuration: configuration, logger: logger)
         if service.console.isEmpty {
-            logger.warning("the web console's files were not found (set TABSERVER_CONSOLE_DIR): /console/ answers 404")
+            logger.warning("the web console has no files (this build carries none): /console/ answers 404")
+        } else if case .directory(let directory) = service.console.origin {
+            logger.info("the web console is served from TABSERVER_CONSOLE_DIR (\(directory)), not from the binary")
         }
         server = try HTTPServer(configuration: http, handler: service)
     }

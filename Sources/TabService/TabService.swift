@@ -140,6 +140,7 @@ public final class TabService: HTTPHandler {
         // long-poll): no per-request header on the client plane's 2xx and 304.
         let representation = (route?.isRepresentation ?? false) && response.status < 400
         if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
+        ContentPolicy.apply(to: &response)
         if response.status >= 400, route?.access ?? .open == .open, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
             response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
         }

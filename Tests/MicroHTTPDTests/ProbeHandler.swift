@@ -2,8 +2,9 @@ import MicroHTTPD
 import Synchronization
 import Testing
 
-/// A handler that answers with what it saw (`METHOD path body=N accept=<combined Accept>`), refuses paths under
-/// `/refuse` at admission, and holds paths under `/defer` until its gate opens.
+/// A handler that answers with what it saw (`METHOD path body=N accept=<combined Accept>`, or under `/query` the
+/// values of the query argument `q`), refuses paths under `/refuse` at admission, and holds paths under `/defer`
+/// until its gate opens.
 final class ProbeHandler: HTTPHandler {
     let gate = Gate()
     /// Requests ``handle(_:)`` saw.
@@ -20,6 +21,11 @@ final class ProbeHandler: HTTPHandler {
         if request.path.hasPrefix("/defer") {
             let gate = gate
             return .deferred { await gate.wait() }
+        }
+        if request.path.hasPrefix("/query") {
+            // Every value of `q` and the first, as the handler reads them.
+            let text = "q=\(request.queryValues("q").joined(separator: "|")) first=\(request.query("q") ?? "nil")"
+            return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array(text.utf8)))
         }
         let accept = request.combinedHeader("Accept") ?? "-"
         let text = "\(request.method.token) \(request.path) body=\(request.body.count) accept=\(accept)"

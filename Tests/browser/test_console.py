@@ -247,7 +247,13 @@ def test_console_is_served_with_its_security_headers(server):
     status, headers, body = server.request("GET", "/console/", token=None)
     assert status == 200
     assert headers["Content-Type"].startswith("text/html")
-    assert b'<script type="module" src="app.js">' in body
+    # The page loads its files under names that carry their content's hash, cached for a year (the plain names
+    # still answer, revalidated).
+    script = re.search(rb'<script type="module" src="(app\.[0-9a-f]{10}\.js)">', body)
+    assert script, body[:600]
+    status, headers_of_script, _ = server.request("GET", "/console/" + script.group(1).decode(), token=None)
+    assert status == 200 and headers_of_script["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert headers["Cache-Control"] == "no-cache"
     directives = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";") if part.strip())
     for name, value in REQUIRED_CSP.items():
         assert directives.get(name) == value, f"CSP {name} is {directives.get(name)!r}"
