@@ -51,7 +51,7 @@ extension TabService {
         let snapshot = self.snapshot
         guard let entry = snapshot.entry(for: account) else { return .response(noLayout(account).response) }
         let locale =
-            request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+            chosenLocale(request, entry)
         let representation: Representation
         let brotliNow = request.withCombinedHeader("Accept-Encoding", Self.wantsBrotliNow)
         let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
@@ -118,28 +118,6 @@ extension TabService {
         Problem(
             status: 406, slug: "not-acceptable", title: "Not Acceptable",
             detail: "Accept-Encoding refuses every coding this representation has (identity, and br or gzip when smaller)")
-    }
-
-    /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
-    func clientTargets(_ request: borrowing HTTPRequest) -> Result<(Platform?, AppVersion?), ProblemError> {
-        var platform: Platform?
-        if let name = request.query("platform") ?? request.header("X-Client-Platform") {
-            guard let known = Platform(rawValue: name.lowercased()) else {
-                return .failure(
-                    ProblemError(
-                        Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
-                )
-            }
-            platform = known
-        }
-        var appVersion: AppVersion?
-        if let text = request.query("appVersion") ?? request.header("X-App-Version") {
-            guard let version = AppVersion(text) else {
-                return .failure(ProblemError(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2")))
-            }
-            appVersion = version
-        }
-        return .success((platform, appVersion))
     }
 
     /// The cache key of `entry`'s variant for a locale index, platform, app version and format.
