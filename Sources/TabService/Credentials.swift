@@ -114,8 +114,7 @@ extension TabService {
             return .failure(
                 AuthRefusal(
                     response: Problem(
-                        status: 429, slug: "too-many-failures", title: "Too Many Requests",
-                        detail: "too many failed authentications from this address; retry after \(seconds) s",
+                        .tooManyFailures, detail: "too many failed authentications from this address; retry after \(seconds) s",
                         headers: [HTTPHeader("Retry-After", String(seconds))]
                     ).response))
         }
@@ -159,8 +158,7 @@ extension TabService {
 
     var unauthorizedResponse: HTTPResponse {
         Problem(
-            status: 401, slug: "unauthorized", title: "Unauthorized",
-            detail: "the management plane needs Authorization: Bearer <admin token>",
+            .unauthorized, detail: "the management plane needs Authorization: Bearer <admin token>",
             headers: [HTTPHeader("WWW-Authenticate", "Bearer realm=\"tabserver\"")]
         ).response
     }

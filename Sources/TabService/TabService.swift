@@ -170,13 +170,12 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: 0, status: 431, nanoseconds: 0)
             response =
                 Problem(
-                    status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
-                    detail: "the request line and header fields exceed \(limit) bytes"
+                    .headerTooLarge, detail: "the request line and header fields exceed \(limit) bytes"
                 ).response
         case .bodyTooLarge(let limit):
             metrics.record(slot: 0, status: 413, nanoseconds: 0)
             response =
-                Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
+                Problem(.tooLarge, detail: "the body exceeds \(limit) bytes")
                 .response
         }
         response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
@@ -195,7 +194,7 @@ public final class TabService: HTTPHandler {
             route = matched.route
             if !matched.route.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
                 refusal =
-                    Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+                    Problem(.tooLarge, detail: "\(request.path) takes no body").response
             }
         }
         guard var response = refusal else { return nil }
