@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Decide before reading: a request that announces a body is admitted or refused when its headers are complete;

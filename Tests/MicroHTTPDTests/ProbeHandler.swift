@@ -1,5 +1,6 @@
 import MicroHTTPD
 import Synchronization
+import TabTestSupport
 import Testing
 
 /// A handler that answers with what it saw (`METHOD path body=N accept=<combined Accept>`, or under `/query` the
