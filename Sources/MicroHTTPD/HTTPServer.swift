@@ -364,6 +364,8 @@ final class RequestContext: Sendable {
     let method: HTTPMethod
     /// Where the raw query starts in the target (see ``RequestMarker/queryOffset``).
     let queryOffset: Int
+    /// What the handler's admission noted, handed to its `handle` call.
+    let admission: (any Sendable)?
     private let state: Mutex<State>
 
     struct State {
@@ -385,9 +387,10 @@ final class RequestContext: Sendable {
     /// - Parameters:
     ///   - reserved: budget bytes already taken for this request (its declared Content-Length).
     ///   - queryOffset: where the raw query starts in the target, 0 for none.
-    init(method: HTTPMethod, reserved: Int = 0, queryOffset: Int = 0) {
+    init(method: HTTPMethod, reserved: Int = 0, queryOffset: Int = 0, admission: (any Sendable)? = nil) {
         self.method = method
         self.queryOffset = queryOffset
+        self.admission = admission
         var initial = State()
         initial.reserved = reserved
         initial.body.reserveCapacity(reserved)
@@ -512,7 +515,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return queue(core.handler.refuse(.bodyBudgetExhausted(retryAfterSeconds: configuration.bodyBudgetRetryAfterSeconds)), connection)
     case nil: break
     }
-    let request = HTTPRequest(method: state.method, body: state.body, connection: connection, url: url, queryOffset: state.queryOffset)
+    let request = HTTPRequest(
+        method: state.method, body: state.body, connection: connection, url: url, queryOffset: state.queryOffset,
+        admission: state.admission)
     return reply(core.handler.handle(request), core: core, connection: connection, method: state.method, requestContext: requestContext)
 }
 
@@ -554,10 +559,11 @@ private func headersReceived(
     if let declared = facts.contentLength, declared > configuration.maxBodyBytes {
         return refuse(core.handler.reject(.bodyTooLarge(limit: configuration.maxBodyBytes)))
     }
-    if case .refuse(let response) = core.handler.admit(
-        HTTPRequest(method: parsed, body: [], connection: connection, url: url, queryOffset: queryOffset))
-    {
-        return refuse(response)
+    var admission: (any Sendable)?
+    switch core.handler.admit(HTTPRequest(method: parsed, body: [], connection: connection, url: url, queryOffset: queryOffset)) {
+    case .refuse(let response): return refuse(response)
+    case .proceedNoting(let note): admission = note
+    case .proceed: break
     }
     clock?.enter(.receivingBody)
     if bodiless {
@@ -570,7 +576,9 @@ private func headersReceived(
         return refuse(core.handler.refuse(.bodyBudgetExhausted(retryAfterSeconds: configuration.bodyBudgetRetryAfterSeconds)))
     }
     // Released in `requestCompleted`, which also gives back the reservation.
-    requestContext.pointee = Unmanaged.passRetained(RequestContext(method: parsed, reserved: declared, queryOffset: queryOffset)).toOpaque()
+    requestContext.pointee = Unmanaged.passRetained(
+        RequestContext(method: parsed, reserved: declared, queryOffset: queryOffset, admission: admission)
+    ).toOpaque()
     return MHD_Result.YES
 }
 
