@@ -309,7 +309,7 @@ final class ServerCore: Sendable {
 
     /// Suspends `connection` for deferred work on `state`; false when the server is past its stop grace
     /// (the caller answers at once then). Under the table's lock, so `resumeAllSuspended` sees it suspended.
-    func suspend(_ connection: OpaquePointer, _ state: RequestContext) -> Bool {
+    func suspend(_ connection: OpaquePointer, _ state: PendingRequest) -> Bool {
         suspensions.withLock { table in
             guard !table.closed else { return false }
             table.entries[ObjectIdentifier(state)] = SuspendedConnection(pointer: connection, state: state)
@@ -319,7 +319,7 @@ final class ServerCore: Sendable {
     }
 
     /// Queues `response` for a deferred reply and resumes its connection, unless a stop already did.
-    func finishDeferred(_ state: RequestContext, _ response: HTTPResponse) {
+    func finishDeferred(_ state: PendingRequest, _ response: HTTPResponse) {
         suspensions.withLock { table in
             guard let entry = table.entries.removeValue(forKey: ObjectIdentifier(state)) else { return }
             state.setPending(response)
@@ -343,7 +343,7 @@ final class ServerCore: Sendable {
     }
 }
 
-/// Connections suspended for deferred replies, by their request's ``RequestContext``.
+/// Connections suspended for deferred replies, by their request's ``PendingRequest``.
 struct SuspensionTable {
     var entries: [ObjectIdentifier: SuspendedConnection] = [:]
     /// Set when a stop resumed everything: no suspension after that.
@@ -355,12 +355,12 @@ struct SuspensionTable {
 /// under ``ServerCore/suspensions`` once (whoever removes the entry), always before `MHD_stop_daemon`.
 struct SuspendedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
-    let state: RequestContext
+    let state: PendingRequest
 }
 
 /// Per-request state of a request that carries a body or waits for deferred work. Created on the
 /// access handler's first call (`Unmanaged.passRetained`), released in `requestCompleted`.
-final class RequestContext: Sendable {
+final class PendingRequest: Sendable {
     let method: HTTPMethod
     /// Where the raw query starts in the target (see ``RequestMarker/queryOffset``).
     let queryOffset: Int
@@ -491,7 +491,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
-    let state = Unmanaged<RequestContext>.fromOpaque(context).takeUnretainedValue()
+    let state = Unmanaged<PendingRequest>.fromOpaque(context).takeUnretainedValue()
     if let pending = state.takePending() {
         return queue(pending, connection)
     }
@@ -577,7 +577,7 @@ private func headersReceived(
     }
     // Released in `requestCompleted`, which also gives back the reservation.
     requestContext.pointee = Unmanaged.passRetained(
-        RequestContext(method: parsed, reserved: declared, queryOffset: queryOffset, admission: admission)
+        PendingRequest(method: parsed, reserved: declared, queryOffset: queryOffset, admission: admission)
     ).toOpaque()
     return MHD_Result.YES
 }
@@ -592,11 +592,11 @@ private func reply(
     case .response(let response):
         return queue(response, connection)
     case .deferred(let work):
-        let state: RequestContext
+        let state: PendingRequest
         if let existing = requestContext.pointee, !RequestMarker.isMarker(existing) {
-            state = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+            state = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
         } else {
-            state = RequestContext(method: method)
+            state = PendingRequest(method: method)
             // Released in `requestCompleted`.
             requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         }
@@ -634,7 +634,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, 
     core.inFlight.subtract(1, ordering: .releasing)
     if marker == nil {
         // Pairs with the passRetained of the access handler's first call (or of a deferred reply).
-        let state = Unmanaged<RequestContext>.fromOpaque(context).takeRetainedValue()
+        let state = Unmanaged<PendingRequest>.fromOpaque(context).takeRetainedValue()
         state.release(core: core)
     }
 }

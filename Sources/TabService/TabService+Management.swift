@@ -92,7 +92,7 @@ extension TabService {
     /// `GET …/layout/versions/{version}/diff`: tab-level changes from `against` (default n−1) to n.
     func diffRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let against = request.query("against")
-        let plain = Negotiation.prefersPlainText(request.header("Accept"))
+        let plain = ManagementHeaders.prefersPlainText(request.header("Accept"))
         return withLayoutAddress(match) { account, number in
             .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
         }
@@ -107,7 +107,7 @@ extension TabService {
     }
 
     func writePrecondition(_ request: borrowing HTTPRequest) -> WritePrecondition {
-        if let field = request.headerList("If-Match") { return .ifMatch(Negotiation.entityTags(field)) }
+        if let field = request.headerList("If-Match") { return .ifMatch(ManagementHeaders.entityTags(field)) }
         if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
         return .none
     }

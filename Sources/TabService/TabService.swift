@@ -119,13 +119,13 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
             return reply
         case .response(var response):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             finish(&response, route: route, id: context.id)
             metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
             log(context, response)
             return .response(response)
         case .deferred(let work):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
             return .deferred {
                 var response = await work()
@@ -151,7 +151,7 @@ public final class TabService: HTTPHandler {
     }
 
     /// Writes and failures get a structured log line with their request id; reads are counted, not logged.
-    private func log(_ context: RequestContext, _ response: HTTPResponse) {
+    private func log(_ context: LogContext, _ response: HTTPResponse) {
         let metadata: Logger.Metadata = [
             "request-id": "\(context.id)", "method": "\(context.method)", "path": "\(context.path)",
             "status": "\(response.status)",
