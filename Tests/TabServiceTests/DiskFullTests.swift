@@ -116,8 +116,16 @@ import Testing
         _ = Tmpfs.run("/bin/chown", "postgres", disk.path)
         let database = try ReplicationTests.freshDatabase()
         let server = try await ServerProcess.start(store: database, directory: NSTemporaryDirectory())
-        defer { server.kill9() }
         let space = "t" + UUID().uuidString.prefix(8).lowercased()
+        // Before the tmpfs goes: the database and the tablespace are dropped, or the cluster would keep buffers it
+        // can never write (every later checkpoint, and so every CREATE DATABASE of other tests, would fail).
+        defer {
+            server.kill9()
+            let serverURL = ReplicationTests.serverURL ?? ""
+            let name = String(database[database.index(after: database.lastIndex(of: "/") ?? database.startIndex)...])
+            Tmpfs.run("/usr/bin/psql", serverURL, "-q", "-c", "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            Tmpfs.run("/usr/bin/psql", serverURL, "-q", "-c", "DROP TABLESPACE IF EXISTS \(space)")
+        }
         try #require(Tmpfs.run("/usr/bin/psql", database, "-q", "-c", "CREATE TABLESPACE \(space) LOCATION '\(disk.path)'") == 0)
         try #require(Tmpfs.run("/usr/bin/psql", database, "-q", "-c", "ALTER TABLE layout_versions SET TABLESPACE \(space)") == 0)
         try await expectFullDiskAnswers507(port: server.port, fill: { disk.fill() }, free: { try disk.resize(megabytes: 16) })
