@@ -85,14 +85,14 @@ private struct SQLiteTableAccess: StoreTableWriter {
     }
 
     func count(_ table: String) throws(StoreError) -> Int {
-        try db.query("SELECT count(*) FROM \(quoted(table))", []) { $0.int(0) }.first ?? 0
+        try db.query("SELECT count(*) FROM \(StoreTable.quoted(table))", []) { $0.int(0) }.first ?? 0
     }
 
     func scan(_ table: StoreTable, batchSize: Int, _ body: ([[StoreCell]]) throws(StoreError) -> Void) throws(StoreError) {
         var batch: [[StoreCell]] = []
         batch.reserveCapacity(batchSize)
-        let columns = table.columns.map(quoted).joined(separator: ", ")
-        _ = try db.query("SELECT \(columns) FROM \(quoted(table.name))", []) { (row) throws(StoreError) in
+        let columns = table.columns.map(StoreTable.quoted).joined(separator: ", ")
+        _ = try db.query("SELECT \(columns) FROM \(StoreTable.quoted(table.name))", []) { (row) throws(StoreError) in
             batch.append((0..<Int32(table.columns.count)).map(row.cell))
             if batch.count >= batchSize {
                 try body(batch)
@@ -106,7 +106,7 @@ private struct SQLiteTableAccess: StoreTableWriter {
         guard !rows.isEmpty else { return }
         let placeholders = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
         let sql =
-            "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) VALUES "
+            "INSERT INTO \(StoreTable.quoted(table)) (\(columns.map(StoreTable.quoted).joined(separator: ", "))) VALUES "
             + Array(repeating: placeholders, count: rows.count).joined(separator: ", ")
         try db.run(sql, rows.flatMap { $0.map(SQLiteValue.init) })
     }
@@ -152,6 +152,3 @@ extension SQLiteConnection {
         }
     }
 }
-
-/// An identifier in double quotes (names come from the catalog, and are quoted all the same).
-func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }

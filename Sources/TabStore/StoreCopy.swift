@@ -23,6 +23,10 @@ public struct StoreTable: Sendable, Equatable {
         self.name = name
         self.columns = columns
     }
+
+    /// An identifier in double quotes, as SQLite and PostgreSQL both read it (names come from the catalog, and are
+    /// quoted all the same).
+    public static func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }
 }
 
 /// A store's tables as plain rows, inside a read snapshot or a write transaction.

@@ -72,7 +72,7 @@ private struct PGTableAccess: StoreTableWriter {
     }
 
     func count(_ table: String) throws(StoreError) -> Int {
-        Int(try db.execute("SELECT count(*) FROM \(quoted(table))").first?[0].text ?? "0") ?? 0
+        Int(try db.execute("SELECT count(*) FROM \(StoreTable.quoted(table))").first?[0].text ?? "0") ?? 0
     }
 
     /// The declared type of each column of `table` (`bytea`, `boolean`, `bigint`, …).
@@ -87,7 +87,7 @@ private struct PGTableAccess: StoreTableWriter {
         let declared = try types(table.name)
         let kinds = table.columns.map { declared[$0] ?? "text" }
         _ = try db.execute(
-            "DECLARE tabserver_copy NO SCROLL CURSOR FOR SELECT \(table.columns.map(quoted).joined(separator: ", ")) FROM \(quoted(table.name))"
+            "DECLARE tabserver_copy NO SCROLL CURSOR FOR SELECT \(table.columns.map(StoreTable.quoted).joined(separator: ", ")) FROM \(StoreTable.quoted(table.name))"
         )
         while true {
             let rows = try db.execute("FETCH \(batchSize) FROM tabserver_copy")
@@ -120,7 +120,7 @@ private struct PGTableAccess: StoreTableWriter {
             tuples.append("(" + (first..<parameters.count).map { "$\($0 + 1)" }.joined(separator: ", ") + ")")
         }
         _ = try db.execute(
-            "INSERT INTO \(quoted(table)) (\(columns.map(quoted).joined(separator: ", "))) OVERRIDING SYSTEM VALUE VALUES "
+            "INSERT INTO \(StoreTable.quoted(table)) (\(columns.map(StoreTable.quoted).joined(separator: ", "))) OVERRIDING SYSTEM VALUE VALUES "
                 + tuples.joined(separator: ", "), parameters)
     }
 
@@ -135,8 +135,8 @@ private struct PGTableAccess: StoreTableWriter {
         for row in columns {
             guard let table = row[0].text, let column = row[1].text else { continue }
             _ = try db.execute(
-                "SELECT setval(pg_get_serial_sequence($1, $2), COALESCE(MAX(\(quoted(column))), 0) + 1, false) FROM \(quoted(table))",
-                [.text(quoted(table)), .text(column)])
+                "SELECT setval(pg_get_serial_sequence($1, $2), COALESCE(MAX(\(StoreTable.quoted(column))), 0) + 1, false) FROM \(StoreTable.quoted(table))",
+                [.text(StoreTable.quoted(table)), .text(column)])
         }
     }
 }
@@ -152,6 +152,3 @@ extension PGValue {
         }
     }
 }
-
-/// An identifier in double quotes.
-func quoted(_ name: String) -> String { "\"" + name.replacing("\"", with: "\"\"") + "\"" }
