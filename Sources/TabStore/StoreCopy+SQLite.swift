@@ -31,26 +31,34 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
 
     /// Copies this store into the SQLite file at `targetPath` with SQLite's online backup, from one read snapshot
     /// (which also gives the counts, tags and digests the copy is then checked against).
-    /// - Parameter progress: called after each step with the pages copied and the source's page count.
+    /// - Parameters:
+    ///   - pages: called after each step of the backup with the pages copied and the source's page count.
+    ///   - progress: called at most once per `progressInterval` while the source's snapshot is read (`reading`) and
+    ///     the target checked (`checking`).
     /// - Throws: ``StoreError/targetNotEmpty(table:rows:)`` when the target holds rows; ``StoreError/copyMismatch(_:)``
     ///   when the check finds a difference; ``StoreError/unavailable(_:)`` when SQLite fails.
-    public func backup(to targetPath: String, progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }) throws(StoreError)
-        -> StoreCopyReport
-    {
+    public func backup(
+        to targetPath: String, progressInterval: Double = 3, pages: (_ copied: Int, _ total: Int) -> Void = { _, _ in },
+        progress: (StoreCopyProgress) -> Void = { _ in }
+    ) throws(StoreError) -> StoreCopyReport {
         let start = monotonicSeconds()
         if access(targetPath, F_OK) == 0 {
             _ = try SQLiteCopyEndpoint(path: targetPath, create: false).withWriteTransaction(StoreCopy.refuseNonEmpty)
         }
         let target = try SQLiteConnection(path: targetPath)
         var report = try connection.readTransaction { () throws(StoreError) -> StoreCopyReport in
-            let report = try StoreCopy.summarize(SQLiteTableAccess(db: connection))
+            let access = SQLiteTableAccess(db: connection)
+            var total = 0
+            for table in try access.tables() where table.name != StoreCopy.migrationsTable { total += try access.count(table.name) }
+            var counter = ProgressCounter(phase: "reading", total: total, interval: progressInterval)
+            let report = try StoreCopy.summarize(access, tables: nil, counter: &counter, progress)
             guard let backup = sqlite3_backup_init(target.db, "main", connection.db, "main") else {
                 throw .unavailable("backup to \(targetPath): \(String(cString: sqlite3_errmsg(target.db)))")
             }
             var status = SQLITE_OK
             while status == SQLITE_OK || status == SQLITE_BUSY || status == SQLITE_LOCKED {
                 status = sqlite3_backup_step(backup, 1024)
-                progress(Int(sqlite3_backup_pagecount(backup) - sqlite3_backup_remaining(backup)), Int(sqlite3_backup_pagecount(backup)))
+                pages(Int(sqlite3_backup_pagecount(backup) - sqlite3_backup_remaining(backup)), Int(sqlite3_backup_pagecount(backup)))
                 if status == SQLITE_BUSY || status == SQLITE_LOCKED { usleep(50_000) }
             }
             let finished = sqlite3_backup_finish(backup)
@@ -60,7 +68,9 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
             }
             return report
         }
-        try StoreCopy.verify(try SQLiteCopyEndpoint(path: targetPath, create: false), against: report)
+        try StoreCopy.verify(
+            try SQLiteCopyEndpoint(path: targetPath, create: false), against: report, progressInterval: progressInterval, progress: progress
+        )
         report.seconds = monotonicSeconds() - start
         return report
     }

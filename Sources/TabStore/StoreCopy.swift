@@ -110,7 +110,9 @@ public struct RowDigest: Sendable, Equatable {
 
 /// Where a copy stands, for progress lines.
 public struct StoreCopyProgress: Sendable {
-    /// The table being copied.
+    /// `copying` (the source into the target) or `checking` (the target read back).
+    public var phase: String
+    /// The table being copied or checked.
     public var table: String
     /// Rows of that table copied so far, and how many it has.
     public var tableRows: Int
@@ -120,10 +122,10 @@ public struct StoreCopyProgress: Sendable {
     public var total: Int
     public var seconds: Double
 
-    /// `layout_versions: 120000/300000 rows; 130000/300005 in all, 41000 rows/s`.
+    /// `copying layout_versions: 120000/300000 rows; 130000/300005 in all, 41000 rows/s`.
     public var line: String {
         let rate = seconds > 0 ? Int(Double(rows) / seconds) : 0
-        return "\(table): \(tableRows)/\(tableTotal) rows; \(rows)/\(total) in all, \(rate) rows/s"
+        return "\(phase) \(table): \(tableRows)/\(tableTotal) rows; \(rows)/\(total) in all, \(rate) rows/s"
     }
 }
 
@@ -160,7 +162,7 @@ public enum StoreCopy {
                 }
                 var counts: [String: Int] = [:]
                 for table in data { counts[table.name] = try reader.count(table.name) }
-                var counter = ProgressCounter(total: counts.values.reduce(0, +))
+                var counter = ProgressCounter(phase: "copying", total: counts.values.reduce(0, +), interval: progressInterval)
                 var report = StoreCopyReport()
                 for table in data {
                     counter.begin(table.name, total: counts[table.name] ?? 0)
@@ -169,22 +171,28 @@ public enum StoreCopy {
                     try reader.scan(table, batchSize: perRow) { (rows) throws(StoreError) in
                         try writer.insert(table.name, columns: table.columns, rows: rows)
                         summary.add(rows)
-                        counter.advance(rows.count, start: start, interval: progressInterval, progress)
+                        counter.advance(rows.count, progress)
                     }
                     summary.record(in: &report)
                 }
                 return report
             }
         }
-        try verify(target, against: report)
+        try verify(target, against: report, progressInterval: progressInterval, progress: progress)
         report.seconds = monotonicSeconds() - start
         return report
     }
 
     /// Reads `target` again in a snapshot of its own and throws ``StoreError/copyMismatch(_:)`` at the first
     /// difference from `expected` (row counts, tags, row digests).
-    public static func verify(_ target: some StoreCopyEndpoint, against expected: StoreCopyReport) throws(StoreError) {
-        let found = try summarize(target, tables: Set(expected.rows.keys))
+    public static func verify(
+        _ target: some StoreCopyEndpoint, against expected: StoreCopyReport, progressInterval: Double = 3,
+        progress: (StoreCopyProgress) -> Void = { _ in }
+    ) throws(StoreError) {
+        let found = try target.withSnapshot { (reader) throws(StoreError) -> StoreCopyReport in
+            var counter = ProgressCounter(phase: "checking", total: expected.rows.values.reduce(0, +), interval: progressInterval)
+            return try summarize(reader, tables: Set(expected.rows.keys), counter: &counter, progress)
+        }
         for table in expected.rows.keys.sorted() {
             guard found.rows[table] == expected.rows[table] else {
                 throw .copyMismatch("\(table): \(expected.rows[table] ?? 0) rows read, \(found.rows[table] ?? 0) in the target")
@@ -206,10 +214,22 @@ public enum StoreCopy {
 
     /// The counts, tags and digests of `tables` (all but `schema_migrations` when nil), read through `reader`.
     static func summarize(_ reader: any StoreTableAccess, tables names: Set<String>? = nil) throws(StoreError) -> StoreCopyReport {
+        var silent = ProgressCounter(phase: "checking", total: 0, interval: .infinity)
+        return try summarize(reader, tables: names, counter: &silent) { _ in }
+    }
+
+    /// ``summarize(_:tables:)``, telling `progress` through `counter`.
+    static func summarize(
+        _ reader: any StoreTableAccess, tables names: Set<String>?, counter: inout ProgressCounter, _ progress: (StoreCopyProgress) -> Void
+    ) throws(StoreError) -> StoreCopyReport {
         var report = StoreCopyReport()
         for table in try reader.tables() where table.name != migrationsTable && (names?.contains(table.name) ?? true) {
             var summary = TableSummary(table)
-            try reader.scan(table, batchSize: 1000) { (rows) throws(StoreError) in summary.add(rows) }
+            if counter.interval.isFinite { counter.begin(table.name, total: try reader.count(table.name)) }
+            try reader.scan(table, batchSize: 1000) { (rows) throws(StoreError) in
+                summary.add(rows)
+                counter.advance(rows.count, progress)
+            }
             summary.record(in: &report)
         }
         return report
@@ -271,16 +291,24 @@ private struct TableSummary {
     }
 }
 
-/// Rows copied so far and when progress was last told.
-private struct ProgressCounter {
+/// Rows copied (or checked) so far and when progress was last told.
+struct ProgressCounter {
+    let phase: String
     let total: Int
+    /// Seconds between two lines (infinite: none).
+    let interval: Double
+    let start = monotonicSeconds()
     var rows = 0
     var table = ""
     var tableRows = 0
     var tableTotal = 0
     var lastTold = monotonicSeconds()
 
-    init(total: Int) { self.total = total }
+    init(phase: String, total: Int, interval: Double) {
+        self.phase = phase
+        self.total = total
+        self.interval = interval
+    }
 
     mutating func begin(_ name: String, total: Int) {
         table = name
@@ -288,14 +316,15 @@ private struct ProgressCounter {
         tableTotal = total
     }
 
-    mutating func advance(_ count: Int, start: Double, interval: Double, _ progress: (StoreCopyProgress) -> Void) {
+    mutating func advance(_ count: Int, _ progress: (StoreCopyProgress) -> Void) {
         rows += count
         tableRows += count
         let now = monotonicSeconds()
         guard now - lastTold >= interval else { return }
         lastTold = now
         progress(
-            StoreCopyProgress(table: table, tableRows: tableRows, tableTotal: tableTotal, rows: rows, total: total, seconds: now - start))
+            StoreCopyProgress(
+                phase: phase, table: table, tableRows: tableRows, tableTotal: tableTotal, rows: rows, total: total, seconds: now - start))
     }
 }
 

@@ -28,11 +28,14 @@ struct Migrate: ParsableCommand {
             if let from = Self.sqlitePath(source), let to = Self.sqlitePath(target) {
                 guard Self.canonical(from) != Self.canonical(to) else { throw ValidationError("--from and --to name the same file") }
                 var lastTold = Date()
-                report = try SQLiteCopyEndpoint(path: from, create: false).backup(to: to) { copied, total in
-                    guard Date().timeIntervalSince(lastTold) >= progressSeconds else { return }
-                    lastTold = Date()
-                    printError("migrate: backup: \(copied)/\(total) pages")
-                }
+                report = try SQLiteCopyEndpoint(path: from, create: false).backup(
+                    to: to, progressInterval: progressSeconds,
+                    pages: { copied, total in
+                        guard Date().timeIntervalSince(lastTold) >= progressSeconds else { return }
+                        lastTold = Date()
+                        printError("migrate: backup: \(copied)/\(total) pages")
+                    }
+                ) { printError("migrate: " + $0.line) }
             } else {
                 report = try StoreCopy.copy(
                     from: try Self.endpoint(source, create: false), to: try Self.endpoint(target, create: true),
