@@ -154,7 +154,7 @@ extension TabService {
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
             return Problem(
-                status: 507, slug: "insufficient-storage", title: "Insufficient Storage",
+                .insufficientStorage,
                 detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
             ).response
         case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:

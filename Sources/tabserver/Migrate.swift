@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TabRuntime
 import TabStore
 import TabStorePostgres
 
