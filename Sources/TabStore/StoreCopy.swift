@@ -151,7 +151,7 @@ public enum StoreCopy {
             let targetTables = try refuseNonEmpty(writer)
             return try source.withSnapshot { (reader) throws(StoreError) -> StoreCopyReport in
                 let tables = try reader.tables()
-                try checkSameSchema(reader, writer, sourceTables: tables)
+                try checkSameSchema(reader, writer)
                 let data = tables.filter { $0.name != migrationsTable }
                 for table in data {
                     guard let match = targetTables.first(where: { $0.name == table.name }),
@@ -246,7 +246,7 @@ public enum StoreCopy {
     }
 
     /// Both stores were migrated to the same schema version (each was opened by this build, which migrates it).
-    private static func checkSameSchema(_ reader: any StoreTableAccess, _ writer: any StoreTableWriter, sourceTables: [StoreTable])
+    private static func checkSameSchema(_ reader: any StoreTableAccess, _ writer: any StoreTableWriter)
         throws(StoreError)
     {
         func newest(_ access: any StoreTableAccess) throws(StoreError) -> Int64 {
