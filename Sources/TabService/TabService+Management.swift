@@ -150,7 +150,14 @@ extension TabService {
             return Problem(
                 .baseMissing, detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
             ).response
-        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew:
+        case .diskFull:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            return Problem(
+                .insufficientStorage,
+                detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
+            ).response
+        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
             if case .timedOut = error { catchUpLater() }
