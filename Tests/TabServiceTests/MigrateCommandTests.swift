@@ -1,6 +1,7 @@
 import Foundation
 import TabStore
 import TabStorePostgres
+import TabTestSupport
 import Testing
 
 #if canImport(Glibc)
