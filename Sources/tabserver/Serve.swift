@@ -94,14 +94,20 @@ struct Serve: AsyncParsableCommand {
         }
         HTTPServerConfiguration.raiseOpenFileLimit()
 
-        // Until the store answers and the first snapshot is built, the probes answer on the port (the service
-        // takes it over then, on the same port even when --port 0 picked it).
+        // While a slow store is awaited (and the first snapshot built), probes answer on the port; the service takes
+        // it over then (the same port even when --port 0 picked it).
         let probes = StartupProbes(reason: "waiting for the store \(storeURL.redacted)")
-        let waiting = try HTTPServer(configuration: http, handler: probes)
-        http.port = waiting.port
-        logger.info("starting: /healthz answers 200 and /readyz 503 at \(http.host) port \(waiting.port) until the store answers")
-        let tabStore = try await openStoreRetrying(storeURL, logger: logger, probes: probes)
-        probes.waiting(for: "building the first snapshot")
+        let probeServer = StartupProbeServer(configuration: http, probes: probes, logger: logger)
+        let slowStore = Task {
+            try await Task.sleep(for: .seconds(1))
+            probeServer.start()
+        }
+        let tabStore = try await openStoreRetrying(storeURL, logger: logger, probes: probes) { probeServer.start() }
+        slowStore.cancel()
+        if let port = probeServer.port {
+            http.port = port
+            probes.waiting(for: "building the first snapshot")
+        }
         let application = try await ServerApplication(
             store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
             service: ServiceConfiguration(
@@ -116,7 +122,7 @@ struct Serve: AsyncParsableCommand {
                         }
                         : trustedProxy),
                 authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10),
-            http: http, logger: logger, beforeListening: { waiting.stop() })
+            http: http, logger: logger, beforeListening: { probeServer.stop() })
         let server = application.server
         starting.started()
         logger.info(
@@ -145,7 +151,10 @@ struct Serve: AsyncParsableCommand {
 
     /// Opens the store, retrying with backoff while it does not answer (a database that starts after the
     /// service is normal in a cluster); each attempt has its own deadline, and SIGTERM still stops the process.
-    func openStoreRetrying(_ location: StoreLocation, logger: Logger, probes: StartupProbes) async throws -> any TabStore {
+    /// - Parameter failed: called after each failed attempt (the first starts the probes).
+    func openStoreRetrying(
+        _ location: StoreLocation, logger: Logger, probes: StartupProbes, failed: () -> Void
+    ) async throws -> any TabStore {
         var delay = 0.5
         var attempt = 1
         while true {
@@ -160,6 +169,7 @@ struct Serve: AsyncParsableCommand {
                 }
                 logger.warning("the store \(location.redacted) does not answer (attempt \(attempt)): \(error); retrying in \(delay) s")
                 probes.waiting(for: "the store \(location.redacted) does not answer (attempt \(attempt), retrying in \(delay) s): \(error)")
+                failed()
             }
             try await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 10)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MicroHTTPD
 
 /// What `serve` answers while it waits for its store and builds its first snapshot: `/healthz` 200 (the process
@@ -51,5 +52,52 @@ final class StartupProbes: HTTPHandler, @unchecked Sendable {
             (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) }
             ?? "{}"
         return json(503, body, headers: [HTTPHeader("Retry-After", "5")])
+    }
+}
+
+/// The port the start-up probes answer on, bound only when the store is slow: at its first failure, or when it has
+/// not answered within a second. A store that answers at once changes nothing in how `serve` starts (`/healthz`
+/// answers when the service does), and a platform's probes still see a live process while it waits.
+final class StartupProbeServer: @unchecked Sendable {
+    // Safety: `lock` guards `server`, `stopped` and `configuration`.
+    private let lock = NSLockLike()
+    private var configuration: HTTPServerConfiguration
+    private var server: HTTPServer?
+    private var stopped = false
+    let probes: StartupProbes
+    let logger: Logger
+
+    init(configuration: HTTPServerConfiguration, probes: StartupProbes, logger: Logger) {
+        self.configuration = configuration
+        self.probes = probes
+        self.logger = logger
+    }
+
+    /// Binds the port and answers the probes (once; not after ``stop()``).
+    func start() {
+        lock.withLock {
+            guard server == nil, !stopped else { return }
+            do {
+                let started = try HTTPServer(configuration: configuration, handler: probes)
+                server = started
+                logger.info(
+                    "starting: /healthz answers 200 and /readyz 503 at \(configuration.host) port \(started.port) until the store answers")
+            } catch {
+                logger.warning("the start-up probes could not listen: \(error)")
+            }
+        }
+    }
+
+    /// The port the probes took (the service takes it over), nil when they never started.
+    var port: UInt16? { lock.withLock { server?.port } }
+
+    /// Frees the port for the service.
+    func stop() {
+        let running = lock.withLock { () -> HTTPServer? in
+            stopped = true
+            defer { server = nil }
+            return server
+        }
+        running?.stop()
     }
 }
