@@ -5,6 +5,7 @@ public final class MemoryStore: StoreBackend {
     struct State: Sendable {
         var layouts: [String: [StoredVersion]] = [:]
         var strings: [String: [StoredStrings]] = [:]
+        var tokens: [String: StoredToken] = [:]
     }
 
     private let state = Mutex(State())
@@ -41,6 +42,10 @@ public final class MemoryStore: StoreBackend {
         state.withLock { $0.strings.values.compactMap(\.last).sorted { $0.locale < $1.locale } }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        state.withLock { $0.tokens.values.sorted { $0.id < $1.id } }
+    }
+
     public func readPing() -> Bool { true }
 }
 
@@ -67,4 +72,8 @@ private final class MemoryRows: StoreRows {
         guard (state.strings[record.locale]?.last?.version ?? 0) + 1 == record.version else { throw .conflict }
         state.strings[record.locale, default: []].append(record)
     }
+
+    func tokens() throws(StoreError) -> [StoredToken] { state.tokens.values.sorted { $0.id < $1.id } }
+
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) { state.tokens[token.id] = token }
 }

@@ -107,6 +107,10 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db).tokens() }
+    }
+
     public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> Int in try db.query("SELECT 1", []) { $0.int(0) }.first ?? 0 }) == 1
     }
@@ -164,6 +168,22 @@ private struct SQLiteRows: StoreRows {
                 .text(record.locale), .int(record.version), .blob(record.source), .text(record.contentType), .text(record.etag),
                 .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
             ])
+    }
+
+    func tokens() throws(StoreError) -> [StoredToken] {
+        let cells = { (count: Int32) in
+            { (row: SQLiteRow) throws(StoreError) -> [String?] in (0..<count).map { row.text($0) } }
+        }
+        return try TokenRows.decode(
+            tokens: try db.query(TokenRows.selectTokens, [], cells(10)), secrets: try db.query(TokenRows.selectSecrets, [], cells(4)))
+    }
+
+    /// Nothing to announce: only this process writes a SQLite store.
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
+        let bind = { (cells: [String?]) in cells.map { $0.map { SQLiteValue.text($0) } ?? .null } }
+        try db.run(TokenRows.upsertToken, bind(TokenRows.tokenCells(token)))
+        try db.run(TokenRows.deleteSecrets, [.text(token.id)])
+        for secret in TokenRows.secretCells(token) { try db.run(TokenRows.insertSecret, bind(secret)) }
     }
 }
 

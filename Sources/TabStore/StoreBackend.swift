@@ -13,6 +13,11 @@ public protocol StoreRows {
     /// Appends a record; ``StoreError/conflict`` when another writer took its version number.
     func insert(_ record: StoredVersion) throws(StoreError)
     func insert(_ record: StoredStrings) throws(StoreError)
+    /// Every API token, revoked and expired ones included, by id.
+    func tokens() throws(StoreError) -> [StoredToken]
+    /// Inserts or replaces a token and its secrets; `announce` tells the other replicas (revocation and rotation
+    /// must reach them within a second; a `lastUsedAt` update need not).
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError)
 }
 
 /// Where a store keeps its rows: memory, SQLite or PostgreSQL. A backend provides blocking primitives; the write
@@ -31,6 +36,7 @@ public protocol StoreBackend: TabStore {
     func readVersions(account: String) throws(StoreError) -> [StoredVersion]
     func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
     func readCurrentStrings() throws(StoreError) -> [StoredStrings]
+    func readTokens() throws(StoreError) -> [StoredToken]
     /// Whether the database answers a trivial query. Blocking.
     func readPing() -> Bool
 }

@@ -53,6 +53,29 @@ public enum StoreSchema {
         ALTER TABLE layout_versions ADD COLUMN extends TEXT;
         CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
         """,
+        // API tokens (issue 22): lists are space-joined text, times milliseconds; a token's secrets are rows
+        // (the current one, and old ones until their rotation overlap ends), only their SHA-256 is kept.
+        """
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            accounts TEXT NOT NULL,
+            environments TEXT,
+            created_at_ms {int64} NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at_ms {int64},
+            revoked_at_ms {int64},
+            last_used_at_ms {int64}
+        ){table-options};
+        CREATE TABLE token_secrets (
+            token_id TEXT NOT NULL REFERENCES tokens (id),
+            hash TEXT NOT NULL,
+            created_at_ms {int64} NOT NULL,
+            retires_at_ms {int64},
+            PRIMARY KEY (token_id, hash)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -216,6 +216,17 @@ public protocol TabStore: Sendable {
     func appendStrings(
         locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
     ) async throws(StoreError) -> StoredStrings
+    /// Every API token, revoked and expired ones included, by id.
+    func tokens() async throws(StoreError) -> [StoredToken]
+    /// Stores a new token. - Throws: ``StoreError/conflict`` when its id is taken.
+    func createToken(_ token: StoredToken) async throws(StoreError)
+    /// Reads the token `id` and every token in one write transaction and applies `edit`'s decision there, so that
+    /// a check over all tokens (the last admin token) holds until commit. Returns the decision.
+    /// - Throws: ``StoreError/notFound`` when there is no token `id`.
+    func editToken(id: String, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit) async throws(StoreError)
+        -> TokenEdit
+    /// Records that the token `id` was used at `millis` (not announced to other replicas).
+    func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError)
     /// Whether the store answers (for `/readyz`).
     func ping() async -> Bool
     /// Calls `onChange` (on a thread of the store's) for changes committed by other processes.

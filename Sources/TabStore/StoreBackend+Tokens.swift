@@ -1,0 +1,44 @@
+/// The token operations of ``TabStore``, once for every backend: each runs on the backend's thread, writes in one
+/// write transaction.
+extension StoreBackend {
+    public func tokens() async throws(StoreError) -> [StoredToken] {
+        try await executor.run { () throws(StoreError) in try self.readTokens() }
+    }
+
+    public func createToken(_ token: StoredToken) async throws(StoreError) {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                guard try !rows.tokens().contains(where: { $0.id == token.id }) else { throw .conflict }
+                try rows.save(token, announce: true)
+            }
+        }
+    }
+
+    public func editToken(id: String, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit) async throws(StoreError)
+        -> TokenEdit
+    {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) -> TokenEdit in
+                let all = try rows.tokens()
+                guard let token = all.first(where: { $0.id == id }) else { throw .notFound }
+                let decision = edit(token, all)
+                if case .replace(var edited) = decision {
+                    edited.id = id
+                    try rows.save(edited, announce: true)
+                }
+                return decision
+            }
+        }
+    }
+
+    public func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError) {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                guard var token = try rows.tokens().first(where: { $0.id == id }) else { return }
+                guard (token.lastUsedAtMillis ?? .min) < millis else { return }
+                token.lastUsedAtMillis = millis
+                try rows.save(token, announce: false)
+            }
+        }
+    }
+}
