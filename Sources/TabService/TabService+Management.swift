@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabAccess
 import TabLayout
 import TabStore
 
@@ -372,7 +373,7 @@ extension TabService {
         return json(200, ["versions": .array(entries)], nullable: ["next": next])
     }
 
-    func listAccounts(_ request: borrowing HTTPRequest) -> HTTPReply {
+    func listAccounts(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
         var limitAsked = 100
         if let text = request.query("limit") {
             guard let n = Int(text), (1...1000).contains(n) else {
@@ -383,13 +384,15 @@ extension TabService {
         let limit = limitAsked
         let after = request.query("after") ?? ""
         let snapshot = self.snapshot
-        return .deferred { self.accountsPage(snapshot, after: after, limit: limit) }
+        return .deferred { self.accountsPage(snapshot, after: after, limit: limit, grant: grant) }
     }
 
-    /// One page of the accounts with a layout of their own, by name (off libmicrohttpd's threads).
-    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int) -> HTTPResponse {
+    /// One page of the accounts with a layout of their own that the token may read, by name (off libmicrohttpd's
+    /// threads).
+    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int, grant: Grant?) -> HTTPResponse {
         let records = snapshot.documents.values.map(\.record).filter {
             $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
+                && (grant?.mayRead(account: $0.account, environment: nil) ?? true)
         }
         .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
         let page = records.prefix(limit)
