@@ -130,7 +130,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
+            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabAccess"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

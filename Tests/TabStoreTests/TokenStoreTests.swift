@@ -9,7 +9,7 @@ func storedToken(_ id: String, scopes: [String] = ["admin"], environments: [Stri
     StoredToken(
         id: id, name: "ci \(id)", scopes: scopes, accounts: ["jack", "shop-*"], environments: environments, createdAtMillis: 1_000,
         createdBy: "bootstrap", expiresAtMillis: 9_000_000_000_000, revokedAtMillis: nil, lastUsedAtMillis: nil,
-        secrets: hashes.enumerated().map { StoredToken.Secret(hashHex: $0.element, createdAtMillis: 1_000 + Int64($0.offset)) })
+        secrets: hashes.enumerated().map { StoredToken.Secret(hashHex: $0.element, createdAtMillis: 1_000 - Int64($0.offset)) })
 }
 
 let hashA = String(repeating: "a", count: 64)
