@@ -123,7 +123,8 @@ extension TabService {
     static func refusalResponse(_ refusal: AccessRefusal) -> HTTPResponse {
         let forbidden = refusal.status == 403
         return Problem(
-            status: refusal.status, slug: forbidden ? "insufficient-scope" : "unauthorized", title: forbidden ? "Forbidden" : "Unauthorized",
+            status: refusal.status, slug: forbidden ? "insufficient-scope" : "unauthorized",
+            title: forbidden ? "Forbidden" : "Unauthorized",
             detail: refusal.clientDescription, headers: [HTTPHeader("WWW-Authenticate", refusal.wwwAuthenticate)]
         ).response
     }

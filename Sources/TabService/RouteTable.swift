@@ -53,7 +53,8 @@ struct RouteTable: Sendable {
             let first = routes[indices[0]]
             let methods = indices.map { routes[$0].method }
             precondition(Set(methods.map(\.token)).count == methods.count, "\(template): a method is declared twice")
-            precondition(indices.allSatisfy { routes[$0].access.isOpen == first.access.isOpen }, "\(template): open and scoped routes mixed")
+            precondition(
+                indices.allSatisfy { routes[$0].access.isOpen == first.access.isOpen }, "\(template): open and scoped routes mixed")
             precondition(indices.allSatisfy { routes[$0].label == first.label }, "\(template): routes disagree on their label")
             let segments = Self.segments(template)
             return Template(

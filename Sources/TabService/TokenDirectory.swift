@@ -54,7 +54,8 @@ extension AccessToken {
         for secret in stored.secrets {
             guard let hash = SecretHash(hex: secret.hashHex) else { return nil }
             secrets.append(
-                StoredSecret(hash: hash, createdAt: Date(millis: secret.createdAtMillis), retiresAt: secret.retiresAtMillis.map(Date.init(millis:))))
+                StoredSecret(
+                    hash: hash, createdAt: Date(millis: secret.createdAtMillis), retiresAt: secret.retiresAtMillis.map(Date.init(millis:))))
         }
         self.init(
             id: id, name: stored.name, scopes: scopes, accounts: accounts, environments: stored.environments.map(Set.init),
@@ -69,7 +70,9 @@ extension AccessToken {
             id: id.rawValue, name: name, scopes: scopes.sorted().map(\.rawValue), accounts: accounts.map(\.description),
             environments: environments?.sorted(), createdAtMillis: createdAt.millis, createdBy: createdBy,
             expiresAtMillis: expiresAt?.millis, revokedAtMillis: revokedAt?.millis, lastUsedAtMillis: lastUsedAt?.millis,
-            secrets: secrets.map { StoredToken.Secret(hashHex: $0.hash.hex, createdAtMillis: $0.createdAt.millis, retiresAtMillis: $0.retiresAt?.millis) })
+            secrets: secrets.map {
+                StoredToken.Secret(hashHex: $0.hash.hex, createdAtMillis: $0.createdAt.millis, retiresAtMillis: $0.retiresAt?.millis)
+            })
     }
 }
 

@@ -80,7 +80,8 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         #expect(elsewhere.header("WWW-Authenticate") == #"Bearer realm="tabserver", error="insufficient_scope", scope="write""#)
         #expect(object(elsewhere)["detail"] as? String == "the token's accounts do not include 'jill'")
         let strings = await service.respond(
-            to: TestRequest(.put, "/v1/strings/fr", headers: bearer(writer.secret) + [("Content-Type", "text/plain")], body: Array("x".utf8)))
+            to: TestRequest(
+                .put, "/v1/strings/fr", headers: bearer(writer.secret) + [("Content-Type", "text/plain")], body: Array("x".utf8)))
         #expect(strings.status == 403, "global strings tables need accounts '*'")
         let tokens = await service.respond(to: TestRequest(.get, "/v1/tokens", headers: bearer(writer.secret)))
         #expect(tokens.status == 403 && tokens.header("WWW-Authenticate")?.contains(#"scope="admin""#) == true)
@@ -90,7 +91,8 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let write = await putLayout(service, "jack", bearer(reader.secret))
         #expect(write.status == 403 && write.header("WWW-Authenticate")?.contains(#"scope="write""#) == true)
         let validate = await service.respond(
-            to: TestRequest(.post, "/v1/validate", headers: bearer(reader.secret) + [("Content-Type", "application/json")], body: document(["a"])))
+            to: TestRequest(
+                .post, "/v1/validate", headers: bearer(reader.secret) + [("Content-Type", "application/json")], body: document(["a"])))
         #expect(validate.status == 403)
     }
 
@@ -98,7 +100,8 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let (service, _) = try await tokenService()
         let jackOnly = try await makeToken(service, #"{"name": "jack reader", "scopes": ["read"], "accounts": ["ja*"]}"#)
         let all = object(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bootstrap)))["accounts"] as? [[String: Any]]
-        let mine = object(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bearer(jackOnly.secret))))["accounts"]
+        let mine =
+            object(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bearer(jackOnly.secret))))["accounts"]
             as? [[String: Any]]
         let allNames = (all ?? []).compactMap { $0["account"] as? String }
         let myNames = (mine ?? []).compactMap { $0["account"] as? String }
@@ -119,9 +122,12 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let wrongSecret = String(made.secret.dropLast()) + (made.secret.hasSuffix("A") ? "B" : "A")
         let unknown = "tsk_" + String(repeating: "a", count: 16) + String(made.secret.dropFirst(20))
         for token in [wrongSecret, unknown, "tsk_garbled", "not-a-bootstrap-token"] {
-            let answer = await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bearer(token), clientAddress: "192.0.2.\(token.count % 200)"))
+            let answer = await service.respond(
+                to: TestRequest(.get, "/v1/accounts", headers: bearer(token), clientAddress: "192.0.2.\(token.count % 200)"))
             #expect(answer.status == 401, "\(token)")
-            #expect(answer.header("WWW-Authenticate") == #"Bearer realm="tabserver", error="invalid_token", error_description="the token is not valid""#)
+            #expect(
+                answer.header("WWW-Authenticate")
+                    == #"Bearer realm="tabserver", error="invalid_token", error_description="the token is not valid""#)
         }
         let none = await service.respond(to: TestRequest(.get, "/v1/accounts"))
         #expect(none.status == 401 && none.header("WWW-Authenticate") == #"Bearer realm="tabserver""#)
@@ -136,12 +142,12 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let secret = IssuedSecret(for: TokenID.generate())
         let now = Date()
         let expiring = AccessToken(
-            id: secret.id, name: "expiring", scopes: [.read], accounts: [.all], environments: nil, expiresAt: now.addingTimeInterval(0.3),
+            id: secret.id, name: "expiring", scopes: [.read], accounts: [.all], environments: nil, expiresAt: now.addingTimeInterval(1.5),
             createdAt: now, createdBy: "test", revokedAt: nil, lastUsedAt: nil, secrets: [.init(hash: secret.hash, createdAt: now)])
         try await store.createToken(expiring.stored)
         try await service.reloadTokens()
         #expect(await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bearer(secret.token))).status == 200)
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(for: .milliseconds(1600))
         let expired = await service.respond(to: TestRequest(.get, "/v1/accounts", headers: bearer(secret.token)))
         #expect(expired.status == 401 && expired.header("WWW-Authenticate")?.contains("the token has expired") == true)
     }
@@ -200,7 +206,8 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         #expect(await service.respond(to: TestRequest(.get, "/v1/tokens", headers: bearer(first.token))).status == 200, "still valid")
 
         let made = await service.respond(
-            to: TestRequest(.post, "/v1/tokens", headers: bearer(first.token), body: Array(#"{"name": "second", "scopes": ["admin"]}"#.utf8)))
+            to: TestRequest(
+                .post, "/v1/tokens", headers: bearer(first.token), body: Array(#"{"name": "second", "scopes": ["admin"]}"#.utf8)))
         let second = try #require(object(made)["token"] as? String)
         #expect(await service.respond(to: TestRequest(.delete, "/v1/tokens/\(first.id)", headers: bearer(second))).status == 204)
         #expect(object(made)["createdBy"] as? String == "first admin")

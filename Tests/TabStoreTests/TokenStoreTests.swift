@@ -36,7 +36,8 @@ let hashB = String(repeating: "b", count: 64)
         try await store.createToken(storedToken("aaaaaaaaaaaaaaaa", hashes: [hashA]))
         let rotated = try await store.editToken(id: "aaaaaaaaaaaaaaaa") { token, all in
             var token = token
-            token.secrets = [StoredToken.Secret(hashHex: hashB, createdAtMillis: 5_000)]
+            token.secrets =
+                [StoredToken.Secret(hashHex: hashB, createdAtMillis: 5_000)]
                 + token.secrets.map { StoredToken.Secret(hashHex: $0.hashHex, createdAtMillis: $0.createdAtMillis, retiresAtMillis: 8_000) }
             return all.count == 1 ? .replace(token) : .refuse("more than one")
         }
