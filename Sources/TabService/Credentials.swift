@@ -106,7 +106,7 @@ extension TabService {
         case .valid(let grant):
             noteUse(of: grant)
             return .success(grant)
-        case .invalid(let refusal): return .failure(AuthRefusal(response: Self.refusalResponse(refusal)))
+        case .invalid(let refusal): return .failure(AuthRefusal(response: Self.refusalResponse(refusal), refusal: refusal))
         case .lockedOut(let seconds):
             return .failure(
                 AuthRefusal(
@@ -114,7 +114,7 @@ extension TabService {
                         status: 429, slug: "too-many-failures", title: "Too Many Requests",
                         detail: "too many failed authentications from this address; retry after \(seconds) s",
                         headers: [HTTPHeader("Retry-After", String(seconds))]
-                    ).response))
+                    ).response, refusal: nil))
         }
     }
 
@@ -169,4 +169,6 @@ extension TabService {
 /// A refused authentication and its answer.
 struct AuthRefusal: Error {
     let response: HTTPResponse
+    /// Why, for the audit log (nil for a lockout's 429, which is no decision about the token).
+    let refusal: AccessRefusal?
 }

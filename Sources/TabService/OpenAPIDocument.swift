@@ -194,6 +194,31 @@ enum OpenAPIDocument {
                 createdBy: {type: string}
                 lastUsedAt: {type: [string, 'null'], format: date-time}
                 revokedAt: {type: [string, 'null'], format: date-time}
+            AuditPage:
+              type: object
+              required: [entries, next]
+              properties:
+                entries:
+                  type: array
+                  items:
+                    type: object
+                    required: [id, at, actor, tokenId, address, method, path, action, status, count]
+                    properties:
+                      id: {type: integer}
+                      at: {type: string, format: date-time}
+                      actor: {type: string}
+                      tokenId: {type: [string, 'null']}
+                      address: {type: string}
+                      method: {type: string}
+                      path: {type: string}
+                      action: {type: string}
+                      account: {type: string}
+                      environment: {type: string}
+                      version: {type: integer}
+                      status: {type: integer}
+                      requestId: {type: string}
+                      count: {type: integer}
+                next: {type: [string, 'null']}
           requestBodies:
             Source:
               required: true

@@ -73,3 +73,30 @@ extension TabService {
         ) { service, request, match in service.rotateTokenRoute(request, match) },
     ]
 }
+
+/// The audit log (`read`; entries the token may read).
+extension TabService {
+    static let auditRoutes: [Route] = [
+        Route(
+            .get, "/v1/audit", .scoped(.read, .service), label: "audit",
+            APIOperation(
+                "The audit log, oldest first: every change and every refused management request (401, 403).",
+                parameters: [
+                    "{name: after, in: query, schema: {type: string}}",
+                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
+                    "{name: account, in: query, schema: {type: string}}", "{name: actor, in: query, schema: {type: string}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: One page; follow next.
+                        content:
+                          application/json: {schema: {$ref: '#/components/schemas/AuditPage'}}
+                        """
+                    ),
+                    (400, APIOperation.problem),
+                ])
+        ) { service, request, match in service.auditRoute(request, match) }
+    ]
+}

@@ -20,7 +20,8 @@ extension TabService {
         let (token, secret) = AccessToken.issue(spec, createdBy: match.author, at: now)
         return .deferred {
             do throws(StoreError) {
-                try await self.store.createToken(token.stored)
+                try await self.store.createToken(
+                    token.stored, audit: AuditContext.current?.entry(action: "token.create", account: nil, status: 201))
             } catch {
                 return self.tokenStoreProblem(error)
             }
@@ -52,9 +53,10 @@ extension TabService {
         return .deferred {
             let decision: TokenEdit
             do throws(StoreError) {
-                decision = try await self.store.editToken(id: id.rawValue) { record, all in
+                let audit = AuditContext.current?.entry(action: "token.revoke", account: nil, status: 204)
+                decision = try await self.store.editToken(id: id.rawValue, audit: audit) { record, all in
                     guard var token = AccessToken(record) else { return .refuse("the stored token cannot be read") }
-                    if token.revokedAt != nil { return .replace(record) }
+                    if token.revokedAt != nil { return .unchanged }
                     if let conflict = token.revocationConflict(among: all.compactMap(AccessToken.init), bootstrap: bootstrap, at: now) {
                         return .refuse(conflict)
                     }
@@ -65,6 +67,8 @@ extension TabService {
                 return self.tokenStoreProblem(error)
             }
             switch decision {
+            case .unchanged:
+                return HTTPResponse(status: 204)
             case .refuse(let reason):
                 return Problem(status: 409, slug: "last-admin-token", title: "Conflict", detail: reason).response
             case .replace(let record):
@@ -89,7 +93,8 @@ extension TabService {
         return .deferred {
             let decision: TokenEdit
             do throws(StoreError) {
-                decision = try await self.store.editToken(id: id.rawValue) { record, _ in
+                let audit = AuditContext.current?.entry(action: "token.rotate", account: nil, status: 200)
+                decision = try await self.store.editToken(id: id.rawValue, audit: audit) { record, _ in
                     guard var token = AccessToken(record) else { return .refuse("the stored token cannot be read") }
                     guard token.isActive(at: now) else { return .refuse("the token is revoked or expired: make a new one") }
                     token.rotate(to: secret, at: now, overlap: rotation.overlap)
@@ -101,6 +106,8 @@ extension TabService {
             switch decision {
             case .refuse(let reason):
                 return Problem(status: 409, slug: "token-inactive", title: "Conflict", detail: reason).response
+            case .unchanged:
+                return Problem.internalError.response  // rotation always replaces or refuses
             case .replace(let record):
                 guard let token = AccessToken(record) else { return Problem.internalError.response }
                 self.credentials.directory.update(token)
@@ -135,10 +142,11 @@ extension TabService {
     }
 
     /// 422 with every refused field at its JSON Pointer.
-    static func invalidFields(_ error: InvalidFields, what: String) -> HTTPResponse {
+    static func invalidFields(_ error: InvalidFields, what: String, status: Int = 422) -> HTTPResponse {
         let count = error.errors.count
         return Problem(
-            status: 422, slug: "invalid-\(what)", title: "Unprocessable Content",
+            status: status, slug: "invalid-\(what.replacingOccurrences(of: " ", with: "-"))",
+            title: status == 422 ? "Unprocessable Content" : "Bad Request",
             detail: "the \(what) body has \(count) problem\(count == 1 ? "" : "s") (see errors)",
             errors: error.errors.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) }
         ).response

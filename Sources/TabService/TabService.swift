@@ -30,6 +30,8 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestsPerAddress: Int = 512
     /// The environments a token's `environments` may name (`POST /v1/tokens` refuses others with 422).
     public var environments: [String] = ["production", "staging"]
+    /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
+    public var auditRetentionDays: Int = 400
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -61,6 +63,7 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    let refusals = RefusalBuffer()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -78,6 +81,7 @@ public final class TabService: HTTPHandler {
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
         try await reloadTokens()
         followStoreChanges()
+        pruneAuditInTheBackground()
     }
 
     var snapshot: Snapshot { publisher.snapshot }
@@ -112,7 +116,7 @@ public final class TabService: HTTPHandler {
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
-        let (slot, route, reply) = self.dispatch(request)
+        let (slot, route, reply, grant) = self.dispatch(request)
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
@@ -127,8 +131,10 @@ public final class TabService: HTTPHandler {
         case .deferred(let work):
             let context = RequestContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
+            // A change carries who made it into its transaction's audit entry.
+            let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
             return .deferred {
-                var response = await work()
+                var response = await AuditContext.$current.withValue(audit) { await work() }
                 self.finish(&response, route: route, id: context.id)
                 metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)
@@ -231,7 +237,9 @@ public final class TabService: HTTPHandler {
         if !template.isOpen {
             switch authenticate(request, label: template.label) {
             case .success(let authenticated): grant = authenticated
-            case .failure(let refusal): return .refuse(slot: template.slot, refusal.response)
+            case .failure(let refusal):
+                if let reason = refusal.refusal { auditRefusal(reason, grant: nil, request, account: nil) }
+                return .refuse(slot: template.slot, refusal.response)
             }
         }
         guard let route = table.route(request.method, onTemplate: index) else {
@@ -243,6 +251,7 @@ public final class TabService: HTTPHandler {
         {
             logger.warning(
                 "access refused", metadata: ["token": "\(grant.name)", "route": "\(template.label)", "reason": "\(refusal.description)"])
+            auditRefusal(refusal, grant: grant, request, account: match.names.contains("account") ? match["account"] : nil)
             return .refuse(slot: template.slot, Self.refusalResponse(refusal))
         }
         return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
@@ -260,10 +269,11 @@ public final class TabService: HTTPHandler {
     }
 
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply) {
+    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply, grant: Grant?) {
         switch check(request) {
-        case .refuse(let slot, let response): return (slot, nil, .response(response))
-        case .proceed(let slot, let matched, _): return (slot, matched.route, matched.route.handler(self, request, matched.match))
+        case .refuse(let slot, let response): return (slot, nil, .response(response), nil)
+        case .proceed(let slot, let matched, _):
+            return (slot, matched.route, matched.route.handler(self, request, matched.match), matched.match.grant)
         }
     }
 }

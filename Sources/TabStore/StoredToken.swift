@@ -66,7 +66,9 @@ public struct StoredToken: Sendable, Equatable {
 public enum TokenEdit: Sendable, Equatable {
     /// Store this record (same id) and announce it to the other replicas.
     case replace(StoredToken)
-    /// Change nothing.
+    /// Change nothing: it is as asked already (a second revocation).
+    case unchanged
+    /// Change nothing, and say why.
     case refuse(String)
 }
 

@@ -130,6 +130,13 @@ public final class PostgresStore: StoreBackend {
         try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try PGRows(db: db, origin: origin).tokens() }
     }
 
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+            let cells = AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor).map(PGValue.optional)
+            return try AuditRows.decode(try db.execute(AuditRows.select, cells).map { $0.map(\.text) })
+        }
+    }
+
     public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> String? in try db.execute("SELECT 1").first?[0].text }) == "1"
     }
@@ -285,6 +292,15 @@ private struct PGRows: StoreRows {
         let cells = { (rows: [[PGValue]]) in rows.map { $0.map(\.text) } }
         return try TokenRows.decode(
             tokens: cells(try db.execute(TokenRows.selectTokens)), secrets: cells(try db.execute(TokenRows.selectSecrets)))
+    }
+
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) {
+        _ = try db.execute(AuditRows.insert, AuditRows.cells(entry).map(PGValue.optional))
+    }
+
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+        let sql = "WITH pruned AS (\(AuditRows.prune) RETURNING 1) SELECT count(*) FROM pruned"
+        return Int(try db.execute(sql, [.text(String(millis)), .text(String(limit))]).first?[0].text ?? "0") ?? 0
     }
 
     /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.
