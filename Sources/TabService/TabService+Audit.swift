@@ -91,7 +91,9 @@ extension TabService {
                 logger.error("writing an audit entry failed: \(error)")
             }
         }
-        if dropped > 0 { logger.warning("audit: \(dropped) refusals beyond \(RefusalBuffer.capacity) addresses a second were not recorded") }
+        if dropped > 0 {
+            logger.warning("audit: \(dropped) refusals beyond \(RefusalBuffer.capacity) addresses a second were not recorded")
+        }
     }
 
     /// `GET /v1/audit?after=&limit=&account=&actor=`: oldest first, only the entries the token may read.
@@ -161,6 +163,7 @@ extension AuditEntry {
         self.init(
             id: stored.id, at: Date(millis: stored.atMillis), actor: stored.actor, tokenID: stored.tokenID.flatMap { TokenID($0) },
             address: stored.address, method: stored.method, path: stored.path, action: stored.action, account: stored.account,
-            environment: stored.environment, version: stored.version, status: stored.status, requestID: stored.requestID, count: stored.count)
+            environment: stored.environment, version: stored.version, status: stored.status, requestID: stored.requestID,
+            count: stored.count)
     }
 }

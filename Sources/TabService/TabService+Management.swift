@@ -198,7 +198,8 @@ extension TabService {
                 extends: document.extends ?? "")
             if let context = AuditContext.current {
                 let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
-                change.audit = context.entry(action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
+                change.audit = context.entry(
+                    action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
             }
             let record = try await store.append(change)
             await commit(record, document: document)

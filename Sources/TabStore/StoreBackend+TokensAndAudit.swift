@@ -40,7 +40,8 @@ extension StoreBackend {
     }
 
     public func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [StoredAuditEntry] {
-        try await executor.run { () throws(StoreError) in try self.readAudit(afterID: afterID, limit: limit, account: account, actor: actor) }
+        try await executor.run { () throws(StoreError) in try self.readAudit(afterID: afterID, limit: limit, account: account, actor: actor)
+        }
     }
 
     public func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int {

@@ -255,7 +255,8 @@ extension TabStore {
     public func appendStrings(
         locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
     ) async throws(StoreError) -> StoredStrings {
-        try await appendStrings(locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, audit: nil)
+        try await appendStrings(
+            locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, audit: nil)
     }
 
     /// A token made without an audit entry.
