@@ -110,7 +110,9 @@ let package = Package(
         .testTarget(name: "TabAccessTests", dependencies: ["TabAccess"], swiftSettings: strict),
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
+        // The tests' one socket client (RawConnection) and the HTTP/1.1 client over it.
+        .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
@@ -120,7 +122,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "TabServerTests", dependencies: ["tabserver"], swiftSettings: strict),
+        .testTarget(name: "TabServerTests", dependencies: ["tabserver", "TabTestSupport"], swiftSettings: strict),
         .testTarget(name: "TabRuntimeTests", dependencies: ["TabRuntime"], swiftSettings: strict),
         // The client against the real tabserver and tabs-watch (its own tests run in Clients/TabClient).
         .testTarget(
@@ -130,7 +132,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabAccess"],
+            dependencies: [
+                "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -111,8 +111,7 @@ extension TabService {
             return .failure(
                 AuthRefusal(
                     response: Problem(
-                        status: 429, slug: "too-many-failures", title: "Too Many Requests",
-                        detail: "too many failed authentications from this address; retry after \(seconds) s",
+                        .tooManyFailures, detail: "too many failed authentications from this address; retry after \(seconds) s",
                         headers: [HTTPHeader("Retry-After", String(seconds))]
                     ).response, refusal: nil))
         }
@@ -121,11 +120,9 @@ extension TabService {
     /// 401 (`invalid_token`, or a bare challenge without credentials) or 403 (`insufficient_scope` and the scope
     /// needed), problem+json with RFC 6750 §3's `WWW-Authenticate`.
     static func refusalResponse(_ refusal: AccessRefusal) -> HTTPResponse {
-        let forbidden = refusal.status == 403
-        return Problem(
-            status: refusal.status, slug: forbidden ? "insufficient-scope" : "unauthorized",
-            title: forbidden ? "Forbidden" : "Unauthorized",
-            detail: refusal.clientDescription, headers: [HTTPHeader("WWW-Authenticate", refusal.wwwAuthenticate)]
+        Problem(
+            refusal.status == 403 ? .insufficientScope : .unauthorized, detail: refusal.clientDescription,
+            headers: [HTTPHeader("WWW-Authenticate", refusal.wwwAuthenticate)]
         ).response
     }
 

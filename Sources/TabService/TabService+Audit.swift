@@ -103,7 +103,7 @@ extension TabService {
             let names = ["after", "limit", "account", "actor"]
             query = try AuditQuery(parameters: names.compactMap { name in request.query(name).map { (name, $0) } })
         } catch {
-            return .response(Self.invalidFields(error, what: "audit query", status: 400))
+            return .response(Self.invalidFields(error, what: "audit query", kind: .badRequest))
         }
         let grant = match.grant
         return .deferred {

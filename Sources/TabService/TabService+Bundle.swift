@@ -9,21 +9,11 @@ extension TabService {
     /// gives for it (identity and each coding).
     func serveBundle(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        var platform: Platform?
-        if let name = request.query("platform") {
-            guard let known = Platform(rawValue: name.lowercased()) else {
-                return .response(
-                    Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
-                        .response)
-            }
-            platform = known
-        }
-        var appVersion: AppVersion?
-        if let text = request.query("appVersion") {
-            guard let version = AppVersion(text) else {
-                return .response(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2").response)
-            }
-            appVersion = version
+        let platform: Platform?
+        let appVersion: AppVersion?
+        switch clientTargets(request) {
+        case .success(let targets): (platform, appVersion) = targets
+        case .failure(let problem): return .response(problem.response)
         }
         let asked = request.queryValues("locale")
         guard asked.count <= Self.bundleLocaleLimit else {
@@ -109,7 +99,7 @@ extension TabService {
         }
         // The same choices as every client-plane answer: locale, platform and app version (a bad one is 400).
         let localeIndex =
-            request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+            chosenLocale(request, entry)
         let locale = entry.locales[localeIndex]
         let platform: Platform?
         let appVersion: AppVersion?
@@ -138,8 +128,7 @@ extension TabService {
             }
             return drawn
                 ?? Problem(
-                    status: 503, slug: "busy", title: "Service Unavailable",
-                    detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
+                    .busy, detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
                 ).response
         }

@@ -57,7 +57,7 @@ extension TabService {
         guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
             return .response(
                 Problem(
-                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                    .unsupportedMediaType,
                     detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
                     headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
                 ).response)
@@ -93,7 +93,7 @@ extension TabService {
     /// `GET …/layout/versions/{version}/diff`: tab-level changes from `against` (default n−1) to n.
     func diffRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let against = request.query("against")
-        let plain = Negotiation.prefersPlainText(request.header("Accept"))
+        let plain = ManagementHeaders.prefersPlainText(request.header("Accept"))
         return withLayoutAddress(match) { account, number in
             .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
         }
@@ -108,7 +108,7 @@ extension TabService {
     }
 
     func writePrecondition(_ request: borrowing HTTPRequest) -> WritePrecondition {
-        if let field = request.headerList("If-Match") { return .ifMatch(Negotiation.entityTags(field)) }
+        if let field = request.headerList("If-Match") { return .ifMatch(ManagementHeaders.entityTags(field)) }
         if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
         return .none
     }
@@ -120,7 +120,7 @@ extension TabService {
     func unsupportedMediaType() -> HTTPReply {
         .response(
             Problem(
-                status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                .unsupportedMediaType,
                 detail:
                     "a layout is application/json, application/x-plist, application/xml, text/xml or application/octet-stream (binary plist)"
             ).response)
@@ -132,34 +132,38 @@ extension TabService {
         case .notFound: return Problem.notFound("no such layout").response
         case .preconditionRequired:
             return Problem(
-                status: 428, slug: "precondition-required", title: "Precondition Required",
-                detail: "this record exists: send If-Match with its current ETag (GET it first)"
+                .preconditionRequired, detail: "this record exists: send If-Match with its current ETag (GET it first)"
             ).response
         case .conflict:
             return storeProblem(.preconditionFailed(current: nil))
         case .preconditionFailed(let current):
             return Problem(
-                status: 412, slug: "precondition-failed", title: "Precondition Failed",
+                .preconditionFailed,
                 detail: current.map { "the current ETag is \($0): someone changed it first; GET it, merge, and retry with that ETag" }
                     ?? "there is no current record to match",
                 headers: current.map { [HTTPHeader("ETag", $0)] } ?? []
             ).response
         case .extended(let accounts):
             return Problem(
-                status: 409, slug: "layout-is-extended", title: "Conflict",
-                detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
+                .layoutIsExtended, detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
             ).response
         case .missingBase(let base):
             return Problem(
-                status: 409, slug: "base-missing", title: "Conflict",
-                detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
+                .baseMissing, detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
             ).response
-        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew:
+        case .diskFull:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            return Problem(
+                .insufficientStorage,
+                detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
+            ).response
+        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
             if case .timedOut = error { catchUpLater() }
             return Problem(
-                status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store did not answer; retry later",
+                .storeUnavailable, detail: "the store did not answer; retry later",
                 headers: [HTTPHeader("Retry-After", "5")]
             ).response
         }
@@ -291,7 +295,7 @@ extension TabService {
         let dependents = snapshot.dependents(of: account)
         if !dependents.isEmpty {
             return Problem(
-                status: 409, slug: "layout-is-extended", title: "Conflict",
+                .layoutIsExtended,
                 detail: "other layouts extend \(account): \(dependents.sorted().joined(separator: ", ")); change them first"
             ).response
         }
@@ -452,8 +456,7 @@ extension TabService {
         guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
             return .response(
                 Problem(
-                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                    detail: "a strings table is text/plain (Apple .strings) or application/json"
+                    .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
                 ).response)
         }
         let body = request.body

@@ -15,7 +15,7 @@ extension TabService {
         do throws(InvalidFields) {
             spec = try TokenSpec(json: request.body, environments: configuration.environments, now: now)
         } catch {
-            return .response(Self.invalidFields(error, what: "token"))
+            return .response(Self.invalidFields(error, what: "token body"))
         }
         let (token, secret) = AccessToken.issue(spec, createdBy: match.author, at: now)
         return .deferred {
@@ -70,7 +70,7 @@ extension TabService {
             case .unchanged:
                 return HTTPResponse(status: 204)
             case .refuse(let reason):
-                return Problem(status: 409, slug: "last-admin-token", title: "Conflict", detail: reason).response
+                return Problem(.lastAdminToken, detail: reason).response
             case .replace(let record):
                 if let token = AccessToken(record) { self.credentials.directory.update(token) }
                 self.logger.info("token revoked", metadata: ["token-id": "\(id)", "by": "\(match.author)"])
@@ -86,7 +86,7 @@ extension TabService {
         do throws(InvalidFields) {
             rotation = try RotationSpec(json: request.body)
         } catch {
-            return .response(Self.invalidFields(error, what: "rotation"))
+            return .response(Self.invalidFields(error, what: "rotation body"))
         }
         let secret = IssuedSecret(for: id)
         let now = Date()
@@ -105,7 +105,7 @@ extension TabService {
             }
             switch decision {
             case .refuse(let reason):
-                return Problem(status: 409, slug: "token-inactive", title: "Conflict", detail: reason).response
+                return Problem(.tokenInactive, detail: reason).response
             case .unchanged:
                 return Problem.internalError.response  // rotation always replaces or refuses
             case .replace(let record):
@@ -142,12 +142,11 @@ extension TabService {
     }
 
     /// 422 with every refused field at its JSON Pointer.
-    static func invalidFields(_ error: InvalidFields, what: String, status: Int = 422) -> HTTPResponse {
+    static func invalidFields(_ error: InvalidFields, what: String, kind: ProblemKind = .invalidFields) -> HTTPResponse {
         let count = error.errors.count
         return Problem(
-            status: status, slug: "invalid-\(what.replacingOccurrences(of: " ", with: "-"))",
-            title: status == 422 ? "Unprocessable Content" : "Bad Request",
-            detail: "the \(what) body has \(count) problem\(count == 1 ? "" : "s") (see errors)",
+            kind,
+            detail: "the \(what) has \(count) problem\(count == 1 ? "" : "s") (see errors)",
             errors: error.errors.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) }
         ).response
     }

@@ -104,10 +104,14 @@ public final class TabService: HTTPHandler {
     public func handle(_ request: borrowing HTTPRequest) -> HTTPReply { serve(request) }
 
     /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
+    /// What it decided (route, parameters, author) is handed to ``handle(_:)`` with the body, not decided again.
     public func admit(_ request: borrowing HTTPRequest) -> Admission {
-        guard let refusal = refusalBeforeBody(request) else { return .proceed }
-        metrics.record(slot: 0, status: refusal.status, nanoseconds: 0)
-        return .refuse(refusal)
+        switch admission(request) {
+        case .success(let admitted): return .proceedNoting(admitted)
+        case .failure(let refusal):
+            metrics.record(slot: refusal.slot, status: refusal.response.status, nanoseconds: 0)
+            return .refuse(refusal.response)
+        }
     }
 
     /// Held long-polls answer 304 and change-feed readers get what they have, before requests in flight drain.
@@ -123,13 +127,13 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
             return reply
         case .response(var response):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             finish(&response, route: route, id: context.id)
             metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
             log(context, response)
             return .response(response)
         case .deferred(let work):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
             // A change carries who made it into its transaction's audit entry.
             let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
@@ -157,7 +161,7 @@ public final class TabService: HTTPHandler {
     }
 
     /// Writes and failures get a structured log line with their request id; reads are counted, not logged.
-    private func log(_ context: RequestContext, _ response: HTTPResponse) {
+    private func log(_ context: LogContext, _ response: HTTPResponse) {
         let metadata: Logger.Metadata = [
             "request-id": "\(context.id)", "method": "\(context.method)", "path": "\(context.path)",
             "status": "\(response.status)",
@@ -180,13 +184,12 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: 0, status: 431, nanoseconds: 0)
             response =
                 Problem(
-                    status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
-                    detail: "the request line and header fields exceed \(limit) bytes"
+                    .headerTooLarge, detail: "the request line and header fields exceed \(limit) bytes"
                 ).response
         case .bodyTooLarge(let limit):
             metrics.record(slot: 0, status: 413, nanoseconds: 0)
             response =
-                Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
+                Problem(.tooLarge, detail: "the body exceeds \(limit) bytes")
                 .response
         }
         response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
@@ -196,25 +199,41 @@ public final class TabService: HTTPHandler {
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
     func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? {
-        var refusal: HTTPResponse?
-        var route: Route?
+        if case .failure(let refusal) = admission(request) { return refusal.response }
+        return nil
+    }
+
+    /// A request refused before its body, and the metrics slot it counts in.
+    struct Refusal: Error {
+        let slot: Int
+        let response: HTTPResponse
+    }
+
+    /// What admission decided about a request: its route, its parameters and who called; handed to ``serve(_:)``
+    /// with the body so that the route is matched and the token checked once.
+    struct Admitted: Sendable {
+        let slot: Int
+        let matched: Matched
+    }
+
+    /// The route table's check, and 413 for a body on a route that takes none.
+    func admission(_ request: borrowing HTTPRequest) -> Result<Admitted, Refusal> {
         switch check(request) {
-        case .refuse(_, let response):
-            refusal = response
-        case .proceed(_, let matched, _):
-            route = matched.route
-            if !matched.route.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
-                refusal =
-                    Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+        case .refuse(let slot, var response):
+            finish(&response, route: nil, id: requestIDs.next())
+            return .failure(Refusal(slot: slot, response: response))
+        case .proceed(let slot, let matched, _):
+            guard matched.route.takesBody || (request.header("Content-Length").map { $0 == "0" } ?? true) else {
+                var response = Problem(.tooLarge, detail: "\(request.path) takes no body").response
+                finish(&response, route: matched.route, id: requestIDs.next())
+                return .failure(Refusal(slot: slot, response: response))
             }
+            return .success(Admitted(slot: slot, matched: matched))
         }
-        guard var response = refusal else { return nil }
-        finish(&response, route: route, id: requestIDs.next())
-        return response
     }
 
     /// A matched route and its parameters.
-    struct Matched {
+    struct Matched: Sendable {
         let route: Route
         let match: RouteMatch
     }
@@ -270,6 +289,12 @@ public final class TabService: HTTPHandler {
 
     /// Dispatch: the route table's match, its checks, then the route's handler.
     private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply, grant: Grant?) {
+        if let admitted = request.admission as? Admitted {
+            return (
+                admitted.slot, admitted.matched.route, admitted.matched.route.handler(self, request, admitted.matched.match),
+                admitted.matched.match.grant
+            )
+        }
         switch check(request) {
         case .refuse(let slot, let response): return (slot, nil, .response(response), nil)
         case .proceed(let slot, let matched, _):

@@ -210,6 +210,7 @@ enum SQLiteValue {
     case null
     case int(Int)
     case int64(Int64)
+    case real(Double)
     case text(String)
     case blob([UInt8])
 }
@@ -239,7 +240,8 @@ struct SQLiteRow {
 
 /// One SQLite connection. Safety (`@unchecked Sendable`): only ever used under the store's `Mutex`.
 final class SQLiteConnection: @unchecked Sendable {
-    private let db: OpaquePointer
+    /// The handle; used directly only by the backup (``SQLiteCopyEndpoint``).
+    let db: OpaquePointer
 
     init(path: String) throws(StoreError) {
         var handle: OpaquePointer?
@@ -255,8 +257,14 @@ final class SQLiteConnection: @unchecked Sendable {
 
     deinit { sqlite3_close(db) }
 
+    /// The error of the call that just failed: ``StoreError/diskFull(_:)`` when the disk is full (`SQLITE_FULL`,
+    /// which SQLite also answers when a write to the database, its journal or its WAL meets `ENOSPC`, or any
+    /// I/O error whose system error is `ENOSPC`), else ``StoreError/unavailable(_:)``.
     private func failure(_ what: String) -> StoreError {
-        .unavailable("\(what): \(String(cString: sqlite3_errmsg(db))) (code \(sqlite3_extended_errcode(db)))")
+        let code = sqlite3_extended_errcode(db)
+        let detail = "\(what): \(String(cString: sqlite3_errmsg(db))) (code \(code))"
+        let diskFull = code & 0xff == SQLITE_FULL || (code & 0xff == SQLITE_IOERR && sqlite3_system_errno(db) == ENOSPC)
+        return diskFull ? .diskFull(detail) : .unavailable(detail)
     }
 
     func execute(_ sql: String) throws(StoreError) {
@@ -291,6 +299,7 @@ final class SQLiteConnection: @unchecked Sendable {
             case .null: status = sqlite3_bind_null(statement, index)
             case .int(let n): status = sqlite3_bind_int64(statement, index, Int64(n))
             case .int64(let n): status = sqlite3_bind_int64(statement, index, n)
+            case .real(let x): status = sqlite3_bind_double(statement, index, x)
             case .text(let s): status = csqlite_bind_text_copy(statement, index, s, -1)
             case .blob(let bytes):
                 status =

@@ -49,9 +49,15 @@ public struct StoredAuditEntry: Sendable, Equatable {
 public enum AuditRows {
     public static let columns =
         "at_ms, actor, token_id, address, method, path, action, account, environment, version, status, request_id, count, coalescing_key"
-    /// Inserts an entry; one with the key of an existing entry adds to that entry's count instead.
+    /// Inserts an entry with the next id (inside a write transaction, which serializes writers); one with the key
+    /// of an existing entry adds to that entry's count instead. (`WHERE true`: SQLite's parser needs it before an
+    /// upsert's `ON CONFLICT` after a `SELECT`; the casts tell PostgreSQL the parameters' types.)
     public static let insert = """
-        INSERT INTO audit_log (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+        INSERT INTO audit_log (id, \(columns))
+        SELECT COALESCE(MAX(id), 0) + 1, CAST($1 AS BIGINT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT),
+            CAST($5 AS TEXT), CAST($6 AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS TEXT), CAST($10 AS INTEGER),
+            CAST($11 AS INTEGER), CAST($12 AS TEXT), CAST($13 AS INTEGER), CAST($14 AS TEXT)
+        FROM audit_log WHERE true
         ON CONFLICT (coalescing_key) DO UPDATE SET count = audit_log.count + excluded.count
         """
     /// Entries after `$1`, optionally of account `$2` and actor `$3`, oldest first, at most `$4`.
@@ -60,8 +66,11 @@ public enum AuditRows {
         AND (CAST($2 AS TEXT) IS NULL OR account = CAST($2 AS TEXT)) AND (CAST($3 AS TEXT) IS NULL OR actor = CAST($3 AS TEXT))
         ORDER BY id LIMIT $4
         """
-    /// Deletes at most `$2` of the oldest entries dated before `$1`.
-    public static let prune = "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at_ms < $1 ORDER BY id LIMIT $2)"
+    /// Deletes at most `$2` of the oldest entries dated before `$1`, never the newest (whose id the next one follows).
+    public static let prune = """
+        DELETE FROM audit_log WHERE id IN (
+            SELECT id FROM audit_log WHERE at_ms < $1 AND id < (SELECT MAX(id) FROM audit_log) ORDER BY id LIMIT $2)
+        """
 
     public static func cells(_ entry: StoredAuditEntry) -> [String?] {
         [

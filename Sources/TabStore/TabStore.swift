@@ -149,6 +149,13 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case timedOut(seconds: Double)
     /// The store's schema was written by a newer tabserver (its newest migration, and the newest this build knows).
     case schemaTooNew(store: Int, binary: Int)
+    /// The disk (or the database's quota) is full: nothing was written; reads go on, and writes work again once
+    /// space is freed. The detail is for the log.
+    case diskFull(String)
+    /// A copy's target already holds rows (`migrate` copies only into an empty store).
+    case targetNotEmpty(table: String, rows: Int)
+    /// A copy's target does not hold what the source's snapshot held (or cannot: another schema).
+    case copyMismatch(String)
 
     public var description: String {
         switch self {
@@ -163,6 +170,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .timedOut(let seconds): "the store did not answer within \(seconds) s"
         case .schemaTooNew(let store, let binary):
             "the store's schema is version \(store), newer than this tabserver's (\(binary)): a newer release wrote it; run that release or newer (or restore a backup made before the upgrade)"
+        case .diskFull(let detail): "the store's disk is full: \(detail)"
+        case .targetNotEmpty(let table, let rows):
+            "the target store is not empty (\(table) has \(rows) rows): migrate copies only into an empty store"
+        case .copyMismatch(let detail): "the copy does not match its source: \(detail)"
         }
     }
 }

@@ -79,7 +79,6 @@ struct Serve: AsyncParsableCommand {
         let limits = ContainerLimits.current()
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
-        let tabStore = try await openStoreRetrying(storeURL, logger: logger)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
         let maxWait = try maxWait ?? environment.integer("TABSERVER_MAX_WAIT") ?? 300
         guard maxWait >= 0 else { throw ValidationError("--max-wait is a number of seconds ≥ 0, not \(maxWait)") }
@@ -96,6 +95,15 @@ struct Serve: AsyncParsableCommand {
             (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
         }
         HTTPServerConfiguration.raiseOpenFileLimit()
+
+        // Until the store answers and the first snapshot is built, the probes answer on the port (the service
+        // takes it over then, on the same port even when --port 0 picked it).
+        let probes = StartupProbes(reason: "waiting for the store \(storeURL.redacted)")
+        let waiting = try HTTPServer(configuration: http, handler: probes)
+        http.port = waiting.port
+        logger.info("starting: /healthz answers 200 and /readyz 503 at \(http.host) port \(waiting.port) until the store answers")
+        let tabStore = try await openStoreRetrying(storeURL, logger: logger, probes: probes)
+        probes.waiting(for: "building the first snapshot")
         var service = ServiceConfiguration(
             cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
             errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
@@ -111,8 +119,8 @@ struct Serve: AsyncParsableCommand {
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         let application = try await ServerApplication(
-            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
-            service: service, http: http, logger: logger)
+            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"], service: service, http: http, logger: logger,
+            beforeListening: { waiting.stop() })
         let server = application.server
         starting.started()
         logger.info(
@@ -141,7 +149,7 @@ struct Serve: AsyncParsableCommand {
 
     /// Opens the store, retrying with backoff while it does not answer (a database that starts after the
     /// service is normal in a cluster); each attempt has its own deadline, and SIGTERM still stops the process.
-    func openStoreRetrying(_ location: StoreLocation, logger: Logger) async throws -> any TabStore {
+    func openStoreRetrying(_ location: StoreLocation, logger: Logger, probes: StartupProbes) async throws -> any TabStore {
         var delay = 0.5
         var attempt = 1
         while true {
@@ -155,6 +163,7 @@ struct Serve: AsyncParsableCommand {
                 default: break
                 }
                 logger.warning("the store \(location.redacted) does not answer (attempt \(attempt)): \(error); retrying in \(delay) s")
+                probes.waiting(for: "the store \(location.redacted) does not answer (attempt \(attempt), retrying in \(delay) s): \(error)")
             }
             try await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 10)

@@ -1,5 +1,6 @@
 import Foundation
 import TabAccess
+import TabTestSupport
 import Testing
 
 @testable import TabService

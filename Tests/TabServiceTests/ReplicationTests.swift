@@ -1,5 +1,6 @@
 import Foundation
 import TabStorePostgres
+import TabTestSupport
 import Testing
 
 /// Two `tabserver serve` processes on one PostgreSQL database, as two replicas behind a load balancer.

@@ -1,0 +1,34 @@
+import HeaderFields
+import MicroHTTPD
+import TabLayout
+
+/// The one reader of what a client asks for on the client plane (tabs, long-poll, preview, bundle): its locale,
+/// platform and app version, each by query parameter or by the header that stands for it.
+extension TabService {
+    /// The locale a client asks for, as an index into `entry`'s locales: `?locale=` over `Accept-Language`.
+    func chosenLocale(_ request: borrowing HTTPRequest, _ entry: LayoutEntry) -> Int {
+        request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+    }
+
+    /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
+    func clientTargets(_ request: borrowing HTTPRequest) -> Result<(Platform?, AppVersion?), ProblemError> {
+        var platform: Platform?
+        if let name = request.query("platform") ?? request.header("X-Client-Platform") {
+            guard let known = Platform(rawValue: name.lowercased()) else {
+                return .failure(
+                    ProblemError(
+                        Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
+                )
+            }
+            platform = known
+        }
+        var appVersion: AppVersion?
+        if let text = request.query("appVersion") ?? request.header("X-App-Version") {
+            guard let version = AppVersion(text) else {
+                return .failure(ProblemError(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2")))
+            }
+            appVersion = version
+        }
+        return .success((platform, appVersion))
+    }
+}
