@@ -76,6 +76,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
+                "TabAccess",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -131,7 +132,9 @@ let package = Package(
         ),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport"],
+            dependencies: [
+                "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -24,6 +24,10 @@ enum ProblemKind: String, CaseIterable, Sendable {
     case storeUnavailable = "store-unavailable"
     case tooManyHeld = "too-many-held"
     case insufficientStorage = "insufficient-storage"
+    case insufficientScope = "insufficient-scope"
+    case invalidFields = "invalid-fields"
+    case lastAdminToken = "last-admin-token"
+    case tokenInactive = "token-inactive"
 
     var status: Int {
         switch self {
@@ -47,13 +51,17 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .storeUnavailable: 503
         case .tooManyHeld: 503
         case .insufficientStorage: 507
+        case .insufficientScope: 403
+        case .invalidFields: 422
+        case .lastAdminToken, .tokenInactive: 409
         }
     }
 
     var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended: "Conflict"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive: "Conflict"
+        case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"
         case .internalError: "Internal Server Error"
@@ -66,7 +74,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .busy, .stopping, .storeUnavailable, .tooManyHeld: "Service Unavailable"
         case .tooManyFailures: "Too Many Requests"
         case .unauthorized: "Unauthorized"
-        case .invalidLayout: "Unprocessable Content"
+        case .invalidLayout, .invalidFields: "Unprocessable Content"
         case .unsupportedMediaType: "Unsupported Media Type"
         }
     }

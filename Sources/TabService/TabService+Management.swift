@@ -195,11 +195,16 @@ extension TabService {
         let existed = snapshot.record(upload.account) != nil
         do {
             metrics.storeOperations.add()
-            let record = try await store.append(
-                LayoutWrite(
-                    account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
-                    precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
-                    extends: document.extends ?? ""))
+            var change = LayoutWrite(
+                account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
+                precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
+                extends: document.extends ?? "")
+            if let context = AuditContext.current {
+                let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
+                change.audit = context.entry(
+                    action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
+            }
+            let record = try await store.append(change)
             await commit(record, document: document)
             return written(record, status: existed ? 200 : 201)
         } catch {
@@ -295,7 +300,9 @@ extension TabService {
         }
         do {
             metrics.storeOperations.add()
-            let record = try await store.delete(account: account, precondition: precondition, author: author)
+            let record = try await store.delete(
+                account: account, precondition: precondition, author: author,
+                audit: AuditContext.current?.entry(action: "layout.delete", account: account, status: 204))
             await commit(record, document: nil)
             return HTTPResponse(status: 204, headers: [HTTPHeader("Layout-Version", String(record.version))])
         } catch {

@@ -1,11 +1,12 @@
 import Logging
 import MicroHTTPD
+import TabAccess
 import TabLayout
 import TabStore
 
 /// The management plane's other reads and writes: the accounts list, validation, and global strings tables.
 extension TabService {
-    func listAccounts(_ request: borrowing HTTPRequest) -> HTTPReply {
+    func listAccounts(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
         var limitAsked = 100
         if let text = request.query("limit") {
             guard let n = Int(text), (1...1000).contains(n) else {
@@ -16,13 +17,15 @@ extension TabService {
         let limit = limitAsked
         let after = request.query("after") ?? ""
         let snapshot = self.snapshot
-        return .deferred { self.accountsPage(snapshot, after: after, limit: limit) }
+        return .deferred { self.accountsPage(snapshot, after: after, limit: limit, grant: grant) }
     }
 
-    /// One page of the accounts with a layout of their own, by name (off libmicrohttpd's threads).
-    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int) -> HTTPResponse {
+    /// One page of the accounts with a layout of their own that the token may read, by name (off libmicrohttpd's
+    /// threads).
+    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int, grant: Grant?) -> HTTPResponse {
         let records = snapshot.documents.values.map(\.record).filter {
             $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
+                && (grant?.mayRead(account: $0.account, environment: nil) ?? true)
         }
         .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
         let page = records.prefix(limit)
@@ -92,7 +95,8 @@ extension TabService {
             do throws(StoreError) {
                 self.metrics.storeOperations.add()
                 let record = try await self.store.appendStrings(
-                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author)
+                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author,
+                    audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
                 await self.commit(strings: record, table: table)
                 return json(
                     existed ? 200 : 201,

@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import Synchronization
+import TabAccess
 import TabLayout
 import TabStore
 
@@ -27,6 +28,10 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
+    /// The environments a token's `environments` may name (`POST /v1/tokens` refuses others with 422).
+    public var environments: [String] = ["production", "staging"]
+    /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
+    public var auditRetentionDays: Int = 400
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -58,6 +63,7 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    let refusals = RefusalBuffer()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -73,7 +79,9 @@ public final class TabService: HTTPHandler {
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        try await reloadTokens()
         followStoreChanges()
+        pruneAuditInTheBackground()
     }
 
     var snapshot: Snapshot { publisher.snapshot }
@@ -112,7 +120,7 @@ public final class TabService: HTTPHandler {
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
-        let (slot, route, reply) = self.dispatch(request)
+        let (slot, route, reply, grant) = self.dispatch(request)
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
@@ -127,8 +135,10 @@ public final class TabService: HTTPHandler {
         case .deferred(let work):
             let context = LogContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
+            // A change carries who made it into its transaction's audit entry.
+            let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
             return .deferred {
-                var response = await work()
+                var response = await AuditContext.$current.withValue(audit) { await work() }
                 self.finish(&response, route: route, id: context.id)
                 metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)
@@ -145,7 +155,7 @@ public final class TabService: HTTPHandler {
         let representation = (route?.isRepresentation ?? false) && response.status < 400
         if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
         ContentPolicy.apply(to: &response)
-        if response.status >= 400, route?.access ?? .open == .open, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
+        if response.status >= 400, route?.access.isOpen ?? true, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
             response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
         }
     }
@@ -234,36 +244,61 @@ public final class TabService: HTTPHandler {
         case proceed(slot: Int, Matched, template: Int)
     }
 
-    /// The route table's match, then its checks: admin routes check the token first (a route's methods are not
-    /// disclosed without one), then the method.
+    /// The route table's match, then its checks: scoped routes authenticate the token first (401: a route's methods
+    /// are not disclosed without one), then the method (405), then the route's scope on its target (403).
     private func check(_ request: borrowing HTTPRequest) -> Check {
         let table = Self.routeTable
         guard let (index, first, second) = table.match(request.pathBytes) else {
             return .refuse(slot: 0, Problem.notFound("no resource at \(request.path)").response)
         }
         let template = table.templates[index]
-        var author = ""
-        if template.access == .admin {
+        var grant: Grant?
+        if !template.isOpen {
             switch authenticate(request, label: template.label) {
-            case .success(let name): author = name
-            case .failure(let refusal): return .refuse(slot: template.slot, refusal.response)
+            case .success(let authenticated): grant = authenticated
+            case .failure(let refusal):
+                if let reason = refusal.refusal { auditRefusal(reason, grant: nil, request, account: nil) }
+                return .refuse(slot: template.slot, refusal.response)
             }
         }
         guard let route = table.route(request.method, onTemplate: index) else {
             return .refuse(slot: template.slot, Problem.methodNotAllowed(template.allow).response)
         }
-        let match = RouteMatch(names: template.parameterNames, first: first, second: second, author: author)
+        let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant)
+        if case .scoped(let scope, let target) = route.access, let grant,
+            let refusal = grant.authorize(Self.accessRequest(scope, target, match))
+        {
+            logger.warning(
+                "access refused", metadata: ["token": "\(grant.name)", "route": "\(template.label)", "reason": "\(refusal.description)"])
+            auditRefusal(refusal, grant: grant, request, account: match.names.contains("account") ? match["account"] : nil)
+            return .refuse(slot: template.slot, Self.refusalResponse(refusal))
+        }
         return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
     }
 
+    /// What a scoped route asks of the grant: its scope on the service, the `{account}` or every account, in the
+    /// `{environment}` when the template has one.
+    static func accessRequest(_ scope: Scope, _ target: AccessTarget, _ match: RouteMatch) -> AccessRequest {
+        let environment = match.names.contains("environment") ? match["environment"] : nil
+        switch target {
+        case .service: return AccessRequest(scope: scope, target: .service, environment: environment)
+        case .account: return AccessRequest(scope: scope, target: .account(match["account"]), environment: environment)
+        case .allAccounts: return AccessRequest(scope: scope, target: .allAccounts, environment: environment)
+        }
+    }
+
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply) {
+    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply, grant: Grant?) {
         if let admitted = request.admission as? Admitted {
-            return (admitted.slot, admitted.matched.route, admitted.matched.route.handler(self, request, admitted.matched.match))
+            return (
+                admitted.slot, admitted.matched.route, admitted.matched.route.handler(self, request, admitted.matched.match),
+                admitted.matched.match.grant
+            )
         }
         switch check(request) {
-        case .refuse(let slot, let response): return (slot, nil, .response(response))
-        case .proceed(let slot, let matched, _): return (slot, matched.route, matched.route.handler(self, request, matched.match))
+        case .refuse(let slot, let response): return (slot, nil, .response(response), nil)
+        case .proceed(let slot, let matched, _):
+            return (slot, matched.route, matched.route.handler(self, request, matched.match), matched.match.grant)
         }
     }
 }

@@ -107,6 +107,19 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db).tokens() }
+    }
+
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+            try AuditRows.decode(
+                try db.query(
+                    AuditRows.select, SQLiteRows.bind(AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor))
+                ) { (row) throws(StoreError) -> [String?] in (0..<15).map { row.text($0) } })
+        }
+    }
+
     public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> Int in try db.query("SELECT 1", []) { $0.int(0) }.first ?? 0 }) == 1
     }
@@ -165,6 +178,31 @@ private struct SQLiteRows: StoreRows {
                 .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
             ])
     }
+
+    func tokens() throws(StoreError) -> [StoredToken] {
+        let cells = { (count: Int32) in
+            { (row: SQLiteRow) throws(StoreError) -> [String?] in (0..<count).map { row.text($0) } }
+        }
+        return try TokenRows.decode(
+            tokens: try db.query(TokenRows.selectTokens, [], cells(10)), secrets: try db.query(TokenRows.selectSecrets, [], cells(4)))
+    }
+
+    /// Nothing to announce: only this process writes a SQLite store.
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
+        try db.run(TokenRows.upsertToken, Self.bind(TokenRows.tokenCells(token)))
+        try db.run(TokenRows.deleteSecrets, [.text(token.id)])
+        for secret in TokenRows.secretCells(token) { try db.run(TokenRows.insertSecret, Self.bind(secret)) }
+    }
+
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) { try db.run(AuditRows.insert, Self.bind(AuditRows.cells(entry))) }
+
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+        try db.run(AuditRows.prune, [.int64(millis), .int(limit)])
+        return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
+    }
+
+    /// Text cells as SQLite values (NULL for nil).
+    static func bind(_ cells: [String?]) -> [SQLiteValue] { cells.map { $0.map { SQLiteValue.text($0) } ?? .null } }
 }
 
 /// A value bound to a statement parameter.

@@ -43,6 +43,8 @@ struct Serve: AsyncParsableCommand {
     var trustedProxy: [String] = []
     @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
     var authFailures: Int?
+    @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
+    var auditRetention: Int?
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -108,21 +110,23 @@ struct Serve: AsyncParsableCommand {
             http.port = port
             probes.waiting(for: "building the first snapshot")
         }
+        var service = ServiceConfiguration(
+            cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
+            errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
+            maxWaitSeconds: maxWait, adminTokens: tokens,
+            variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
+            trustedProxies: Set(
+                trustedProxy.isEmpty
+                    ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
+                        $0.trimmingCharacters(in: .whitespaces)
+                    }
+                    : trustedProxy),
+            authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
+        guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         let application = try await ServerApplication(
-            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
-            service: ServiceConfiguration(
-                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
-                errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
-                maxWaitSeconds: maxWait, adminTokens: tokens,
-                variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
-                trustedProxies: Set(
-                    trustedProxy.isEmpty
-                        ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
-                            $0.trimmingCharacters(in: .whitespaces)
-                        }
-                        : trustedProxy),
-                authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10),
-            http: http, logger: logger, beforeListening: { probeServer.stop() })
+            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"], service: service, http: http, logger: logger,
+            beforeListening: { probeServer.stop() })
         let server = application.server
         starting.started()
         logger.info(

@@ -49,6 +49,25 @@ import Testing
         _ = try await store.delete(account: "jack", precondition: .ifMatch([second.etag]), author: "deleter")
         _ = try await store.appendStrings(
             locale: "fr", source: Array("\"a\" = \"b\";".utf8), contentType: "text/plain", precondition: .none, author: nil)
+        // Tokens (a rotated one: two secrets, one retiring) and the audit log, a change's entry and a coalesced refusal.
+        try await store.createToken(storedToken("aaaaaaaaaaaaaaaa", environments: ["staging"], hashes: [hashA, hashB]))
+        _ = try await store.editToken(id: "aaaaaaaaaaaaaaaa") { token, _ in
+            var token = token
+            token.secrets[1].retiresAtMillis = 9_000
+            token.lastUsedAtMillis = 8_000
+            return .replace(token)
+        }
+        var audited = write("audited", "{}", .none)
+        audited.audit = StoredAuditEntry(
+            atMillis: 1_000, actor: "ci", tokenID: "aaaaaaaaaaaaaaaa", address: "192.0.2.1", method: "PUT",
+            path: "/v1/accounts/audited/layout",
+            action: "layout.put", account: "audited", status: 201, requestID: "r-1")
+        _ = try await store.append(audited)
+        try await store.appendAudit(
+            StoredAuditEntry(
+                atMillis: 2_000, actor: "anonymous", tokenID: nil, address: "192.0.2.2", method: "GET", path: "/v1/accounts",
+                action: "refused",
+                status: 401, count: 3, coalescingKey: "192.0.2.2 401 0"))
     }
 
     @Test(arguments: directions)
@@ -57,14 +76,15 @@ import Testing
         try await Self.seedEveryTable(try Self.open(source.url))
         let target = try Self.fresh(to)
         let report = try StoreCopy.copy(from: source.endpoint, to: target.endpoint)
-        #expect(report.rows["layout_versions"] == 5 && report.rows["strings_versions"] == 1)
+        #expect(report.rows["layout_versions"] == 6 && report.rows["strings_versions"] == 1)
+        #expect(report.rows["tokens"] == 1 && report.rows["token_secrets"] == 2 && report.rows["audit_log"] == 2)
 
         let (original, copy) = (try Self.open(source.url), try Self.open(target.url))
         for account in ["jack", "base", "child"] {
             #expect(try await copy.versions(account: account) == original.versions(account: account), "\(account)")
         }
         #expect(try await copy.currentStrings() == original.currentStrings())
-        #expect(try await copy.currentLayouts().map(\.account) == ["base", "child"])
+        #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child"])
         // The copy is a store like any other: the next write follows the copied history.
         let latest = try #require(try await copy.latest(account: "base"))
         #expect(try await copy.append(write("base", "{ }", .ifMatch([latest.etag]))).version == 2)
@@ -75,8 +95,8 @@ import Testing
         try await Self.seedEveryTable(try Self.open(source.url))
         let targetPath = temporaryPath("backup") + "/copy.sqlite"
         let report = try #require(source.endpoint as? SQLiteCopyEndpoint).backup(to: targetPath)
-        #expect(report.rows == ["layout_versions": 5, "strings_versions": 1])
-        #expect(report.tagCount == 6)
+        #expect(report.rows == ["layout_versions": 6, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2])
+        #expect(report.tagCount == 7)
         let copy = try SQLiteStore(path: targetPath)
         #expect(try await copy.versions(account: "jack") == Self.open(source.url).versions(account: "jack"))
         #expect(copy.integrityCheck())
@@ -157,11 +177,13 @@ import Testing
             lines.append($0)
         }
         let copying = lines.filter { $0.phase == "copying" }
-        #expect(copying.count == 6)
-        #expect(copying.last?.rows == 6 && copying.last?.total == 6 && copying.last?.table == "strings_versions")
-        #expect(copying.first?.line.hasPrefix("copying layout_versions: 1/5 rows; 1/6 in all, ") == true)
+        #expect(copying.count == 12)
+        #expect(copying.last?.rows == 12 && copying.last?.total == 12 && copying.last?.table == "tokens")
+        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/12 in all, ") == true)
         let checking = lines.filter { $0.phase == "checking" }
-        #expect(checking.map(\.table) == ["layout_versions", "strings_versions"] && checking.last?.rows == 6)
+        #expect(
+            checking.map(\.table) == ["audit_log", "layout_versions", "strings_versions", "token_secrets", "tokens"]
+                && checking.last?.rows == 12)
     }
 
     @Test func aCheckThatFindsADifferenceSaysWhere() async throws {
