@@ -76,6 +76,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
+                "TabDelivery",
                 "TabAccess",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),

@@ -2,6 +2,7 @@ import Logging
 import MicroHTTPD
 import Synchronization
 import TabAccess
+import TabDelivery
 import TabLayout
 import TabStore
 
@@ -28,8 +29,11 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
-    /// The environments a token's `environments` may name (`POST /v1/tokens` refuses others with 422).
-    public var environments: [String] = ["production", "staging"]
+    /// The environments that exist: a client may name one (`?environment=`, `Tabs-Environment`; others are 404) and a
+    /// token's `environments` may name them (`POST /v1/tokens` refuses others with 422). `production` alone by default,
+    /// where every answer is what it was before environments existed; more than one needs per-environment pointers,
+    /// which the service does not have yet (issue 21), so the executable offers no flag for it.
+    public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
 
@@ -63,6 +67,8 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    /// ``ServiceConfiguration/environments`` checked.
+    let environmentList: EnvironmentList
     let refusals = RefusalBuffer()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
@@ -70,6 +76,7 @@ public final class TabService: HTTPHandler {
     public init(store: any TabStore, configuration: ServiceConfiguration, logger: Logger) async throws(StoreError) {
         self.store = store
         self.configuration = configuration
+        environmentList = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
         self.logger = logger
         self.credentials = Credentials(
             tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
