@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
-        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite"], swiftSettings: strict),
+        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
