@@ -42,6 +42,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Webhook deliveries: libcurl from Debian, through one C function (variadic setopt is not callable from Swift).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Publish-time compression (brotli, gzip) and allocation-free request header decisions.
         .target(name: "Compression", dependencies: ["CBrotli", "CZlib"], swiftSettings: strict),
         .target(name: "HeaderFields", swiftSettings: strict),
@@ -76,7 +78,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                .product(name: "Logging", package: "swift-log"),
+                "TabWebhooks", "TabAccess", "CCurl", .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -90,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -110,7 +112,7 @@ let package = Package(
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
-        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
+        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
             dependencies: [

@@ -239,6 +239,7 @@ extension TabService {
 
     /// Publishes `record` (a version this replica or another committed) and its change event.
     func commit(_ record: StoredVersion, document: LayoutDocument?) async {
+        webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publisher.publish { snapshot in
             guard let next = snapshot.applying(record, document: document, logger: logger) else { return nil }
@@ -476,6 +477,7 @@ extension TabService {
 extension TabService {
     /// Publishes a strings table version and its change event (every layout may change).
     func commit(strings record: StoredStrings, table: StringsTable) async {
+        webhookWorker.poke()
         let logger = self.logger
         await publisher.publish { snapshot in
             guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }

@@ -3,6 +3,7 @@ import MicroHTTPD
 import Synchronization
 import TabLayout
 import TabStore
+import TabWebhooks
 
 /// How the service behaves; only the executable reads flags and the environment to fill it.
 public struct ServiceConfiguration: Sendable {
@@ -27,6 +28,12 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
+    /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
+    public var webhookPolicy = AddressPolicy()
+    /// How webhook hosts are resolved (checked when made and before every attempt).
+    public var webhookResolver: any HostResolver = SystemResolver()
+    /// Whether this process sends the webhook outbox (a tool that only opens the service does not).
+    public var webhookDeliveries = true
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -58,6 +65,7 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    let webhookWorker: WebhookWorker
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -73,7 +81,10 @@ public final class TabService: HTTPHandler {
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        webhookWorker = WebhookWorker(
+            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
         followStoreChanges()
+        if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
     var snapshot: Snapshot { publisher.snapshot }

@@ -6,6 +6,7 @@ import MicroHTTPD
 import TabRuntime
 import TabService
 import TabStore
+import TabWebhooks
 
 #if canImport(Glibc)
     import Glibc
@@ -43,6 +44,11 @@ struct Serve: AsyncParsableCommand {
     var trustedProxy: [String] = []
     @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
     var authFailures: Int?
+    @Flag(
+        help:
+            "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
+    )
+    var webhookAllowPrivate = false
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -94,20 +100,25 @@ struct Serve: AsyncParsableCommand {
             (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
         }
         HTTPServerConfiguration.raiseOpenFileLimit()
+        var service = ServiceConfiguration(
+            cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
+            errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
+            maxWaitSeconds: maxWait, adminTokens: tokens,
+            variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
+            trustedProxies: Set(
+                trustedProxy.isEmpty
+                    ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
+                        $0.trimmingCharacters(in: .whitespaces)
+                    }
+                    : trustedProxy),
+            authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
+            service.webhookPolicy = .allowEverything
+            logger.warning("--webhook-allow-private: webhooks may deliver to internal addresses")
+        }
         let application = try await ServerApplication(
             store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
-            service: ServiceConfiguration(
-                cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
-                errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
-                maxWaitSeconds: maxWait, adminTokens: tokens,
-                variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
-                trustedProxies: Set(
-                    trustedProxy.isEmpty
-                        ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
-                            $0.trimmingCharacters(in: .whitespaces)
-                        }
-                        : trustedProxy),
-                authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10),
+            service: service,
             http: http, logger: logger)
         let server = application.server
         starting.started()
