@@ -131,7 +131,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout"],
+            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

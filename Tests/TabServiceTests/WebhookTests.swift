@@ -1,0 +1,173 @@
+import Foundation
+import TabStore
+import TabWebhooks
+import Testing
+
+/// A receiver verifying deliveries with the specification's own Python library (`scripts/webhook-receiver`).
+final class WebhookReceiver: @unchecked Sendable {
+    // Safety: the fields are set once in init; the process is only terminated in deinit.
+    let process = Process()
+    let port: Int
+    let secretFile: String
+    let logFile: String
+
+    init() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiver-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        secretFile = directory + "/secret"
+        logFile = directory + "/log"
+        FileManager.default.createFile(atPath: secretFile, contents: Data())
+        process.executableURL = ServiceHarness.repository.appendingPathComponent("scripts/webhook-receiver")
+        process.arguments = [secretFile, logFile]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw HTTPTestClient.Failure(description: "the receiver printed no port: '\(line)'")
+        }
+        self.port = port
+    }
+
+    deinit { process.terminate() }
+
+    func use(secret: String) throws { try Data(secret.utf8).write(to: URL(fileURLWithPath: secretFile)) }
+
+    /// The deliveries received so far, waiting up to `seconds` for at least `count`.
+    func received(atLeast count: Int, within seconds: Double = 15) async throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let text = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            let entries = text.split(separator: "\n").compactMap {
+                (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+            }
+            if entries.count >= count || Date() > deadline { return entries }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+}
+
+func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object)) ?? Data()) }
+
+@Suite(.serialized) struct WebhookTests {
+    static let json = ServiceHarness.admin([("Content-Type", "application/json")])
+
+    @Test func webhooksToInternalAddressesAreRefusedWithThePointerToTheURL() async throws {
+        let harness = try await ServiceHarness()
+        defer { harness.application.stop() }
+        let client = harness.client()
+        for url in ["http://127.0.0.1:1/hook", "http://169.254.169.254/latest", "http://[::ffff:10.0.0.1]/", "http://localhost/x"] {
+            let answer = try await client.send("POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": url, "events": ["layout"]]))
+            #expect(answer.status == 422, "\(url)")
+            let errors = answer.json?["errors"] as? [[String: Any]]
+            #expect(errors?.first?["pointer"] as? String == "/url", "\(url)")
+        }
+        let unknown = try await client.send("POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "ftp://x.example/", "events": ["nope"]]))
+        #expect(unknown.status == 422)
+        #expect(Set((unknown.json?["errors"] as? [[String: Any]] ?? []).compactMap { $0["pointer"] as? String }) == ["/url", "/events/0"])
+        let list = try await client.send("GET", "/v1/webhooks", headers: ServiceHarness.admin())
+        #expect((list.json?["webhooks"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test func theSecretIsShownWhenMadeAndRotatedOnly() async throws {
+        let harness = try await ServiceHarness(webhookPolicy: .allowEverything, webhookDeliveries: false)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let made = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:9/h", "events": ["layout", "strings"]]))
+        #expect(made.status == 201)
+        let id = try #require(made.json?["id"] as? String)
+        let secret = try #require(made.json?["secret"] as? String)
+        #expect(WebhookSecret(secret) != nil && made.header("Location") == "/v1/webhooks/\(id)")
+        let read = try await client.send("GET", "/v1/webhooks/\(id)", headers: ServiceHarness.admin())
+        #expect(read.status == 200 && read.json?["secret"] == nil && read.json?["active"] as? Bool == true)
+        #expect(!String(decoding: read.body, as: UTF8.self).contains(secret))
+        let rotated = try await client.send("POST", "/v1/webhooks/\(id)/rotate-secret", headers: ServiceHarness.admin())
+        let newSecret = try #require(rotated.json?["secret"] as? String)
+        #expect(rotated.status == 200 && newSecret != secret && rotated.json?["previousSecretExpiresAt"] is String)
+        let stored = try #require(try await harness.store.webhook(id: id))
+        #expect(stored.keyring()?.signingSecrets(at: Date()).map(\.text) == [newSecret, secret])
+        #expect(try await client.send("DELETE", "/v1/webhooks/\(id)", headers: ServiceHarness.admin()).status == 204)
+        #expect(try await client.send("GET", "/v1/webhooks/\(id)", headers: ServiceHarness.admin()).status == 404)
+        #expect(try await client.send("GET", "/v1/webhooks", headers: []).status == 401)
+    }
+
+    @Test func aLayoutWriteIsDeliveredAndVerifiedByTheSpecificationsLibrary() async throws {
+        let receiver = try WebhookReceiver()
+        let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let made = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json,
+            body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"], "accounts": ["hooked-*"]]))
+        let id = try #require(made.json?["id"] as? String)
+        try receiver.use(secret: try #require(made.json?["secret"] as? String))
+        let put = try await client.send(
+            "PUT", "/v1/accounts/hooked-1/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        #expect(put.status == 201)
+        _ = try await client.send(
+            "PUT", "/v1/accounts/other/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        let received = try await receiver.received(atLeast: 1)
+        #expect(received.count == 1)
+        let entry = try #require(received.first)
+        #expect(entry["verified"] as? Bool == true, "\(entry["error"] ?? "")")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data((entry["body"] as? String ?? "").utf8)) as? [String: Any])
+        #expect(body["type"] as? String == "layout.published")
+        #expect((body["data"] as? [String: Any])?["account"] as? String == "hooked-1")
+        #expect((body["data"] as? [String: Any])?["etag"] as? String == put.header("ETag"))
+        try await Task.sleep(for: .milliseconds(300))  // the outcome is recorded after the answer
+        let log = try await client.send("GET", "/v1/webhooks/\(id)/deliveries", headers: ServiceHarness.admin())
+        let deliveries = try #require(log.json?["deliveries"] as? [[String: Any]])
+        #expect(deliveries.count == 1 && deliveries.first?["state"] as? String == "delivered" && deliveries.first?["lastStatus"] as? Int == 204)
+        #expect(deliveries.first?["id"] as? String == (entry["headers"] as? [String: String])?["webhook-id"])
+        let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"tabserver_webhook_attempts_total{outcome="delivered"} 1"#))
+    }
+
+    @Test func goneDisablesTheWebhookAndAFailureIsRetried() async throws {
+        let receiver = try WebhookReceiver()
+        let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        var ids: [String: String] = [:]
+        for path in ["gone", "fail"] {
+            let made = try await client.send(
+                "POST", "/v1/webhooks", headers: Self.json,
+                body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/\(path)", "events": ["strings"]]))
+            ids[path] = try #require(made.json?["id"] as? String)
+        }
+        let put = try await client.send(
+            "PUT", "/v1/strings/de", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "text/plain")]),
+            body: Array("\"home\" = \"Start\";".utf8))
+        #expect(put.status == 201)
+        _ = try await receiver.received(atLeast: 2)
+        try await Task.sleep(for: .milliseconds(300))
+        let gone = try await client.send("GET", "/v1/webhooks/\(try #require(ids["gone"]))", headers: ServiceHarness.admin())
+        #expect(gone.json?["active"] as? Bool == false)
+        let failing = try await client.send("GET", "/v1/webhooks/\(try #require(ids["fail"]))/deliveries", headers: ServiceHarness.admin())
+        let delivery = try #require((failing.json?["deliveries"] as? [[String: Any]])?.first)
+        #expect(delivery["state"] as? String == "pending" && delivery["attempts"] as? Int == 1 && delivery["lastStatus"] as? Int == 500)
+        #expect(delivery["nextAttemptAt"] is String)
+    }
+
+    @Test func deliveriesWrittenBeforeARestartAreSentAfterIt() async throws {
+        let receiver = try WebhookReceiver()
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
+        let before = try await ServiceHarness(store: try SQLiteStore(path: path), webhookPolicy: .allowEverything, webhookDeliveries: false)
+        let made = try await before.client().send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
+        try receiver.use(secret: try #require(made.json?["secret"] as? String))
+        let put = try await before.client().send(
+            "PUT", "/v1/accounts/restarted/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        #expect(put.status == 201)
+        before.application.stop()
+        #expect(try await receiver.received(atLeast: 1, within: 1.5).isEmpty)
+        let after = try await ServiceHarness(store: try SQLiteStore(path: path), webhookPolicy: .allowEverything)
+        defer { after.application.stop() }
+        let received = try await receiver.received(atLeast: 1)
+        #expect(received.count == 1 && received.first?["verified"] as? Bool == true)
+    }
+}
