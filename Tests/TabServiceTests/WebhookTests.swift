@@ -3,6 +3,10 @@ import TabStore
 import TabWebhooks
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A receiver verifying deliveries with the specification's own Python library (`scripts/webhook-receiver`).
 final class WebhookReceiver: @unchecked Sendable {
     // Safety: the fields are set once in init; the process is only terminated in deinit.
@@ -16,11 +20,12 @@ final class WebhookReceiver: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         secretFile = directory + "/secret"
         logFile = directory + "/log"
-        FileManager.default.createFile(atPath: secretFile, contents: Data())
+        _ = FileManager.default.createFile(atPath: secretFile, contents: Data())
         process.executableURL = ServiceHarness.repository.appendingPathComponent("scripts/webhook-receiver")
         process.arguments = [secretFile, logFile]
         let output = Pipe()
         process.standardOutput = output
+        process.standardError = FileHandle.nullDevice  // a child holding the test's stderr keeps `swift test` waiting
         try process.run()
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
@@ -29,7 +34,15 @@ final class WebhookReceiver: @unchecked Sendable {
         self.port = port
     }
 
-    deinit { process.terminate() }
+    deinit { stop() }
+
+    /// Ends the receiver (the script `exec`s Python, so this is the server itself).
+    func stop() {
+        guard process.isRunning else { return }
+        // SIGKILL: the test process blocks SIGTERM for its servers, and children inherit that mask. Not
+        // waitUntilExit: it spins a run loop that a test's task never turns.
+        kill(process.processIdentifier, SIGKILL)
+    }
 
     func use(secret: String) throws { try Data(secret.utf8).write(to: URL(fileURLWithPath: secretFile)) }
 
@@ -94,6 +107,7 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
 
     @Test func aLayoutWriteIsDeliveredAndVerifiedByTheSpecificationsLibrary() async throws {
         let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
         let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
         defer { harness.application.stop() }
         let client = harness.client()
@@ -128,6 +142,7 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
 
     @Test func goneDisablesTheWebhookAndAFailureIsRetried() async throws {
         let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
         let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
         defer { harness.application.stop() }
         let client = harness.client()
@@ -154,6 +169,7 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
 
     @Test func deliveriesWrittenBeforeARestartAreSentAfterIt() async throws {
         let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
         let before = try await ServiceHarness(store: try SQLiteStore(path: path), webhookPolicy: .allowEverything, webhookDeliveries: false)
         let made = try await before.client().send(
