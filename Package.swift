@@ -112,7 +112,8 @@ let package = Package(
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
-        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
+        .testTarget(
+            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
             dependencies: [

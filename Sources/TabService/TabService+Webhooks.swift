@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import Synchronization
 import TabAccess
 import TabLayout
 import TabStore
@@ -26,7 +27,8 @@ extension TabService {
             }
             let secret = WebhookSecret.generate()
             let webhook = StoredWebhook(
-                id: StoredWebhook.newID(), url: spec.url.description, events: WebhookEvent.Kind.allCases.map(\.rawValue).filter {
+                id: StoredWebhook.newID(), url: spec.url.description,
+                events: WebhookEvent.Kind.allCases.map(\.rawValue).filter {
                     spec.subscription.events.contains(WebhookEvent.Kind(rawValue: $0)!)  // allCases' own names
                 }, accounts: spec.subscription.accounts.map(\.description), secret: secret.text, createdAtMillis: currentTimeMillis(),
                 createdBy: author)
@@ -189,5 +191,3 @@ extension JSONEncoder {
         return encoder
     }
 }
-
-import Synchronization

@@ -39,7 +39,7 @@ struct WebhookHTTPClient: Sendable {
         var status = 0
         var error = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let cStrings = headers.map { strdup($0) }
-        defer { cStrings.forEach { free($0) } }
+        defer { for string in cStrings { free(string) } }
         let code = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { headerPointers in
             body.withUnsafeBytes { bytes in
                 ccurl_post(

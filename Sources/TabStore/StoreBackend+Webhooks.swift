@@ -81,7 +81,8 @@ extension StoreBackend {
     }
 
     public func deliveries(webhookID: String, afterEvent: Int64, limit: Int) async throws(StoreError) -> [StoredDelivery] {
-        try await transaction { (rows) throws(StoreError) in try rows.deliveries(webhookID: webhookID, afterEvent: afterEvent, limit: limit) }
+        try await transaction { (rows) throws(StoreError) in try rows.deliveries(webhookID: webhookID, afterEvent: afterEvent, limit: limit)
+        }
     }
 
     public func redeliver(webhookID: String, deliveryID: String, atMillis: Int64) async throws(StoreError) -> StoredDelivery {
@@ -123,7 +124,8 @@ extension StoreBackend {
         }
     }
 
-    private func transaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R) async throws(StoreError) -> R {
+    private func transaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R) async throws(StoreError) -> R
+    {
         try await executor.run { () throws(StoreError) in try self.writeTransaction(body) }
     }
 }

@@ -44,7 +44,9 @@ extension PGRows {
         _ = try run(WebhookSQL.insertDelivery, Self.bind(WebhookSQL.cells(delivery)))
     }
 
-    func update(_ delivery: Delivery) throws(StoreError) { _ = try run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery))) }
+    func update(_ delivery: Delivery) throws(StoreError) {
+        _ = try run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery)))
+    }
 
     func delivery(id: String) throws(StoreError) -> StoredDelivery? { try deliveryRows(WebhookSQL.selectDelivery, [.text(id)]).first }
 

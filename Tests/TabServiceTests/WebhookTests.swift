@@ -70,12 +70,14 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         defer { harness.application.stop() }
         let client = harness.client()
         for url in ["http://127.0.0.1:1/hook", "http://169.254.169.254/latest", "http://[::ffff:10.0.0.1]/", "http://localhost/x"] {
-            let answer = try await client.send("POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": url, "events": ["layout"]]))
+            let answer = try await client.send(
+                "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": url, "events": ["layout"]]))
             #expect(answer.status == 422, "\(url)")
             let errors = answer.json?["errors"] as? [[String: Any]]
             #expect(errors?.first?["pointer"] as? String == "/url", "\(url)")
         }
-        let unknown = try await client.send("POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "ftp://x.example/", "events": ["nope"]]))
+        let unknown = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "ftp://x.example/", "events": ["nope"]]))
         #expect(unknown.status == 422)
         #expect(Set((unknown.json?["errors"] as? [[String: Any]] ?? []).compactMap { $0["pointer"] as? String }) == ["/url", "/events/0"])
         let list = try await client.send("GET", "/v1/webhooks", headers: ServiceHarness.admin())
@@ -117,11 +119,13 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         let id = try #require(made.json?["id"] as? String)
         try receiver.use(secret: try #require(made.json?["secret"] as? String))
         let put = try await client.send(
-            "PUT", "/v1/accounts/hooked-1/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            "PUT", "/v1/accounts/hooked-1/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
             body: document(["Home"]))
         #expect(put.status == 201)
         _ = try await client.send(
-            "PUT", "/v1/accounts/other/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            "PUT", "/v1/accounts/other/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
             body: document(["Home"]))
         let received = try await receiver.received(atLeast: 1)
         #expect(received.count == 1)
@@ -134,7 +138,8 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         try await Task.sleep(for: .milliseconds(300))  // the outcome is recorded after the answer
         let log = try await client.send("GET", "/v1/webhooks/\(id)/deliveries", headers: ServiceHarness.admin())
         let deliveries = try #require(log.json?["deliveries"] as? [[String: Any]])
-        #expect(deliveries.count == 1 && deliveries.first?["state"] as? String == "delivered" && deliveries.first?["lastStatus"] as? Int == 204)
+        #expect(
+            deliveries.count == 1 && deliveries.first?["state"] as? String == "delivered" && deliveries.first?["lastStatus"] as? Int == 204)
         #expect(deliveries.first?["id"] as? String == (entry["headers"] as? [String: String])?["webhook-id"])
         let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"tabserver_webhook_attempts_total{outcome="delivered"} 1"#))
@@ -173,10 +178,12 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("outbox-\(UUID().uuidString).sqlite").path
         let before = try await ServiceHarness(store: try SQLiteStore(path: path), webhookPolicy: .allowEverything, webhookDeliveries: false)
         let made = try await before.client().send(
-            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
+            "POST", "/v1/webhooks", headers: Self.json,
+            body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
         try receiver.use(secret: try #require(made.json?["secret"] as? String))
         let put = try await before.client().send(
-            "PUT", "/v1/accounts/restarted/layout", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            "PUT", "/v1/accounts/restarted/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
             body: document(["Home"]))
         #expect(put.status == 201)
         before.application.stop()

@@ -39,7 +39,8 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         _ = try await store.append(write("shop", "{}", .ifNoneMatchAny))
         await #expect(throws: StoreError.self) { try await store.append(write("shop", "{ }", .ifMatch(["\"nope\""]))) }
         await #expect(throws: StoreError.self) {
-            try await store.appendStrings(locale: "en", source: [], contentType: "text/plain", precondition: .ifMatch(["\"x\""]), author: nil)
+            try await store.appendStrings(
+                locale: "en", source: [], contentType: "text/plain", precondition: .ifMatch(["\"x\""]), author: nil)
         }
         #expect(try await store.deliveries(webhookID: "wh_all", afterEvent: 0, limit: 10).count == 1)
     }
@@ -49,7 +50,8 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         let store = try backend.open()
         try await store.createWebhook(hook("wh_a", events: ["layout", "strings"]))
         let first = try await store.append(write("a", "{}", .ifNoneMatchAny))
-        _ = try await store.appendStrings(locale: "en", source: Array("\"k\" = \"v\";".utf8), contentType: "text/plain", precondition: .none, author: "t")
+        _ = try await store.appendStrings(
+            locale: "en", source: Array("\"k\" = \"v\";".utf8), contentType: "text/plain", precondition: .none, author: "t")
         _ = try await store.delete(account: "a", precondition: .ifMatch([first.etag]), author: "t")
         let page = try await store.deliveries(webhookID: "wh_a", afterEvent: 0, limit: 2)
         #expect(page.map(\.delivery.type) == ["layout.published", "strings.published"])
@@ -115,7 +117,9 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         try await store.recordAttempt(attempt, disableReason: nil)
         let again = try await store.redeliver(webhookID: "wh_a", deliveryID: attempt.delivery.id, atMillis: now + 1)
         #expect(again.delivery.state == .pending && again.delivery.attempts == 1)
-        await #expect(throws: StoreError.notFound) { try await store.redeliver(webhookID: "wh_b", deliveryID: attempt.delivery.id, atMillis: now) }
+        await #expect(throws: StoreError.notFound) {
+            try await store.redeliver(webhookID: "wh_b", deliveryID: attempt.delivery.id, atMillis: now)
+        }
         try await store.deleteWebhook(id: "wh_a")
         #expect(try await store.webhooks().isEmpty)
         #expect(try await store.deliveries(webhookID: "wh_a", afterEvent: 0, limit: 10).isEmpty)
