@@ -15,14 +15,15 @@ final class WebhookReceiver: @unchecked Sendable {
     let secretFile: String
     let logFile: String
 
-    init() throws {
+    /// A receiver on `port` (0: one the system picks).
+    init(port: Int = 0) throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("receiver-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         secretFile = directory + "/secret"
         logFile = directory + "/log"
         _ = FileManager.default.createFile(atPath: secretFile, contents: Data())
         process.executableURL = ServiceHarness.repository.appendingPathComponent("scripts/webhook-receiver")
-        process.arguments = [secretFile, logFile]
+        process.arguments = [secretFile, logFile, String(port)]
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice  // a child holding the test's stderr keeps `swift test` waiting
@@ -42,6 +43,21 @@ final class WebhookReceiver: @unchecked Sendable {
         // SIGKILL: the test process blocks SIGTERM for its servers, and children inherit that mask. Not
         // waitUntilExit: it spins a run loop that a test's task never turns.
         kill(process.processIdentifier, SIGKILL)
+    }
+
+    /// A port nothing listens on now (the system's pick, released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw HTTPTestClient.Failure(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func use(secret: String) throws { try Data(secret.utf8).write(to: URL(fileURLWithPath: secretFile)) }
@@ -192,5 +208,42 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         defer { after.application.stop() }
         let received = try await receiver.received(atLeast: 1)
         #expect(received.count == 1 && received.first?["verified"] as? Bool == true)
+    }
+
+    /// The real binary: a write whose first attempt found no receiver, then SIGKILL, then a restart: the retry
+    /// comes from the store's outbox and verifies.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ServerProcess.binary)))
+    func aDeliveryPendingAtKill9IsSentAfterTheRestart() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kill9-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = "sqlite:" + directory + "/tabs.sqlite"
+        let environment = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_WEBHOOK_ALLOW_PRIVATE": "1"]
+        let port = try WebhookReceiver.freePort()
+        let first = try await ServerProcess.start(store: store, directory: directory, environment: environment)
+        let client = HTTPTestClient(port: first.port)
+        let made = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:\(port)/hook", "events": ["layout"]]))
+        let id = try #require(made.json?["id"] as? String)
+        let put = try await client.send(
+            "PUT", "/v1/accounts/killed/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        #expect(put.status == 201)
+        var attempts = 0
+        for _ in 0..<100 where attempts == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            let log = try await client.send("GET", "/v1/webhooks/\(id)/deliveries", headers: ServiceHarness.admin())
+            attempts = (log.json?["deliveries"] as? [[String: Any]])?.first?["attempts"] as? Int ?? 0
+        }
+        #expect(attempts == 1)  // refused: nothing listened yet; the retry is due 5 s later
+        first.kill9()
+        let receiver = try WebhookReceiver(port: port)
+        defer { receiver.stop() }
+        try receiver.use(secret: try #require(made.json?["secret"] as? String))
+        let second = try await ServerProcess.start(store: store, directory: directory, environment: environment)
+        defer { second.kill9() }
+        let received = try await receiver.received(atLeast: 1, within: 20)
+        #expect(received.count == 1 && received.first?["verified"] as? Bool == true)
+        #expect((received.first?["body"] as? String)?.contains(#""account":"killed""#) == true)
     }
 }
