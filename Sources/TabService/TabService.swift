@@ -32,8 +32,9 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
     public var webhookResolver: any HostResolver = SystemResolver()
-    /// Whether this process sends the webhook outbox (a tool that only opens the service does not).
-    public var webhookDeliveries = true
+    /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
+    /// must not claim deliveries.
+    public var webhookDeliveries = false
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,

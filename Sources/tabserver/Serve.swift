@@ -112,6 +112,7 @@ struct Serve: AsyncParsableCommand {
                     }
                     : trustedProxy),
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        service.webhookDeliveries = true
         if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
             service.webhookPolicy = .allowEverything
             logger.warning("--webhook-allow-private: webhooks may deliver to internal addresses")
