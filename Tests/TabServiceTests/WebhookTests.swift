@@ -161,14 +161,14 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         #expect(metrics.contains(#"tabserver_webhook_attempts_total{outcome="delivered"} 1"#))
     }
 
-    @Test func goneDisablesTheWebhookAndAFailureIsRetried() async throws {
+    @Test func goneDisablesTheWebhookAFailureIsRetriedAndARedirectIsNotFollowed() async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
         let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
         defer { harness.application.stop() }
         let client = harness.client()
         var ids: [String: String] = [:]
-        for path in ["gone", "fail"] {
+        for path in ["gone", "fail", "redirect"] {
             let made = try await client.send(
                 "POST", "/v1/webhooks", headers: Self.json,
                 body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/\(path)", "events": ["strings"]]))
@@ -178,8 +178,15 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
             "PUT", "/v1/strings/de", headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "text/plain")]),
             body: Array("\"home\" = \"Start\";".utf8))
         #expect(put.status == 201)
-        _ = try await receiver.received(atLeast: 2)
+        _ = try await receiver.received(atLeast: 3)
         try await Task.sleep(for: .milliseconds(300))
+        #expect(
+            try await receiver.received(atLeast: 4, within: 0.5).map { $0["path"] as? String }.sorted { ($0 ?? "") < ($1 ?? "") } == [
+                "/fail", "/gone", "/redirect",
+            ])  // the 307 is an answer, not followed to /hook
+        let redirected = try await client.send(
+            "GET", "/v1/webhooks/\(try #require(ids["redirect"]))/deliveries", headers: ServiceHarness.admin())
+        #expect((redirected.json?["deliveries"] as? [[String: Any]])?.first?["lastStatus"] as? Int == 307)
         let gone = try await client.send("GET", "/v1/webhooks/\(try #require(ids["gone"]))", headers: ServiceHarness.admin())
         #expect(gone.json?["active"] as? Bool == false)
         let failing = try await client.send("GET", "/v1/webhooks/\(try #require(ids["fail"]))/deliveries", headers: ServiceHarness.admin())
@@ -245,5 +252,43 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         let received = try await receiver.received(atLeast: 1, within: 20)
         #expect(received.count == 1 && received.first?["verified"] as? Bool == true)
         #expect((received.first?["body"] as? String)?.contains(#""account":"killed""#) == true)
+    }
+
+    /// Two `tabserver serve` replicas on one PostgreSQL database: every delivery arrives once, whichever replica wrote it.
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func twoReplicasOnPostgreSQLMakeEachAttemptOnce() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("replicas-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let database = try ReplicationTests.freshDatabase()
+        let environment = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_WEBHOOK_ALLOW_PRIVATE": "1"]
+        let first = try await ServerProcess.start(store: database, directory: directory, environment: environment)
+        defer { first.kill9() }
+        let second = try await ServerProcess.start(store: database, directory: directory, environment: environment)
+        defer { second.kill9() }
+        let made = try await HTTPTestClient(port: first.port).send(
+            "POST", "/v1/webhooks", headers: Self.json,
+            body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
+        try receiver.use(secret: try #require(made.json?["secret"] as? String))
+        let writes = 30
+        for n in 0..<writes {
+            let put = try await HTTPTestClient(port: n % 2 == 0 ? first.port : second.port).send(
+                "PUT", "/v1/accounts/replica\(n)/layout",
+                headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]), body: document(["Home"]))
+            #expect(put.status == 201)
+        }
+        _ = try await receiver.received(atLeast: writes, within: 20)
+        let received = try await receiver.received(atLeast: writes + 1, within: 2)  // and nothing more comes
+        #expect(received.count == writes)
+        #expect(Set(received.compactMap { ($0["headers"] as? [String: String])?["webhook-id"] }).count == writes)
+        #expect(received.allSatisfy { $0["verified"] as? Bool == true })
+        var delivered = 0
+        for port in [first.port, second.port] {
+            let metrics = String(decoding: try await HTTPTestClient(port: port).send("GET", "/metrics").body, as: UTF8.self)
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix(#"tabserver_webhook_attempts_total{outcome="delivered"}"#) }
+            delivered += Int(line?.split(separator: " ").last ?? "") ?? 0
+        }
+        #expect(delivered == writes)
     }
 }
