@@ -291,4 +291,51 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         }
         #expect(delivered == writes)
     }
+
+    /// HTTPS is checked against the system's CA store: a self-signed receiver gets no delivery, and the attempt
+    /// records why.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl")))
+    func anHTTPSReceiverWithAnUntrustedCertificateIsNotDeliveredTo() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let make = Process()
+        make.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        make.arguments = [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "1",
+        ]
+        make.standardOutput = FileHandle.nullDevice
+        make.standardError = FileHandle.nullDevice
+        try make.run()
+        while make.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        let port = try WebhookReceiver.freePort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        server.arguments = [
+            "s_server", "-accept", "127.0.0.1:\(port)", "-cert", directory + "/cert.pem", "-key", directory + "/key.pem", "-www", "-quiet",
+        ]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL) }
+        try await Task.sleep(for: .milliseconds(300))
+        let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let made = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "https://127.0.0.1:\(port)/hook", "events": ["layout"]]))
+        let id = try #require(made.json?["id"] as? String)
+        _ = try await client.send(
+            "PUT", "/v1/accounts/tls/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        var delivery: [String: Any]?
+        for _ in 0..<100 where (delivery?["attempts"] as? Int ?? 0) == 0 {
+            try await Task.sleep(for: .milliseconds(50))
+            let log = try await client.send("GET", "/v1/webhooks/\(id)/deliveries", headers: ServiceHarness.admin())
+            delivery = (log.json?["deliveries"] as? [[String: Any]])?.first
+        }
+        #expect(delivery?["state"] as? String == "pending" && delivery?["lastStatus"] is NSNull)
+        #expect((delivery?["lastError"] as? String)?.contains("certificate") == true, "\(delivery?["lastError"] ?? "")")
+    }
 }
