@@ -78,7 +78,8 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabWebhooks", "TabAccess", "CCurl", .product(name: "Logging", package: "swift-log"),
+                "TabAccess", "TabWebhooks", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -111,7 +112,9 @@ let package = Package(
         .testTarget(name: "TabAccessTests", dependencies: ["TabAccess"], swiftSettings: strict),
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
         // The HTTP layer over real sockets, with a small handler of its own (no TabService).
-        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD"], swiftSettings: strict),
+        // The tests' one socket client (RawConnection) and the HTTP/1.1 client over it.
+        .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
+        .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
         .executableTarget(
@@ -122,7 +125,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(name: "TabServerTests", dependencies: ["tabserver"], swiftSettings: strict),
+        .testTarget(name: "TabServerTests", dependencies: ["tabserver", "TabTestSupport"], swiftSettings: strict),
         .testTarget(name: "TabRuntimeTests", dependencies: ["TabRuntime"], swiftSettings: strict),
         // The client against the real tabserver and tabs-watch (its own tests run in Clients/TabClient).
         .testTarget(
@@ -132,7 +135,10 @@ let package = Package(
         ),
         .testTarget(
             name: "TabServiceTests",
-            dependencies: ["TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"],
+            dependencies: [
+                "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
+                "TabWebhooks",
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

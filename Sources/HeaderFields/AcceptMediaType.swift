@@ -29,7 +29,7 @@ public enum AcceptMediaType {
     ///
     /// For each offer the most specific range that names it counts (`type/subtype`, then `type/*`, then `*/*`; the
     /// first of equally specific ones); q=0 refuses; parameters other than q are ignored; ties go to the earlier
-    /// offer. These are, byte for byte, the answers of the Foundation-based `Negotiation.choose(accept:offers:)` it
+    /// offer. These are, byte for byte, the answers of the Foundation-based `OldNegotiation.choose(accept:offers:)` (the test oracle) it
     /// replaces, for every ASCII field value (bytes above 0x7F are compared as they are, not as Unicode
     /// characters). A q that is not a plain decimal is read by `Double(_:)` as before.
     /// - Parameters:

@@ -15,6 +15,8 @@ public struct HTTPRequest: ~Copyable {
     /// The body (empty for GET and HEAD).
     public let body: [UInt8]
     let source: Source
+    /// What ``HTTPHandler/admit(_:)`` noted for this request (``Admission/proceedNoting(_:)``), nil otherwise.
+    public let admission: (any Sendable)?
 
     /// Where the request's fields are read from.
     enum Source {
@@ -25,20 +27,26 @@ public struct HTTPRequest: ~Copyable {
         case values(RequestValues)
     }
 
-    init(method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int) {
+    init(
+        method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int,
+        admission: (any Sendable)? = nil
+    ) {
         self.method = method
         self.body = body
+        self.admission = admission
         self.source = .daemon(connection: connection, url: url, queryOffset: queryOffset)
     }
 
     /// A request made of values, not read from a connection: it runs through a handler exactly as one from the
-    /// socket does. `path` is percent-decoded; `query` holds decoded names and values in order.
+    /// socket does. `path` is percent-decoded; `query` holds decoded names and values in order; `admission` is what
+    /// an admission noted, as the server hands it over.
     public init(
         method: HTTPMethod, path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = [],
-        clientAddress: String = "127.0.0.1"
+        clientAddress: String = "127.0.0.1", admission: (any Sendable)? = nil
     ) {
         self.method = method
         self.body = body
+        self.admission = admission
         self.source = .values(RequestValues(path: path, query: query, headers: headers, clientAddress: clientAddress))
     }
 

@@ -93,6 +93,9 @@ public enum RequestRefusal: Sendable, Equatable {
 public enum Admission: Sendable {
     /// Read the body, then call ``HTTPHandler/handle(_:)``.
     case proceed
+    /// Read the body, then call ``HTTPHandler/handle(_:)`` with this value in ``HTTPRequest/admission``: what the
+    /// admission decided (the route, who called), so that the handler need not decide it again.
+    case proceedNoting(any Sendable)
     /// Answer this at once; the body is never read and the connection closes after the answer.
     case refuse(HTTPResponse)
 }

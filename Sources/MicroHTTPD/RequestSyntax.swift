@@ -29,7 +29,7 @@ internal import CMicroHTTPD
 // a folded field elsewhere to join its lines. A value that ends before its line does held a NUL byte. The block's
 // size (`MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE`) shows a dropped line after the last field.
 
-/// A value of `*req_cls` that is not a ``RequestContext``: an odd bit pattern (object addresses are 16-byte
+/// A value of `*req_cls` that is not a ``PendingRequest``: an odd bit pattern (object addresses are 16-byte
 /// aligned), so telling the two apart needs no allocation and no lookup. Bits 1–2 hold the kind, 3–7 a target's
 /// flags, 8–31 where the raw query starts in the target, 32–39 the query byte the target callback overwrote
 /// (pointers are 64 bits on every platform the server builds for).
@@ -61,7 +61,7 @@ struct RequestMarker: Equatable {
         self.savedByte = savedByte
     }
 
-    /// The marker `pointer` holds; nil for nil or a ``RequestContext``.
+    /// The marker `pointer` holds; nil for nil or a ``PendingRequest``.
     init?(_ pointer: UnsafeMutableRawPointer?) {
         guard let pointer, Self.isMarker(pointer) else { return nil }
         let value = UInt(bitPattern: pointer)
@@ -83,7 +83,7 @@ struct RequestMarker: Equatable {
 
     static var answered: UnsafeMutableRawPointer { RequestMarker(.answered).pointer }
 
-    /// Whether `pointer` is a marker rather than a retained ``RequestContext``.
+    /// Whether `pointer` is a marker rather than a retained ``PendingRequest``.
     static func isMarker(_ pointer: UnsafeMutableRawPointer) -> Bool { UInt(bitPattern: pointer) & 1 == 1 }
 }
 

@@ -80,6 +80,13 @@ public struct AccessToken: Sendable, Equatable {
     /// once), never past the token's expiry. Secrets whose overlap has already ended are dropped.
     public mutating func rotate(at now: Date, overlap: TimeInterval) -> IssuedSecret {
         let secret = IssuedSecret(for: id)
+        rotate(to: secret, at: now, overlap: overlap)
+        return secret
+    }
+
+    /// The rotation of ``rotate(at:overlap:)`` to a secret made beforehand (by a caller that edits the record
+    /// inside a store transaction and hands the secret out afterwards).
+    public mutating func rotate(to secret: IssuedSecret, at now: Date, overlap: TimeInterval) {
         let retires = now.addingTimeInterval(max(0, overlap))
         secrets = secrets.compactMap { old in
             var old = old
@@ -87,7 +94,6 @@ public struct AccessToken: Sendable, Equatable {
             return old.retiresAt! > now ? old : nil  // Just set above.
         }
         secrets.insert(StoredSecret(hash: secret.hash, createdAt: now), at: 0)
-        return secret
     }
 
     /// Checks the presented token against this record at `now`: its secrets compared in constant time (all of

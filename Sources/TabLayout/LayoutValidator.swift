@@ -1,10 +1,10 @@
 /// Turns a ``SourceNode`` tree into a ``LayoutDocument``, collecting every problem with its pointer and line.
 struct LayoutValidator {
-    private var found: [LayoutDiagnostic] = []
+    var found: [LayoutDiagnostic] = []
     /// Problems found past ``DiagnosticLimits/count`` (counted, not kept: their pointers are never built).
-    private var omitted = 0
+    var omitted = 0
     /// Explicit tab ids in source order, with the pointer and node of each (for naming the tab that repeats one).
-    private var explicitIDs: [(id: String, pointer: String, node: SourceNode)] = []
+    var explicitIDs: [(id: String, pointer: String, node: SourceNode)] = []
 
     /// The problems found, within ``DiagnosticLimits`` (the last one says how many more there were).
     var diagnostics: [LayoutDiagnostic] { DiagnosticLimits.capped(found, omitted: omitted) }
@@ -64,7 +64,7 @@ struct LayoutValidator {
         }
     }
 
-    private mutating func dictionaryDocument(_ members: [SourceNode.Member], _ root: SourceNode) -> LayoutDocument {
+    mutating func dictionaryDocument(_ members: [SourceNode.Member], _ root: SourceNode) -> LayoutDocument {
         var document = LayoutDocument(tabs: [])
         var tabsGiven = false
         for member in members {
@@ -150,7 +150,7 @@ struct LayoutValidator {
 
     // MARK: Tabs
 
-    private mutating func tabList(_ elements: [SourceNode], node: SourceNode, pointer: @autoclosure () -> String, level: Int) -> [TabSpec] {
+    mutating func tabList(_ elements: [SourceNode], node: SourceNode, pointer: @autoclosure () -> String, level: Int) -> [TabSpec] {
         if elements.count > LayoutLimits.tabsPerLevel {
             report(pointer(), node, "\(elements.count) tabs; at most \(LayoutLimits.tabsPerLevel) per level")
         }
@@ -161,7 +161,7 @@ struct LayoutValidator {
         return tabs
     }
 
-    private mutating func tab(_ node: SourceNode, _ pointer: @autoclosure () -> String, level: Int) -> TabSpec? {
+    mutating func tab(_ node: SourceNode, _ pointer: @autoclosure () -> String, level: Int) -> TabSpec? {
         guard case .dictionary(let members) = node.value else {
             report(pointer(), node, "a tab is a dictionary, found \(node.kindName)")
             return nil
@@ -266,7 +266,7 @@ struct LayoutValidator {
         return valid ? tab : nil
     }
 
-    private mutating func platforms(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Set<Platform>? {
+    mutating func platforms(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Set<Platform>? {
         guard case .array(let elements) = node.value else {
             report(pointer(), node, "must be an array of platforms, found \(node.kindName)")
             return nil
@@ -284,7 +284,7 @@ struct LayoutValidator {
         return result
     }
 
-    private mutating func idList(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [String] {
+    mutating func idList(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [String] {
         guard case .array(let elements) = node.value else {
             report(pointer(), node, "must be an array of tab ids, found \(node.kindName)")
             return []
@@ -294,7 +294,7 @@ struct LayoutValidator {
 
     /// Ids derived from rootViewController where none was given: module prefix and `ViewController` dropped,
     /// lower-cased, `-2`, `-3` … on a clash with any id of the layout.
-    private mutating func assignDefaultIDs(_ tabs: inout [TabSpec]) {
+    mutating func assignDefaultIDs(_ tabs: inout [TabSpec]) {
         var taken: Set<String> = []
         func collect(_ tabs: [TabSpec]) {
             for tab in tabs {
@@ -325,7 +325,7 @@ struct LayoutValidator {
     /// A repeated id is reported at the `id` of each tab that repeats it (`/tabs/3/id`), naming the first. Ids
     /// derived from rootViewController never clash (``assignDefaultIDs(_:)`` skips every id taken), so only the
     /// explicit ones, in source order, need checking.
-    private mutating func checkUniqueIDs() {
+    mutating func checkUniqueIDs() {
         var first: [String: String] = [:]
         for (id, pointer, node) in explicitIDs {
             if let earlier = first[id] {
@@ -335,224 +335,4 @@ struct LayoutValidator {
             }
         }
     }
-
-    // MARK: Options
-
-    private mutating func moreTab(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> MoreTab? {
-        guard case .dictionary(let members) = node.value else {
-            report(pointer(), node, "must be a dictionary, found \(node.kindName)")
-            return nil
-        }
-        var more = MoreTab()
-        for member in members {
-            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
-            switch member.key {
-            case "title": more.title = string(member.node, memberPointer())
-            case "image": more.image = string(member.node, memberPointer())
-            case "selectedImage": more.selectedImage = string(member.node, memberPointer())
-            case let key where key.hasPrefix("x-"): more.extensions[key] = json(member.node, memberPointer())
-            default: report(memberPointer(), member.node, "unknown key '\(member.key)' (title, image, selectedImage, or x-…)")
-            }
-        }
-        return more
-    }
-
-    private mutating func appearance(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Appearance? {
-        guard case .dictionary(let members) = node.value else {
-            report(pointer(), node, "must be a dictionary, found \(node.kindName)")
-            return nil
-        }
-        var appearance = Appearance()
-        for member in members {
-            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
-            let value = member.node
-            switch member.key {
-            case "height":
-                switch value.value {
-                case .integer(let n) where (30...120).contains(n): appearance.height = .integer(n)
-                case .real(let x) where (30...120).contains(x):
-                    appearance.height = x.rounded() == x ? .integer(Int64(x)) : .real(x)
-                default: report(memberPointer(), value, "must be a number of points from 30 to 120")
-                }
-            case "backgroundColor", "tintColor", "unselectedTintColor":
-                guard let text = string(value, memberPointer()) else { continue }
-                guard let colour = normalizedColour(text) else {
-                    report(memberPointer(), value, "'\(text)' is not a colour #RRGGBB or #RRGGBBAA")
-                    continue
-                }
-                switch member.key {
-                case "backgroundColor": appearance.backgroundColor = colour
-                case "tintColor": appearance.tintColor = colour
-                default: appearance.unselectedTintColor = colour
-                }
-            case "animator":
-                appearance.animator = animator(value, memberPointer())
-            case let key where key.hasPrefix("x-"):
-                appearance.extensions[key] = json(value, memberPointer())
-            default:
-                report(
-                    memberPointer(), value,
-                    "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
-            }
-        }
-        return appearance
-    }
-
-    private mutating func animator(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Animator? {
-        guard case .dictionary(let members) = node.value else {
-            report(pointer(), node, "must be a dictionary {name, params}, found \(node.kindName)")
-            return nil
-        }
-        var name: String?
-        var params: [String: JSONValue]?
-        for member in members {
-            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
-            switch member.key {
-            case "name":
-                if let text = string(member.node, memberPointer()) {
-                    if Self.animatorNames.contains(text) || (text.hasPrefix("x-") && text.count > 2) {
-                        name = text
-                    } else {
-                        report(memberPointer(), member.node, "'\(text)' is not an animator (none, underline, bounce, fade, or x-…)")
-                    }
-                }
-            case "params":
-                if case .dictionary = member.node.value, case .object(let object) = json(member.node, memberPointer()) {
-                    params = object
-                } else {
-                    report(memberPointer(), member.node, "must be a dictionary, found \(member.node.kindName)")
-                }
-            default:
-                report(memberPointer(), member.node, "unknown key '\(member.key)' (name, params)")
-            }
-        }
-        guard let name else {
-            if node["name"] == nil { report(pointer(), node, "the animator has no name") }
-            return nil
-        }
-        return Animator(name: name, params: params)
-    }
-
-    private mutating func strings(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [String: [String: String]] {
-        guard case .dictionary(let locales) = node.value else {
-            report(pointer(), node, "must be a dictionary of locale → key → text, found \(node.kindName)")
-            return [:]
-        }
-        var result: [String: [String: String]] = [:]
-        for locale in locales {
-            func localePointer() -> String { JSONPointer.appending(pointer(), locale.key) }
-            guard isValidLocale(locale.key) else {
-                report(localePointer(), locale.node, "'\(locale.key)' is not a locale tag such as en or fr-CA")
-                continue
-            }
-            guard case .dictionary(let entries) = locale.node.value else {
-                report(localePointer(), locale.node, "must be a dictionary of key → text, found \(locale.node.kindName)")
-                continue
-            }
-            var table: [String: String] = [:]
-            for entry in entries {
-                if let text = string(entry.node, JSONPointer.appending(localePointer(), entry.key)) { table[entry.key] = text }
-            }
-            result[locale.key] = table
-        }
-        return result
-    }
-
-    // MARK: Values
-
-    private mutating func string(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> String? {
-        guard case .string(let text) = node.value else {
-            report(pointer(), node, "must be a string, found \(node.kindName)")
-            return nil
-        }
-        return text
-    }
-
-    /// A pass-through value (params, x- keys); null has no place in a layout (property lists have none).
-    private mutating func json(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> JSONValue {
-        switch node.value {
-        case .string(let s): return .string(s)
-        case .integer(let n): return .integer(n)
-        case .real(let x): return .real(x)
-        case .bool(let b): return .bool(b)
-        case .date(let d): return .string(d)
-        case .data(let bytes): return .string(Base64.encode(bytes))
-        case .array(let elements):
-            return .array(elements.enumerated().map { json($1, JSONPointer.appending(pointer(), $0)) })
-        case .dictionary(let members):
-            var object: [String: JSONValue] = [:]
-            for member in members { object[member.key] = json(member.node, JSONPointer.appending(pointer(), member.key)) }
-            return .object(object)
-        case .null:
-            report(pointer(), node, "null is not allowed (leave the key out; property lists have no null)")
-            return .bool(false)
-        }
-    }
-
-    /// Compiled layouts are served as XML property lists too, and XML 1.0 (§2.2) cannot carry every character.
-    static func unservable(_ scalar: Unicode.Scalar) -> String {
-        "the character \(XMLCharacters.name(scalar)) cannot be served in an XML property list (XML 1.0 §2.2)"
-    }
-
-    /// Every string and key within the limit and servable as XML; the pointer is built only for an offender.
-    private mutating func checkStringLengths(_ node: SourceNode, path: inout BoundedPointerPath) {
-        switch node.value {
-        case .string(let text) where text.utf8.count > LayoutLimits.stringBytes:
-            report(path.pointer, node, "a string of \(text.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
-        case .string(let text):
-            if let forbidden = XMLCharacters.firstForbidden(in: text) { report(path.pointer, node, Self.unservable(forbidden)) }
-        case .array(let elements):
-            for (i, element) in elements.enumerated() {
-                path.push(i)
-                checkStringLengths(element, path: &path)
-                path.pop()
-            }
-        case .dictionary(let members):
-            for member in members {
-                path.push(member.key)
-                if member.key.utf8.count > LayoutLimits.stringBytes {
-                    report(path.pointer, member.node, "a key of \(member.key.utf8.count) bytes; at most \(LayoutLimits.stringBytes)")
-                } else if let forbidden = XMLCharacters.firstForbidden(in: member.key) {
-                    report(path.pointer, member.node, "in the key, " + Self.unservable(forbidden))
-                }
-                checkStringLengths(member.node, path: &path)
-                path.pop()
-            }
-        default: break
-        }
-    }
-}
-
-/// `[a-z0-9][a-z0-9_-]*`, at most 64 characters.
-func isValidTabID(_ id: String) -> Bool {
-    guard let first = id.utf8.first, id.utf8.count <= 64 else { return false }
-    func allowed(_ b: UInt8) -> Bool { (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) }
-    return allowed(first) && id.utf8.allSatisfy { allowed($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-}
-
-/// `MyApp.HomeViewController` → `home`; characters an id cannot hold become `-`.
-func derivedTabID(_ rootViewController: String) -> String {
-    var name = Substring(rootViewController.split(separator: ".").last ?? "")
-    if name.hasSuffix("ViewController"), name.count > "ViewController".count { name = name.dropLast("ViewController".count) }
-    var id = ""
-    for scalar in name.lowercased().unicodeScalars {
-        let b = scalar.value
-        if (0x61...0x7A).contains(b) || (0x30...0x39).contains(b) || b == 0x5F || b == 0x2D {
-            id.unicodeScalars.append(scalar)
-        } else {
-            id += "-"
-        }
-    }
-    while id.hasPrefix("-") || id.hasPrefix("_") { id.removeFirst() }
-    if id.isEmpty { id = "tab" }
-    return String(id.prefix(56))
-}
-
-/// `#abc123` → `#ABC123`; nil unless `#RRGGBB` or `#RRGGBBAA`.
-func normalizedColour(_ text: String) -> String? {
-    let digits = text.utf8.dropFirst()
-    guard text.hasPrefix("#"), digits.count == 6 || digits.count == 8, digits.allSatisfy({ hexDigit($0) != nil }) else {
-        return nil
-    }
-    return text.uppercased()
 }

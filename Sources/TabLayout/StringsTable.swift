@@ -11,16 +11,35 @@ public struct StringsTable: Sendable, Equatable {
     /// served as property lists too.
     /// - Throws: ``LayoutError`` with the line of the first problem.
     public static func read(_ bytes: [UInt8]) throws(LayoutError) -> StringsTable {
+        try readReporting(bytes).table
+    }
+
+    /// ``read(_:)``, with what was accepted but deserves a word: a file that ends inside a `/* comment` keeps the
+    /// entries before the comment (as Foundation does) and says so here.
+    /// - Throws: ``LayoutError`` with the line of the first problem.
+    public static func readReporting(_ bytes: [UInt8]) throws(LayoutError) -> (table: StringsTable, warnings: [LayoutDiagnostic]) {
         guard bytes.count <= LayoutLimits.sourceBytes else {
             throw LayoutError(pointer: "", line: nil, "a strings table over \(LayoutLimits.sourceBytes) bytes", kind: .tooLarge)
         }
+        // What Xcode writes into a built app (STRINGS_FILE_OUTPUT_ENCODING = binary), and Foundation reads.
+        if BinaryPlistReader.isBinaryPlist(bytes) { return (try readBinaryPlist(bytes), []) }
         let text = try decodeText(bytes)
         // The first key tells JSON from the old-style form; a prefix is enough to find it.
         if StringsParser(scalars: Array(text.unicodeScalars.prefix(64 * 1024))).startsJSONObject() {
-            return try readJSON(Array(text.utf8))
+            return (try readJSON(Array(text.utf8)), [])
         }
         var parser = StringsParser(scalars: Array(text.unicodeScalars))
-        return StringsTable(try parser.parse())
+        let entries = try parser.parse()
+        return (StringsTable(entries), parser.warnings)
+    }
+
+    /// A binary property list whose top object is a dictionary of string → string.
+    private static func readBinaryPlist(_ bytes: [UInt8]) throws(LayoutError) -> StringsTable {
+        let node = try BinaryPlistReader.read(bytes)
+        guard case .dictionary(let members) = node.value else {
+            throw LayoutError(pointer: "", line: nil, "a binary property list strings table is a dictionary of key → text")
+        }
+        return try table(members)
     }
 
     private static func decodeText(_ bytes: [UInt8]) throws(LayoutError) -> String {
@@ -50,6 +69,12 @@ public struct StringsTable: Sendable, Equatable {
         guard case .dictionary(let members) = node.value else {
             throw LayoutError(pointer: "", line: node.line, "a JSON strings table is an object of key → text")
         }
+        return try table(members)
+    }
+
+    /// The entries of a dictionary read from JSON or a property list: every value a string an XML property list
+    /// can carry, or a diagnostic at its pointer.
+    private static func table(_ members: [SourceNode.Member]) throws(LayoutError) -> StringsTable {
         var entries: [String: String] = [:]
         entries.reserveCapacity(members.count)
         var diagnostics: [LayoutDiagnostic] = []
@@ -78,6 +103,8 @@ private struct StringsParser {
     let scalars: [Unicode.Scalar]
     var index = 0
     var line = 1
+    /// What was accepted with a word (a file ending inside a comment).
+    var warnings: [LayoutDiagnostic] = []
 
     init(scalars: [Unicode.Scalar]) { self.scalars = scalars }
 
@@ -104,7 +131,9 @@ private struct StringsParser {
         return scalars[peek.index] == ":"
     }
 
-    mutating func skipTrivia() throws(LayoutError) {
+    /// Skips white space and comments. A `/* comment` that the file ends inside is an error, except between two
+    /// entries (`betweenEntries`), where Foundation keeps what came before it: the rest is skipped with a warning.
+    mutating func skipTrivia(betweenEntries: Bool = false) throws(LayoutError) {
         while index < scalars.count {
             let c = scalars[index]
             if c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\u{FEFF}" {
@@ -117,8 +146,15 @@ private struct StringsParser {
                     advance()
                 }
                 guard index < scalars.count else {
-                    line = start
-                    throw failure("unterminated /* comment")
+                    guard betweenEntries else {
+                        line = start
+                        throw failure("unterminated /* comment")
+                    }
+                    warnings.append(
+                        LayoutDiagnostic(
+                            pointer: "", line: start,
+                            message: ".strings: the file ends inside the /* comment that starts here; the entries before it are kept"))
+                    return
                 }
                 advance()
                 advance()
@@ -240,12 +276,12 @@ private struct StringsParser {
         var entries: [String: String] = [:]
         // Every entry ends with ';': sized once, the table is never rehashed while it grows.
         entries.reserveCapacity(scalars.reduce(0) { $0 + ($1 == ";" ? 1 : 0) })
-        try skipTrivia()
+        try skipTrivia(betweenEntries: true)
         // The legacy form: the whole table is one old-style dictionary.
         let braced = index < scalars.count && scalars[index] == "{"
         if braced { advance() }
         while true {
-            try skipTrivia()
+            try skipTrivia(betweenEntries: !braced)
             guard index < scalars.count else {
                 if braced { throw failure("'}' was expected at the end of the table") }
                 return entries

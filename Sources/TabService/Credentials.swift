@@ -1,11 +1,17 @@
+import Foundation
 import Logging
 import MicroHTTPD
 import Synchronization
+import TabAccess
 
-/// The admin tokens and who holds each, checked in constant time; failed attempts are logged (route and
-/// address, never token material) and, after repeated failures from one address, refused for a while.
+/// The tokens the service accepts: the bootstrap tokens (`TABSERVER_ADMIN_TOKEN…`, `admin`, kept as hashes) and
+/// the API tokens of the store (``TokenDirectory``), checked through TabAccess's one authentication function.
+/// Failed attempts are logged (route, address and reason, never token material) and, after repeated failures from
+/// one address, refused for a while.
 final class Credentials: Sendable {
-    private let tokens: [(name: String, token: [UInt8])]
+    private let bootstrap: BootstrapTokens
+    /// The store's API tokens as this replica last read them.
+    let directory = TokenDirectory()
     private let failures = Mutex<[String: FailureRecord]>([:])
     private let logger: Logger
     /// Failures an address may make within ``window`` before it is refused for ``lockout`` seconds (the default of
@@ -26,43 +32,45 @@ final class Credentials: Sendable {
     /// - Parameter failureLimit: failures per address and minute before a lockout; 0 never locks out.
     init(tokens: [(name: String, token: String)], failureLimit: Int = Credentials.allowedFailures, logger: Logger) {
         self.failureLimit = failureLimit
-        self.tokens = tokens.map { ($0.name, Array($0.token.utf8)) }
+        self.bootstrap = BootstrapTokens(tokens)
         self.logger = logger
     }
 
+    /// Whether any bootstrap token is configured (the last admin API token may be revoked only then).
+    var bootstrapTokens: BootstrapTokens { bootstrap }
+
     /// What checking a request's token found.
     enum Outcome: Equatable {
-        case valid(author: String)
-        case invalid
+        case valid(Grant)
+        /// 401: no token, or one that is unknown, malformed, expired, revoked or retired.
+        case invalid(AccessRefusal)
         /// This address failed too often; try again after this many seconds.
         case lockedOut(retryAfter: Int64)
     }
 
-    /// Checks `Authorization: Bearer <token>`. Every configured token is compared in full, in constant time.
+    /// Checks `Authorization: Bearer <token>` at `now`: every bootstrap token's hash and every secret of the
+    /// token the id names are compared in full, in constant time.
     ///
     /// A token that verifies is let through whatever its address did: failures are counted per address to slow
     /// guessing (a locked-out address gets 429 for every token that does not verify, and no answer that tells a
     /// wrong token from a locked one), but someone sharing the admin's address (a NAT, an office) cannot lock the
     /// admin out. Tokens are long random secrets, so the lockout is about noise and load, not about entropy.
-    func check(_ field: String?, address: String, route: String) -> Outcome {
-        let now = monotonicSeconds()
-        var presented: [UInt8] = []
-        if let field, field.utf8.count > 7, field.prefix(7).lowercased() == "bearer " {
-            presented = Array(field.utf8.dropFirst(7))
+    func check(_ field: String?, address: String, route: String, at now: Date = Date()) -> Outcome {
+        let clock = monotonicSeconds()
+        let credential = BearerCredential(authorization: field)
+        let refusal: AccessRefusal
+        switch Authentication.authenticate(credential, bootstrap: bootstrap, at: now, lookUp: directory.token(id:)) {
+        case .success(let grant): return .valid(grant)
+        case .failure(let failure): refusal = failure
         }
-        var found: String?
-        for (name, token) in tokens where constantTimeEqual(presented, token) && found == nil && !presented.isEmpty {
-            found = name
+        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > clock {
+            return .lockedOut(retryAfter: locked.lockedUntil - clock)
         }
-        if let found { return .valid(author: found) }
-        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > now {
-            return .lockedOut(retryAfter: locked.lockedUntil - now)
-        }
-        noteFailure(address: address, route: route, now: now, sentToken: field != nil)
-        return .invalid
+        noteFailure(address: address, route: route, now: clock, reason: refusal.description)
+        return .invalid(refusal)
     }
 
-    private func noteFailure(address: String, route: String, now: Int64, sentToken: Bool) {
+    private func noteFailure(address: String, route: String, now: Int64, reason: String) {
         let lockedNow = failures.withLock { table -> Bool in
             if table[address] == nil, table.count >= Self.trackedAddresses {
                 table = table.filter { $0.value.lockedUntil > now }
@@ -78,7 +86,7 @@ final class Credentials: Sendable {
         }
         logger.warning(
             "authentication failed",
-            metadata: ["address": "\(address)", "route": "\(route)", "reason": "\(sentToken ? "wrong token" : "no token")"])
+            metadata: ["address": "\(address)", "route": "\(route)", "reason": "\(reason)"])
         if lockedNow {
             logger.warning(
                 "authentication refused for \(Self.lockout) s after \(failureLimit) failures",
@@ -87,38 +95,35 @@ final class Credentials: Sendable {
     }
 }
 
-/// Equal length and bytes, in time that depends only on the lengths.
-func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    var difference = a.count ^ b.count
-    let count = max(a.count, b.count)
-    for i in 0..<count {
-        let x = i < a.count ? a[i] : 0
-        let y = i < b.count ? b[i] : 0
-        difference |= Int(x ^ y)
-    }
-    return difference == 0
-}
-
 /// Seconds on a clock that never goes back.
 func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
 
 extension TabService {
-    /// The author behind the request's token, or the refusal (401, or 429 while its address is locked out).
-    func authenticate(_ request: borrowing HTTPRequest, label: String) -> Result<String, AuthRefusal> {
-        switch credentials.check(
-            request.header("Authorization"), address: clientAddress(request), route: label)
-        {
-        case .valid(let author): return .success(author)
-        case .invalid: return .failure(AuthRefusal(response: unauthorizedResponse))
+    /// The grant behind the request's token, or the refusal (401 with its RFC 6750 challenge, or 429 while its
+    /// address is locked out).
+    func authenticate(_ request: borrowing HTTPRequest, label: String) -> Result<Grant, AuthRefusal> {
+        switch credentials.check(request.header("Authorization"), address: clientAddress(request), route: label) {
+        case .valid(let grant):
+            noteUse(of: grant)
+            return .success(grant)
+        case .invalid(let refusal): return .failure(AuthRefusal(response: Self.refusalResponse(refusal), refusal: refusal))
         case .lockedOut(let seconds):
             return .failure(
                 AuthRefusal(
                     response: Problem(
-                        status: 429, slug: "too-many-failures", title: "Too Many Requests",
-                        detail: "too many failed authentications from this address; retry after \(seconds) s",
+                        .tooManyFailures, detail: "too many failed authentications from this address; retry after \(seconds) s",
                         headers: [HTTPHeader("Retry-After", String(seconds))]
-                    ).response))
+                    ).response, refusal: nil))
         }
+    }
+
+    /// 401 (`invalid_token`, or a bare challenge without credentials) or 403 (`insufficient_scope` and the scope
+    /// needed), problem+json with RFC 6750 §3's `WWW-Authenticate`.
+    static func refusalResponse(_ refusal: AccessRefusal) -> HTTPResponse {
+        Problem(
+            refusal.status == 403 ? .insufficientScope : .unauthorized, detail: refusal.clientDescription,
+            headers: [HTTPHeader("WWW-Authenticate", refusal.wwwAuthenticate)]
+        ).response
     }
 
     /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
@@ -156,17 +161,11 @@ extension TabService {
         let colons = node.filter { $0 == ":" }.count
         return colons == 1 ? String(node.prefix { $0 != ":" }) : node
     }
-
-    var unauthorizedResponse: HTTPResponse {
-        Problem(
-            status: 401, slug: "unauthorized", title: "Unauthorized",
-            detail: "the management plane needs Authorization: Bearer <admin token>",
-            headers: [HTTPHeader("WWW-Authenticate", "Bearer realm=\"tabserver\"")]
-        ).response
-    }
 }
 
 /// A refused authentication and its answer.
 struct AuthRefusal: Error {
     let response: HTTPResponse
+    /// Why, for the audit log (nil for a lockout's 429, which is no decision about the token).
+    let refusal: AccessRefusal?
 }

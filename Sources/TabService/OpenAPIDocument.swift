@@ -13,14 +13,17 @@ enum OpenAPIDocument {
           summary: Tab-bar layouts for mobile apps, compiled from property lists or JSON.
           description: |
             Mobile clients read compiled layouts (no credentials) and revalidate with If-None-Match.
-            Operators manage layouts with an admin bearer token. Errors are application/problem+json (RFC 9457).
+            Operators manage layouts with a bearer token holding the scope each operation lists. Errors are application/problem+json (RFC 9457).
         servers:
           - url: http://localhost:8080
         components:
           securitySchemes:
-            admin:
+            bearer:
               type: http
               scheme: bearer
+              description: |
+                A bootstrap token (TABSERVER_ADMIN_TOKEN, admin) or an API token (tsk_…) from POST /v1/tokens. Each
+                operation lists the scope it needs: read, write (implies read), deploy (implies read), admin (all).
           parameters:
             clientLocale: {name: locale, in: query, schema: {type: string}}
             clientPlatform: {name: platform, in: query, schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}
@@ -166,6 +169,56 @@ enum OpenAPIDocument {
                       etag: {type: string}
                       updatedAt: {type: string, format: date-time}
                 next: {type: [string, 'null']}
+            TokenSpec:
+              type: object
+              required: [name, scopes]
+              additionalProperties: false
+              properties:
+                name: {type: string, minLength: 1, maxLength: 128}
+                scopes: {type: array, minItems: 1, items: {type: string, enum: [read, write, deploy, admin]}}
+                accounts: {type: array, minItems: 1, items: {type: string, pattern: '^[A-Za-z0-9._*?-]{1,128}$'}}
+                environments: {type: array, minItems: 1, items: {type: string}}
+                expiresAt: {type: [string, 'null'], format: date-time}
+            Token:
+              type: object
+              required: [id, name, scopes, accounts, environments, expiresAt, createdAt, createdBy, lastUsedAt, revokedAt]
+              properties:
+                id: {type: string, pattern: '^[a-z2-7]{16}$'}
+                name: {type: string}
+                token: {type: string, description: 'tsk_<id>_<secret>: only when made or rotated.'}
+                scopes: {type: array, items: {type: string, enum: [read, write, deploy, admin]}}
+                accounts: {type: array, items: {type: string}}
+                environments: {type: [array, 'null'], items: {type: string}}
+                expiresAt: {type: [string, 'null'], format: date-time}
+                createdAt: {type: string, format: date-time}
+                createdBy: {type: string}
+                lastUsedAt: {type: [string, 'null'], format: date-time}
+                revokedAt: {type: [string, 'null'], format: date-time}
+            AuditPage:
+              type: object
+              required: [entries, next]
+              properties:
+                entries:
+                  type: array
+                  items:
+                    type: object
+                    required: [id, at, actor, tokenId, address, method, path, action, status, count]
+                    properties:
+                      id: {type: integer}
+                      at: {type: string, format: date-time}
+                      actor: {type: string}
+                      tokenId: {type: [string, 'null']}
+                      address: {type: string}
+                      method: {type: string}
+                      path: {type: string}
+                      action: {type: string}
+                      account: {type: string}
+                      environment: {type: string}
+                      version: {type: integer}
+                      status: {type: integer}
+                      requestId: {type: string}
+                      count: {type: integer}
+                next: {type: [string, 'null']}
           requestBodies:
             Source:
               required: true
@@ -221,9 +274,9 @@ enum OpenAPIDocument {
     ) -> String {
         var out = "    \(method):\n      summary: \(quoted(summary))\n"
         var answers = responses
-        if route.access == .admin {
-            out += "      security: [{admin: []}]\n"
-            answers += [(401, APIOperation.problem), (429, APIOperation.problem)]
+        if let scope = route.access.scope {
+            out += "      security: [{bearer: [\(scope.rawValue)]}]\n"
+            answers += [(401, APIOperation.problem), (403, APIOperation.problem), (429, APIOperation.problem)]
         }
         if !route.operation.parameters.isEmpty {
             out += "      parameters:\n" + route.operation.parameters.map { "        - \($0)\n" }.joined()

@@ -1,14 +1,102 @@
 import MicroHTTPD
 import TabLayout
 
+/// Every kind of problem the service answers with: its slug (the last part of the `type` URN), its status and
+/// title. One catalogue, so that a slug always means one status and one title.
+enum ProblemKind: String, CaseIterable, Sendable {
+    case badRequest = "bad-request"
+    case unauthorized = "unauthorized"
+    case notFound = "not-found"
+    case methodNotAllowed = "method-not-allowed"
+    case notAcceptable = "not-acceptable"
+    case baseMissing = "base-missing"
+    case layoutIsExtended = "layout-is-extended"
+    case preconditionFailed = "precondition-failed"
+    case tooLarge = "too-large"
+    case unsupportedMediaType = "unsupported-media-type"
+    case invalidLayout = "invalid-layout"
+    case preconditionRequired = "precondition-required"
+    case tooManyFailures = "too-many-failures"
+    case headerTooLarge = "header-too-large"
+    case internalError = "internal"
+    case busy = "busy"
+    case stopping = "stopping"
+    case storeUnavailable = "store-unavailable"
+    case tooManyHeld = "too-many-held"
+    case insufficientStorage = "insufficient-storage"
+    case insufficientScope = "insufficient-scope"
+    case invalidFields = "invalid-fields"
+    case lastAdminToken = "last-admin-token"
+    case tokenInactive = "token-inactive"
+
+    var status: Int {
+        switch self {
+        case .badRequest: 400
+        case .unauthorized: 401
+        case .notFound: 404
+        case .methodNotAllowed: 405
+        case .notAcceptable: 406
+        case .baseMissing: 409
+        case .layoutIsExtended: 409
+        case .preconditionFailed: 412
+        case .tooLarge: 413
+        case .unsupportedMediaType: 415
+        case .invalidLayout: 422
+        case .preconditionRequired: 428
+        case .tooManyFailures: 429
+        case .headerTooLarge: 431
+        case .internalError: 500
+        case .busy: 503
+        case .stopping: 503
+        case .storeUnavailable: 503
+        case .tooManyHeld: 503
+        case .insufficientStorage: 507
+        case .insufficientScope: 403
+        case .invalidFields: 422
+        case .lastAdminToken, .tokenInactive: 409
+        }
+    }
+
+    var title: String {
+        switch self {
+        case .badRequest: "Bad Request"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive: "Conflict"
+        case .insufficientScope: "Forbidden"
+        case .tooLarge: "Content Too Large"
+        case .insufficientStorage: "Insufficient Storage"
+        case .internalError: "Internal Server Error"
+        case .methodNotAllowed: "Method Not Allowed"
+        case .notAcceptable: "Not Acceptable"
+        case .notFound: "Not Found"
+        case .preconditionFailed: "Precondition Failed"
+        case .preconditionRequired: "Precondition Required"
+        case .headerTooLarge: "Request Header Fields Too Large"
+        case .busy, .stopping, .storeUnavailable, .tooManyHeld: "Service Unavailable"
+        case .tooManyFailures: "Too Many Requests"
+        case .unauthorized: "Unauthorized"
+        case .invalidLayout, .invalidFields: "Unprocessable Content"
+        case .unsupportedMediaType: "Unsupported Media Type"
+        }
+    }
+}
+
 /// RFC 9457 problem details, the body of every 4xx and 5xx answer.
 struct Problem {
-    var status: Int
-    var slug: String
-    var title: String
+    var kind: ProblemKind
     var detail: String
     var errors: [LayoutDiagnostic] = []
     var headers: [HTTPHeader] = []
+
+    init(_ kind: ProblemKind, detail: String, errors: [LayoutDiagnostic] = [], headers: [HTTPHeader] = []) {
+        self.kind = kind
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers
+    }
+
+    var status: Int { kind.status }
+    var slug: String { kind.rawValue }
+    var title: String { kind.title }
 
     /// `application/problem+json`, canonical JSON (with `errors` of `{pointer, line?, message}` for 422).
     var response: HTTPResponse {
@@ -29,27 +117,24 @@ struct Problem {
             body: CanonicalJSON.encode(.object(object)))
     }
 
-    static func notFound(_ detail: String) -> Problem { Problem(status: 404, slug: "not-found", title: "Not Found", detail: detail) }
-    static func badRequest(_ detail: String) -> Problem { Problem(status: 400, slug: "bad-request", title: "Bad Request", detail: detail) }
+    static func notFound(_ detail: String) -> Problem { Problem(.notFound, detail: detail) }
+    static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail: detail) }
 
     static let invalidAccount = badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
 
     static func methodNotAllowed(_ allow: String) -> Problem {
-        Problem(
-            status: 405, slug: "method-not-allowed", title: "Method Not Allowed",
-            detail: "this resource answers \(allow)", headers: [HTTPHeader("Allow", allow)])
+        Problem(.methodNotAllowed, detail: "this resource answers \(allow)", headers: [HTTPHeader("Allow", allow)])
     }
 
     static func invalidLayout(_ error: LayoutError) -> Problem {
         if error.kind == .tooLarge {
-            return Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: error.description, errors: error.diagnostics)
+            return Problem(.tooLarge, detail: error.description, errors: error.diagnostics)
         }
         let count = error.diagnostics.count
         return Problem(
-            status: 422, slug: "invalid-layout", title: "Unprocessable Content",
-            detail: "the source cannot be compiled: \(count) problem\(count == 1 ? "" : "s") (see errors)", errors: error.diagnostics)
+            .invalidLayout, detail: "the source cannot be compiled: \(count) problem\(count == 1 ? "" : "s") (see errors)",
+            errors: error.diagnostics)
     }
 
-    static let internalError = Problem(
-        status: 500, slug: "internal", title: "Internal Server Error", detail: "the server failed; the log has the details")
+    static let internalError = Problem(.internalError, detail: "the server failed; the log has the details")
 }

@@ -1,11 +1,32 @@
 import MicroHTTPD
+import TabAccess
 
-/// Who may call a route.
-enum Access: Sendable {
+/// Who may call a route: anyone, or a token whose grant reaches the scope on the target. A management route
+/// cannot be declared without its scope (``RouteTableTests`` walks the table).
+enum Access: Sendable, Equatable {
     /// Anyone (mobile clients, probes).
     case open
-    /// `Authorization: Bearer <admin token>`.
-    case admin
+    /// `Authorization: Bearer <token>` whose grant allows `Scope` on the target (API.md, "Tokens, scopes and audit").
+    case scoped(Scope, AccessTarget)
+
+    /// Whether anyone may call it.
+    var isOpen: Bool { self == .open }
+
+    /// The scope needed, nil on open routes.
+    var scope: Scope? {
+        if case .scoped(let scope, _) = self { scope } else { nil }
+    }
+}
+
+/// What a scoped route touches, for the grant's `accounts` (and `environments`, when the template has an
+/// `{environment}`).
+enum AccessTarget: Sendable, Equatable {
+    /// Nothing that belongs to one account (tokens, validate, preview); lists keep only the entries the grant may read.
+    case service
+    /// The account in the template's `{account}`.
+    case account
+    /// What every account shares (global strings tables): needs `accounts` `*`.
+    case allAccounts
 }
 
 /// One route: a method on a path template (OpenAPI's syntax), who may call it, its metrics label, its OpenAPI
@@ -53,8 +74,11 @@ struct RouteMatch: Sendable {
     /// Their values as sent (percent-decoded); no template has more than two.
     let first: String?
     let second: String?
-    /// The name behind the admin token ("" on open routes): the author of a change.
-    let author: String
+    /// What the request's token may do (nil on open routes).
+    let grant: Grant?
+
+    /// The name behind the token ("" on open routes): the author of a change.
+    var author: String { grant?.name ?? "" }
 
     /// The value of the parameter `{name}`, "" when the template has none of that name.
     subscript(_ name: String) -> String {

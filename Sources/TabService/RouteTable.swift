@@ -1,15 +1,16 @@
 import MicroHTTPD
 
 /// The routes, grouped by path template in the order given (the read path's templates first: they are tried in
-/// order). Built once from ``TabService/routes``; checked at build time so that a template's routes agree on who
-/// may call them and no method is declared twice.
+/// order). Built once from ``TabService/routes``; checked at build time so that a template's routes agree on whether
+/// a token is needed (each declares its own scope) and no method is declared twice.
 struct RouteTable: Sendable {
     /// One path template and the routes on it.
     struct Template: Sendable {
         let template: String
         let segments: [Segment]
         let parameterNames: [String]
-        let access: Access
+        /// Whether anyone may call its routes (else a valid token is needed before its methods are disclosed).
+        let isOpen: Bool
         /// Index into ``RouteTable/routes`` by method (HEAD is GET's).
         let routes: [(method: HTTPMethod, index: Int)]
         /// The value of `Allow`: the methods, HEAD after GET.
@@ -52,13 +53,14 @@ struct RouteTable: Sendable {
             let first = routes[indices[0]]
             let methods = indices.map { routes[$0].method }
             precondition(Set(methods.map(\.token)).count == methods.count, "\(template): a method is declared twice")
-            precondition(indices.allSatisfy { routes[$0].access == first.access }, "\(template): routes disagree on access")
+            precondition(
+                indices.allSatisfy { routes[$0].access.isOpen == first.access.isOpen }, "\(template): open and scoped routes mixed")
             precondition(indices.allSatisfy { routes[$0].label == first.label }, "\(template): routes disagree on their label")
             let segments = Self.segments(template)
             return Template(
                 template: template, segments: segments,
                 parameterNames: segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } },
-                access: first.access, routes: indices.map { (routes[$0].method, $0) },
+                isOpen: first.access.isOpen, routes: indices.map { (routes[$0].method, $0) },
                 allow: methods.flatMap { $0 == .get ? ["GET", "HEAD"] : [$0.token] }.joined(separator: ", "), label: first.label,
                 slot: labels.firstIndex(of: first.label)!)  // every label was added above
         }

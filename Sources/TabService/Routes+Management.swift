@@ -1,7 +1,8 @@
 import MicroHTTPD
+import TabAccess
 
 /// The management plane: layouts and their history, strings tables, validation, previews and the change feed,
-/// behind the admin token.
+/// each behind the scope it declares.
 extension TabService {
     static let ifMatch = "$ref: '#/components/parameters/ifMatch'"
     static let ifNoneMatchStar = "$ref: '#/components/parameters/ifNoneMatchStar'"
@@ -10,7 +11,7 @@ extension TabService {
 
     static let layoutRoutes: [Route] = [
         Route(
-            .get, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            .get, "/v1/accounts/{account}/layout", .scoped(.read, .account), label: "layout",
             APIOperation(
                 "The current source, byte for byte as uploaded.",
                 responses: [
@@ -33,7 +34,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.readLayoutRoute(request, match) },
         Route(
-            .put, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            .put, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
                 "Store a new version (or, with dryRun=true, only compile it).",
                 parameters: [
@@ -47,7 +48,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.putLayoutRoute(request, match) },
         Route(
-            .patch, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            .patch, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
                 "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.", parameters: [ifMatch],
                 requestBody: """
@@ -62,7 +63,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.patchLayoutRoute(request, match) },
         Route(
-            .delete, "/v1/accounts/{account}/layout", .admin, label: "layout",
+            .delete, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
                 "Delete the layout (history kept; the account falls back to default).", parameters: [ifMatch],
                 responses: [
@@ -71,7 +72,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.deleteLayoutRoute(request, match) },
         Route(
-            .get, "/v1/accounts/{account}/layout/versions", .admin, label: "layout_versions",
+            .get, "/v1/accounts/{account}/layout/versions", .scoped(.read, .account), label: "layout_versions",
             APIOperation(
                 "Every version, newest first.",
                 parameters: [
@@ -91,7 +92,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.versionsRoute(request, match) },
         Route(
-            .get, "/v1/accounts/{account}/layout/versions/{version}", .admin, label: "layout_version",
+            .get, "/v1/accounts/{account}/layout/versions/{version}", .scoped(.read, .account), label: "layout_version",
             APIOperation(
                 "One version's source.",
                 responses: [
@@ -100,7 +101,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.readLayoutRoute(request, match) },
         Route(
-            .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .admin, label: "layout_diff",
+            .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .scoped(.read, .account), label: "layout_diff",
             APIOperation(
                 "Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.",
                 parameters: ["{name: against, in: query, schema: {type: integer, minimum: 1}}"],
@@ -118,7 +119,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.diffRoute(request, match) },
         Route(
-            .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .admin, label: "layout_restore",
+            .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
             APIOperation(
                 "A new version whose content is that version's.", parameters: [ifMatch],
                 responses: [
@@ -131,7 +132,7 @@ extension TabService {
     static let managementRoutes: [Route] =
         layoutRoutes + [
             Route(
-                .get, "/v1/accounts", .admin, label: "accounts",
+                .get, "/v1/accounts", .scoped(.read, .service), label: "accounts",
                 APIOperation(
                     "Accounts with a layout of their own, by name.",
                     parameters: [
@@ -149,9 +150,9 @@ extension TabService {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { service, request, _ in service.listAccounts(request) },
+            ) { service, request, match in service.listAccounts(request, grant: match.grant) },
             Route(
-                .post, "/v1/validate", .admin, label: "validate", changesState: false,
+                .post, "/v1/validate", .scoped(.write, .service), label: "validate", changesState: false,
                 APIOperation(
                     "Compile a source and store nothing.", requestBody: sourceBody,
                     responses: [
@@ -167,7 +168,7 @@ extension TabService {
                     ])
             ) { service, request, _ in service.validate(request) },
             Route(
-                .post, "/v1/preview", .admin, label: "preview_source", changesState: false,
+                .post, "/v1/preview", .scoped(.write, .service), label: "preview_source", changesState: false,
                 APIOperation(
                     "Draw an unsaved source as tabs/preview.svg would, storing nothing.", requestBody: sourceBody,
                     responses: [
@@ -183,7 +184,7 @@ extension TabService {
                     ])
             ) { service, request, _ in service.previewSource(request) },
             Route(
-                .get, "/v1/events", .admin, label: "events",
+                .get, "/v1/events", .scoped(.read, .service), label: "events",
                 APIOperation(
                     "Server-sent events, one per stored version; Last-Event-ID resumes.",
                     parameters: [
@@ -201,9 +202,9 @@ extension TabService {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { service, request, _ in service.eventStream(request) },
+            ) { service, request, match in service.eventStream(request, grant: match.grant) },
             Route(
-                .get, "/v1/strings/{locale}", .admin, label: "strings",
+                .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings",
                 APIOperation(
                     "A global strings table as uploaded.",
                     responses: [
@@ -212,7 +213,7 @@ extension TabService {
                     ])
             ) { service, request, match in service.readStringsRoute(request, match) },
             Route(
-                .put, "/v1/strings/{locale}", .admin, label: "strings",
+                .put, "/v1/strings/{locale}", .scoped(.write, .allAccounts), label: "strings",
                 APIOperation(
                     "Store a new version of a global strings table.", parameters: [ifMatch, ifNoneMatchStar],
                     requestBody: """

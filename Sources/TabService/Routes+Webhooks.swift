@@ -10,7 +10,7 @@ extension TabService {
 
     static let webhookRoutes: [Route] = [
         Route(
-            .post, "/v1/webhooks", .admin, label: "webhooks",
+            .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
             APIOperation(
                 "Make a webhook; its whsec_ secret is in this answer only.",
                 requestBody: """
@@ -28,7 +28,7 @@ extension TabService {
                 responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])
         ) { service, request, match in service.createWebhookRoute(request, match) },
         Route(
-            .get, "/v1/webhooks", .admin, label: "webhooks",
+            .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
             APIOperation(
                 "Every webhook (never their secrets).",
                 responses: [
@@ -43,22 +43,22 @@ extension TabService {
                 ])
         ) { service, request, match in service.listWebhooksRoute(request, match) },
         Route(
-            .get, "/v1/webhooks/{id}", .admin, label: "webhook",
+            .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
             APIOperation("One webhook.", responses: [(200, webhookAnswer), (404, APIOperation.problem)])
         ) { service, request, match in service.readWebhookRoute(request, match) },
         Route(
-            .delete, "/v1/webhooks/{id}", .admin, label: "webhook",
+            .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
             APIOperation(
                 "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}"), (404, APIOperation.problem)])
         ) { service, request, match in service.deleteWebhookRoute(request, match) },
         Route(
-            .post, "/v1/webhooks/{id}/rotate-secret", .admin, label: "webhook_rotate",
+            .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate",
             APIOperation(
                 "A new secret (in this answer only); the replaced one keeps signing for 24 hours.",
                 responses: [(200, webhookAnswer), (404, APIOperation.problem)])
         ) { service, request, match in service.rotateWebhookSecretRoute(request, match) },
         Route(
-            .get, "/v1/webhooks/{id}/deliveries", .admin, label: "webhook_deliveries",
+            .get, "/v1/webhooks/{id}/deliveries", .scoped(.admin, .service), label: "webhook_deliveries",
             APIOperation(
                 "The webhook's deliveries, oldest first; next is the after of the next page.",
                 parameters: [
@@ -78,7 +78,7 @@ extension TabService {
                 ])
         ) { service, request, match in service.listDeliveriesRoute(request, match) },
         Route(
-            .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .admin, label: "webhook_redeliver",
+            .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .scoped(.admin, .service), label: "webhook_redeliver",
             APIOperation(
                 "Send a delivery again now.",
                 responses: [

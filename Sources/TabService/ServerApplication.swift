@@ -10,10 +10,11 @@ public final class ServerApplication: Sendable {
     public let server: HTTPServer
 
     /// Imports `configs` (accounts and locales the store lacks), builds the first snapshot and starts listening.
+    /// - Parameter beforeListening: called just before the port is bound (`serve` stops its start-up probes there).
     /// - Throws: what reading the configs, the store or starting the daemon throws.
     public init(
         store: any TabStore, configs: String?, service configuration: ServiceConfiguration, http: HTTPServerConfiguration,
-        logger: Logger
+        logger: Logger, beforeListening: () -> Void = {}
     ) async throws {
         if let configs {
             let report = try await ConfigsDirectory.load(configs).importInto(store, force: false)
@@ -29,6 +30,7 @@ public final class ServerApplication: Sendable {
         } else if case .directory(let directory) = service.console.origin {
             logger.info("the web console is served from TABSERVER_CONSOLE_DIR (\(directory)), not from the binary")
         }
+        beforeListening()
         server = try HTTPServer(configuration: http, handler: service)
     }
 

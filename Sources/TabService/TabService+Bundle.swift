@@ -128,8 +128,7 @@ extension TabService {
             }
             return drawn
                 ?? Problem(
-                    status: 503, slug: "busy", title: "Service Unavailable",
-                    detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
+                    .busy, detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
                 ).response
         }

@@ -87,8 +87,7 @@ extension TabService {
                 let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
                 return .response(
                     Problem(
-                        status: 503, slug: "too-many-held", title: "Service Unavailable",
-                        detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
+                        .tooManyHeld, detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
                         headers: [HTTPHeader("Retry-After", "5")]
                     ).response)
             }
@@ -103,8 +102,7 @@ extension TabService {
         case .preconditionFailed:
             return .response(
                 Problem(
-                    status: 412, slug: "precondition-failed", title: "Precondition Failed",
-                    detail: "the current representation does not match If-Match / If-Unmodified-Since",
+                    .preconditionFailed, detail: "the current representation does not match If-Match / If-Unmodified-Since",
                     headers: [HTTPHeader("ETag", form.etag)]
                 ).response)
         }
@@ -116,8 +114,7 @@ extension TabService {
 
     private var notAcceptableCoding: Problem {
         Problem(
-            status: 406, slug: "not-acceptable", title: "Not Acceptable",
-            detail: "Accept-Encoding refuses every coding this representation has (identity, and br or gzip when smaller)")
+            .notAcceptable, detail: "Accept-Encoding refuses every coding this representation has (identity, and br or gzip when smaller)")
     }
 
     /// The cache key of `entry`'s variant for a locale index, platform, app version and format.
@@ -158,8 +155,7 @@ extension TabService {
             switch built {
             case nil:
                 return Problem(
-                    status: 503, slug: "busy", title: "Service Unavailable",
-                    detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
+                    .busy, detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
                 ).response
             case .prepared(let prepared)?: return HTTPResponse(prepared: prepared)
@@ -234,8 +230,7 @@ extension TabService {
             let offered = formats.map(\.contentType).joined(separator: " or ")
             return .failure(
                 ProblemError(
-                    Problem(
-                        status: 406, slug: "not-acceptable", title: "Not Acceptable", detail: "this resource is available as \(offered)")))
+                    Problem(.notAcceptable, detail: "this resource is available as \(offered)")))
         }
         return .success(formats[index])
     }

@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabAccess
 import TabLayout
 import TabStore
 
@@ -12,7 +13,8 @@ extension TabService {
     /// heartbeat interval passes, then ends; EventSource clients reconnect on their own (`retry:`) with the
     /// `Last-Event-ID` of the last event seen, and every answer carries an `id:` so that none is missed between
     /// answers. A position older than the ring of events kept gets `event: reset` (start over from the store).
-    func eventStream(_ request: borrowing HTTPRequest) -> HTTPReply {
+    /// Events the token may not read (another account's, or a strings table without `accounts` `*`) are left out.
+    func eventStream(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
         var position: UInt64?
         if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
             // Decimal digits only (UInt64 also parses "+5"), at most the 20 of UInt64.max; beyond it does not parse.
@@ -40,8 +42,10 @@ extension TabService {
                     await feed.waitForEvents(after: start, until: deadline)
                     if case .events(let arrived) = feed.events(after: start, current: self.snapshot.sequence) { events = arrived }
                 }
-                for event in events { text += Self.serverSentEvent(event) }
-                if events.isEmpty { text += ": heartbeat\nid: \(start)\n\n" }
+                let readable = events.filter { grant?.mayRead(account: $0.account, environment: nil) ?? true }
+                for event in readable { text += Self.serverSentEvent(event) }
+                // Past the events left out too, so that the reader does not ask for them again at once.
+                if readable.isEmpty { text += ": heartbeat\nid: \(events.last?.sequence ?? start)\n\n" }
             }
             return HTTPResponse(
                 status: 200,

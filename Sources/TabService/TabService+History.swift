@@ -36,7 +36,7 @@ struct ProblemError: Error {
     var response: HTTPResponse { problem.response }
 }
 
-extension Negotiation {
+extension ManagementHeaders {
     private static let diffOffers = MediaTypeOffers(["application/json", "text/plain"])
 
     /// Whether `Accept` asks for `text/plain` over JSON (the diff's one-line-per-change form, for curl).

@@ -56,7 +56,7 @@ extension TabService {
         guard kind == "application/json-patch+json" || kind == "application/merge-patch+json" else {
             return .response(
                 Problem(
-                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                    .unsupportedMediaType,
                     detail: "PATCH takes application/json-patch+json (RFC 6902) or application/merge-patch+json (RFC 7396)",
                     headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
                 ).response)
@@ -92,7 +92,7 @@ extension TabService {
     /// `GET …/layout/versions/{version}/diff`: tab-level changes from `against` (default n−1) to n.
     func diffRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let against = request.query("against")
-        let plain = Negotiation.prefersPlainText(request.header("Accept"))
+        let plain = ManagementHeaders.prefersPlainText(request.header("Accept"))
         return withLayoutAddress(match) { account, number in
             .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
         }
@@ -107,7 +107,7 @@ extension TabService {
     }
 
     func writePrecondition(_ request: borrowing HTTPRequest) -> WritePrecondition {
-        if let field = request.headerList("If-Match") { return .ifMatch(Negotiation.entityTags(field)) }
+        if let field = request.headerList("If-Match") { return .ifMatch(ManagementHeaders.entityTags(field)) }
         if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
         return .none
     }
@@ -119,7 +119,7 @@ extension TabService {
     func unsupportedMediaType() -> HTTPReply {
         .response(
             Problem(
-                status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
+                .unsupportedMediaType,
                 detail:
                     "a layout is application/json, application/x-plist, application/xml, text/xml or application/octet-stream (binary plist)"
             ).response)
@@ -131,34 +131,38 @@ extension TabService {
         case .notFound: return Problem.notFound("no such layout").response
         case .preconditionRequired:
             return Problem(
-                status: 428, slug: "precondition-required", title: "Precondition Required",
-                detail: "this record exists: send If-Match with its current ETag (GET it first)"
+                .preconditionRequired, detail: "this record exists: send If-Match with its current ETag (GET it first)"
             ).response
         case .conflict:
             return storeProblem(.preconditionFailed(current: nil))
         case .preconditionFailed(let current):
             return Problem(
-                status: 412, slug: "precondition-failed", title: "Precondition Failed",
+                .preconditionFailed,
                 detail: current.map { "the current ETag is \($0): someone changed it first; GET it, merge, and retry with that ETag" }
                     ?? "there is no current record to match",
                 headers: current.map { [HTTPHeader("ETag", $0)] } ?? []
             ).response
         case .extended(let accounts):
             return Problem(
-                status: 409, slug: "layout-is-extended", title: "Conflict",
-                detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
+                .layoutIsExtended, detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
             ).response
         case .missingBase(let base):
             return Problem(
-                status: 409, slug: "base-missing", title: "Conflict",
-                detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
+                .baseMissing, detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
             ).response
-        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew:
+        case .diskFull:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            return Problem(
+                .insufficientStorage,
+                detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
+            ).response
+        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
             if case .timedOut = error { catchUpLater() }
             return Problem(
-                status: 503, slug: "store-unavailable", title: "Service Unavailable", detail: "the store did not answer; retry later",
+                .storeUnavailable, detail: "the store did not answer; retry later",
                 headers: [HTTPHeader("Retry-After", "5")]
             ).response
         }
@@ -191,11 +195,16 @@ extension TabService {
         let existed = snapshot.record(upload.account) != nil
         do {
             metrics.storeOperations.add()
-            let record = try await store.append(
-                LayoutWrite(
-                    account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
-                    precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
-                    extends: document.extends ?? ""))
+            var change = LayoutWrite(
+                account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
+                precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
+                extends: document.extends ?? "")
+            if let context = AuditContext.current {
+                let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
+                change.audit = context.entry(
+                    action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
+            }
+            let record = try await store.append(change)
             await commit(record, document: document)
             return written(record, status: existed ? 200 : 201)
         } catch {
@@ -286,13 +295,15 @@ extension TabService {
         let dependents = snapshot.dependents(of: account)
         if !dependents.isEmpty {
             return Problem(
-                status: 409, slug: "layout-is-extended", title: "Conflict",
+                .layoutIsExtended,
                 detail: "other layouts extend \(account): \(dependents.sorted().joined(separator: ", ")); change them first"
             ).response
         }
         do {
             metrics.storeOperations.add()
-            let record = try await store.delete(account: account, precondition: precondition, author: author)
+            let record = try await store.delete(
+                account: account, precondition: precondition, author: author,
+                audit: AuditContext.current?.entry(action: "layout.delete", account: account, status: 204))
             await commit(record, document: nil)
             return HTTPResponse(status: 204, headers: [HTTPHeader("Layout-Version", String(record.version))])
         } catch {
@@ -373,117 +384,6 @@ extension TabService {
         return json(200, ["versions": .array(entries)], nullable: ["next": next])
     }
 
-    func listAccounts(_ request: borrowing HTTPRequest) -> HTTPReply {
-        var limitAsked = 100
-        if let text = request.query("limit") {
-            guard let n = Int(text), (1...1000).contains(n) else {
-                return .response(Problem.badRequest("limit is an integer from 1 to 1000").response)
-            }
-            limitAsked = n
-        }
-        let limit = limitAsked
-        let after = request.query("after") ?? ""
-        let snapshot = self.snapshot
-        return .deferred { self.accountsPage(snapshot, after: after, limit: limit) }
-    }
-
-    /// One page of the accounts with a layout of their own, by name (off libmicrohttpd's threads).
-    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int) -> HTTPResponse {
-        let records = snapshot.documents.values.map(\.record).filter {
-            $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
-        }
-        .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
-        let page = records.prefix(limit)
-        let entries: [JSONValue] = page.map { record in
-            .object([
-                "account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag),
-                "updatedAt": .string(rfc3339Millis(record.createdAtMillis)),
-            ])
-        }
-        let next: JSONValue? = records.count > limit ? page.last.map { .string($0.account) } : nil
-        return json(200, ["accounts": .array(entries)], nullable: ["next": next])
-    }
-
-    func validate(_ request: borrowing HTTPRequest) -> HTTPReply {
-        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
-        let body = request.body
-        return .deferred {
-            do throws(LayoutError) {
-                let (_, compiled) = try self.compileForWrite(account: "validate", source: body, format: format)
-                return json(200, objectMembers(compiled.document))
-            } catch {
-                return Problem.invalidLayout(error).response
-            }
-        }
-    }
-
-    // MARK: Strings tables
-
-    /// `GET /v1/strings/{locale}`: the table as uploaded.
-    func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
-        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
-        guard let record = snapshot.stringsRecords[locale] else {
-            return .response(Problem.notFound("there is no strings table for \(locale)").response)
-        }
-        return .response(
-            HTTPResponse(
-                status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)],
-                body: record.source))
-    }
-
-    static func badLocale(_ locale: String) -> Problem { Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA") }
-
-    /// `PUT /v1/strings/{locale}`: a new version of a global strings table.
-    func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
-        let author = match.author
-        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
-        let kind = mediaType(request.header("Content-Type") ?? "")
-        guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
-            return .response(
-                Problem(
-                    status: 415, slug: "unsupported-media-type", title: "Unsupported Media Type",
-                    detail: "a strings table is text/plain (Apple .strings) or application/json"
-                ).response)
-        }
-        let body = request.body
-        let contentType = request.header("Content-Type") ?? kind
-        let precondition = writePrecondition(request)
-        return .deferred {
-            let table: StringsTable
-            do throws(LayoutError) {
-                table = try StringsTable.read(body)
-            } catch {
-                return Problem.invalidLayout(error).response
-            }
-            let existed = self.snapshot.stringsRecords[locale] != nil
-            do throws(StoreError) {
-                self.metrics.storeOperations.add()
-                let record = try await self.store.appendStrings(
-                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author)
-                await self.commit(strings: record, table: table)
-                return json(
-                    existed ? 200 : 201,
-                    ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
-                    headers: [HTTPHeader("ETag", record.etag)])
-            } catch {
-                return self.storeProblem(error)
-            }
-        }
-    }
-}
-
-extension TabService {
-    /// Publishes a strings table version and its change event (every layout may change).
-    func commit(strings record: StoredStrings, table: StringsTable) async {
-        webhookWorker.poke()
-        let logger = self.logger
-        await publisher.publish { snapshot in
-            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
-            return (next, [ChangeEvent(strings: record)])
-        }
-    }
 }
 
 extension ChangeEvent {

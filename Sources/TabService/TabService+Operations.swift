@@ -9,7 +9,7 @@ extension TabService {
     func readiness() -> HTTPReply {
         if isStopping {
             return .response(
-                Problem(status: 503, slug: "stopping", title: "Service Unavailable", detail: "this replica is stopping").response)
+                Problem(.stopping, detail: "this replica is stopping").response)
         }
         let store = self.store
         let layouts = snapshot.entries.count

@@ -28,7 +28,12 @@ extension TabService {
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 guard let record = try await store.currentStrings().first(where: { $0.locale == locale }) else { return }
                 await commit(strings: record, table: try StringsTable.read(record.source))
+            case .token(let id, let committed):
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                try await reloadTokens()
+                logger.debug("tokens reloaded after a change to \(id) on another replica")
             case .everything:
+                try await reloadTokens()
                 try await catchUp()
             }
         } catch {

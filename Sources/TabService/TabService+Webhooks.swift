@@ -175,11 +175,7 @@ extension TabService {
     static func noWebhook(_ id: String) -> HTTPResponse { Problem.notFound("no webhook \(id)").response }
 
     static func invalidWebhook(_ errors: [FieldError]) -> HTTPResponse {
-        Problem(
-            status: 422, slug: "invalid-webhook", title: "Unprocessable Content",
-            detail: errors.map(\.description).joined(separator: "; "),
-            errors: errors.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) }
-        ).response
+        invalidFields(InvalidFields(errors: errors), what: "webhook")
     }
 }
 

@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import Synchronization
+import TabAccess
 import TabLayout
 import TabStore
 import TabWebhooks
@@ -28,6 +29,10 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
+    /// The environments a token's `environments` may name (`POST /v1/tokens` refuses others with 422).
+    public var environments: [String] = ["production", "staging"]
+    /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
+    public var auditRetentionDays: Int = 400
     /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
@@ -66,6 +71,7 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    let refusals = RefusalBuffer()
     let webhookWorker: WebhookWorker
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
@@ -84,7 +90,9 @@ public final class TabService: HTTPHandler {
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
+        try await reloadTokens()
         followStoreChanges()
+        pruneAuditInTheBackground()
         if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
@@ -108,10 +116,14 @@ public final class TabService: HTTPHandler {
     public func handle(_ request: borrowing HTTPRequest) -> HTTPReply { serve(request) }
 
     /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
+    /// What it decided (route, parameters, author) is handed to ``handle(_:)`` with the body, not decided again.
     public func admit(_ request: borrowing HTTPRequest) -> Admission {
-        guard let refusal = refusalBeforeBody(request) else { return .proceed }
-        metrics.record(slot: 0, status: refusal.status, nanoseconds: 0)
-        return .refuse(refusal)
+        switch admission(request) {
+        case .success(let admitted): return .proceedNoting(admitted)
+        case .failure(let refusal):
+            metrics.record(slot: refusal.slot, status: refusal.response.status, nanoseconds: 0)
+            return .refuse(refusal.response)
+        }
     }
 
     /// Held long-polls answer 304 and change-feed readers get what they have, before requests in flight drain.
@@ -120,23 +132,25 @@ public final class TabService: HTTPHandler {
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
-        let (slot, route, reply) = self.dispatch(request)
+        let (slot, route, reply, grant) = self.dispatch(request)
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
             metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
             return reply
         case .response(var response):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             finish(&response, route: route, id: context.id)
             metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
             log(context, response)
             return .response(response)
         case .deferred(let work):
-            let context = RequestContext(request, route: route, requestIDs: requestIDs)
+            let context = LogContext(request, route: route, requestIDs: requestIDs)
             let metrics = self.metrics
+            // A change carries who made it into its transaction's audit entry.
+            let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
             return .deferred {
-                var response = await work()
+                var response = await AuditContext.$current.withValue(audit) { await work() }
                 self.finish(&response, route: route, id: context.id)
                 metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)
@@ -153,13 +167,13 @@ public final class TabService: HTTPHandler {
         let representation = (route?.isRepresentation ?? false) && response.status < 400
         if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
         ContentPolicy.apply(to: &response)
-        if response.status >= 400, route?.access ?? .open == .open, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
+        if response.status >= 400, route?.access.isOpen ?? true, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
             response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
         }
     }
 
     /// Writes and failures get a structured log line with their request id; reads are counted, not logged.
-    private func log(_ context: RequestContext, _ response: HTTPResponse) {
+    private func log(_ context: LogContext, _ response: HTTPResponse) {
         let metadata: Logger.Metadata = [
             "request-id": "\(context.id)", "method": "\(context.method)", "path": "\(context.path)",
             "status": "\(response.status)",
@@ -182,13 +196,12 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: 0, status: 431, nanoseconds: 0)
             response =
                 Problem(
-                    status: 431, slug: "header-too-large", title: "Request Header Fields Too Large",
-                    detail: "the request line and header fields exceed \(limit) bytes"
+                    .headerTooLarge, detail: "the request line and header fields exceed \(limit) bytes"
                 ).response
         case .bodyTooLarge(let limit):
             metrics.record(slot: 0, status: 413, nanoseconds: 0)
             response =
-                Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "the body exceeds \(limit) bytes")
+                Problem(.tooLarge, detail: "the body exceeds \(limit) bytes")
                 .response
         }
         response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
@@ -198,25 +211,41 @@ public final class TabService: HTTPHandler {
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
     func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? {
-        var refusal: HTTPResponse?
-        var route: Route?
+        if case .failure(let refusal) = admission(request) { return refusal.response }
+        return nil
+    }
+
+    /// A request refused before its body, and the metrics slot it counts in.
+    struct Refusal: Error {
+        let slot: Int
+        let response: HTTPResponse
+    }
+
+    /// What admission decided about a request: its route, its parameters and who called; handed to ``serve(_:)``
+    /// with the body so that the route is matched and the token checked once.
+    struct Admitted: Sendable {
+        let slot: Int
+        let matched: Matched
+    }
+
+    /// The route table's check, and 413 for a body on a route that takes none.
+    func admission(_ request: borrowing HTTPRequest) -> Result<Admitted, Refusal> {
         switch check(request) {
-        case .refuse(_, let response):
-            refusal = response
-        case .proceed(_, let matched, _):
-            route = matched.route
-            if !matched.route.takesBody, request.header("Content-Length").map({ $0 != "0" }) ?? false {
-                refusal =
-                    Problem(status: 413, slug: "too-large", title: "Content Too Large", detail: "\(request.path) takes no body").response
+        case .refuse(let slot, var response):
+            finish(&response, route: nil, id: requestIDs.next())
+            return .failure(Refusal(slot: slot, response: response))
+        case .proceed(let slot, let matched, _):
+            guard matched.route.takesBody || (request.header("Content-Length").map { $0 == "0" } ?? true) else {
+                var response = Problem(.tooLarge, detail: "\(request.path) takes no body").response
+                finish(&response, route: matched.route, id: requestIDs.next())
+                return .failure(Refusal(slot: slot, response: response))
             }
+            return .success(Admitted(slot: slot, matched: matched))
         }
-        guard var response = refusal else { return nil }
-        finish(&response, route: route, id: requestIDs.next())
-        return response
     }
 
     /// A matched route and its parameters.
-    struct Matched {
+    struct Matched: Sendable {
         let route: Route
         let match: RouteMatch
     }
@@ -227,33 +256,61 @@ public final class TabService: HTTPHandler {
         case proceed(slot: Int, Matched, template: Int)
     }
 
-    /// The route table's match, then its checks: admin routes check the token first (a route's methods are not
-    /// disclosed without one), then the method.
+    /// The route table's match, then its checks: scoped routes authenticate the token first (401: a route's methods
+    /// are not disclosed without one), then the method (405), then the route's scope on its target (403).
     private func check(_ request: borrowing HTTPRequest) -> Check {
         let table = Self.routeTable
         guard let (index, first, second) = table.match(request.pathBytes) else {
             return .refuse(slot: 0, Problem.notFound("no resource at \(request.path)").response)
         }
         let template = table.templates[index]
-        var author = ""
-        if template.access == .admin {
+        var grant: Grant?
+        if !template.isOpen {
             switch authenticate(request, label: template.label) {
-            case .success(let name): author = name
-            case .failure(let refusal): return .refuse(slot: template.slot, refusal.response)
+            case .success(let authenticated): grant = authenticated
+            case .failure(let refusal):
+                if let reason = refusal.refusal { auditRefusal(reason, grant: nil, request, account: nil) }
+                return .refuse(slot: template.slot, refusal.response)
             }
         }
         guard let route = table.route(request.method, onTemplate: index) else {
             return .refuse(slot: template.slot, Problem.methodNotAllowed(template.allow).response)
         }
-        let match = RouteMatch(names: template.parameterNames, first: first, second: second, author: author)
+        let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant)
+        if case .scoped(let scope, let target) = route.access, let grant,
+            let refusal = grant.authorize(Self.accessRequest(scope, target, match))
+        {
+            logger.warning(
+                "access refused", metadata: ["token": "\(grant.name)", "route": "\(template.label)", "reason": "\(refusal.description)"])
+            auditRefusal(refusal, grant: grant, request, account: match.names.contains("account") ? match["account"] : nil)
+            return .refuse(slot: template.slot, Self.refusalResponse(refusal))
+        }
         return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
     }
 
+    /// What a scoped route asks of the grant: its scope on the service, the `{account}` or every account, in the
+    /// `{environment}` when the template has one.
+    static func accessRequest(_ scope: Scope, _ target: AccessTarget, _ match: RouteMatch) -> AccessRequest {
+        let environment = match.names.contains("environment") ? match["environment"] : nil
+        switch target {
+        case .service: return AccessRequest(scope: scope, target: .service, environment: environment)
+        case .account: return AccessRequest(scope: scope, target: .account(match["account"]), environment: environment)
+        case .allAccounts: return AccessRequest(scope: scope, target: .allAccounts, environment: environment)
+        }
+    }
+
     /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply) {
+    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply, grant: Grant?) {
+        if let admitted = request.admission as? Admitted {
+            return (
+                admitted.slot, admitted.matched.route, admitted.matched.route.handler(self, request, admitted.matched.match),
+                admitted.matched.match.grant
+            )
+        }
         switch check(request) {
-        case .refuse(let slot, let response): return (slot, nil, .response(response))
-        case .proceed(let slot, let matched, _): return (slot, matched.route, matched.route.handler(self, request, matched.match))
+        case .refuse(let slot, let response): return (slot, nil, .response(response), nil)
+        case .proceed(let slot, let matched, _):
+            return (slot, matched.route, matched.route.handler(self, request, matched.match), matched.match.grant)
         }
     }
 }

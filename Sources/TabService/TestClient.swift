@@ -24,8 +24,11 @@ public struct TestRequest: Sendable {
 
 extension TestRequest {
     /// The request as handlers see it.
-    var request: HTTPRequest {
-        HTTPRequest(method: method, path: path, query: query, headers: headers, body: body, clientAddress: clientAddress)
+    var request: HTTPRequest { request(admission: nil) }
+
+    func request(admission: (any Sendable)?) -> HTTPRequest {
+        HTTPRequest(
+            method: method, path: path, query: query, headers: headers, body: body, clientAddress: clientAddress, admission: admission)
     }
 }
 
@@ -47,17 +50,20 @@ extension TabService {
     /// Runs `request` through the route table and the handlers, exactly as a request from the socket is run,
     /// without one (Hummingbird's `RouterTestFramework` idea). Bodies of shared responses are copied out.
     public func respond(to values: TestRequest) async -> TestResponse {
-        let request = values.request
-        let refusal = refusalBeforeBody(request)
-        let reply = refusal.map { HTTPReply.response($0) } ?? serve(request)
+        // As the server does: admission first (its refusal, or what it decided, handed to serve with the body).
+        let reply: HTTPReply
+        switch admission(values.request) {
+        case .failure(let refusal): reply = .response(refusal.response)
+        case .success(let admitted): reply = serve(values.request(admission: admitted))
+        }
         switch reply {
         case .prepared(let prepared):
-            return TestResponse(status: prepared.status, headers: prepared.headers, body: request.method == .head ? [] : prepared.body)
+            return TestResponse(status: prepared.status, headers: prepared.headers, body: values.method == .head ? [] : prepared.body)
         case .response(let response):
-            return TestResponse(status: response.status, headers: response.headers, body: request.method == .head ? [] : response.body)
+            return TestResponse(status: response.status, headers: response.headers, body: values.method == .head ? [] : response.body)
         case .deferred(let work):
             let response = await work()
-            return TestResponse(status: response.status, headers: response.headers, body: request.method == .head ? [] : response.body)
+            return TestResponse(status: response.status, headers: response.headers, body: values.method == .head ? [] : response.body)
         }
     }
 }

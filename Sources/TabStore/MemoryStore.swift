@@ -7,6 +7,9 @@ public final class MemoryStore: StoreBackend {
     struct State: Sendable {
         var layouts: [String: [StoredVersion]] = [:]
         var strings: [String: [StoredStrings]] = [:]
+        var tokens: [String: StoredToken] = [:]
+        var audit: [StoredAuditEntry] = []
+        var lastAuditID: Int64 = 0
         var webhooks: [String: StoredWebhook] = [:]
         var deliveries: [String: StoredDelivery] = [:]
     }
@@ -45,6 +48,18 @@ public final class MemoryStore: StoreBackend {
         state.withLock { $0.strings.values.compactMap(\.last).sorted { $0.locale < $1.locale } }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        state.withLock { $0.tokens.values.sorted { $0.id < $1.id } }
+    }
+
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+        state.withLock { state in
+            Array(
+                state.audit.filter { $0.id > afterID && (account == nil || $0.account == account) && (actor == nil || $0.actor == actor) }
+                    .prefix(limit))
+        }
+    }
+
     public func readPing() -> Bool { true }
 }
 
@@ -70,6 +85,27 @@ private final class MemoryRows: StoreRows {
     func insert(_ record: StoredStrings) throws(StoreError) {
         guard (state.strings[record.locale]?.last?.version ?? 0) + 1 == record.version else { throw .conflict }
         state.strings[record.locale, default: []].append(record)
+    }
+
+    func tokens() throws(StoreError) -> [StoredToken] { state.tokens.values.sorted { $0.id < $1.id } }
+
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) { state.tokens[token.id] = token }
+
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) {
+        if let key = entry.coalescingKey, let index = state.audit.firstIndex(where: { $0.coalescingKey == key }) {
+            state.audit[index].count += entry.count
+            return
+        }
+        state.lastAuditID += 1
+        var stored = entry
+        stored.id = state.lastAuditID
+        state.audit.append(stored)
+    }
+
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+        let doomed = Set(state.audit.filter { $0.atMillis < millis }.prefix(limit).map(\.id))
+        state.audit.removeAll { doomed.contains($0.id) }
+        return doomed.count
     }
 }
 

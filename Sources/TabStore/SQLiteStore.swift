@@ -107,6 +107,19 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db).tokens() }
+    }
+
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+            try AuditRows.decode(
+                try db.query(
+                    AuditRows.select, SQLiteRows.bind(AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor))
+                ) { (row) throws(StoreError) -> [String?] in (0..<15).map { row.text($0) } })
+        }
+    }
+
     public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> Int in try db.query("SELECT 1", []) { $0.int(0) }.first ?? 0 }) == 1
     }
@@ -165,6 +178,31 @@ struct SQLiteRows: StoreRows {
                 .int64(record.createdAtMillis), record.author.map { .text($0) } ?? .null,
             ])
     }
+
+    func tokens() throws(StoreError) -> [StoredToken] {
+        let cells = { (count: Int32) in
+            { (row: SQLiteRow) throws(StoreError) -> [String?] in (0..<count).map { row.text($0) } }
+        }
+        return try TokenRows.decode(
+            tokens: try db.query(TokenRows.selectTokens, [], cells(10)), secrets: try db.query(TokenRows.selectSecrets, [], cells(4)))
+    }
+
+    /// Nothing to announce: only this process writes a SQLite store.
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
+        try db.run(TokenRows.upsertToken, Self.bind(TokenRows.tokenCells(token)))
+        try db.run(TokenRows.deleteSecrets, [.text(token.id)])
+        for secret in TokenRows.secretCells(token) { try db.run(TokenRows.insertSecret, Self.bind(secret)) }
+    }
+
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) { try db.run(AuditRows.insert, Self.bind(AuditRows.cells(entry))) }
+
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+        try db.run(AuditRows.prune, [.int64(millis), .int(limit)])
+        return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
+    }
+
+    /// Text cells as SQLite values (NULL for nil).
+    static func bind(_ cells: [String?]) -> [SQLiteValue] { cells.map { $0.map { SQLiteValue.text($0) } ?? .null } }
 }
 
 /// A value bound to a statement parameter.
@@ -172,6 +210,7 @@ enum SQLiteValue {
     case null
     case int(Int)
     case int64(Int64)
+    case real(Double)
     case text(String)
     case blob([UInt8])
 }
@@ -201,7 +240,8 @@ struct SQLiteRow {
 
 /// One SQLite connection. Safety (`@unchecked Sendable`): only ever used under the store's `Mutex`.
 final class SQLiteConnection: @unchecked Sendable {
-    private let db: OpaquePointer
+    /// The handle; used directly only by the backup (``SQLiteCopyEndpoint``).
+    let db: OpaquePointer
 
     init(path: String) throws(StoreError) {
         var handle: OpaquePointer?
@@ -217,8 +257,14 @@ final class SQLiteConnection: @unchecked Sendable {
 
     deinit { sqlite3_close(db) }
 
+    /// The error of the call that just failed: ``StoreError/diskFull(_:)`` when the disk is full (`SQLITE_FULL`,
+    /// which SQLite also answers when a write to the database, its journal or its WAL meets `ENOSPC`, or any
+    /// I/O error whose system error is `ENOSPC`), else ``StoreError/unavailable(_:)``.
     private func failure(_ what: String) -> StoreError {
-        .unavailable("\(what): \(String(cString: sqlite3_errmsg(db))) (code \(sqlite3_extended_errcode(db)))")
+        let code = sqlite3_extended_errcode(db)
+        let detail = "\(what): \(String(cString: sqlite3_errmsg(db))) (code \(code))"
+        let diskFull = code & 0xff == SQLITE_FULL || (code & 0xff == SQLITE_IOERR && sqlite3_system_errno(db) == ENOSPC)
+        return diskFull ? .diskFull(detail) : .unavailable(detail)
     }
 
     func execute(_ sql: String) throws(StoreError) {
@@ -253,6 +299,7 @@ final class SQLiteConnection: @unchecked Sendable {
             case .null: status = sqlite3_bind_null(statement, index)
             case .int(let n): status = sqlite3_bind_int64(statement, index, Int64(n))
             case .int64(let n): status = sqlite3_bind_int64(statement, index, n)
+            case .real(let x): status = sqlite3_bind_double(statement, index, x)
             case .text(let s): status = csqlite_bind_text_copy(statement, index, s, -1)
             case .blob(let bytes):
                 status =

@@ -13,6 +13,15 @@ public protocol StoreRows: WebhookRows {
     /// Appends a record; ``StoreError/conflict`` when another writer took its version number.
     func insert(_ record: StoredVersion) throws(StoreError)
     func insert(_ record: StoredStrings) throws(StoreError)
+    /// Every API token, revoked and expired ones included, by id.
+    func tokens() throws(StoreError) -> [StoredToken]
+    /// Inserts an audit entry (adding to the count of the entry with its coalescing key, if there is one).
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError)
+    /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int
+    /// Inserts or replaces a token and its secrets; `announce` tells the other replicas (revocation and rotation
+    /// must reach them within a second; a `lastUsedAt` update need not).
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError)
 }
 
 /// Where a store keeps its rows: memory, SQLite or PostgreSQL. A backend provides blocking primitives; the write
@@ -31,6 +40,8 @@ public protocol StoreBackend: TabStore {
     func readVersions(account: String) throws(StoreError) -> [StoredVersion]
     func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
     func readCurrentStrings() throws(StoreError) -> [StoredStrings]
+    func readTokens() throws(StoreError) -> [StoredToken]
+    func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry]
     /// Whether the database answers a trivial query. Blocking.
     func readPing() -> Bool
 }
@@ -66,21 +77,27 @@ extension StoreBackend {
         }
     }
 
-    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
+    public func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
+        -> StoredVersion
+    {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
-                try WriteRule.delete(account: account, precondition: precondition, author: author, rows)
+                let record = try WriteRule.delete(account: account, precondition: precondition, author: author, rows)
+                try WriteRule.record(audit, version: record.version, rows)
+                return record
             }
         }
     }
 
     public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
     ) async throws(StoreError) -> StoredStrings {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
-                try WriteRule.appendStrings(
+                let record = try WriteRule.appendStrings(
                     locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, rows)
+                try WriteRule.record(audit, version: record.version, rows)
+                return record
             }
         }
     }
@@ -100,8 +117,16 @@ enum WriteRule {
         }
         let record = StoredVersion.next(after: latest, for: write)
         try insertResolvingRace(record, precondition: write.precondition, rows)
+        try Self.record(write.audit, version: record.version, rows)
         try Outbox.enqueue(layout: record, rows)
         return record
+    }
+
+    /// Stores a change's audit entry, with the version it made, in the change's transaction.
+    static func record(_ audit: StoredAuditEntry?, version: Int?, _ rows: any StoreRows) throws(StoreError) {
+        guard var audit else { return }
+        audit.version = version
+        try rows.insertAudit(audit)
     }
 
     static func delete(account: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows) throws(StoreError)

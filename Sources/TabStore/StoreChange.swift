@@ -4,6 +4,8 @@ public enum StoreChange: Sendable, Equatable {
     case layout(account: String, committedAtMillis: Int64)
     /// A strings table has a new version.
     case strings(locale: String, committedAtMillis: Int64)
+    /// An API token was made, revoked or rotated: authentication must see it within a second.
+    case token(id: String, committedAtMillis: Int64)
     /// Something changed that was not announced one by one (the periodic check found it): reload everything.
     case everything
 }

@@ -53,6 +53,55 @@ public enum StoreSchema {
         ALTER TABLE layout_versions ADD COLUMN extends TEXT;
         CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
         """,
+        // API tokens (issue 22): lists are space-joined text, times milliseconds; a token's secrets are rows
+        // (the current one, and old ones until their rotation overlap ends), only their SHA-256 is kept. No foreign
+        // key: a token and its secrets are always written in one transaction, and `migrate` copies tables in name
+        // order (token_secrets before tokens).
+        """
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            scopes TEXT NOT NULL,
+            accounts TEXT NOT NULL,
+            environments TEXT,
+            created_at_ms {int64} NOT NULL,
+            created_by TEXT NOT NULL,
+            expires_at_ms {int64},
+            revoked_at_ms {int64},
+            last_used_at_ms {int64}
+        ){table-options};
+        CREATE TABLE token_secrets (
+            token_id TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            created_at_ms {int64} NOT NULL,
+            retires_at_ms {int64},
+            PRIMARY KEY (token_id, hash)
+        ){table-options};
+        """,
+        // The audit log (issue 22): an entry per change, written in its transaction, and per refused request,
+        // coalesced per address, status and minute (the unique key; changes have none). Ids are MAX(id) + 1 under
+        // the writers' lock (no sequence for `migrate` to carry over), and pruning keeps the newest entry, so they
+        // only grow.
+        """
+        CREATE TABLE audit_log (
+            id {int64} PRIMARY KEY,
+            at_ms {int64} NOT NULL,
+            actor TEXT NOT NULL,
+            token_id TEXT,
+            address TEXT NOT NULL,
+            method TEXT NOT NULL,
+            path TEXT NOT NULL,
+            action TEXT NOT NULL,
+            account TEXT,
+            environment TEXT,
+            version INTEGER,
+            status INTEGER NOT NULL,
+            request_id TEXT,
+            count INTEGER NOT NULL,
+            coalescing_key TEXT UNIQUE
+        );
+        CREATE INDEX audit_log_at ON audit_log (at_ms);
+        """,
         // Webhooks (issue 23) and their outbox: a change's deliveries are written in the change's transaction; lists
         // are space-joined text, times milliseconds, `active` 0 or 1. Secrets are kept as text: deliveries are signed with them.
         """

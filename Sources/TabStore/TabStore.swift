@@ -149,6 +149,13 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case timedOut(seconds: Double)
     /// The store's schema was written by a newer tabserver (its newest migration, and the newest this build knows).
     case schemaTooNew(store: Int, binary: Int)
+    /// The disk (or the database's quota) is full: nothing was written; reads go on, and writes work again once
+    /// space is freed. The detail is for the log.
+    case diskFull(String)
+    /// A copy's target already holds rows (`migrate` copies only into an empty store).
+    case targetNotEmpty(table: String, rows: Int)
+    /// A copy's target does not hold what the source's snapshot held (or cannot: another schema).
+    case copyMismatch(String)
 
     public var description: String {
         switch self {
@@ -163,6 +170,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .timedOut(let seconds): "the store did not answer within \(seconds) s"
         case .schemaTooNew(let store, let binary):
             "the store's schema is version \(store), newer than this tabserver's (\(binary)): a newer release wrote it; run that release or newer (or restore a backup made before the upgrade)"
+        case .diskFull(let detail): "the store's disk is full: \(detail)"
+        case .targetNotEmpty(let table, let rows):
+            "the target store is not empty (\(table) has \(rows) rows): migrate copies only into an empty store"
+        case .copyMismatch(let detail): "the copy does not match its source: \(detail)"
         }
     }
 }
@@ -179,6 +190,8 @@ public struct LayoutWrite: Sendable {
     /// The account the new layout extends: `""` for none, nil when the writer did not say (then readers parse the
     /// source to find out). The store refuses the write when a named base has no layout.
     public var extends: String?
+    /// The audit entry of the write, stored in its transaction with the new version's number.
+    public var audit: StoredAuditEntry?
 
     public init(
         account: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String? = nil,
@@ -208,18 +221,64 @@ public protocol TabStore: WebhookStore {
     func version(account: String, number: Int) async throws(StoreError) -> StoredVersion?
     /// Appends a version after checking `write.precondition` against the current one.
     func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion
-    /// Appends a deletion record (the account falls back to `default`).
-    func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion
+    /// Appends a deletion record (the account falls back to `default`), and `audit` in the same transaction.
+    func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
+        -> StoredVersion
     /// The current version of every global strings table.
     func currentStrings() async throws(StoreError) -> [StoredStrings]
-    /// Appends a strings table version after checking `precondition`.
+    /// Appends a strings table version after checking `precondition`, and `audit` in the same transaction.
     func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
     ) async throws(StoreError) -> StoredStrings
+    /// Every API token, revoked and expired ones included, by id.
+    func tokens() async throws(StoreError) -> [StoredToken]
+    /// Stores a new token, and `audit` in the same transaction. - Throws: ``StoreError/conflict`` when its id is taken.
+    func createToken(_ token: StoredToken, audit: StoredAuditEntry?) async throws(StoreError)
+    /// Reads the token `id` and every token in one write transaction and applies `edit`'s decision there, so that
+    /// a check over all tokens (the last admin token) holds until commit. Returns the decision.
+    /// `audit` is stored in the same transaction when the decision is to replace.
+    /// - Throws: ``StoreError/notFound`` when there is no token `id`.
+    func editToken(
+        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
+    ) async throws(StoreError) -> TokenEdit
+    /// Records that the token `id` was used at `millis` (not announced to other replicas).
+    func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError)
+    /// Appends an entry on its own (a refused request); one with the coalescing key of an existing entry adds to
+    /// its count.
+    func appendAudit(_ entry: StoredAuditEntry) async throws(StoreError)
+    /// Entries after `afterID`, oldest first, at most `limit`, of `account` and `actor` when given.
+    func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [StoredAuditEntry]
+    /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int
     /// Whether the store answers (for `/readyz`).
     func ping() async -> Bool
     /// Calls `onChange` (on a thread of the store's) for changes committed by other processes.
     func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void)
+}
+
+extension TabStore {
+    /// A deletion without an audit entry.
+    public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
+        try await delete(account: account, precondition: precondition, author: author, audit: nil)
+    }
+
+    /// A strings table version without an audit entry.
+    public func appendStrings(
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
+    ) async throws(StoreError) -> StoredStrings {
+        try await appendStrings(
+            locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, audit: nil)
+    }
+
+    /// A token made without an audit entry.
+    public func createToken(_ token: StoredToken) async throws(StoreError) { try await createToken(token, audit: nil) }
+
+    /// A token edit without an audit entry.
+    public func editToken(id: String, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit) async throws(StoreError)
+        -> TokenEdit
+    {
+        try await editToken(id: id, audit: nil, edit)
+    }
 }
 
 /// The current time in milliseconds since 1970-01-01 UTC (what stores date versions with).

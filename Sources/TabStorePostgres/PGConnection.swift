@@ -65,7 +65,8 @@ final class PGConnection: @unchecked Sendable {
     }
 
     /// Runs one statement with `$n` parameters; rows come back as text (bytea as hex).
-    /// - Throws: ``StoreError/conflict`` on a unique violation, ``StoreError/unavailable(_:)`` otherwise.
+    /// - Throws: ``StoreError/conflict`` on a unique violation, ``StoreError/diskFull(_:)`` when the server's disk is
+    ///   full (SQLSTATE 53100), ``StoreError/unavailable(_:)`` otherwise.
     func execute(_ sql: String, _ parameters: [PGValue] = []) throws(StoreError) -> [[PGValue]] {
         ensureConnected()
         var values: [UnsafeMutablePointer<CChar>?] = []
@@ -102,8 +103,12 @@ final class PGConnection: @unchecked Sendable {
         defer { PQclear(result) }
         let status = PQresultStatus(result)
         guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
-            if let state = cpq_sqlstate(result), String(cString: state) == "23505" { throw .conflict }
-            throw .unavailable("PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingCharacters())")
+            let message = "PostgreSQL: \(String(cString: PQresultErrorMessage(result)).trimmingCharacters())"
+            switch cpq_sqlstate(result).map({ String(cString: $0) }) {
+            case "23505": throw .conflict  // unique_violation
+            case "53100": throw .diskFull(message)  // disk_full: "could not extend file"
+            default: throw .unavailable(message)
+            }
         }
         var rows: [[PGValue]] = []
         let columns = PQnfields(result)

@@ -11,7 +11,7 @@ import TabStore
 /// key on (account, version) lets exactly one of any number of racing writers insert the next version), and
 /// every commit is announced with NOTIFY so that other replicas reload what changed (``watch(_:)``).
 public final class PostgresStore: StoreBackend {
-    /// The channel commits are announced on; the payload is `layout|strings <name> <committed ms>`.
+    /// The channel commits are announced on; the payload is `layout|strings|token <name> <committed ms> <origin>`.
     static let channel = "tabserver_changes"
 
     private let url: String
@@ -126,6 +126,17 @@ public final class PostgresStore: StoreBackend {
         }
     }
 
+    public func readTokens() throws(StoreError) -> [StoredToken] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try PGRows(db: db, origin: origin).tokens() }
+    }
+
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+            let cells = AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor).map(PGValue.optional)
+            return try AuditRows.decode(try db.execute(AuditRows.select, cells).map { $0.map(\.text) })
+        }
+    }
+
     public func readPing() -> Bool {
         (try? connection.withLock { (db) throws(StoreError) -> String? in try db.execute("SELECT 1").first?[0].text }) == "1"
     }
@@ -183,7 +194,10 @@ struct ChangeListener {
                     let parts = payload.split(separator: " ")
                     guard parts.count == 3 || parts.count == 4, let millis = Int64(parts[2]) else { continue }
                     let own = parts.count == 4 && parts[3] == origin
-                    if parts[0] == "strings" {
+                    if parts[0] == "token" {
+                        // Tokens add no layout or strings row: not counted by the safety net below.
+                        if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
+                    } else if parts[0] == "strings" {
                         expected?.strings += 1
                         if !own { onChange(.strings(locale: String(parts[1]), committedAtMillis: millis)) }
                     } else {
@@ -272,5 +286,31 @@ struct PGRows: StoreRows {
         _ = try db.execute(
             "SELECT pg_notify($1, $2)",
             [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis) \(origin)")])
+    }
+
+    func tokens() throws(StoreError) -> [StoredToken] {
+        let cells = { (rows: [[PGValue]]) in rows.map { $0.map(\.text) } }
+        return try TokenRows.decode(
+            tokens: cells(try db.execute(TokenRows.selectTokens)), secrets: cells(try db.execute(TokenRows.selectSecrets)))
+    }
+
+    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) {
+        _ = try db.execute(AuditRows.insert, AuditRows.cells(entry).map(PGValue.optional))
+    }
+
+    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+        let sql = "WITH pruned AS (\(AuditRows.prune) RETURNING 1) SELECT count(*) FROM pruned"
+        return Int(try db.execute(sql, [.text(String(millis)), .text(String(limit))]).first?[0].text ?? "0") ?? 0
+    }
+
+    /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.
+    func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
+        _ = try db.execute(TokenRows.upsertToken, TokenRows.tokenCells(token).map(PGValue.optional))
+        _ = try db.execute(TokenRows.deleteSecrets, [.text(token.id)])
+        for secret in TokenRows.secretCells(token) { _ = try db.execute(TokenRows.insertSecret, secret.map(PGValue.optional)) }
+        guard announce else { return }
+        _ = try db.execute(
+            "SELECT pg_notify($1, $2)",
+            [.text(PostgresStore.channel), .text("token \(token.id) \(currentTimeMillis()) \(origin)")])
     }
 }

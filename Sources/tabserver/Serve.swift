@@ -44,6 +44,8 @@ struct Serve: AsyncParsableCommand {
     var trustedProxy: [String] = []
     @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
     var authFailures: Int?
+    @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
+    var auditRetention: Int?
     @Flag(
         help:
             "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
@@ -83,7 +85,6 @@ struct Serve: AsyncParsableCommand {
         let limits = ContainerLimits.current()
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
-        let tabStore = try await openStoreRetrying(storeURL, logger: logger)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
         let maxWait = try maxWait ?? environment.integer("TABSERVER_MAX_WAIT") ?? 300
         guard maxWait >= 0 else { throw ValidationError("--max-wait is a number of seconds ≥ 0, not \(maxWait)") }
@@ -100,6 +101,21 @@ struct Serve: AsyncParsableCommand {
             (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
         }
         HTTPServerConfiguration.raiseOpenFileLimit()
+
+        // While a slow store is awaited (and the first snapshot built), probes answer on the port; the service takes
+        // it over then (the same port even when --port 0 picked it).
+        let probes = StartupProbes(reason: "waiting for the store \(storeURL.redacted)")
+        let probeServer = StartupProbeServer(configuration: http, probes: probes, logger: logger)
+        let slowStore = Task {
+            try await Task.sleep(for: .seconds(1))
+            probeServer.start()
+        }
+        let tabStore = try await openStoreRetrying(storeURL, logger: logger, probes: probes) { probeServer.start() }
+        slowStore.cancel()
+        if let port = probeServer.port {
+            http.port = port
+            probes.waiting(for: "building the first snapshot")
+        }
         var service = ServiceConfiguration(
             cacheControl: cacheControl ?? environment["TABSERVER_CACHE_CONTROL"] ?? "no-cache",
             errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
@@ -112,15 +128,16 @@ struct Serve: AsyncParsableCommand {
                     }
                     : trustedProxy),
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
+        guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         service.webhookDeliveries = true
         if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
             service.webhookPolicy = .allowEverything
             logger.warning("--webhook-allow-private: webhooks may deliver to internal addresses")
         }
         let application = try await ServerApplication(
-            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"],
-            service: service,
-            http: http, logger: logger)
+            store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"], service: service, http: http, logger: logger,
+            beforeListening: { probeServer.stop() })
         let server = application.server
         starting.started()
         logger.info(
@@ -149,7 +166,10 @@ struct Serve: AsyncParsableCommand {
 
     /// Opens the store, retrying with backoff while it does not answer (a database that starts after the
     /// service is normal in a cluster); each attempt has its own deadline, and SIGTERM still stops the process.
-    func openStoreRetrying(_ location: StoreLocation, logger: Logger) async throws -> any TabStore {
+    /// - Parameter failed: called after each failed attempt (the first starts the probes).
+    func openStoreRetrying(
+        _ location: StoreLocation, logger: Logger, probes: StartupProbes, failed: () -> Void
+    ) async throws -> any TabStore {
         var delay = 0.5
         var attempt = 1
         while true {
@@ -163,6 +183,8 @@ struct Serve: AsyncParsableCommand {
                 default: break
                 }
                 logger.warning("the store \(location.redacted) does not answer (attempt \(attempt)): \(error); retrying in \(delay) s")
+                probes.waiting(for: "the store \(location.redacted) does not answer (attempt \(attempt), retrying in \(delay) s): \(error)")
+                failed()
             }
             try await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 10)

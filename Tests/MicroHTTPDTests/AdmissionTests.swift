@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Decide before reading: a request that announces a body is admitted or refused when its headers are complete;
@@ -28,6 +29,19 @@ import Testing
         #expect(RawResponse.all(in: bytes).map(\.status) == [413])
         #expect(closed)
         #expect(handler.admitted.load(ordering: .relaxed) == 0, "the limit is checked before the handler is asked")
+    }
+
+    /// What the admission decided reaches the handler with the body, so that it is not decided twice.
+    @Test func whatAdmissionNotedReachesTheHandlerWithTheBody() async throws {
+        let (server, handler) = try startServer()
+        defer { server.stop() }
+        let connection = try RawConnection(port: server.port)
+        try connection.send("PUT /note/a HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nabcd")
+        let response = try await connection.response()
+        #expect(response.text == "PUT /note/a body=4 accept=- admission=noted /note/a")
+        try connection.send("PUT /plain HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab")
+        #expect(try await connection.response().text == "PUT /plain body=2 accept=-", "no note when admission noted none")
+        #expect(handler.admitted.load(ordering: .relaxed) == 2 && handler.handled.load(ordering: .relaxed) == 2)
     }
 
     @Test func anAdmittedRequestGets100ContinueThenItsAnswer() async throws {

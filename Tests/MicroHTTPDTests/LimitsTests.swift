@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Request limits: the query counts toward the header limit, an over-long target is 414 with a problem document,

@@ -1,5 +1,6 @@
 import MicroHTTPD
 import Synchronization
+import TabTestSupport
 import Testing
 
 /// A handler that answers with what it saw (`METHOD path body=N accept=<combined Accept>`, or under `/query` the
@@ -28,7 +29,8 @@ final class ProbeHandler: HTTPHandler {
             return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array(text.utf8)))
         }
         let accept = request.combinedHeader("Accept") ?? "-"
-        let text = "\(request.method.token) \(request.path) body=\(request.body.count) accept=\(accept)"
+        var text = "\(request.method.token) \(request.path) body=\(request.body.count) accept=\(accept)"
+        if let note = request.admission as? String { text += " admission=\(note)" }
         return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array(text.utf8)))
     }
 
@@ -44,6 +46,7 @@ final class ProbeHandler: HTTPHandler {
         if request.path.hasPrefix("/refuse") {
             return .refuse(RequestRefusal.malformed("refused at admission").defaultResponse.with(status: 403))
         }
+        if request.path.hasPrefix("/note") { return .proceedNoting("noted \(request.path)") }
         return .proceed
     }
 

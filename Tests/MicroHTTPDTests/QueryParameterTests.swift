@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Many query parameters: every request gets a status at once. libmicrohttpd 0.9.75 stored each argument in the

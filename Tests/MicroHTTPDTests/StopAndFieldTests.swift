@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Stop within a bound, the stopping hook, and deferred HEAD.

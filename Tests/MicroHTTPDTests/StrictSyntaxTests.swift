@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// RFC 9112 strictness (API.md, client-plane bullets): each malformed request is answered once, with a problem

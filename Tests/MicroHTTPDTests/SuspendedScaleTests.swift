@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// Deferred (suspended) connections by the thousand, as long-polls hold them: all are accepted (connection limit

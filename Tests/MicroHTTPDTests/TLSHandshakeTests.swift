@@ -1,4 +1,5 @@
 import Foundation
+import TabTestSupport
 import Testing
 
 @testable import MicroHTTPD

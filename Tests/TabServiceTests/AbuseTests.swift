@@ -1,39 +1,11 @@
 import Foundation
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A blocking socket for abusive clients: writes without reading, half-closes, trickles bytes.
-/// Safety (`@unchecked Sendable`): one task writes while another reads; a socket is full duplex and `fd` never changes.
-final class RawSocket: @unchecked Sendable {
-    let fd: Int32
-
-    init(port: UInt16) throws { fd = try connectLoopback(port: port) }
-
-    deinit { close(fd) }
-
-    @discardableResult
-    func write(_ text: String) -> Int { Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
-
-    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
-
-    /// Everything the server sends until it closes or `seconds` pass.
-    func readAll(seconds: Int) -> String {
-        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = recv(fd, &chunk, chunk.count, 0)
-            if n <= 0 { break }
-            out += chunk[..<n]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}
 
 /// Other clients' answer times while something abusive goes on (milliseconds).
 func answerTimes(port: UInt16, count: Int) async throws -> [Double] {
@@ -60,7 +32,7 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
 @Suite(.serialized) struct AbuseTests {
     @Test func slowHeadersDoNotDelayOthers() async throws {
         let harness = try await ServiceHarness()
-        let slow = try (0..<20).map { _ in try RawSocket(port: harness.port) }
+        let slow = try (0..<20).map { _ in try RawConnection(port: harness.port) }
         let trickle = Task.detached {
             for byte in "GET /v1/accounts/jack/tabs HTTP/1.1\r\nHost: x\r\n" {
                 for socket in slow { socket.write(String(byte)) }
@@ -74,7 +46,7 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
 
     @Test func slowBodiesDoNotDelayOthers() async throws {
         let harness = try await ServiceHarness()
-        let slow = try (0..<20).map { _ in try RawSocket(port: harness.port) }
+        let slow = try (0..<20).map { _ in try RawConnection(port: harness.port) }
         for socket in slow {
             socket.write("PUT /v1/accounts/slow/layout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ServiceHarness.token)\r\n")
             socket.write("Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
@@ -92,7 +64,7 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
 
     @Test func aClientThatNeverReadsDoesNotBlockOthers() async throws {
         let harness = try await ServiceHarness()
-        let greedy = try RawSocket(port: harness.port)
+        let greedy = try RawConnection(port: harness.port)
         var requests = ""
         for _ in 0..<2000 { requests += "GET /v1/accounts/jack/tabs HTTP/1.1\r\nHost: x\r\nAccept: application/x-plist\r\n\r\n" }
         let writer = Task.detached { greedy.write(requests) }  // may block once the buffers fill: nobody reads
@@ -108,7 +80,7 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
         let configuration = HTTPServerConfiguration(
             host: "127.0.0.1", port: 0, threads: 2, headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1)
         let harness = try await ServiceHarness(configuration: configuration)
-        let socket = try RawSocket(port: harness.port)
+        let socket = try RawConnection(port: harness.port)
         if part == "body" {
             socket.write("PUT /v1/accounts/slow/layout HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ServiceHarness.token)\r\n")
             socket.write("Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
@@ -120,7 +92,7 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
                 try? await Task.sleep(for: .milliseconds(100))
             }
         }
-        let answer = socket.readAll(seconds: 5)
+        let answer = String(decoding: socket.readUntilClosed(seconds: 5).bytes, as: UTF8.self)
         let elapsed = Date().timeIntervalSince(started)
         trickle.cancel()
         #expect(answer.isEmpty, "cut off, not answered: \(answer.prefix(40))")
@@ -130,10 +102,10 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
 
     @Test func aHalfClosedClientStillGetsItsAnswer() async throws {
         let harness = try await ServiceHarness()
-        let socket = try RawSocket(port: harness.port)
+        let socket = try RawConnection(port: harness.port)
         socket.write("GET /v1/accounts/jack/tabs HTTP/1.1\r\nHost: x\r\n\r\n")
         socket.shutdownWrite()
-        let answer = socket.readAll(seconds: 5)
+        let answer = String(decoding: socket.readUntilClosed(seconds: 5).bytes, as: UTF8.self)
         #expect(answer.hasPrefix("HTTP/1.1 200"))
         #expect(answer.contains("\"layout\":\"jack\""))
     }
@@ -144,10 +116,10 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
             "\u{0}\u{1}\u{2}garbage\r\n\r\n", "GET / HTTP/9.9\r\n\r\n", "GET\r\n\r\n",
             "GET /healthz HTTP/1.1\r\nContent-Length: -5\r\n\r\n",
         ] {
-            let socket = try RawSocket(port: harness.port)
+            let socket = try RawConnection(port: harness.port)
             socket.write(junk)
             socket.shutdownWrite()
-            let answer = socket.readAll(seconds: 5)
+            let answer = String(decoding: socket.readUntilClosed(seconds: 5).bytes, as: UTF8.self)
             // Refused (4xx, or 505 for an HTTP version it does not speak) or cut off; never a 2xx or a 5xx crash page.
             let refused = answer.isEmpty || ["HTTP/1.1 4", "HTTP/1.0 4", "HTTP/1.1 505"].contains { answer.hasPrefix($0) }
             #expect(refused, "\(junk.debugDescription) → \(answer.prefix(40))")
@@ -170,8 +142,8 @@ func expectOthersAnswered(_ times: [Double], _ what: String) {
             store: "memory:", directory: directory, configs: true,
             environment: ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_PER_ADDRESS_CONNECTIONS": "20000"])
         defer { server.kill9() }
-        var idle: [RawSocket] = []
-        for _ in 0..<10_000 { idle.append(try RawSocket(port: server.port)) }
+        var idle: [RawConnection] = []
+        for _ in 0..<10_000 { idle.append(try RawConnection(port: server.port)) }
         let times = try await answerTimes(port: server.port, count: 20)
         expectOthersAnswered(times, "with \(idle.count) idle connections")
         idle.removeAll()

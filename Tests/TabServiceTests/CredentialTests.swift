@@ -1,4 +1,6 @@
 import Foundation
+import TabAccess
+import TabTestSupport
 import Testing
 
 @testable import TabService
@@ -44,15 +46,16 @@ import Testing
         #expect(!log.contains(token) && !log.contains(wrong), "no token in the log")
     }
 
-    /// Equal tokens match and nothing else does, whatever the lengths: lengths that differ by a multiple of 256
+    /// Equal tokens match (TabAccess's comparison, which bootstrap tokens' hashes and API secrets go through) and
+    /// nothing else does, whatever the lengths: lengths that differ by a multiple of 256
     /// (which an 8-bit length comparison would miss) and a token that is a prefix of another.
     @Test func tokensMatchOnlyWhenEqualWhateverTheirLengths() {
         let real = Array(String(repeating: "k", count: 64).utf8)
-        #expect(constantTimeEqual(real, real))
-        #expect(!constantTimeEqual(real, Array((String(repeating: "k", count: 63) + "z").utf8)))
-        #expect(!constantTimeEqual(real, Array(real.prefix(63))))
-        #expect(!constantTimeEqual([UInt8](repeating: 0, count: 256), []))
-        #expect(!constantTimeEqual([UInt8](repeating: 0, count: 300), [UInt8](repeating: 0, count: 44)))
-        #expect(!constantTimeEqual([], [UInt8](repeating: 0, count: 512)))
+        #expect(ConstantTime.equal(real, real))
+        #expect(!ConstantTime.equal(real, Array((String(repeating: "k", count: 63) + "z").utf8)))
+        #expect(!ConstantTime.equal(real, Array(real.prefix(63))))
+        #expect(!ConstantTime.equal([UInt8](repeating: 0, count: 256), []))
+        #expect(!ConstantTime.equal([UInt8](repeating: 0, count: 300), [UInt8](repeating: 0, count: 44)))
+        #expect(!ConstantTime.equal([], [UInt8](repeating: 0, count: 512)))
     }
 }

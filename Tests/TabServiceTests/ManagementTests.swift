@@ -1,5 +1,6 @@
 import Foundation
 import TabStore
+import TabTestSupport
 import Testing
 
 @testable import TabService

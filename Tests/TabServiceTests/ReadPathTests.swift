@@ -1,4 +1,5 @@
 import Foundation
+import TabTestSupport
 import Testing
 
 @testable import TabService
@@ -172,7 +173,7 @@ import Testing
     }
 
     /// The OpenAPI description is generated from the route table: every template once, each route's method under it,
-    /// HEAD beside each GET, and on admin routes the security requirement and the 401 and 429 answers.
+    /// HEAD beside each GET, and on scoped routes the security requirement with its scope and the 401, 403 and 429 answers.
     @Test func openAPIIsTheRouteTable() async throws {
         let yaml = OpenAPIDocument.yaml
         let table = TabService.routeTable
@@ -186,8 +187,10 @@ import Testing
                 let operation = "    " + method.token.lowercased() + ":\n"
                 #expect(section.contains(operation), "\(template.template) lacks \(method.token)")
                 if method == .get { #expect(section.contains("    head:\n"), "\(template.template) lacks HEAD") }
-                if table.routes[index].access == .admin {
-                    #expect(section.contains("security: [{admin: []}]") && section.contains("'401':") && section.contains("'429':"))
+                if let scope = table.routes[index].access.scope {
+                    #expect(
+                        section.contains("security: [{bearer: [\(scope.rawValue)]}]") && section.contains("'401':")
+                            && section.contains("'403':") && section.contains("'429':"))
                 }
             }
         }

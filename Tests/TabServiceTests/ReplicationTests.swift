@@ -1,5 +1,6 @@
 import Foundation
 import TabStorePostgres
+import TabTestSupport
 import Testing
 
 /// Two `tabserver serve` processes on one PostgreSQL database, as two replicas behind a load balancer.
@@ -77,5 +78,57 @@ import Testing
         try await Task.sleep(for: .milliseconds(300))
         #expect(try await replicated(b.port) == 1, "the other replica read the change")
         #expect(try await replicated(a.port) == 0, "the writer did not read its own change back")
+    }
+}
+
+/// Tokens across replicas: a revocation or rotation on one replica holds on the other within a second.
+extension ReplicationTests {
+    func makeToken(_ port: UInt16, _ body: String) async throws -> (id: String, secret: String) {
+        let made = try await HTTPTestClient(port: port).send(
+            "POST", "/v1/tokens", headers: ServiceHarness.admin([("Content-Type", "application/json")]), body: Array(body.utf8))
+        try #require(made.status == 201, "\(made.text)")
+        return (try #require(made.json?["id"] as? String), try #require(made.json?["token"] as? String))
+    }
+
+    /// The status `secret` gets on `GET /v1/accounts` through `port`.
+    func status(_ port: UInt16, _ secret: String) async throws -> Int {
+        try await HTTPTestClient(port: port).send("GET", "/v1/accounts", headers: [("Authorization", "Bearer \(secret)")]).status
+    }
+
+    /// Polls `port` until `secret` gets `expected`; the seconds it took, nil after `limit` seconds.
+    func secondsUntil(_ port: UInt16, _ secret: String, gets expected: Int, limit: Double = 3) async throws -> Double? {
+        let start = Date()
+        while Date().timeIntervalSince(start) < limit {
+            if try await status(port, secret) == expected { return Date().timeIntervalSince(start) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func aTokenRevokedOnOneReplicaIsRefusedOnTheOtherWithinASecond() async throws {
+        let database = try Self.freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let a = try await ServerProcess.start(store: database, directory: directory)
+        defer { a.kill9() }
+        let b = try await ServerProcess.start(store: database, directory: directory)
+        defer { b.kill9() }
+        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+
+        let token = try await makeToken(a.port, #"{"name": "dashboard", "scopes": ["read"]}"#)
+        let made = try #require(try await secondsUntil(b.port, token.secret, gets: 200), "B never accepted the new token")
+        #expect(made < 1, "B accepted the token made on A after \(made) s")
+
+        let rotated = try await HTTPTestClient(port: a.port).send("POST", "/v1/tokens/\(token.id)/rotate", headers: ServiceHarness.admin())
+        let second = try #require(rotated.json?["token"] as? String)
+        let retired = try #require(try await secondsUntil(b.port, token.secret, gets: 401), "B kept the rotated secret")
+        #expect(retired < 1, "B refused the old secret after \(retired) s")
+        #expect(try await status(b.port, second) == 200)
+
+        #expect(
+            try await HTTPTestClient(port: b.port).send("DELETE", "/v1/tokens/\(token.id)", headers: ServiceHarness.admin()).status == 204)
+        let revoked = try #require(try await secondsUntil(a.port, second, gets: 401), "A kept the revoked token")
+        #expect(revoked < 1, "A refused the revoked token after \(revoked) s")
+        print("token replication: made \(made) s, rotated \(retired) s, revoked \(revoked) s")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// A handler whose answers wait: to prove that a stop finishes requests in flight.

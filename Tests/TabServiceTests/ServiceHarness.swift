@@ -4,6 +4,7 @@ import MicroHTTPD
 import TabConfigs
 import TabService
 import TabStore
+import TabTestSupport
 import TabWebhooks
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.

@@ -1,5 +1,6 @@
 import Foundation
 import TabStorePostgres
+import TabTestSupport
 import Testing
 
 @testable import TabStore

@@ -1,5 +1,6 @@
 import Foundation
 import TabStore
+import TabTestSupport
 import TabWebhooks
 import Testing
 
@@ -30,7 +31,7 @@ final class WebhookReceiver: @unchecked Sendable {
         try process.run()
         let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
         guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw HTTPTestClient.Failure(description: "the receiver printed no port: '\(line)'")
+            throw RawConnection.Failure(description: "the receiver printed no port: '\(line)'")
         }
         self.port = port
     }
@@ -56,7 +57,7 @@ final class WebhookReceiver: @unchecked Sendable {
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw HTTPTestClient.Failure(description: "no free port") }
+        guard bound else { throw RawConnection.Failure(description: "no free port") }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -1,5 +1,5 @@
 /// Request-header helpers of the management plane (the client plane decides over bytes with HeaderFields).
-enum Negotiation {
+enum ManagementHeaders {
 
     /// The entity tags of an `If-Match` field (`*` kept as `*`), for strong comparison.
     static func entityTags(_ field: String) -> [String] {

@@ -4,18 +4,21 @@ import Foundation
     import Glibc
 #endif
 
-/// A TCP connection on a raw socket, to send exactly the bytes a test wants (malformed ones included) and read
-/// exactly what the server answers. Every read has a deadline. Safety (`@unchecked Sendable`): a test uses one
-/// connection from one task at a time; the async reads only move the blocking call to a thread of its own.
-final class RawConnection: @unchecked Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// The tests' one socket client: a TCP connection on a raw socket, to send exactly the bytes a test wants (malformed
+/// ones included) and read exactly what the server answers. Every read has a deadline. ``HTTPTestClient`` speaks
+/// HTTP/1.1 over it. Safety (`@unchecked Sendable`): a test uses one connection from one task at a time (an abusive
+/// client may write from one task while another reads: a socket is full duplex and `fd` never changes); the async
+/// reads only move the blocking call to a thread of its own.
+public final class RawConnection: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
-    let fd: Int32
+    public let fd: Int32
 
     /// Connects to `host:port`, from `source` (port 0) when given: `127.0.0.2` is another client address.
-    init(port: UInt16, host: String = "127.0.0.1", source: String? = nil) throws {
+    public init(port: UInt16, host: String = "127.0.0.1", source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
         if let source {
@@ -47,7 +50,7 @@ final class RawConnection: @unchecked Sendable {
     deinit { Glibc.close(fd) }
 
     /// Sends every byte (MSG_NOSIGNAL: a server that closed early is an error here, not a SIGPIPE).
-    func send(_ bytes: [UInt8]) throws {
+    public func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -56,10 +59,30 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
-    func send(_ text: String) throws { try send(Array(text.utf8)) }
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Sends what the socket takes now and says how much (an abusive client does not care whether it all went).
+    @discardableResult
+    public func write(_ text: String) -> Int {
+        Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// Sends as much of `bytes` as the server reads, stopping quietly when it stops reading (it may answer 413 or
+    /// 431 before it has read everything).
+    public func sendTolerant(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent <= 0 { return }
+            offset += sent
+        }
+    }
+
+    /// Half-closes: the server sees the end of the request stream and may still answer.
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// Reads until the server closes the connection or `seconds` pass. `closed` says which.
-    func readUntilClosed(seconds: Double = 3) -> (bytes: [UInt8], closed: Bool) {
+    public func readUntilClosed(seconds: Double = 3) -> (bytes: [UInt8], closed: Bool) {
         var bytes: [UInt8] = []
         let deadline = now() + seconds
         var chunk = [UInt8](repeating: 0, count: 65536)
@@ -73,7 +96,7 @@ final class RawConnection: @unchecked Sendable {
     }
 
     /// Reads one complete response (headers and a `Content-Length` body; none after a HEAD or for 1xx/204/304).
-    func readResponse(seconds: Double = 3, head: Bool = false) throws -> RawResponse {
+    public func readResponse(seconds: Double = 3, head: Bool = false) throws -> RawResponse {
         let deadline = now() + seconds
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -93,33 +116,52 @@ final class RawConnection: @unchecked Sendable {
 
     /// ``readResponse(seconds:head:)`` on a thread of its own: the cooperative pool stays free for the server's
     /// deferred replies (it has one thread per core; tests blocking it would starve them).
-    func response(seconds: Double = 3, head: Bool = false) async throws -> RawResponse {
+    public func response(seconds: Double = 3, head: Bool = false) async throws -> RawResponse {
         try await offPool { try self.readResponse(seconds: seconds, head: head) }
     }
 
     /// ``readUntilClosed(seconds:)`` on a thread of its own.
-    func untilClosed(seconds: Double = 3) async -> (bytes: [UInt8], closed: Bool) {
+    public func untilClosed(seconds: Double = 3) async -> (bytes: [UInt8], closed: Bool) {
         (try? await offPool { self.readUntilClosed(seconds: seconds) }) ?? ([], false)
     }
 
     /// Whether data (or the end) can be read within `seconds`.
-    func waitReadable(seconds: Double) -> Bool {
+    /// What arrives within `seconds` after the responses read so far (a HEAD or 304 body would show up here).
+    public func leftover(seconds: Double) -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        if waitReadable(seconds: seconds) {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 { buffered.append(contentsOf: chunk[..<count]) }
+        }
+        return buffered
+    }
+
+    public func waitReadable(seconds: Double) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, Int32(max(1, seconds * 1000))) > 0
     }
 }
 
 /// One response as read off the wire.
-struct RawResponse {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+public struct RawResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
 
-    func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
-    var text: String { String(decoding: body, as: UTF8.self) }
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A header's first value (names compare case-insensitively).
+    public func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+    /// The body as a JSON object, nil when it is not one.
+    public var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] }
 
     /// Parses the responses in `bytes`, in order (a trailing incomplete one is left out).
-    static func all(in bytes: [UInt8]) -> [RawResponse] {
+    public static func all(in bytes: [UInt8]) -> [RawResponse] {
         var rest = bytes[...]
         var responses: [RawResponse] = []
         while let (response, used) = parse(Array(rest), head: false) {
@@ -130,7 +172,7 @@ struct RawResponse {
     }
 
     /// A response at the start of `bytes` and how many bytes it took, or nil when incomplete.
-    static func parse(_ bytes: [UInt8], head: Bool) -> (RawResponse, Int)? {
+    public static func parse(_ bytes: [UInt8], head: Bool) -> (RawResponse, Int)? {
         let terminator: [UInt8] = [13, 10, 13, 10]
         guard bytes.count >= 4, let end = (0...(bytes.count - 4)).first(where: { Array(bytes[$0..<$0 + 4]) == terminator }) else {
             return nil
@@ -171,14 +213,14 @@ extension String {
 
 /// Runs blocking work (socket reads, child processes) on a thread of its own and awaits its result, so that
 /// tests never hold the cooperative pool the server's deferred replies run on.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 
 /// Monotonic seconds.
-func now() -> Double {
+public func now() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9

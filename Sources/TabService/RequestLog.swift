@@ -25,7 +25,7 @@ final class RequestIDs: Sendable {
 }
 
 /// What a log line needs to know about a request, copied while the request is valid.
-struct RequestContext: Sendable {
+struct LogContext: Sendable {
     let id: String
     let method: String
     let path: String

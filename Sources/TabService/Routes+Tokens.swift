@@ -1,0 +1,102 @@
+import MicroHTTPD
+
+/// API tokens (`admin`): made, listed, revoked and rotated (API.md, "Tokens, scopes and audit").
+extension TabService {
+    static let tokenRoutes: [Route] = [
+        Route(
+            .post, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
+            APIOperation(
+                "Make a token; its secret is in this answer only.",
+                requestBody: """
+                    required: true
+                    content:
+                      application/json: {schema: {$ref: '#/components/schemas/TokenSpec'}}
+                    """,
+                responses: [
+                    (
+                        201,
+                        """
+                        description: The token and its secret (tsk_…), shown once.
+                        headers:
+                          Location: {schema: {type: string}}
+                        content:
+                          application/json: {schema: {$ref: '#/components/schemas/Token'}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                ])
+        ) { service, request, match in service.createTokenRoute(request, match) },
+        Route(
+            .get, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
+            APIOperation(
+                "Every token, without secrets, with lastUsedAt and revokedAt.",
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The tokens.
+                        content:
+                          application/json:
+                            schema: {type: object, required: [tokens], properties: {tokens: {type: array, items: {$ref: '#/components/schemas/Token'}}}}
+                        """
+                    )
+                ])
+        ) { service, _, _ in service.listTokensRoute() },
+        Route(
+            .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token",
+            APIOperation(
+                "Revoke the token, on every replica within a second.",
+                responses: [
+                    (204, "{description: Revoked.}"), (404, APIOperation.problem),
+                    (409, APIOperation.problem),
+                ])
+        ) { service, _, match in service.revokeTokenRoute(match) },
+        Route(
+            .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate",
+            APIOperation(
+                "A new secret; the old one stays valid for the overlap (ISO 8601, at most P7D, default none).",
+                requestBody: """
+                    content:
+                      application/json: {schema: {type: object, properties: {overlap: {type: string, examples: [PT1H]}}, additionalProperties: false}}
+                    """,
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The token and its new secret, shown once.
+                        content:
+                          application/json: {schema: {$ref: '#/components/schemas/Token'}}
+                        """
+                    ),
+                    (404, APIOperation.problem), (409, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                ])
+        ) { service, request, match in service.rotateTokenRoute(request, match) },
+    ]
+}
+
+/// The audit log (`read`; entries the token may read).
+extension TabService {
+    static let auditRoutes: [Route] = [
+        Route(
+            .get, "/v1/audit", .scoped(.read, .service), label: "audit",
+            APIOperation(
+                "The audit log, oldest first: every change and every refused management request (401, 403).",
+                parameters: [
+                    "{name: after, in: query, schema: {type: string}}",
+                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
+                    "{name: account, in: query, schema: {type: string}}", "{name: actor, in: query, schema: {type: string}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: One page; follow next.
+                        content:
+                          application/json: {schema: {$ref: '#/components/schemas/AuditPage'}}
+                        """
+                    ),
+                    (400, APIOperation.problem),
+                ])
+        ) { service, request, match in service.auditRoute(request, match) }
+    ]
+}

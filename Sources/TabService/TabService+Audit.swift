@@ -1,0 +1,169 @@
+import Foundation
+import MicroHTTPD
+import Synchronization
+import TabAccess
+import TabStore
+
+/// Who is changing something, and from where: set around a changing route's work (``TabService/serve(_:)``) so that
+/// the handler's store write carries its audit entry into the change's own transaction.
+struct AuditContext: Sendable {
+    @TaskLocal static var current: AuditContext?
+
+    let actor: String
+    let tokenID: String?
+    let address: String
+    let method: String
+    let path: String
+    let requestID: String
+
+    /// The entry of a change: `action` on `account` answered with `status` (the store adds the version made).
+    func entry(action: String, account: String?, status: Int) -> StoredAuditEntry {
+        StoredAuditEntry(
+            atMillis: currentTimeMillis(), actor: actor, tokenID: tokenID, address: address, method: method, path: path, action: action,
+            account: account, status: status, requestID: requestID)
+    }
+}
+
+/// Refusals waiting to be written: coalesced in memory per address, status and minute (``AuditEntry/coalescingKey``)
+/// and written at most once a second, so that a flood of refused requests costs one store write per second and one
+/// entry per address and minute, never one per request.
+final class RefusalBuffer: Sendable {
+    /// Distinct keys held between writes; refusals beyond are counted in the log line of the next write.
+    static let capacity = 4096
+    private let pending = Mutex<(entries: [String: StoredAuditEntry], dropped: Int)>(([:], 0))
+
+    /// Adds `entry`; true when the buffer was empty (the caller schedules a write).
+    func add(_ entry: StoredAuditEntry) -> Bool {
+        pending.withLock { state in
+            let wasEmpty = state.entries.isEmpty
+            guard let key = entry.coalescingKey else { return wasEmpty }
+            if state.entries[key] != nil {
+                state.entries[key]?.count += 1
+            } else if state.entries.count < Self.capacity {
+                state.entries[key] = entry
+            } else {
+                state.dropped += 1
+            }
+            return wasEmpty
+        }
+    }
+
+    /// Everything held, and how many refusals did not fit; the buffer is empty afterwards.
+    func take() -> (entries: [StoredAuditEntry], dropped: Int) {
+        pending.withLock { state in
+            let taken = (state.entries.values.sorted { $0.atMillis < $1.atMillis }, state.dropped)
+            state = ([:], 0)
+            return taken
+        }
+    }
+}
+
+extension TabService {
+    /// The context of a changing request by `grant`.
+    func auditContext(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
+        AuditContext(
+            actor: grant.name, tokenID: grant.tokenID?.rawValue, address: clientAddress(request), method: request.method.token,
+            path: request.path, requestID: requestID)
+    }
+
+    /// Records a refused management request (401, 403): buffered, coalesced, written within a second.
+    func auditRefusal(_ refusal: AccessRefusal, grant: Grant?, _ request: borrowing HTTPRequest, account: String?) {
+        let entry = AuditEntry.refusal(
+            refusal, grant: grant, at: Date(), address: clientAddress(request), method: request.method.token, path: request.path,
+            account: account)
+        let stored = StoredAuditEntry(
+            atMillis: entry.at.millis, actor: entry.actor, tokenID: entry.tokenID?.rawValue, address: entry.address, method: entry.method,
+            path: entry.path, action: entry.action, account: entry.account, status: entry.status, coalescingKey: entry.coalescingKey)
+        guard refusals.add(stored) else { return }
+        Task { [weak self] in
+            try? await Task.sleep(for: .seconds(1))
+            await self?.writeRefusals()
+        }
+    }
+
+    /// Writes the buffered refusals (each adds to its key's entry in the store).
+    func writeRefusals() async {
+        let (entries, dropped) = refusals.take()
+        for entry in entries {
+            do throws(StoreError) {
+                try await store.appendAudit(entry)
+            } catch {
+                logger.error("writing an audit entry failed: \(error)")
+            }
+        }
+        if dropped > 0 {
+            logger.warning("audit: \(dropped) refusals beyond \(RefusalBuffer.capacity) addresses a second were not recorded")
+        }
+    }
+
+    /// `GET /v1/audit?after=&limit=&account=&actor=`: oldest first, only the entries the token may read.
+    func auditRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let query: AuditQuery
+        do throws(InvalidFields) {
+            let names = ["after", "limit", "account", "actor"]
+            query = try AuditQuery(parameters: names.compactMap { name in request.query(name).map { (name, $0) } })
+        } catch {
+            return .response(Self.invalidFields(error, what: "audit query", kind: .badRequest))
+        }
+        let grant = match.grant
+        return .deferred {
+            var readable: [AuditEntry] = []
+            var after = query.after?.afterID ?? 0
+            // Entries the token may not read are skipped; more are fetched until the page (and one more) is full.
+            while readable.count <= query.limit {
+                let batch: [StoredAuditEntry]
+                do throws(StoreError) {
+                    batch = try await self.store.audit(afterID: after, limit: query.limit + 1, account: query.account, actor: query.actor)
+                } catch {
+                    return self.storeProblem(error)
+                }
+                readable += batch.map(AuditEntry.init).filter { grant?.mayRead($0) ?? true }
+                guard batch.count == query.limit + 1, let last = batch.last else { break }
+                after = last.id
+            }
+            return Self.tokenJSON(200, AuditPage(fetched: readable, limit: query.limit))
+        }
+    }
+
+    /// Deletes entries older than the retention, in batches, every hour while the service lives.
+    func pruneAuditInTheBackground() {
+        let retention = Int64(configuration.auditRetentionDays) * 86_400_000
+        Task { [weak self] in
+            while true {
+                do {  // the service is held only while it prunes, never across the sleep
+                    guard let service = self else { return }
+                    await service.pruneAudit(olderThanMillis: retention)
+                }
+                try? await Task.sleep(for: .seconds(3600))
+            }
+        }
+    }
+
+    /// Deletes entries older than `age` milliseconds, 500 at a time (at most 50,000 a call).
+    func pruneAudit(olderThanMillis age: Int64) async {
+        var pruned = 0
+        for _ in 0..<100 {
+            let deleted: Int
+            do throws(StoreError) {
+                deleted = try await store.pruneAudit(beforeMillis: currentTimeMillis() - age, limit: 500)
+            } catch {
+                logger.error("pruning the audit log failed: \(error)")
+                return
+            }
+            pruned += deleted
+            if deleted < 500 { break }
+        }
+        if pruned > 0 { logger.info("audit: \(pruned) entries older than \(age / 86_400_000) days pruned") }
+    }
+}
+
+extension AuditEntry {
+    /// The store's entry as TabAccess defines it.
+    init(_ stored: StoredAuditEntry) {
+        self.init(
+            id: stored.id, at: Date(millis: stored.atMillis), actor: stored.actor, tokenID: stored.tokenID.flatMap { TokenID($0) },
+            address: stored.address, method: stored.method, path: stored.path, action: stored.action, account: stored.account,
+            environment: stored.environment, version: stored.version, status: stored.status, requestID: stored.requestID,
+            count: stored.count)
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import MicroHTTPD
+import TabAccess
+import TabLayout
+import TabStore
+
+/// The management plane's other reads and writes: the accounts list, validation, and global strings tables.
+extension TabService {
+    func listAccounts(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
+        var limitAsked = 100
+        if let text = request.query("limit") {
+            guard let n = Int(text), (1...1000).contains(n) else {
+                return .response(Problem.badRequest("limit is an integer from 1 to 1000").response)
+            }
+            limitAsked = n
+        }
+        let limit = limitAsked
+        let after = request.query("after") ?? ""
+        let snapshot = self.snapshot
+        return .deferred { self.accountsPage(snapshot, after: after, limit: limit, grant: grant) }
+    }
+
+    /// One page of the accounts with a layout of their own that the token may read, by name (off libmicrohttpd's
+    /// threads).
+    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int, grant: Grant?) -> HTTPResponse {
+        let records = snapshot.documents.values.map(\.record).filter {
+            $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
+                && (grant?.mayRead(account: $0.account, environment: nil) ?? true)
+        }
+        .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
+        let page = records.prefix(limit)
+        let entries: [JSONValue] = page.map { record in
+            .object([
+                "account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag),
+                "updatedAt": .string(rfc3339Millis(record.createdAtMillis)),
+            ])
+        }
+        let next: JSONValue? = records.count > limit ? page.last.map { .string($0.account) } : nil
+        return json(200, ["accounts": .array(entries)], nullable: ["next": next])
+    }
+
+    func validate(_ request: borrowing HTTPRequest) -> HTTPReply {
+        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
+        let body = request.body
+        return .deferred {
+            do throws(LayoutError) {
+                let (_, compiled) = try self.compileForWrite(account: "validate", source: body, format: format)
+                return json(200, objectMembers(compiled.document))
+            } catch {
+                return Problem.invalidLayout(error).response
+            }
+        }
+    }
+
+    // MARK: Strings tables
+
+    /// `GET /v1/strings/{locale}`: the table as uploaded.
+    func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        guard let record = snapshot.stringsRecords[locale] else {
+            return .response(Problem.notFound("there is no strings table for \(locale)").response)
+        }
+        return .response(
+            HTTPResponse(
+                status: 200, headers: [HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag)],
+                body: record.source))
+    }
+
+    static func badLocale(_ locale: String) -> Problem { Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA") }
+
+    /// `PUT /v1/strings/{locale}`: a new version of a global strings table.
+    func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        let author = match.author
+        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        let kind = mediaType(request.header("Content-Type") ?? "")
+        guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
+            return .response(
+                Problem(
+                    .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
+                ).response)
+        }
+        let body = request.body
+        let contentType = request.header("Content-Type") ?? kind
+        let precondition = writePrecondition(request)
+        return .deferred {
+            let table: StringsTable
+            do throws(LayoutError) {
+                table = try StringsTable.read(body)
+            } catch {
+                return Problem.invalidLayout(error).response
+            }
+            let existed = self.snapshot.stringsRecords[locale] != nil
+            do throws(StoreError) {
+                self.metrics.storeOperations.add()
+                let record = try await self.store.appendStrings(
+                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author,
+                    audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
+                await self.commit(strings: record, table: table)
+                return json(
+                    existed ? 200 : 201,
+                    ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
+                    headers: [HTTPHeader("ETag", record.etag)])
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+}
+
+extension TabService {
+    /// Publishes a strings table version and its change event (every layout may change).
+    func commit(strings record: StoredStrings, table: StringsTable) async {
+        webhookWorker.poke()  // the write committed its deliveries with it
+        let logger = self.logger
+        await publisher.publish { snapshot in
+            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            return (next, [ChangeEvent(strings: record)])
+        }
+    }
+}

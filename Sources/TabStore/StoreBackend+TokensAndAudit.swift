@@ -1,0 +1,63 @@
+/// The token and audit operations of ``TabStore``, once for every backend: each runs on the backend's thread, writes in one
+/// write transaction.
+extension StoreBackend {
+    public func tokens() async throws(StoreError) -> [StoredToken] {
+        try await executor.run { () throws(StoreError) in try self.readTokens() }
+    }
+
+    public func createToken(_ token: StoredToken, audit: StoredAuditEntry?) async throws(StoreError) {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                guard try !rows.tokens().contains(where: { $0.id == token.id }) else { throw .conflict }
+                try rows.save(token, announce: true)
+                try WriteRule.record(audit, version: nil, rows)
+            }
+        }
+    }
+
+    public func editToken(
+        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
+    ) async throws(StoreError) -> TokenEdit {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) -> TokenEdit in
+                let all = try rows.tokens()
+                guard let token = all.first(where: { $0.id == id }) else { throw .notFound }
+                let decision = edit(token, all)
+                if case .replace(var edited) = decision {
+                    edited.id = id
+                    try rows.save(edited, announce: true)
+                    try WriteRule.record(audit, version: nil, rows)
+                }
+                return decision
+            }
+        }
+    }
+
+    public func appendAudit(_ entry: StoredAuditEntry) async throws(StoreError) {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in try rows.insertAudit(entry) }
+        }
+    }
+
+    public func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [StoredAuditEntry] {
+        try await executor.run { () throws(StoreError) in try self.readAudit(afterID: afterID, limit: limit, account: account, actor: actor)
+        }
+    }
+
+    public func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in try rows.pruneAudit(beforeMillis: millis, limit: limit) }
+        }
+    }
+
+    public func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError) {
+        try await executor.run { () throws(StoreError) in
+            try self.writeTransaction { (rows) throws(StoreError) in
+                guard var token = try rows.tokens().first(where: { $0.id == id }) else { return }
+                guard (token.lastUsedAtMillis ?? .min) < millis else { return }
+                token.lastUsedAtMillis = millis
+                try rows.save(token, announce: false)
+            }
+        }
+    }
+}

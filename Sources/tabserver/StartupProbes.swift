@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+import MicroHTTPD
+
+/// What `serve` answers while it waits for its store and builds its first snapshot: `/healthz` 200 (the process
+/// is alive), `/readyz` 503 saying what it waits for, anything else 503 with `Retry-After`. A platform's probes
+/// then see a live process waiting for its database, not a dead one.
+final class StartupProbes: HTTPHandler, @unchecked Sendable {
+    // Safety: `lock` guards `reason`.
+    private let lock = NSLockLike()
+    private var reason: String
+
+    init(reason: String) { self.reason = reason }
+
+    /// What `/readyz` says from now on.
+    func waiting(for why: String) { lock.withLock { reason = why } }
+
+    var currentReason: String { lock.withLock { reason } }
+
+    func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
+        switch (request.method, request.path) {
+        case (.get, "/healthz"), (.head, "/healthz"):
+            return .response(Self.json(200, #"{"status":"ok"}"#))
+        case (.get, "/readyz"), (.head, "/readyz"):
+            return .response(Self.problem(slug: "starting", detail: "not ready: \(currentReason)"))
+        default:
+            return .response(Self.problem(slug: "starting", detail: "the server is starting: \(currentReason); retry later"))
+        }
+    }
+
+    func reject(_ violation: RequestLimitViolation) -> HTTPResponse {
+        Self.problem(slug: "starting", detail: "the server is starting: \(currentReason); retry later")
+    }
+
+    static func json(_ status: Int, _ body: String, headers: [HTTPHeader] = []) -> HTTPResponse {
+        HTTPResponse(
+            status: status,
+            headers: [
+                HTTPHeader("Content-Type", status >= 400 ? "application/problem+json" : "application/json"),
+                HTTPHeader("Cache-Control", "no-store"),
+            ]
+                + headers,
+            body: Array(body.utf8))
+    }
+
+    /// A 503 problem (RFC 9457) with `Retry-After`.
+    static func problem(slug: String, detail: String) -> HTTPResponse {
+        let object: [String: Any] = [
+            "type": "urn:tabserver:problem:\(slug)", "title": "Service Unavailable", "status": 503, "detail": detail,
+        ]
+        let body =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) }
+            ?? "{}"
+        return json(503, body, headers: [HTTPHeader("Retry-After", "5")])
+    }
+}
+
+/// The port the start-up probes answer on, bound only when the store is slow: at its first failure, or when it has
+/// not answered within a second. A store that answers at once changes nothing in how `serve` starts (`/healthz`
+/// answers when the service does), and a platform's probes still see a live process while it waits.
+final class StartupProbeServer: @unchecked Sendable {
+    // Safety: `lock` guards `server`, `stopped` and `configuration`.
+    private let lock = NSLockLike()
+    private var configuration: HTTPServerConfiguration
+    private var server: HTTPServer?
+    private var stopped = false
+    let probes: StartupProbes
+    let logger: Logger
+
+    init(configuration: HTTPServerConfiguration, probes: StartupProbes, logger: Logger) {
+        self.configuration = configuration
+        self.probes = probes
+        self.logger = logger
+    }
+
+    /// Binds the port and answers the probes (once; not after ``stop()``).
+    func start() {
+        lock.withLock {
+            guard server == nil, !stopped else { return }
+            do {
+                let started = try HTTPServer(configuration: configuration, handler: probes)
+                server = started
+                logger.info(
+                    "starting: /healthz answers 200 and /readyz 503 at \(configuration.host) port \(started.port) until the store answers")
+            } catch {
+                logger.warning("the start-up probes could not listen: \(error)")
+            }
+        }
+    }
+
+    /// The port the probes took (the service takes it over), nil when they never started.
+    var port: UInt16? { lock.withLock { server?.port } }
+
+    /// Frees the port for the service.
+    func stop() {
+        let running = lock.withLock { () -> HTTPServer? in
+            stopped = true
+            defer { server = nil }
+            return server
+        }
+        running?.stop()
+    }
+}
