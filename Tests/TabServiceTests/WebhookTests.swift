@@ -160,6 +160,16 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         #expect(deliveries.first?["id"] as? String == (entry["headers"] as? [String: String])?["webhook-id"])
         let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"tabserver_webhook_attempts_total{outcome="delivered"} 1"#))
+        // After a rotation the receiver still holding the old secret verifies (both sign for 24 h).
+        #expect(try await client.send("POST", "/v1/webhooks/\(id)/rotate-secret", headers: ServiceHarness.admin()).status == 200)
+        let second = try await client.send(
+            "PUT", "/v1/accounts/hooked-2/layout",
+            headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]),
+            body: document(["Home"]))
+        #expect(second.status == 201)
+        let afterRotation = try await receiver.received(atLeast: 2)
+        #expect(afterRotation.count == 2 && afterRotation.last?["verified"] as? Bool == true)
+        #expect(((afterRotation.last?["headers"] as? [String: String])?["webhook-signature"] ?? "").split(separator: " ").count == 2)
     }
 
     @Test func goneDisablesTheWebhookAFailureIsRetriedAndARedirectIsNotFollowed() async throws {
