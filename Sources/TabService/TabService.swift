@@ -5,6 +5,7 @@ import TabAccess
 import TabDelivery
 import TabLayout
 import TabStore
+import TabWebhooks
 
 /// How the service behaves; only the executable reads flags and the environment to fill it.
 public struct ServiceConfiguration: Sendable {
@@ -36,6 +37,13 @@ public struct ServiceConfiguration: Sendable {
     public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
+    /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
+    public var webhookPolicy = AddressPolicy()
+    /// How webhook hosts are resolved (checked when made and before every attempt).
+    public var webhookResolver: any HostResolver = SystemResolver()
+    /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
+    /// must not claim deliveries.
+    public var webhookDeliveries = false
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -70,6 +78,7 @@ public final class TabService: HTTPHandler {
     /// ``ServiceConfiguration/environments`` checked.
     let environmentList: EnvironmentList
     let refusals = RefusalBuffer()
+    let webhookWorker: WebhookWorker
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -86,9 +95,12 @@ public final class TabService: HTTPHandler {
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        webhookWorker = WebhookWorker(
+            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
         try await reloadTokens()
         followStoreChanges()
         pruneAuditInTheBackground()
+        if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
     var snapshot: Snapshot { publisher.snapshot }
