@@ -33,7 +33,8 @@ extension TabService {
                 }, accounts: spec.subscription.accounts.map(\.description), secret: secret.text, createdAtMillis: currentTimeMillis(),
                 createdBy: author)
             do throws(StoreError) {
-                try await self.store.createWebhook(webhook)
+                try await self.store.createWebhook(
+                    webhook, audit: AuditContext.current?.entry(action: "webhook.create", account: nil, status: 201))
             } catch {
                 return self.storeProblem(error)
             }
@@ -73,7 +74,8 @@ extension TabService {
         let id = match["id"]
         return .deferred {
             do throws(StoreError) {
-                try await self.store.deleteWebhook(id: id)
+                try await self.store.deleteWebhook(
+                    id: id, audit: AuditContext.current?.entry(action: "webhook.delete", account: nil, status: 204))
                 return HTTPResponse(status: 204, headers: [], body: [])
             } catch .notFound {
                 return Self.noWebhook(id)
@@ -90,7 +92,8 @@ extension TabService {
             let now = Date()
             let fresh = Mutex<String?>(nil)
             do throws(StoreError) {
-                let webhook = try await self.store.editWebhook(id: id) { webhook in
+                let audit = AuditContext.current?.entry(action: "webhook.rotate-secret", account: nil, status: 200)
+                let webhook = try await self.store.editWebhook(id: id, audit: audit) { webhook in
                     guard var keyring = webhook.keyring() else { return }
                     let secret = keyring.rotate(at: now)
                     webhook.secret = secret.text
@@ -146,7 +149,9 @@ extension TabService {
         let deliveryID = match["delivery"]
         return .deferred {
             do throws(StoreError) {
-                let stored = try await self.store.redeliver(webhookID: id, deliveryID: deliveryID, atMillis: currentTimeMillis())
+                let audit = AuditContext.current?.entry(action: "webhook.redeliver", account: nil, status: 202)
+                let stored = try await self.store.redeliver(
+                    webhookID: id, deliveryID: deliveryID, atMillis: currentTimeMillis(), audit: audit)
                 self.webhookWorker.poke()
                 let encoded = (try? JSONEncoder.webhooks.encode(stored.delivery)) ?? Data("{}".utf8)
                 return HTTPResponse(status: 202, headers: [HTTPHeader("Content-Type", "application/json")], body: Array(encoded))

@@ -4,19 +4,22 @@ import TabWebhooks
 /// The webhook endpoints and their outbox (`GET|POST|DELETE /v1/webhooks…` and the delivery worker).
 public protocol WebhookStore: Sendable {
     /// Stores a new webhook. - Throws: ``StoreError/conflict`` when its id is taken.
-    func createWebhook(_ webhook: StoredWebhook) async throws(StoreError)
+    func createWebhook(_ webhook: StoredWebhook, audit: StoredAuditEntry?) async throws(StoreError)
     /// Every webhook, oldest first.
     func webhooks() async throws(StoreError) -> [StoredWebhook]
     /// One webhook, or nil.
     func webhook(id: String) async throws(StoreError) -> StoredWebhook?
     /// Deletes a webhook and its deliveries. - Throws: ``StoreError/notFound``.
-    func deleteWebhook(id: String) async throws(StoreError)
+    func deleteWebhook(id: String, audit: StoredAuditEntry?) async throws(StoreError)
     /// Applies `edit` to the webhook `id` in one write transaction and returns the result. - Throws: ``StoreError/notFound``.
-    func editWebhook(id: String, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void) async throws(StoreError) -> StoredWebhook
+    func editWebhook(id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void)
+        async throws(StoreError)
+        -> StoredWebhook
     /// A webhook's deliveries with event ids above `afterEvent`, oldest first, at most `limit`.
     func deliveries(webhookID: String, afterEvent: Int64, limit: Int) async throws(StoreError) -> [StoredDelivery]
     /// Makes a delivery pending again, due at `atMillis`. - Throws: ``StoreError/notFound``.
-    func redeliver(webhookID: String, deliveryID: String, atMillis: Int64) async throws(StoreError) -> StoredDelivery
+    func redeliver(webhookID: String, deliveryID: String, atMillis: Int64, audit: StoredAuditEntry?) async throws(StoreError)
+        -> StoredDelivery
     /// Claims up to `limit` pending deliveries due at `atMillis` of active webhooks: each is pushed `leaseMillis`
     /// into the future in the same transaction, so no other worker (or replica) takes it while it is being sent,
     /// and a worker that dies mid-attempt leaves it due again when the lease ends.
@@ -47,10 +50,11 @@ public protocol WebhookRows {
 }
 
 extension StoreBackend {
-    public func createWebhook(_ webhook: StoredWebhook) async throws(StoreError) {
+    public func createWebhook(_ webhook: StoredWebhook, audit: StoredAuditEntry?) async throws(StoreError) {
         try await transaction { (rows) throws(StoreError) in
             guard try !rows.webhooks().contains(where: { $0.id == webhook.id }) else { throw .conflict }
             try rows.save(webhook)
+            try WriteRule.record(audit, version: nil, rows)
         }
     }
 
@@ -62,20 +66,22 @@ extension StoreBackend {
         try await transaction { (rows) throws(StoreError) in try rows.webhooks().first { $0.id == id } }
     }
 
-    public func deleteWebhook(id: String) async throws(StoreError) {
+    public func deleteWebhook(id: String, audit: StoredAuditEntry?) async throws(StoreError) {
         try await transaction { (rows) throws(StoreError) in
             guard try rows.deleteWebhook(id: id) else { throw .notFound }
+            try WriteRule.record(audit, version: nil, rows)
         }
     }
 
-    public func editWebhook(id: String, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void) async throws(StoreError)
-        -> StoredWebhook
-    {
+    public func editWebhook(
+        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void
+    ) async throws(StoreError) -> StoredWebhook {
         try await transaction { (rows) throws(StoreError) -> StoredWebhook in
             guard var webhook = try rows.webhooks().first(where: { $0.id == id }) else { throw .notFound }
             edit(&webhook)
             webhook.id = id
             try rows.save(webhook)
+            try WriteRule.record(audit, version: nil, rows)
             return webhook
         }
     }
@@ -85,11 +91,14 @@ extension StoreBackend {
         }
     }
 
-    public func redeliver(webhookID: String, deliveryID: String, atMillis: Int64) async throws(StoreError) -> StoredDelivery {
+    public func redeliver(
+        webhookID: String, deliveryID: String, atMillis: Int64, audit: StoredAuditEntry?
+    ) async throws(StoreError) -> StoredDelivery {
         try await transaction { (rows) throws(StoreError) -> StoredDelivery in
             guard var stored = try rows.delivery(id: deliveryID), stored.delivery.webhookID == webhookID else { throw .notFound }
             stored.delivery.redeliver(at: Date(millis: atMillis))
             try rows.update(stored.delivery)
+            try WriteRule.record(audit, version: nil, rows)
             return stored
         }
     }
@@ -157,5 +166,20 @@ enum Outbox {
                 id: WebhookSignature.newMessageID(), webhookID: webhook.id, eventID: eventID, type: event.type, at: Date(millis: atMillis))
             try rows.insert(StoredDelivery(delivery: delivery, payload: body))
         }
+    }
+}
+
+extension WebhookStore {
+    /// ``createWebhook(_:audit:)`` without an audit entry (stores written outside a request: tests, `migrate`).
+    public func createWebhook(_ webhook: StoredWebhook) async throws(StoreError) { try await createWebhook(webhook, audit: nil) }
+    /// ``deleteWebhook(id:audit:)`` without an audit entry.
+    public func deleteWebhook(id: String) async throws(StoreError) { try await deleteWebhook(id: id, audit: nil) }
+    /// ``editWebhook(id:audit:_:)`` without an audit entry.
+    public func editWebhook(id: String, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void) async throws(StoreError)
+        -> StoredWebhook
+    { try await editWebhook(id: id, audit: nil, edit) }
+    /// ``redeliver(webhookID:deliveryID:atMillis:audit:)`` without an audit entry.
+    public func redeliver(webhookID: String, deliveryID: String, atMillis: Int64) async throws(StoreError) -> StoredDelivery {
+        try await redeliver(webhookID: webhookID, deliveryID: deliveryID, atMillis: atMillis, audit: nil)
     }
 }
