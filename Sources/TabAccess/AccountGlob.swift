@@ -1,5 +1,5 @@
 /// A token's (or webhook's) `accounts` entry: a `Glob` whose literal characters are those of account names
-/// (`[A-Za-z0-9._-]`) and whose wildcards are `*` and `?`, 1 to 128 characters. `*` alone, the default, is every
+/// (`[A-Za-z0-9._-]`) and whose one wildcard is `*` (API.md: only `*`), 1 to 128 characters. `*` alone, the default, is every
 /// account; only it gives access to what belongs to no account (global strings tables).
 public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Every account.
@@ -14,7 +14,7 @@ public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible 
         public let text: String
         public var description: String {
             "'\(text)' is not an account glob: 1 to 128 characters of A-Z, a-z, 0-9, '.', '_', '-', with '*' "
-                + "(any run of characters) and '?' (one character) as wildcards"
+                + "(any run of characters) as the only wildcard"
         }
     }
 
@@ -52,6 +52,6 @@ public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible 
     private static func isAllowed(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
             || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-            || byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?")
+            || byte == UInt8(ascii: "*")
     }
 }
