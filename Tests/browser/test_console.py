@@ -642,7 +642,7 @@ def test_the_tokens_page_makes_a_token_whose_secret_works_within_its_scope_only(
 
     row = token_row(browser, "ci-jack")
     assert row is not None
-    assert cells(row)[:4] == ["ci-jack", "write", "jack", "all"], cells(row)
+    assert cells(row)[:4] == ["ci-jack", "read, write", "jack", "all"], cells(row)
     # Its use shows as "last used" once the server has noted it.
     def last_used():
         browser.by_id("token-reload").click()
@@ -704,7 +704,7 @@ def audit_ids(server, **filters):
     """Every audit entry's id for `filters`, read from the API a page at a time."""
     ids, after = [], ""
     while True:
-        query = urllib.parse.urlencode({**filters, "after": after, "limit": 1000})
+        query = urllib.parse.urlencode({**filters, "limit": 1000, **({"after": after} if after else {})})
         status, _, body = server.request("GET", f"/v1/audit?{query}")
         assert status == 200, body
         page = json.loads(body)
@@ -803,6 +803,8 @@ def test_a_read_only_tokens_console_shows_no_write_buttons(browser, server):
     sign_in(browser, secret)
     assert browser.text("who") == "Signed in with a read-only token"
 
+    browser.by_id("search").send_keys("jack")
+    browser.until(lambda: account_names(browser) == ["jack"], "jack found by the search")
     driver.find_element(By.CSS_SELECTOR, "#account-list button[data-account='jack']").send_keys(Keys.ENTER)
     browser.until(lambda: "Opened jack" in browser.status(), "jack to load")
     browser.until(lambda: driver.find_elements(By.CSS_SELECTOR, "#history-rows tr[data-version='1']"), "jack's history")
