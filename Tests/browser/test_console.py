@@ -11,12 +11,14 @@ Environment: TABSERVER_BIN (required: the tabserver executable), CONSOLE_SCREENS
 """
 
 import base64
+import http.server
 import json
 import os
 import re
 import secrets
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -66,6 +68,8 @@ class Server:
         self.log = self.log_path.open("w")  # closed in stop(), after the process ends
         environment = {k: v for k, v in os.environ.items() if not k.startswith("TABSERVER_")}
         environment["TABSERVER_ADMIN_TOKENS_FILE"] = str(tokens)
+        # The webhooks step's receiver is on 127.0.0.1 (a server without webhooks ignores this).
+        environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] = "1"
         self.process = subprocess.Popen(
             [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory:", "--configs", "configs"],
             cwd=REPOSITORY,
@@ -758,7 +762,33 @@ def test_the_audit_page_shows_the_writes_made_pages_through_next_and_filters(bro
     assert browser.log_problems() == []
 
 
-def test_the_webhooks_page_lists_webhooks_or_says_there_are_none_yet(browser, server):
+class Receiver:
+    """A webhook receiver on 127.0.0.1 that answers 204 to every POST and keeps the `webhook-id`s it got."""
+
+    def __init__(self):
+        received = self.received = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                received.append(self.headers.get("webhook-id"))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *arguments):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_webhooks_page_lists_webhooks_and_their_deliveries_or_says_there_are_none_yet(browser, server):
+    driver = browser.driver
     routes = server.request("GET", "/v1/webhooks")[0]
     open_page(browser, "webhooks-page")
     if routes == 404:
@@ -766,29 +796,37 @@ def test_the_webhooks_page_lists_webhooks_or_says_there_are_none_yet(browser, se
         assert not browser.by_id("webhook-table").is_displayed()
         assert browser.log_problems(allowed={("/v1/webhooks", 404)}) == []
         return
-    status, _, body = server.request(
-        "POST",
-        "/v1/webhooks",
-        json.dumps({"url": f"{server.base}/webhook-receiver", "events": ["layout"]}).encode(),
-        {"Content-Type": "application/json"},
-    )
-    assert status == 201, body
-    webhook = json.loads(body)
-    version, etag, source = server.layout("jill")
-    assert server.request("PUT", "/v1/accounts/jill/layout", source.encode(), {"Content-Type": "application/json", "If-Match": etag})[0] == 200
+    receiver = Receiver()
+    try:
+        status, _, body = server.request(
+            "POST",
+            "/v1/webhooks",
+            json.dumps({"url": receiver.url, "events": ["layout"]}).encode(),
+            {"Content-Type": "application/json"},
+        )
+        assert status == 201, body
+        webhook = json.loads(body)
+        _, etag, source = server.layout("jill")
+        headers = {"Content-Type": "application/json", "If-Match": etag}
+        assert server.request("PUT", "/v1/accounts/jill/layout", source.encode(), headers)[0] == 200
 
-    browser.by_id("webhook-reload").click()
-    row = browser.until(
-        lambda: browser.driver.find_elements(By.CSS_SELECTOR, f"#webhook-rows tr[data-webhook-id='{webhook['id']}']"), "the webhook"
-    )[0]
-    assert f"{server.base}/webhook-receiver" in row.text and "layout" in row.text
-    row.find_element(By.CSS_SELECTOR, "button").click()
-    browser.until(lambda: browser.by_id("deliveries").is_displayed(), "its deliveries")
-    browser.until(
-        lambda: browser.by_id("webhook-reload").click() or row.find_element(By.CSS_SELECTOR, "button").click() or browser.driver.find_elements(By.CSS_SELECTOR, "#delivery-rows tr"),
-        "the delivery of jill's change",
-    )
-    browser.screenshot("11-webhooks")
+        browser.by_id("webhook-reload").click()
+        selector = f"#webhook-rows tr[data-webhook-id='{webhook['id']}']"
+        row = browser.until(lambda: driver.find_elements(By.CSS_SELECTOR, selector), "the webhook")[0]
+        assert receiver.url in row.text and "layout" in row.text and "active" in row.text, row.text
+        browser.until(lambda: receiver.received, "the delivery at the receiver")
+
+        def delivered():
+            driver.find_element(By.CSS_SELECTOR, f"{selector} button").click()
+            return driver.find_elements(By.CSS_SELECTOR, "#delivery-rows tr[data-state='delivered']")
+
+        browser.until(delivered, "the delivery listed as delivered")
+        assert browser.by_id("deliveries").is_displayed()
+        assert "layout.published" in browser.text("delivery-rows")
+        browser.screenshot("11-webhooks")
+        assert browser.log_problems() == []
+    finally:
+        receiver.stop()
 
 
 def test_a_read_only_tokens_console_shows_no_write_buttons(browser, server):
