@@ -806,9 +806,11 @@ def test_the_webhooks_page_lists_webhooks_and_their_deliveries_or_says_there_are
         )
         assert status == 201, body
         webhook = json.loads(body)
-        _, etag, source = server.layout("jill")
-        headers = {"Content-Type": "application/json", "If-Match": etag}
-        assert server.request("PUT", "/v1/accounts/jill/layout", source.encode(), headers)[0] == 200
+        _, _, source = server.layout("jack")
+        status, _, body = server.request(
+            "PUT", "/v1/accounts/hooked/layout", source.encode(), {"Content-Type": "application/json"}
+        )
+        assert status == 201, body
 
         browser.by_id("webhook-reload").click()
         selector = f"#webhook-rows tr[data-webhook-id='{webhook['id']}']"
@@ -823,6 +825,11 @@ def test_the_webhooks_page_lists_webhooks_and_their_deliveries_or_says_there_are
         browser.until(delivered, "the delivery listed as delivered")
         assert browser.by_id("deliveries").is_displayed()
         assert "layout.published" in browser.text("delivery-rows")
+        first = receiver.received[0]
+        driver.find_element(By.CSS_SELECTOR, "#delivery-rows button[aria-label^='Redeliver']").click()
+        browser.until(lambda: "is sent again now" in browser.status(), "the redelivery")
+        browser.until(lambda: len(receiver.received) == 2, "the redelivery at the receiver")
+        assert receiver.received[1] == first, "a redelivery keeps its webhook-id"
         browser.screenshot("11-webhooks")
         assert browser.log_problems() == []
     finally:

@@ -16,6 +16,7 @@ export class Pages {
   /** @param {{announce: (text: string) => void, warn: (text: string) => void, busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>}} messages */
   constructor(messages) {
     this.busy = messages.busy;
+    this.announce = messages.announce;
     this.nav = byId("pages");
     this.who = byId("who");
     this.abilities = { admin: false, write: false };
@@ -57,6 +58,7 @@ export class Pages {
       if (link.dataset.page === id) link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
+    this.announce("");
     for (const page of Object.keys(this.loaders)) byId(page).hidden = page !== id;
     const heading = byId(id).querySelector("h2");
     if (heading && id !== "workspace") heading.focus();
