@@ -4,7 +4,9 @@ Debian's headless Chromium, driven by Selenium through Debian's chromedriver (it
 Manager downloads nothing), against a live `tabserver serve --store memory:` on 127.0.0.1 (port 0, the bound
 port read back from its log). A second operator writes with urllib in between, as another person would with
 curl. The tests run in file order and share one server and one browser: each step starts from what the one
-before left, as an operator's session does.
+before left, as an operator's session does. The last steps make API tokens on the console's tokens page and use
+their secrets with urllib, read the audit page, list webhooks and their deliveries to a receiver on 127.0.0.1 (or
+the page's "no webhooks yet" on a server without the routes), and sign in with a read-only token.
 
 Environment: TABSERVER_BIN (required: the tabserver executable), CONSOLE_SCREENSHOTS_DIR (default
 /tmp/console-shots), CHROMIUM_BIN (default /usr/bin/chromium), CHROMEDRIVER_BIN (default /usr/bin/chromedriver).
@@ -23,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -672,6 +675,27 @@ def test_a_refused_token_form_lists_the_servers_problems_and_makes_nothing(brows
     driver.find_element(By.CSS_SELECTOR, "#token-form input[name='scopes'][value='read']").click()
     browser.by_id("token-accounts").clear()
     assert browser.log_problems(allowed={("/v1/tokens", 422)}) == []
+
+
+def test_an_expiry_is_sent_as_rfc_3339_and_names_are_shown_as_text(browser, server):
+    driver = browser.driver
+    hostile = '<img src=x onerror="document.title=1">'
+    browser.by_id("token-name").send_keys(hostile)
+    expires = browser.by_id("token-expires")
+    # A datetime-local field's keyboard order depends on the locale; the value is set as a picker would set it.
+    driver.execute_script("arguments[0].value = '2099-01-02T03:04'; arguments[0].dispatchEvent(new Event('input'));", expires)
+    browser.by_id("token-create").click()
+    browser.until(lambda: browser.by_id("token-secret").is_displayed(), "the new secret")
+    listed = [token for token in json.loads(server.request("GET", "/v1/tokens")[2])["tokens"] if token["name"] == hostile]
+    assert len(listed) == 1, listed
+    meant = driver.execute_script("return new Date('2099-01-02T03:04').getTime();")
+    stored = listed[0]["expiresAt"].replace("Z", "+00:00")
+    assert datetime.fromisoformat(stored).timestamp() * 1000 == meant, (stored, meant)
+    row = browser.until(lambda: token_row(browser, hostile), "the token listed under its name")
+    assert cells(row)[0] == hostile and cells(row)[5] != "never"
+    assert driver.find_elements(By.CSS_SELECTOR, "#token-rows img") == [] and driver.title == "TabServer console"
+    browser.by_id("token-secret-done").click()
+    assert browser.log_problems() == []
 
 
 def test_rotating_keeps_the_old_secret_for_its_overlap_and_revoking_refuses_both(browser, server):
