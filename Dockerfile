@@ -5,7 +5,7 @@
 # only place it writes, and it belongs to group 0 with the owner's rights.
 FROM swift:6.3.1-bookworm AS build
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev libcurl4-openssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.resolved stays out of the image (.dockerignore) as it stays out of git: the versions Package.swift
@@ -38,9 +38,10 @@ LABEL org.opencontainers.image.title="tabserver" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}"
 # libmicrohttpd12 serves HTTP; libsqlite3-0 and libpq5 are the two store backends' client libraries; libbrotli1
-# compresses; ca-certificates lets PostgreSQL connections verify the server (sslmode=verify-full).
+# compresses; libcurl4 sends webhook deliveries; ca-certificates lets PostgreSQL connections verify the server
+# (sslmode=verify-full) and HTTPS webhook deliveries verify their receivers.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libbrotli1 ca-certificates \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libsqlite3-0 libpq5 libbrotli1 libcurl4 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --gid 0 --home-dir /data --shell /usr/sbin/nologin tabserver \
     && mkdir -p /data \

@@ -1,7 +1,7 @@
 # Every workflow of the project, by name. `make run` and `make test` install what is missing first.
 SHELL := /bin/bash
 SWIFT ?= swift
-APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3
+APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3 libcurl4-openssl-dev
 ## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
 TEST_PACKAGES := sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish squid apache2 haproxy
 PORT ?= 8080

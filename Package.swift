@@ -42,6 +42,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CBrotli", pkgConfig: "libbrotlienc", providers: [.apt(["libbrotli-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // Webhook deliveries: libcurl from Debian, through one C function (variadic setopt is not callable from Swift).
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Publish-time compression (brotli, gzip) and allocation-free request header decisions.
         .target(name: "Compression", dependencies: ["CBrotli", "CZlib"], swiftSettings: strict),
         .target(name: "HeaderFields", swiftSettings: strict),
@@ -57,7 +59,7 @@ let package = Package(
         .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
-        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite"], swiftSettings: strict),
+        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
@@ -76,7 +78,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabAccess",
+                "TabDelivery", "TabAccess", "TabWebhooks", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -91,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -113,7 +115,8 @@ let package = Package(
         // The tests' one socket client (RawConnection) and the HTTP/1.1 client over it.
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
-        .testTarget(name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout"], swiftSettings: strict),
+        .testTarget(
+            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
             dependencies: [
@@ -134,6 +137,7 @@ let package = Package(
             name: "TabServiceTests",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
+                "TabWebhooks",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict

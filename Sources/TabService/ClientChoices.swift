@@ -1,5 +1,6 @@
 import HeaderFields
 import MicroHTTPD
+import TabDelivery
 import TabLayout
 
 /// The one reader of what a client asks for on the client plane (tabs, long-poll, preview, bundle): its locale,
@@ -30,5 +31,16 @@ extension TabService {
             appVersion = version
         }
         return .success((platform, appVersion))
+    }
+
+    /// The environment a client names, `?environment=` over `Tabs-Environment`; one that does not exist is 404. With
+    /// the one default environment every answer is the same whichever valid name is given, so nothing varies on it.
+    func chosenEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
+        do throws(DeliveryError) {
+            return .success(
+                try environmentList.forReading(query: request.query("environment"), header: request.header("Tabs-Environment")).environment)
+        } catch {
+            return .failure(ProblemError(Problem(.notFound, detail: error.description)))
+        }
     }
 }

@@ -5,8 +5,12 @@ extension TabService {
     /// The client's choices, as query parameters and the headers that stand for them.
     static let clientChoices = [
         "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
-        "$ref: '#/components/parameters/clientAppVersion'",
+        "$ref: '#/components/parameters/clientAppVersion'", environmentParameter, environmentHeader,
     ]
+
+    /// The environment a client reads (404 for one that does not exist).
+    static let environmentParameter = "{name: environment, in: query, schema: {type: string}}"
+    static let environmentHeader = "{name: Tabs-Environment, in: header, schema: {type: string}}"
 
     /// Headers and parameters of a conditional, negotiated read.
     static let negotiatedRead = [
@@ -84,6 +88,7 @@ extension TabService {
                 parameters: [
                     "{name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}",
                     "$ref: '#/components/parameters/clientPlatform'", "$ref: '#/components/parameters/clientAppVersion'",
+                    environmentParameter, environmentHeader,
                 ],
                 responses: [
                     (

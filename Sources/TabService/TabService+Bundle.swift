@@ -15,6 +15,7 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
+        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
         let asked = request.queryValues("locale")
         guard asked.count <= Self.bundleLocaleLimit else {
             return .response(
@@ -93,6 +94,7 @@ extension TabService {
     /// `?selected=<tab id>` draws another tab selected (drawn for the request).
     func servePreview(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
         guard let selected = request.query("selected") else { return serveTabs(request, account: account, format: .preview) }
+        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         guard let entry = snapshot.entry(for: account) else {
             return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)

@@ -43,6 +43,7 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
+        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
         let wait: Int?
         switch requestedWait(request) {
         case .success(let seconds): wait = seconds

@@ -1,6 +1,7 @@
 import MicroHTTPD
 import TabAccess
 import TabLayout
+import TabStore
 
 extension TabService {
     /// How long a change-feed answer is held waiting for events before it ends with a heartbeat.
@@ -57,14 +58,11 @@ extension TabService {
 
     /// One event in the text/event-stream format: `event:`, `id:` and a one-line JSON `data:`.
     static func serverSentEvent(_ event: ChangeEvent) -> String {
-        var data: [String: JSONValue] = [
-            "version": .integer(Int64(event.version)), "etag": .string(event.etag), "at": .string(rfc3339Millis(event.atMillis)),
-        ]
-        if let account = event.account { data["account"] = .string(account) }
-        if let locale = event.locale { data["locale"] = .string(locale) }
-        if let author = event.author { data["author"] = .string(author) }
-        if event.deleted { data["deleted"] = .bool(true) }
-        let line = String(decoding: CanonicalJSON.encode(.object(data)), as: UTF8.self)
+        // The same bytes a webhook's payload carries as `data` (one source: ChangeEventData).
+        let data = ChangeEventData.encode(
+            account: event.account, locale: event.locale, version: event.version, etag: event.etag, author: event.author,
+            atMillis: event.atMillis, deleted: event.deleted)
+        let line = String(decoding: data, as: UTF8.self)
         return "event: \(event.kind.rawValue)\nid: \(event.sequence)\ndata: \(line)\n\n"
     }
 }

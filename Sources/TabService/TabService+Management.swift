@@ -248,6 +248,7 @@ extension TabService {
 
     /// Publishes `record` (a version this replica or another committed) and its change event.
     func commit(_ record: StoredVersion, document: LayoutDocument?) async {
+        webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publisher.publish { snapshot in
             guard let next = snapshot.applying(record, document: document, logger: logger) else { return nil }

@@ -33,6 +33,7 @@ extension TabService {
         text += "# HELP tabserver_snapshot_sequence The sequence number of the published snapshot.\n"
         text += "# TYPE tabserver_snapshot_sequence counter\n"
         text += "tabserver_snapshot_sequence \(snapshot.sequence)\n"
+        text += webhookWorker.counters.text
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
@@ -46,6 +47,7 @@ extension TabService {
         stopping.store(true, ordering: .relaxed)
         publisher.waiters.stop()
         publisher.feed.stop()
+        webhookWorker.cancel()
     }
 }
 

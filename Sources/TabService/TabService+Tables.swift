@@ -112,6 +112,7 @@ extension TabService {
 extension TabService {
     /// Publishes a strings table version and its change event (every layout may change).
     func commit(strings record: StoredStrings, table: StringsTable) async {
+        webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publisher.publish { snapshot in
             guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }

@@ -2,8 +2,10 @@ import Logging
 import MicroHTTPD
 import Synchronization
 import TabAccess
+import TabDelivery
 import TabLayout
 import TabStore
+import TabWebhooks
 
 /// How the service behaves; only the executable reads flags and the environment to fill it.
 public struct ServiceConfiguration: Sendable {
@@ -28,10 +30,20 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
-    /// The environments a token's `environments` may name (`POST /v1/tokens` refuses others with 422).
-    public var environments: [String] = ["production", "staging"]
+    /// The environments that exist: a client may name one (`?environment=`, `Tabs-Environment`; others are 404) and a
+    /// token's `environments` may name them (`POST /v1/tokens` refuses others with 422). `production` alone by default,
+    /// where every answer is what it was before environments existed; more than one needs per-environment pointers,
+    /// which the service does not have yet (issue 21), so the executable offers no flag for it.
+    public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
+    /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
+    public var webhookPolicy = AddressPolicy()
+    /// How webhook hosts are resolved (checked when made and before every attempt).
+    public var webhookResolver: any HostResolver = SystemResolver()
+    /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
+    /// must not claim deliveries.
+    public var webhookDeliveries = false
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,
@@ -63,13 +75,17 @@ public final class TabService: HTTPHandler {
     let stopping = Atomic<Bool>(false)
     let heldBudget: HeldRequestBudget
     let builder = VariantBuilder()
+    /// ``ServiceConfiguration/environments`` checked.
+    let environmentList: EnvironmentList
     let refusals = RefusalBuffer()
+    let webhookWorker: WebhookWorker
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
     public init(store: any TabStore, configuration: ServiceConfiguration, logger: Logger) async throws(StoreError) {
         self.store = store
         self.configuration = configuration
+        environmentList = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
         self.logger = logger
         self.credentials = Credentials(
             tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
@@ -79,9 +95,12 @@ public final class TabService: HTTPHandler {
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        webhookWorker = WebhookWorker(
+            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
         try await reloadTokens()
         followStoreChanges()
         pruneAuditInTheBackground()
+        if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
     var snapshot: Snapshot { publisher.snapshot }

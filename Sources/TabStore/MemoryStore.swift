@@ -1,4 +1,6 @@
+import Foundation
 import Synchronization
+import TabWebhooks
 
 /// A store in memory, for trials and tests: the same write rule as SQLite and PostgreSQL, gone at exit.
 public final class MemoryStore: StoreBackend {
@@ -8,6 +10,8 @@ public final class MemoryStore: StoreBackend {
         var tokens: [String: StoredToken] = [:]
         var audit: [StoredAuditEntry] = []
         var lastAuditID: Int64 = 0
+        var webhooks: [String: StoredWebhook] = [:]
+        var deliveries: [String: StoredDelivery] = [:]
     }
 
     private let state = Mutex(State())
@@ -102,5 +106,51 @@ private final class MemoryRows: StoreRows {
         let doomed = Set(state.audit.filter { $0.atMillis < millis }.prefix(limit).map(\.id))
         state.audit.removeAll { doomed.contains($0.id) }
         return doomed.count
+    }
+}
+
+extension MemoryRows {
+    func webhooks() throws(StoreError) -> [StoredWebhook] {
+        state.webhooks.values.sorted { ($0.createdAtMillis, $0.id) < ($1.createdAtMillis, $1.id) }
+    }
+
+    func save(_ webhook: StoredWebhook) throws(StoreError) {
+        var saved = webhook
+        if let old = state.webhooks[webhook.id] { (saved.createdAtMillis, saved.createdBy) = (old.createdAtMillis, old.createdBy) }
+        state.webhooks[webhook.id] = saved
+    }
+
+    func deleteWebhook(id: String) throws(StoreError) -> Bool {
+        guard state.webhooks.removeValue(forKey: id) != nil else { return false }
+        state.deliveries = state.deliveries.filter { $0.value.delivery.webhookID != id }
+        return true
+    }
+
+    func lastEventID() throws(StoreError) -> Int64 { state.deliveries.values.map(\.delivery.eventID).max() ?? 0 }
+
+    func insert(_ delivery: StoredDelivery) throws(StoreError) {
+        guard state.deliveries[delivery.delivery.id] == nil else { throw .conflict }
+        state.deliveries[delivery.delivery.id] = delivery
+    }
+
+    func update(_ delivery: Delivery) throws(StoreError) { state.deliveries[delivery.id]?.delivery = delivery }
+
+    func delivery(id: String) throws(StoreError) -> StoredDelivery? { state.deliveries[id] }
+
+    func deliveries(webhookID: String, afterEvent: Int64, limit: Int) throws(StoreError) -> [StoredDelivery] {
+        Array(
+            state.deliveries.values.filter { $0.delivery.webhookID == webhookID && $0.delivery.eventID > afterEvent }
+                .sorted { $0.delivery.eventID < $1.delivery.eventID }.prefix(limit))
+    }
+
+    func dueDeliveries(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredDelivery] {
+        let now = Date(millis: atMillis)
+        return Array(
+            state.deliveries.values.filter { stored in
+                stored.delivery.state == .pending && (stored.delivery.nextAttemptAt.map { $0 <= now } ?? false)
+                    && state.webhooks[stored.delivery.webhookID]?.active == true
+            }
+            .sorted { ($0.delivery.nextAttemptAt ?? now, $0.delivery.eventID) < ($1.delivery.nextAttemptAt ?? now, $1.delivery.eventID) }
+            .prefix(limit))
     }
 }

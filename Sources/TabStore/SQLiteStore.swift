@@ -133,7 +133,7 @@ public final class SQLiteStore: StoreBackend {
 }
 
 /// A write transaction on the SQLite connection (inside `BEGIN IMMEDIATE`: writers are serialized).
-private struct SQLiteRows: StoreRows {
+struct SQLiteRows: StoreRows {
     let db: SQLiteConnection
 
     func latest(account: String) throws(StoreError) -> StoredVersion? {

@@ -3,7 +3,7 @@ import Synchronization
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
-public protocol StoreRows {
+public protocol StoreRows: WebhookRows {
     /// The latest record of an account (a deletion record included).
     func latest(account: String) throws(StoreError) -> StoredVersion?
     /// The latest version of a strings table.
@@ -106,7 +106,8 @@ extension StoreBackend {
     public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
 }
 
-/// The write rule, once for every backend. Each function runs inside one write transaction.
+/// The write rule, once for every backend. Each function runs inside one write transaction, and a change's webhook
+/// deliveries (``Outbox``) are written in that same transaction: they commit together or not at all.
 enum WriteRule {
     static func append(_ write: LayoutWrite, _ rows: any StoreRows) throws(StoreError) -> StoredVersion {
         let latest = try rows.latest(account: write.account)
@@ -117,6 +118,7 @@ enum WriteRule {
         let record = StoredVersion.next(after: latest, for: write)
         try insertResolvingRace(record, precondition: write.precondition, rows)
         try Self.record(write.audit, version: record.version, rows)
+        try Outbox.enqueue(layout: record, rows)
         return record
     }
 
@@ -136,6 +138,7 @@ enum WriteRule {
         guard dependents.isEmpty else { throw .extended(by: dependents) }
         let record = StoredVersion.deletion(after: latest, author: author)
         try insertResolvingRace(record, precondition: precondition, rows)
+        try Outbox.enqueue(layout: record, rows)
         return record
     }
 
@@ -150,6 +153,7 @@ enum WriteRule {
         } catch .conflict {
             throw .preconditionFailed(current: nil)
         }
+        try Outbox.enqueue(strings: record, rows)
         return record
     }
 

@@ -102,6 +102,39 @@ public enum StoreSchema {
         );
         CREATE INDEX audit_log_at ON audit_log (at_ms);
         """,
+        // Webhooks (issue 23) and their outbox: a change's deliveries are written in the change's transaction; lists
+        // are space-joined text, times milliseconds, `active` 0 or 1. Secrets are kept as text: deliveries are signed with them.
+        """
+        CREATE TABLE webhooks (
+            id TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            accounts TEXT NOT NULL,
+            secret TEXT NOT NULL,
+            previous_secret TEXT,
+            previous_until_ms {int64},
+            active {int64} NOT NULL,
+            disabled_reason TEXT,
+            created_at_ms {int64} NOT NULL,
+            created_by TEXT
+        ){table-options};
+        CREATE TABLE webhook_deliveries (
+            id TEXT PRIMARY KEY,
+            webhook_id TEXT NOT NULL,
+            event_id {int64} NOT NULL,
+            type TEXT NOT NULL,
+            attempts {int64} NOT NULL,
+            state TEXT NOT NULL,
+            last_status {int64},
+            last_error TEXT,
+            next_attempt_ms {int64},
+            at_ms {int64} NOT NULL,
+            payload {bytes} NOT NULL,
+            updated_at_ms {int64} NOT NULL
+        ){table-options};
+        CREATE UNIQUE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, event_id);
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_ms) WHERE state = 'pending';
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -210,7 +210,7 @@ public struct LayoutWrite: Sendable {
 
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
-public protocol TabStore: Sendable {
+public protocol TabStore: WebhookStore {
     /// The current (latest, not deleted) version of every account that has a layout.
     func currentLayouts() async throws(StoreError) -> [StoredVersion]
     /// The latest record of an account (a deletion record included), or nil when it never had a layout.

@@ -236,7 +236,7 @@ struct ChangeListener {
 
 /// A write transaction on a PostgreSQL connection (under the writers' advisory lock); every insert is announced
 /// to the other replicas with NOTIFY, delivered when the transaction commits.
-private struct PGRows: StoreRows {
+struct PGRows: StoreRows {
     let db: PGConnection
     /// Named in each notification (``PostgresStore/origin``).
     let origin: String

@@ -6,6 +6,7 @@ import MicroHTTPD
 import TabRuntime
 import TabService
 import TabStore
+import TabWebhooks
 
 #if canImport(Glibc)
     import Glibc
@@ -45,6 +46,11 @@ struct Serve: AsyncParsableCommand {
     var authFailures: Int?
     @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
     var auditRetention: Int?
+    @Flag(
+        help:
+            "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
+    )
+    var webhookAllowPrivate = false
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -124,6 +130,11 @@ struct Serve: AsyncParsableCommand {
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
+        service.webhookDeliveries = true
+        if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
+            service.webhookPolicy = .allowEverything
+            logger.warning("--webhook-allow-private: webhooks may deliver to internal addresses")
+        }
         let application = try await ServerApplication(
             store: tabStore, configs: configs ?? environment["TABSERVER_CONFIGS"], service: service, http: http, logger: logger,
             beforeListening: { probeServer.stop() })

@@ -5,6 +5,7 @@ import TabConfigs
 import TabService
 import TabStore
 import TabTestSupport
+import TabWebhooks
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
 struct ServiceHarness {
@@ -22,7 +23,7 @@ struct ServiceHarness {
     init(
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
-        variantCacheBytes: Int = 512 << 20
+        variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true
     )
         async throws
     {
@@ -31,7 +32,12 @@ struct ServiceHarness {
         self.store = store
         application = try await ServerApplication(
             store: store, configs: Self.repository.appendingPathComponent("configs").path,
-            service: ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes),
+            service: {
+                var service = ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes)
+                service.webhookPolicy = webhookPolicy
+                service.webhookDeliveries = webhookDeliveries
+                return service
+            }(),
             http: configuration, logger: logger)
     }
 

@@ -49,7 +49,8 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let made = await service.respond(
             to: TestRequest(
                 .post, "/v1/tokens", headers: bootstrap,
-                body: Array(#"{"name": "ios ci", "scopes": ["write"], "accounts": ["jack", "shop-*"], "environments": ["staging"]}"#.utf8)))
+                body: Array(
+                    #"{"name": "ios ci", "scopes": ["write"], "accounts": ["jack", "shop-*"], "environments": ["production"]}"#.utf8)))
         #expect(made.status == 201)
         let json = object(made)
         let id = try #require(json["id"] as? String)
@@ -57,7 +58,7 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         #expect(secret.hasPrefix("tsk_\(id)_") && secret.count == 64)
         #expect(made.header("Location") == "/v1/tokens/\(id)")
         #expect(json["createdBy"] as? String == "tester" && json["scopes"] as? [String] == ["write"])
-        #expect(json["accounts"] as? [String] == ["jack", "shop-*"] && json["environments"] as? [String] == ["staging"])
+        #expect(json["accounts"] as? [String] == ["jack", "shop-*"] && json["environments"] as? [String] == ["production"])
 
         let stored = try #require(try await store.tokens().first)
         #expect(stored.secrets.map(\.hashHex) == [SecretHash(of: secret).hex], "the store keeps the SHA-256 only")

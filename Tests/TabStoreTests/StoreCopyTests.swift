@@ -57,6 +57,12 @@ import Testing
             token.lastUsedAtMillis = 8_000
             return .replace(token)
         }
+        // A webhook that wants the next write: the write leaves one delivery in the outbox.
+        try await store.createWebhook(
+            StoredWebhook(
+                id: "wh_copied", url: "https://hooks.example.com/x", events: ["layout"], accounts: ["audited"],
+                secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", previousSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                previousUntilMillis: 7_000, createdAtMillis: 500, createdBy: "ci"))
         var audited = write("audited", "{}", .none)
         audited.audit = StoredAuditEntry(
             atMillis: 1_000, actor: "ci", tokenID: "aaaaaaaaaaaaaaaa", address: "192.0.2.1", method: "PUT",
@@ -78,6 +84,7 @@ import Testing
         let report = try StoreCopy.copy(from: source.endpoint, to: target.endpoint)
         #expect(report.rows["layout_versions"] == 6 && report.rows["strings_versions"] == 1)
         #expect(report.rows["tokens"] == 1 && report.rows["token_secrets"] == 2 && report.rows["audit_log"] == 2)
+        #expect(report.rows["webhooks"] == 1 && report.rows["webhook_deliveries"] == 1)
 
         let (original, copy) = (try Self.open(source.url), try Self.open(target.url))
         for account in ["jack", "base", "child"] {
@@ -95,7 +102,11 @@ import Testing
         try await Self.seedEveryTable(try Self.open(source.url))
         let targetPath = temporaryPath("backup") + "/copy.sqlite"
         let report = try #require(source.endpoint as? SQLiteCopyEndpoint).backup(to: targetPath)
-        #expect(report.rows == ["layout_versions": 6, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2])
+        #expect(
+            report.rows == [
+                "layout_versions": 6, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
+                "webhook_deliveries": 1,
+            ])
         #expect(report.tagCount == 7)
         let copy = try SQLiteStore(path: targetPath)
         #expect(try await copy.versions(account: "jack") == Self.open(source.url).versions(account: "jack"))
@@ -177,13 +188,14 @@ import Testing
             lines.append($0)
         }
         let copying = lines.filter { $0.phase == "copying" }
-        #expect(copying.count == 12)
-        #expect(copying.last?.rows == 12 && copying.last?.total == 12 && copying.last?.table == "tokens")
-        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/12 in all, ") == true)
+        #expect(copying.count == 14)
+        #expect(copying.last?.rows == 14 && copying.last?.total == 14 && copying.last?.table == "webhooks")
+        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/14 in all, ") == true)
         let checking = lines.filter { $0.phase == "checking" }
         #expect(
-            checking.map(\.table) == ["audit_log", "layout_versions", "strings_versions", "token_secrets", "tokens"]
-                && checking.last?.rows == 12)
+            checking.map(\.table) == [
+                "audit_log", "layout_versions", "strings_versions", "token_secrets", "tokens", "webhook_deliveries", "webhooks",
+            ] && checking.last?.rows == 14)
     }
 
     @Test func aCheckThatFindsADifferenceSaysWhere() async throws {

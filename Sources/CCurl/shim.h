@@ -1,0 +1,70 @@
+#ifndef TABSERVER_CCURL_SHIM_H
+#define TABSERVER_CCURL_SHIM_H
+#include <curl/curl.h>
+#include <string.h>
+
+/// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: the one request tabserver
+/// makes (a webhook delivery) is written here whole, and Swift calls this function.
+
+/// What the body callback counts: the answer's bytes are read up to `limit`, then the transfer stops.
+struct ccurl_sink {
+    size_t received;
+    size_t limit;
+};
+
+static size_t ccurl_discard(char *data, size_t size, size_t count, void *context) {
+    struct ccurl_sink *sink = (struct ccurl_sink *)context;
+    size_t bytes = size * count;
+    (void)data;
+    sink->received += bytes;
+    return sink->received > sink->limit ? 0 : bytes;  /* 0 ends the transfer (CURLE_WRITE_ERROR) */
+}
+
+/// Once per process, before the first request (thread-safe in libcurl 7.84 and later).
+static inline int ccurl_global_init(void) { return (int)curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+/// POSTs `body` to `url`, connecting only where `connect_to` says (CURLOPT_CONNECT_TO, "host:port:address:port":
+/// the address the policy checked, so no second DNS lookup can move the request), with `headers` ("Name: value"),
+/// no redirects, no proxy, http and https only, TLS verified against the system's CA store, within `timeout_ms`
+/// in all. The answer's body is read up to `max_body` bytes and dropped. Returns the CURLcode; `*status` is the
+/// HTTP status (0 when none came), `error` (CURL_ERROR_SIZE bytes) says what failed.
+static inline int ccurl_post(const char *url, const char *connect_to, const char *const *headers, int header_count,
+                             const void *body, long body_length, long timeout_ms, long max_body, long *status, char *error) {
+    *status = 0;
+    error[0] = 0;
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+        strncpy(error, "libcurl could not make a handle", CURL_ERROR_SIZE - 1);
+        return (int)CURLE_FAILED_INIT;
+    }
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
+    struct curl_slist *connect = curl_slist_append(NULL, connect_to);
+    struct ccurl_sink sink = {0, (size_t)max_body};
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, body_length);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "tabserver-webhooks/1");
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, ccurl_discard);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    CURLcode code = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    if (code == CURLE_WRITE_ERROR && *status > 0) code = CURLE_OK;  /* the body was longer than read: the status stands */
+    if (code != CURLE_OK && error[0] == 0) strncpy(error, curl_easy_strerror(code), CURL_ERROR_SIZE - 1);
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(list);
+    curl_slist_free_all(connect);
+    return (int)code;
+}
+#endif

@@ -1,0 +1,90 @@
+import MicroHTTPD
+
+/// "Webhooks" of API.md: endpoints with `whsec_` secrets, their deliveries and redelivery (admin only).
+extension TabService {
+    static let webhookAnswer = """
+        description: The webhook (its secret only when just made or rotated).
+        content:
+          application/json: {schema: {type: object, required: [id, url, events, accounts, active, createdAt]}}
+        """
+
+    static let webhookRoutes: [Route] = [
+        Route(
+            .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
+            APIOperation(
+                "Make a webhook; its whsec_ secret is in this answer only.",
+                requestBody: """
+                    required: true
+                    content:
+                      application/json:
+                        schema:
+                          type: object
+                          required: [url, events]
+                          properties:
+                            url: {type: string, format: uri}
+                            events: {type: array, items: {type: string, enum: [layout, strings, rollout, promote]}}
+                            accounts: {type: array, items: {type: string}}
+                    """,
+                responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])
+        ) { service, request, match in service.createWebhookRoute(request, match) },
+        Route(
+            .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
+            APIOperation(
+                "Every webhook (never their secrets).",
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The webhooks.
+                        content:
+                          application/json: {schema: {type: object, required: [webhooks], properties: {webhooks: {type: array, items: {type: object}}}}}
+                        """
+                    )
+                ])
+        ) { service, request, match in service.listWebhooksRoute(request, match) },
+        Route(
+            .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
+            APIOperation("One webhook.", responses: [(200, webhookAnswer), (404, APIOperation.problem)])
+        ) { service, request, match in service.readWebhookRoute(request, match) },
+        Route(
+            .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
+            APIOperation(
+                "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}"), (404, APIOperation.problem)])
+        ) { service, request, match in service.deleteWebhookRoute(request, match) },
+        Route(
+            .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate",
+            APIOperation(
+                "A new secret (in this answer only); the replaced one keeps signing for 24 hours.",
+                responses: [(200, webhookAnswer), (404, APIOperation.problem)])
+        ) { service, request, match in service.rotateWebhookSecretRoute(request, match) },
+        Route(
+            .get, "/v1/webhooks/{id}/deliveries", .scoped(.admin, .service), label: "webhook_deliveries",
+            APIOperation(
+                "The webhook's deliveries, oldest first; next is the after of the next page.",
+                parameters: [
+                    "{name: after, in: query, schema: {type: string}}",
+                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: A page of deliveries.
+                        content:
+                          application/json: {schema: {type: object, required: [deliveries, next]}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.listDeliveriesRoute(request, match) },
+        Route(
+            .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .scoped(.admin, .service), label: "webhook_redeliver",
+            APIOperation(
+                "Send a delivery again now.",
+                responses: [
+                    (202, "{description: 'Pending again; the worker sends it.', content: {application/json: {schema: {type: object}}}}"),
+                    (404, APIOperation.problem),
+                ])
+        ) { service, request, match in service.redeliverRoute(request, match) },
+    ]
+}

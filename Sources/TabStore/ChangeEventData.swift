@@ -1,0 +1,78 @@
+/// The `data` of a change event, one source for `/v1/events` and webhook payloads: a canonical JSON object
+/// (members sorted by name, no whitespace, `/` not escaped) of `account` or `locale`, `at` (RFC 3339 with
+/// milliseconds), `author`, `deleted` (only when true), `etag` and `version`.
+public enum ChangeEventData {
+    /// The data of a stored layout version (or deletion record).
+    public static func layout(_ record: StoredVersion) -> [UInt8] {
+        encode(
+            account: record.account, locale: nil, version: record.version, etag: record.etag, author: record.author,
+            atMillis: record.createdAtMillis, deleted: record.deleted)
+    }
+
+    /// The data of a stored strings table version.
+    public static func strings(_ record: StoredStrings) -> [UInt8] {
+        encode(
+            account: nil, locale: record.locale, version: record.version, etag: record.etag, author: record.author,
+            atMillis: record.createdAtMillis, deleted: false)
+    }
+
+    /// The object from its fields.
+    public static func encode(
+        account: String?, locale: String?, version: Int, etag: String, author: String?, atMillis: Int64, deleted: Bool
+    ) -> [UInt8] {
+        var members: [(String, [UInt8])] = [
+            ("at", string(rfc3339Millis(atMillis))), ("etag", string(etag)), ("version", Array(String(version).utf8)),
+        ]
+        if let account { members.append(("account", string(account))) }
+        if let locale { members.append(("locale", string(locale))) }
+        if let author { members.append(("author", string(author))) }
+        if deleted { members.append(("deleted", Array("true".utf8))) }
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.sorted(by: { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += string(member.0) + [UInt8(ascii: ":")] + member.1
+        }
+        return out + [UInt8(ascii: "}")]
+    }
+
+    /// A JSON string: `"` and `\` escaped, controls as `\n`, `\r`, `\t`, `\b`, `\f` or `\u00XX`, the rest as is.
+    static func string(_ text: String) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "\"")]
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), byte]
+            case 0x0A: out += Array("\\n".utf8)
+            case 0x0D: out += Array("\\r".utf8)
+            case 0x09: out += Array("\\t".utf8)
+            case 0x08: out += Array("\\b".utf8)
+            case 0x0C: out += Array("\\f".utf8)
+            case 0x00..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: out.append(byte)
+            }
+        }
+        return out + [UInt8(ascii: "\"")]
+    }
+
+    /// `2026-11-22T05:21:00.123Z`.
+    public static func rfc3339Millis(_ millis: Int64) -> String {
+        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
+        let fraction = millis - seconds * 1000
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let rest = seconds - days * 86400
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let three = String(1000 + fraction).dropFirst()
+        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)).\(three)Z"
+    }
+}
