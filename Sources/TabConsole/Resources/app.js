@@ -1,10 +1,12 @@
 // The operators' console: sign in, accounts, preview and compiled JSON, editing with errors at their line,
-// conflicts shown as a diff, history with restore, and the change feed. Plain ES modules, no framework.
+// conflicts shown as a diff, history with restore, and the change feed; the tokens, audit and webhooks pages are
+// pages.js's. Plain ES modules, no framework.
 
 import * as api from "./api.js";
 import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
+import { Pages } from "./pages.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);
@@ -114,6 +116,10 @@ function fail(error) {
     warn("The server refused the token (401): sign in again.");
     return;
   }
+  if (error.status === 403) {
+    warn(`This token may not do that (${error.message}).`);
+    return;
+  }
   warn(error.message);
 }
 
@@ -134,8 +140,9 @@ async function busy(button, work) {
 function refreshControls() {
   ui.pagePrevious.disabled = state.index === 0;
   ui.pageNext.disabled = !state.next;
-  const editable = Boolean(state.layout) && !state.layout.binary;
+  const editable = Boolean(state.layout) && !state.layout.binary && pages.abilities.write;
   for (const button of [ui.check, ui.previewEdits, ui.save, ui.revert]) button.disabled = !editable;
+  $("source").readOnly = !editable;
 }
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "short", timeStyle: "medium" });
@@ -154,7 +161,7 @@ async function signIn(token) {
   } catch (error) {
     api.forgetToken();
     if (error.status === 401) {
-      warn("That token was refused (401). Check TABSERVER_ADMIN_TOKEN or the tokens file.");
+      warn("That token was refused (401): it is unknown, expired or revoked.");
       ui.token.select();
       ui.token.focus();
       return;
@@ -175,10 +182,12 @@ function showWorkspace() {
   feed.start();
   resetPaging();
   loadAccounts().catch(fail);
+  pages.start().then(refreshControls, fail);
 }
 
 function signOut() {
   feed.stop();
+  pages.stop();
   api.forgetToken();
   state.account = null;
   state.layout = null;
@@ -289,7 +298,9 @@ async function loadSource() {
     const layout = await api.getLayout(account);
     if (account !== state.account) return;
     state.layout = { exists: true, ...layout };
-    editor.load(layout.binary ? "(a binary property list: it cannot be edited here)" : layout.text, { editable: !layout.binary });
+    editor.load(layout.binary ? "(a binary property list: it cannot be edited here)" : layout.text, {
+      editable: !layout.binary && pages.abilities.write,
+    });
     ui.sourceMeta.textContent = `version ${layout.version} · ${layout.contentType} · ETag ${layout.etag}`;
     ui.accountSummary.textContent = `Version ${layout.version}.`;
   } catch (error) {
@@ -399,6 +410,7 @@ async function refreshHistory() {
       restore.type = "button";
       restore.textContent = "Restore";
       restore.setAttribute("aria-label", `Restore version ${entry.version}`);
+      restore.dataset.needs = "write";
       restore.addEventListener("click", () => busy(restore, () => restoreVersion(entry.version)));
       actions.append(" ", restore);
     }
@@ -623,6 +635,8 @@ const feedStates = {
   stopped: "Not connected.",
 };
 
+const pages = new Pages({ announce, warn, busy });
+
 const feed = new ChangeFeed({
   onEvent: (event) => onFeedEvent(event).catch(fail),
   onState: (name, detail) => {
@@ -637,7 +651,7 @@ ui.signInForm.addEventListener("submit", (event) => {
   event.preventDefault();
   const token = ui.token.value.trim();
   if (!token) {
-    warn("Type the admin token first.");
+    warn("Type a token first.");
     ui.token.focus();
     return;
   }

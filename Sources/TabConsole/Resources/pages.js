@@ -1,0 +1,81 @@
+// The console's pages (layouts, tokens, audit, webhooks) and what the signed-in token may do.
+//
+// The console uses whatever token is typed in and hides what it cannot do. What it may do is learnt from the
+// server's answers, not from the token's text: `probeAbilities` (access-api.js) asks `GET /v1/tokens` (refused
+// with 403 unless `admin`) and, for a token that is not admin, `POST /v1/validate` with an empty body (refused
+// with 403 unless `write`). The body then carries `can-write` and `can-admin` classes, and console.css hides
+// every `[data-needs~=write]` or `[data-needs~=admin]` element the token may not use, including rows drawn later.
+
+import { probeAbilities } from "./access-api.js";
+import { AuditPage } from "./audit.js";
+import { byId } from "./dom.js";
+import { TokensPage } from "./tokens.js";
+import { WebhooksPage } from "./webhooks.js";
+
+export class Pages {
+  /** @param {{announce: (text: string) => void, warn: (text: string) => void, busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>}} messages */
+  constructor(messages) {
+    this.busy = messages.busy;
+    this.announce = messages.announce;
+    this.nav = byId("pages");
+    this.who = byId("who");
+    this.abilities = { admin: false, write: false };
+    this.tokens = new TokensPage(messages);
+    this.audit = new AuditPage(messages);
+    this.webhooks = new WebhooksPage(messages);
+    this.loaders = {
+      workspace: null,
+      "tokens-page": () => this.tokens.load(),
+      "audit-page": () => this.audit.reset(),
+      "webhooks-page": () => this.webhooks.load(),
+    };
+    for (const link of this.nav.querySelectorAll("button[data-page]")) {
+      link.addEventListener("click", () => this.busy(null, () => this.show(link.dataset.page)));
+    }
+  }
+
+  /** The token's abilities, asked of the server; until they are known, nothing that needs them is shown. */
+  async start() {
+    this.apply({ admin: false, write: false });
+    this.nav.hidden = false;
+    this.apply(await probeAbilities());
+  }
+
+  apply(abilities) {
+    this.abilities = abilities;
+    document.body.classList.toggle("can-write", abilities.write);
+    document.body.classList.toggle("can-admin", abilities.admin);
+    this.who.textContent = abilities.admin
+      ? "Signed in with an admin token"
+      : abilities.write
+        ? "Signed in with a token that may read and write"
+        : "Signed in with a read-only token";
+  }
+
+  /** Shows page `id` (a section of the page: `workspace`, `tokens-page`, …) and loads what it lists. */
+  async show(id) {
+    for (const link of this.nav.querySelectorAll("button[data-page]")) {
+      if (link.dataset.page === id) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    this.announce("");
+    for (const page of Object.keys(this.loaders)) byId(page).hidden = page !== id;
+    const heading = byId(id).querySelector("h2");
+    if (heading && id !== "workspace") heading.focus();
+    await this.loaders[id]?.();
+  }
+
+  /** Signing out: back to the layouts, nothing of the other pages left on screen, no ability assumed. */
+  stop() {
+    this.nav.hidden = true;
+    for (const page of ["tokens-page", "audit-page", "webhooks-page"]) byId(page).hidden = true;
+    for (const link of this.nav.querySelectorAll("button[data-page]")) {
+      if (link.dataset.page === "workspace") link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    this.tokens.clear();
+    this.audit.clear();
+    this.webhooks.clear();
+    this.apply({ admin: false, write: false });
+  }
+}
