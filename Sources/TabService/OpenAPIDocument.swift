@@ -274,6 +274,10 @@ enum OpenAPIDocument {
     ) -> String {
         var out = "    \(method):\n      summary: \(quoted(summary))\n"
         var answers = responses
+        // Any request can be malformed (a control character in the path, a bad field): 400 is always an answer.
+        if !answers.contains(where: { $0.status == 400 }) {
+            answers.append((400, body ? APIOperation.problem : "{description: \(quoted(headDescription(400)))}"))
+        }
         if let scope = route.access.scope {
             out += "      security: [{bearer: [\(scope.rawValue)]}]\n"
             answers += [(401, APIOperation.problem), (403, APIOperation.problem), (429, APIOperation.problem)]
