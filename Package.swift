@@ -59,10 +59,10 @@ let package = Package(
         .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
-        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess"], swiftSettings: strict),
+        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
-        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ"], swiftSettings: strict),
+        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
         .target(name: "TabDelivery", swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.

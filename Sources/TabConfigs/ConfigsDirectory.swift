@@ -136,7 +136,7 @@ public struct ConfigsDirectory: Sendable {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
                 continue
             }
-            let latest = try await store.latest(account: file.name)
+            let latest = try await store.pointed(account: file.name, environment: TabStoreDefaults.environment)
             let precondition: WritePrecondition
             if let latest {
                 guard force else {

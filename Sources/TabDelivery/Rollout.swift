@@ -128,7 +128,7 @@ public struct Rollout: Sendable, Hashable {
     /// Refuses a decision about the environment's pointer while this rollout's completion is due but not recorded:
     /// the pointer read is stale then (it is about to move to the candidate).
     /// - Throws: ``DeliveryError/Conflict/completionNotRecorded(id:)`` (409).
-    func requireCompletionRecorded(at now: Timestamp) throws(DeliveryError) {
+    public func requireCompletionRecorded(at now: Timestamp) throws(DeliveryError) {
         if progress.ending == nil, status(at: now).state == .completed { throw .conflict(.completionNotRecorded(id: id)) }
     }
 

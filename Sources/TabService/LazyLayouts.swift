@@ -67,6 +67,10 @@ final class ResolutionContext: Sendable {
 final class LazyEntry: Sendable {
     let account: String
     private let context: ResolutionContext
+    /// The version served in place of the account's current one (a rollout's candidate), nil: the current one.
+    private let own: LazyDocument?
+    /// Request headers the representations vary on besides the layout's own (`X-Install-Id` during a rollout).
+    private let extraVary: String?
     private let state = Mutex<State>(.unresolved)
     private let recentlyUsed = Atomic<Bool>(true)
 
@@ -77,9 +81,11 @@ final class LazyEntry: Sendable {
         case failed
     }
 
-    init(account: String, context: ResolutionContext) {
+    init(account: String, context: ResolutionContext, own: LazyDocument? = nil, extraVary: String? = nil) {
         self.account = account
         self.context = context
+        self.own = own
+        self.extraVary = extraVary
     }
 
     /// The resolved entry (resolving it now on first use), nil when it cannot be resolved.
@@ -109,7 +115,7 @@ final class LazyEntry: Sendable {
     }
 
     private func resolve() -> LayoutEntry? {
-        guard let lazy = context.documents[account], let document = lazy.document else {
+        guard let lazy = own ?? context.documents[account], let document = lazy.document else {
             context.logger.error("layout \(account) no longer reads")
             return nil
         }
@@ -123,7 +129,7 @@ final class LazyEntry: Sendable {
             return LayoutEntry(
                 resolved: resolved, globalStrings: context.globalStrings, layoutModifiedMillis: modified,
                 stringsModifiedMillis: context.stringsModified, changedTwiceInOneSecond: context.changedTwiceInOneSecond.contains(account),
-                budget: context.budget)
+                budget: context.budget, extraVary: extraVary)
         } catch {
             context.logger.error("layout \(account) v\(record.version) does not compile against the current store: \(error)")
             return nil

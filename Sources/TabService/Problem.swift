@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabDelivery
 import TabLayout
 
 /// Every kind of problem the service answers with: its slug (the last part of the `type` URN), its status and
@@ -28,6 +29,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
     case invalidFields = "invalid-fields"
     case lastAdminToken = "last-admin-token"
     case tokenInactive = "token-inactive"
+    case rolloutConflict = "rollout-conflict"
 
     var status: Int {
         switch self {
@@ -53,14 +55,14 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .insufficientStorage: 507
         case .insufficientScope: 403
         case .invalidFields: 422
-        case .lastAdminToken, .tokenInactive: 409
+        case .lastAdminToken, .tokenInactive, .rolloutConflict: 409
         }
     }
 
     var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive: "Conflict"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict: "Conflict"
         case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"
@@ -137,4 +139,24 @@ struct Problem {
     }
 
     static let internalError = Problem(.internalError, detail: "the server failed; the log has the details")
+
+    /// The answer to a refusal of the environments' and rollouts' rules, with the status the contract gives it (a
+    /// 422 lists every field at its JSON Pointer; a 412 carries the current `ETag`).
+    static func delivery(_ error: DeliveryError) -> Problem {
+        switch error {
+        case .invalidEnvironmentList: return internalError
+        case .unknownEnvironment, .notFound: return notFound(error.description)
+        case .invalidInstallID, .invalidParameter: return badRequest(error.description)
+        case .invalidBody(let problems):
+            let count = problems.count
+            return Problem(
+                .invalidFields, detail: "the body has \(count) problem\(count == 1 ? "" : "s") (see errors)",
+                errors: problems.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) })
+        case .tooLarge: return Problem(.tooLarge, detail: error.description)
+        case .preconditionRequired: return Problem(.preconditionRequired, detail: error.description)
+        case .preconditionFailed(let current):
+            return Problem(.preconditionFailed, detail: error.description, headers: current.map { [HTTPHeader("ETag", $0)] } ?? [])
+        case .conflict: return Problem(.rolloutConflict, detail: error.description)
+        }
+    }
 }

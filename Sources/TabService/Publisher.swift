@@ -5,7 +5,7 @@ import TabStore
 /// One change the publisher made visible: a stored layout or strings version, at a sequence number.
 struct ChangeEvent: Sendable, Equatable {
     enum Kind: String, Sendable {
-        case layout, strings
+        case layout, strings, rollout
     }
 
     var kind: Kind
@@ -24,6 +24,8 @@ struct ChangeEvent: Sendable, Equatable {
     /// The accounts whose served layouts may have changed (the account and every layout extending it); nil:
     /// every account (a strings table).
     var affected: Set<String>?
+    /// The event's `data` when it is not a version's (a rollout's change, ``RolloutEvent``).
+    var data: [UInt8]? = nil
 }
 
 /// The one writer of snapshots. Each change runs on the publisher's own serial queue, against the latest

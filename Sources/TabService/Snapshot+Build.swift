@@ -30,6 +30,7 @@ extension Snapshot {
         let context = ResolutionContext(contents, budget: budget, logger: logger)
         for account in accounts {
             contents.entries[account] = documents[account] == nil ? nil : LazyEntry(account: account, context: context)
+            if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(context) }
         }
         return Snapshot(contents, budget: budget)
     }
@@ -40,7 +41,8 @@ extension Snapshot {
     func applying(_ record: StoredVersion, document: LayoutDocument?, logger: Logger) -> Snapshot? {
         let account = record.account
         let held = self.record(account)
-        if let held, held.version >= record.version { return nil }
+        // A pointer may move back (a rollout of an older version completed); the same version twice is no change.
+        if let held, held.version == record.version { return nil }
         var contents = self.contents
         let affectedBefore = dependents(of: account)
         if let previous = documents[account]?.extends {

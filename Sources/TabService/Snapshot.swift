@@ -28,6 +28,8 @@ final class Snapshot: Sendable {
         var changedTwiceInOneSecond: Set<String> = []
         /// The publication that made it: grows by one with every snapshot published.
         var sequence: UInt64 = 0
+        /// Rollouts under way in the served environment, by account.
+        var rollouts: [String: ServedRollout] = [:]
     }
 
     let contents: Contents

@@ -1,5 +1,6 @@
 import HeaderFields
 import MicroHTTPD
+import TabDelivery
 import TabLayout
 
 #if canImport(Glibc)
@@ -16,6 +17,8 @@ struct VariantRequest: Sendable {
     var platform: Platform?
     var appVersion: AppVersion?
     var acceptEncoding: String?
+    /// `X-Install-Id` / `?installId=`: which arm of a rollout the install gets.
+    var install: InstallID?
 }
 
 extension TabService {
@@ -44,13 +47,18 @@ extension TabService {
         case .failure(let problem): return .response(problem.response)
         }
         if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
+        let install: InstallID?
+        switch installID(request) {
+        case .success(let named): install = named
+        case .failure(let problem): return .response(problem.response)
+        }
         let wait: Int?
         switch requestedWait(request) {
         case .success(let seconds): wait = seconds
         case .failure(let problem): return .response(problem.response)
         }
         let snapshot = self.snapshot
-        guard let entry = snapshot.entry(for: account) else { return .response(noLayout(account).response) }
+        guard let entry = snapshot.entry(for: account, install: install, at: Self.now) else { return .response(noLayout(account).response) }
         let locale =
             chosenLocale(request, entry)
         let representation: Representation
@@ -81,7 +89,7 @@ extension TabService {
             let wanted = VariantRequest(
                 account: account, format: format, localeQuery: request.query("locale"),
                 acceptLanguage: request.headerList("Accept-Language"),
-                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"))
+                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"), install: install)
             let address = clientAddress(request)
             if let refusal = heldBudget.reserve(address) {
                 let whose = refusal == .total ? "this server holds" : "this client address holds"
@@ -131,7 +139,7 @@ extension TabService {
     /// built (the request's own bytes live only for libmicrohttpd's call).
     static func replayable(_ request: borrowing HTTPRequest) -> TestRequest {
         var query: [(String, String)] = []
-        for name in ["locale", "platform", "appVersion", "wait", "selected"] {
+        for name in ["locale", "platform", "appVersion", "wait", "selected", "environment", "installId"] {
             if let value = request.query(name) { query.append((name, value)) }
         }
         var headers: [(String, String)] = []
@@ -143,7 +151,7 @@ extension TabService {
 
     private static let replayedHeaders = [
         "Accept", "Accept-Language", "Accept-Encoding", "If-None-Match", "If-Match", "If-Modified-Since", "If-Unmodified-Since",
-        "Prefer", "X-Client-Platform", "X-App-Version", "X-Forwarded-For", "Forwarded",
+        "Prefer", "X-Client-Platform", "X-App-Version", "X-Forwarded-For", "Forwarded", "Tabs-Environment", "X-Install-Id",
     ]
 
     /// Builds the variant `request` needs on the ``VariantBuilder``, then answers it as if it had been cached
@@ -181,6 +189,17 @@ extension TabService {
         } catch {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
             return .failure(ProblemError(Problem.internalError))
+        }
+    }
+
+    /// The install a request names (`?installId=` over `X-Install-Id`); nil when none (the stable version), 400 for
+    /// one over 128 characters or with a control character.
+    func installID(_ request: borrowing HTTPRequest) -> Result<InstallID?, ProblemError> {
+        guard let text = request.query("installId") ?? request.header("X-Install-Id") else { return .success(nil) }
+        do throws(DeliveryError) {
+            return .success(try InstallID.parse(text))
+        } catch {
+            return .failure(ProblemError(Problem.delivery(error)))
         }
     }
 
@@ -238,7 +257,9 @@ extension TabService {
 
     /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
     func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
-        guard let entry = snapshot.entry(for: wanted.account) else { return .failure(ProblemError(noLayout(wanted.account))) }
+        guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: Self.now) else {
+            return .failure(ProblemError(noLayout(wanted.account)))
+        }
         let locale =
             wanted.localeQuery.map(entry.localeIndex(asked:))
             ?? Self.withBytes(wanted.acceptLanguage, entry.localeIndex(acceptLanguage:))

@@ -59,9 +59,11 @@ extension TabService {
     /// One event in the text/event-stream format: `event:`, `id:` and a one-line JSON `data:`.
     static func serverSentEvent(_ event: ChangeEvent) -> String {
         // The same bytes a webhook's payload carries as `data` (one source: ChangeEventData).
-        let data = ChangeEventData.encode(
-            account: event.account, locale: event.locale, version: event.version, etag: event.etag, author: event.author,
-            atMillis: event.atMillis, deleted: event.deleted)
+        let data =
+            event.data
+            ?? ChangeEventData.encode(
+                account: event.account, locale: event.locale, version: event.version, etag: event.etag, author: event.author,
+                atMillis: event.atMillis, deleted: event.deleted)
         let line = String(decoding: data, as: UTF8.self)
         return "event: \(event.kind.rawValue)\nid: \(event.sequence)\ndata: \(line)\n\n"
     }

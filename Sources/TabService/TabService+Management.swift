@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabDelivery
 import TabLayout
 import TabStore
 
@@ -38,10 +39,15 @@ extension TabService {
         case .failure(let problem): return .response(problem.response)
         }
         guard let format = uploadFormat(request) else { return unsupportedMediaType() }
+        let target: (environment: EnvironmentName, mode: PublishMode)
+        switch writeTarget(request) {
+        case .success(let chosen): target = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let upload = LayoutUpload(
             account: address.account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
             precondition: writePrecondition(request), author: match.author, message: request.header("Change-Message"),
-            dryRun: request.query("dryRun") == "true", restoredFrom: nil)
+            dryRun: request.query("dryRun") == "true", restoredFrom: nil, environment: target.environment, publish: target.mode == .publish)
         return .deferred { await self.write(upload) }
     }
 
@@ -61,13 +67,18 @@ extension TabService {
                     headers: [HTTPHeader("Accept-Patch", "application/json-patch+json, application/merge-patch+json")]
                 ).response)
         }
+        let target: (environment: EnvironmentName, mode: PublishMode)
+        switch writeTarget(request) {
+        case .success(let chosen): target = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let body = request.body
         let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
             await self.patch(
                 account: address.account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
-                author: author)
+                author: author, environment: target.environment, publish: target.mode == .publish)
         }
     }
 
@@ -103,6 +114,29 @@ extension TabService {
         let precondition = writePrecondition(request)
         return withLayoutAddress(match) { account, number in
             .deferred { await self.restore(account: account, number: number ?? 0, precondition: precondition, author: match.author) }
+        }
+    }
+
+    /// The environment a management request names (`?environment=`, by default the first: where changes enter).
+    func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
+        do throws(DeliveryError) {
+            return .success(try environmentList.forManaging(request.query("environment")))
+        } catch {
+            return .failure(ProblemError(Problem.delivery(error)))
+        }
+    }
+
+    /// Where a `PUT` or `PATCH` goes and whether it moves the pointer (`?publish=false`: a draft).
+    func writeTarget(_ request: borrowing HTTPRequest) -> Result<(environment: EnvironmentName, mode: PublishMode), ProblemError> {
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .failure(problem)
+        }
+        do throws(DeliveryError) {
+            return .success((environment, try PublishMode(query: request.query("publish"))))
+        } catch {
+            return .failure(ProblemError(Problem.delivery(error)))
         }
     }
 
@@ -157,6 +191,8 @@ extension TabService {
                 .insufficientStorage,
                 detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
             ).response
+        case .refused(let refusal):
+            return Problem.delivery(refusal).response
         case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")
@@ -180,6 +216,9 @@ extension TabService {
         var message: String?
         var dryRun: Bool
         var restoredFrom: Int?
+        /// The environment the version enters, and whether its pointer moves there (false: a draft).
+        var environment: EnvironmentName = .production
+        var publish = true
     }
 
     /// Compiles against the current snapshot (422 when it cannot), then appends and swaps the snapshot.
@@ -199,13 +238,15 @@ extension TabService {
                 account: upload.account, source: upload.body, contentType: mediaType(upload.contentType),
                 precondition: upload.precondition, author: upload.author, message: upload.message, restoredFrom: upload.restoredFrom,
                 extends: document.extends ?? "")
+            change.environment = upload.environment.text
+            change.publish = upload.publish
             if let context = AuditContext.current {
                 let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
                 change.audit = context.entry(
                     action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
             }
             let record = try await store.append(change)
-            await commit(record, document: document)
+            if upload.publish { await commit(record, document: document) }
             return written(record, status: existed ? 200 : 201)
         } catch {
             return storeProblem(error)
@@ -263,11 +304,14 @@ extension TabService {
             headers: [HTTPHeader("ETag", record.etag), HTTPHeader("Layout-Version", String(record.version))])
     }
 
-    func patch(account: String, patch: [UInt8], isMerge: Bool, precondition: WritePrecondition, author: String) async -> HTTPResponse {
+    func patch(
+        account: String, patch: [UInt8], isMerge: Bool, precondition: WritePrecondition, author: String,
+        environment: EnvironmentName = .production, publish: Bool = true
+    ) async -> HTTPResponse {
         let latest: StoredVersion?
         do {
             metrics.storeOperations.add()
-            latest = try await store.latest(account: account)
+            latest = try await store.pointed(account: account, environment: environment.text)
         } catch {
             return storeProblem(error)
         }
@@ -283,7 +327,8 @@ extension TabService {
         }
         let upload = LayoutUpload(
             account: account, body: Array(patched.jsonText().utf8), contentType: "application/json", format: .json,
-            precondition: precondition, author: author, message: nil, dryRun: false, restoredFrom: nil)
+            precondition: precondition, author: author, message: nil, dryRun: false, restoredFrom: nil, environment: environment,
+            publish: publish)
         return await write(upload)
     }
 
@@ -340,7 +385,7 @@ extension TabService {
             if let number {
                 record = try await store.version(account: account, number: number)
             } else {
-                record = try await store.latest(account: account)
+                record = try await store.pointed(account: account, environment: environmentList.entry.text)
             }
         } catch {
             return storeProblem(error)
@@ -361,9 +406,11 @@ extension TabService {
 
     func listVersions(account: String, page: VersionPage) async -> HTTPResponse {
         let all: [StoredVersion]
+        let pointers: [String: Int]
         do {
             metrics.storeOperations.add()
             all = try await store.versions(account: account)
+            pointers = try await store.pointers(account: account)
         } catch {
             return storeProblem(error)
         }
@@ -378,6 +425,8 @@ extension TabService {
             if let author = record.author { entry["author"] = .string(author) }
             if let message = record.message { entry["message"] = .string(message) }
             if let from = record.restoredFrom { entry["restoredFrom"] = .integer(Int64(from)) }
+            entry["environments"] = .array(
+                environmentList.names.filter { pointers[$0.text] == record.version }.map { .string($0.text) })
             return .object(entry)
         }
         let next: JSONValue? = older.count > page.limit ? versions.last.map { .integer(Int64($0.version)) } : nil

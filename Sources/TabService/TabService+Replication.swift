@@ -18,7 +18,7 @@ extension TabService {
             switch change {
             case .layout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                guard let record = try await store.latest(account: account) else { return }
+                guard let record = try await store.pointed(account: account, environment: environmentList.served.text) else { return }
                 if record.deleted {
                     await commit(record, document: nil)
                 } else {
@@ -28,6 +28,9 @@ extension TabService {
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 guard let record = try await store.currentStrings().first(where: { $0.locale == locale }) else { return }
                 await commit(strings: record, table: try StringsTable.read(record.source))
+            case .rollout(let account, let committed):
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                try await loadRollouts(account: account)
             case .token(let id, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await reloadTokens()
@@ -35,6 +38,7 @@ extension TabService {
             case .everything:
                 try await reloadTokens()
                 try await catchUp()
+                try await loadRollouts()
             }
         } catch {
             metrics.storeErrors.add()
@@ -56,16 +60,16 @@ extension TabService {
     func catchUp() async throws {
         let held = snapshot
         var applied = 0
-        let layouts = try await store.currentLayouts()
+        let layouts = try await store.currentLayouts(environment: environmentList.served.text)
         var seen: Set<String> = []
         for record in layouts {
             seen.insert(record.account)
-            guard (held.record(record.account)?.version ?? 0) < record.version else { continue }
+            guard held.record(record.account)?.version != record.version else { continue }
             await commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
             applied += 1
         }
         for account in held.documents.keys where !seen.contains(account) {
-            if let latest = try await store.latest(account: account), latest.deleted {
+            if let latest = try await store.pointed(account: account, environment: environmentList.served.text), latest.deleted {
                 await commit(latest, document: nil)
                 applied += 1
             }

@@ -79,6 +79,10 @@ public final class TabService: HTTPHandler {
     let environmentList: EnvironmentList
     let refusals = RefusalBuffer()
     let webhookWorker: WebhookWorker
+    /// This replica's answers per rollout arm.
+    let armCounts = ArmCountsRegistry()
+    /// Names this replica's rows of answer counts in a shared store.
+    let replicaID = StoredWebhook.newID()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -98,7 +102,9 @@ public final class TabService: HTTPHandler {
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
         try await reloadTokens()
+        try await loadRollouts()
         followStoreChanges()
+        startRolloutStepper()
         pruneAuditInTheBackground()
         if configuration.webhookDeliveries { webhookWorker.start() }
     }

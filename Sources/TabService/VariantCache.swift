@@ -66,7 +66,7 @@ final class LayoutEntry: Sendable {
 
     init(
         resolved: ResolvedLayout, globalStrings: [String: StringsTable], layoutModifiedMillis: Int64,
-        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget
+        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget, extraVary: String? = nil
     ) {
         self.resolved = resolved
         self.globalStrings = globalStrings
@@ -82,6 +82,7 @@ final class LayoutEntry: Sendable {
         var vary = "Accept, Accept-Language, Accept-Encoding"
         if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
         if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
+        if let extraVary { vary += ", " + extraVary }
         self.vary = vary
     }
 

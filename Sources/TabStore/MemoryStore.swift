@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TabDelivery
 import TabWebhooks
 
 /// A store in memory, for trials and tests: the same write rule as SQLite and PostgreSQL, gone at exit.
@@ -12,6 +13,12 @@ public final class MemoryStore: StoreBackend {
         var lastAuditID: Int64 = 0
         var webhooks: [String: StoredWebhook] = [:]
         var deliveries: [String: StoredDelivery] = [:]
+        /// By account, then environment: the version pointed at.
+        var pointers: [String: [String: Int]] = [:]
+        /// By account and environment, oldest first.
+        var rollouts: [String: [Rollout]] = [:]
+        /// By rollout key, then replica.
+        var served: [String: [String: ServedCounts]] = [:]
     }
 
     private let state = Mutex(State())
@@ -28,9 +35,11 @@ public final class MemoryStore: StoreBackend {
         }
     }
 
-    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
+    public func readCurrentLayouts(environment: String) throws(StoreError) -> [StoredVersion] {
         state.withLock { state in
-            state.layouts.values.compactMap { $0.last }.filter { !$0.deleted }.sorted { $0.account < $1.account }
+            state.pointers.compactMap { account, pointers in
+                pointers[environment].flatMap { number in state.layouts[account]?.first { $0.version == number } }
+            }.filter { !$0.deleted }.sorted { $0.account < $1.account }
         }
     }
 
@@ -73,8 +82,12 @@ private final class MemoryRows: StoreRows {
 
     func latestStrings(locale: String) throws(StoreError) -> StoredStrings? { state.strings[locale]?.last }
 
-    func accounts(extending account: String) throws(StoreError) -> [String] {
-        state.layouts.values.compactMap { $0.last }.filter { !$0.deleted && $0.extends == account }.map(\.account)
+    func version(account: String, number: Int) throws(StoreError) -> StoredVersion? {
+        state.layouts[account]?.first { $0.version == number }
+    }
+
+    func deletedVersions(account: String) throws(StoreError) -> [Int] {
+        (state.layouts[account] ?? []).filter(\.deleted).map(\.version)
     }
 
     func insert(_ record: StoredVersion) throws(StoreError) {
@@ -152,5 +165,64 @@ extension MemoryRows {
             }
             .sorted { ($0.delivery.nextAttemptAt ?? now, $0.delivery.eventID) < ($1.delivery.nextAttemptAt ?? now, $1.delivery.eventID) }
             .prefix(limit))
+    }
+}
+
+extension MemoryRows {
+    private static func key(_ rollout: Rollout) -> String { "\(rollout.account)\u{0}\(rollout.environment.text)\u{0}\(rollout.id)" }
+
+    func pointer(account: String, environment: String) throws(StoreError) -> Int? { state.pointers[account]?[environment] }
+
+    func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
+        state.pointers[account, default: [:]][environment] = version
+    }
+
+    func pointers(account: String) throws(StoreError) -> [String: Int] { state.pointers[account] ?? [:] }
+
+    func accounts(extending account: String, environment: String) throws(StoreError) -> [String] {
+        state.pointers.compactMap { name, pointers in
+            guard let number = pointers[environment], let record = state.layouts[name]?.first(where: { $0.version == number }),
+                !record.deleted, record.extends == account
+            else { return nil }
+            return name
+        }
+    }
+
+    func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout? {
+        state.rollouts[account]?.last { $0.environment.text == environment }
+    }
+
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout] {
+        state.rollouts.keys.sorted().flatMap { state.rollouts[$0] ?? [] }.filter { $0.progress.ending == nil }
+    }
+
+    func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int {
+        ((state.rollouts[account] ?? []).filter { $0.environment.text == environment }.map(\.id).max() ?? 0) + 1
+    }
+
+    func insert(_ rollout: Rollout) throws(StoreError) {
+        guard !(state.rollouts[rollout.account] ?? []).contains(where: { $0.environment == rollout.environment && $0.id == rollout.id })
+        else { throw .conflict }
+        state.rollouts[rollout.account, default: []].append(rollout)
+    }
+
+    func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
+        guard
+            let index = state.rollouts[rollout.account]?.firstIndex(where: {
+                $0.environment == rollout.environment && $0.id == rollout.id && $0.revision == expected
+            })
+        else { return false }
+        state.rollouts[rollout.account]?[index] = rollout
+        return true
+    }
+
+    func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
+        state.served[Self.key(rollout), default: [:]][replica] = counts
+    }
+
+    func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
+        (state.served[Self.key(rollout)] ?? [:]).values.reduce(ServedCounts(candidate: 0, stable: 0)) {
+            ServedCounts(candidate: $0.candidate + $1.candidate, stable: $0.stable + $1.stable)
+        }
     }
 }

@@ -55,18 +55,14 @@ public final class SQLiteStore: StoreBackend {
             etag: try row.required(4), createdAtMillis: row.int64(5), author: row.text(6))
     }
 
-    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
+    public func readCurrentLayouts(environment: String) throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
-            // SQLite takes the bare columns of a MAX() aggregate from the row with the maximum: one pass over the
-            // primary key, no subquery per account (1,000,000 accounts: 1.2 s instead of 1.7 s).
             try db.query(
                 """
-                SELECT \(Self.versionColumns) FROM (
-                    SELECT account, MAX(version) AS version, source, content_type, etag, created_at_ms, author, message,
-                           restored_from, deleted, extends
-                    FROM layout_versions GROUP BY account
-                ) WHERE deleted = 0 ORDER BY account
-                """, [], Self.version)
+                SELECT \(Self.versionColumns.split(separator: ", ").map { "v." + $0 }.joined(separator: ", "))
+                FROM layout_pointers AS p JOIN layout_versions AS v ON v.account = p.account AND v.version = p.version
+                WHERE p.environment = ? AND v.deleted = 0 ORDER BY v.account
+                """, [.text(environment)], Self.version)
         }
     }
 
@@ -83,12 +79,7 @@ public final class SQLiteStore: StoreBackend {
     }
 
     public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
-            try db.query(
-                "SELECT \(Self.versionColumns) FROM layout_versions WHERE account = ? AND version = ?", [.text(account), .int(number)],
-                Self.version
-            ).first
-        }
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try SQLiteRows(db: db).version(account: account, number: number) }
     }
 
     public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
@@ -150,13 +141,15 @@ struct SQLiteRows: StoreRows {
         ).first
     }
 
-    func accounts(extending account: String) throws(StoreError) -> [String] {
+    func version(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try db.query(
-            """
-            SELECT account FROM layout_versions AS v WHERE extends = ? AND deleted = 0
-            AND version = (SELECT MAX(version) FROM layout_versions WHERE account = v.account)
-            """, [.text(account)]
-        ) { (row) throws(StoreError) -> String in try row.required(0) }
+            "SELECT \(SQLiteStore.versionColumns) FROM layout_versions WHERE account = ? AND version = ?", [.text(account), .int(number)],
+            SQLiteStore.version
+        ).first
+    }
+
+    func deletedVersions(account: String) throws(StoreError) -> [Int] {
+        try db.query("SELECT version FROM layout_versions WHERE account = ? AND deleted = 1", [.text(account)]) { $0.int(0) }
     }
 
     func insert(_ record: StoredVersion) throws(StoreError) {

@@ -1,4 +1,5 @@
 import Foundation
+import TabDelivery
 import TabWebhooks
 
 /// The webhook endpoints and their outbox (`GET|POST|DELETE /v1/webhooks…` and the delivery worker).
@@ -153,6 +154,14 @@ enum Outbox {
         let event = try? WebhookEvent(
             kind: .strings, account: nil, timestamp: Date(millis: record.createdAtMillis), data: ChangeEventData.strings(record))
         try enqueue(event, atMillis: record.createdAtMillis, rows)
+    }
+
+    /// A rollout's change (`rollout.<state>`), its data the `event: rollout` of `/v1/events`.
+    static func enqueue(_ rollout: RolloutEvent, _ rows: any StoreRows) throws(StoreError) {
+        let now = currentTimeMillis()
+        let event = try? WebhookEvent(
+            kind: .rollout, account: rollout.account, rolloutState: rollout.state.rawValue, timestamp: Date(millis: now), data: rollout.json)
+        try enqueue(event, atMillis: now, rows)
     }
 
     private static func enqueue(_ event: WebhookEvent?, atMillis: Int64, _ rows: any StoreRows) throws(StoreError) {

@@ -1,15 +1,18 @@
 import Dispatch
+import TabDelivery
 import Synchronization
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
-public protocol StoreRows: WebhookRows {
+public protocol StoreRows: WebhookRows, DeliveryRows {
     /// The latest record of an account (a deletion record included).
     func latest(account: String) throws(StoreError) -> StoredVersion?
+    /// One record of an account.
+    func version(account: String, number: Int) throws(StoreError) -> StoredVersion?
+    /// The numbers of an account's deletion records.
+    func deletedVersions(account: String) throws(StoreError) -> [Int]
     /// The latest version of a strings table.
     func latestStrings(locale: String) throws(StoreError) -> StoredStrings?
-    /// Accounts whose current (latest, not deleted) version extends `account`.
-    func accounts(extending account: String) throws(StoreError) -> [String]
     /// Appends a record; ``StoreError/conflict`` when another writer took its version number.
     func insert(_ record: StoredVersion) throws(StoreError)
     func insert(_ record: StoredStrings) throws(StoreError)
@@ -35,7 +38,7 @@ public protocol StoreBackend: TabStore {
     /// committed when it returns, rolled back when it throws. Blocking.
     func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R
     /// Blocking reads.
-    func readCurrentLayouts() throws(StoreError) -> [StoredVersion]
+    func readCurrentLayouts(environment: String) throws(StoreError) -> [StoredVersion]
     func readLatest(account: String) throws(StoreError) -> StoredVersion?
     func readVersions(account: String) throws(StoreError) -> [StoredVersion]
     func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
@@ -47,8 +50,8 @@ public protocol StoreBackend: TabStore {
 }
 
 extension StoreBackend {
-    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
-        try await executor.run { () throws(StoreError) in try self.readCurrentLayouts() }
+    public func currentLayouts(environment: String) async throws(StoreError) -> [StoredVersion] {
+        try await executor.run { () throws(StoreError) in try self.readCurrentLayouts(environment: environment) }
     }
 
     public func latest(account: String) async throws(StoreError) -> StoredVersion? {
@@ -77,12 +80,13 @@ extension StoreBackend {
         }
     }
 
-    public func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
-        -> StoredVersion
-    {
+    public func delete(
+        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+    ) async throws(StoreError) -> StoredVersion {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
-                let record = try WriteRule.delete(account: account, precondition: precondition, author: author, rows)
+                let record = try WriteRule.delete(
+                    account: account, environment: environment, precondition: precondition, author: author, rows)
                 try WriteRule.record(audit, version: record.version, rows)
                 return record
             }
@@ -111,15 +115,36 @@ extension StoreBackend {
 enum WriteRule {
     static func append(_ write: LayoutWrite, _ rows: any StoreRows) throws(StoreError) -> StoredVersion {
         let latest = try rows.latest(account: write.account)
-        try write.precondition.check(current: latest.flatMap { $0.deleted ? nil : $0.etag })
+        let pointed = try pointed(write.account, write.environment, rows)
+        try checkRollout(account: write.account, environment: write.environment, moving: write.publish, rows)
+        try write.precondition.check(current: pointed.flatMap { $0.deleted ? nil : $0.etag })
         if let base = write.extends, !base.isEmpty {
-            guard let held = try rows.latest(account: base), !held.deleted else { throw .missingBase(base) }
+            guard let held = try Self.pointed(base, write.environment, rows), !held.deleted else { throw .missingBase(base) }
         }
         let record = StoredVersion.next(after: latest, for: write)
         try insertResolvingRace(record, precondition: write.precondition, rows)
         try Self.record(write.audit, version: record.version, rows)
-        try Outbox.enqueue(layout: record, rows)
+        if write.publish {
+            try rows.setPointer(account: write.account, environment: write.environment, version: record.version)
+            try Outbox.enqueue(layout: record, rows)
+        }
         return record
+    }
+
+    /// Refuses a write while a rollout is under way in the environment when the write would move the pointer, or
+    /// while a rollout's completion is due but not recorded (the pointer is about to move); a draft is refused only
+    /// in the second case.
+    static func checkRollout(account: String, environment: String, moving: Bool, _ rows: any StoreRows) throws(StoreError) {
+        guard let rollout = try rows.latestRollout(account: account, environment: environment) else { return }
+        let now = Timestamp(unixMillis: currentTimeMillis())
+        do throws(DeliveryError) {
+            try rollout.requireCompletionRecorded(at: now)
+        } catch {
+            throw .refused(error)
+        }
+        if moving, rollout.isUnderWay(at: now) {
+            throw .refused(.conflict(.rolloutInProgress(id: rollout.id, environment: environment)))
+        }
     }
 
     /// Stores a change's audit entry, with the version it made, in the change's transaction.
@@ -129,15 +154,22 @@ enum WriteRule {
         try rows.insertAudit(audit)
     }
 
-    static func delete(account: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows) throws(StoreError)
-        -> StoredVersion
+    static func delete(account: String, environment: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows)
+        throws(StoreError) -> StoredVersion
     {
-        guard let latest = try rows.latest(account: account), !latest.deleted else { throw .notFound }
-        try precondition.check(current: latest.etag)
-        let dependents = try rows.accounts(extending: account).filter { $0 != account }.sorted()
+        guard let pointed = try pointed(account, environment, rows), !pointed.deleted, let latest = try rows.latest(account: account)
+        else { throw .notFound }
+        try checkRollout(account: account, environment: environment, moving: true, rows)
+        try precondition.check(current: pointed.etag)
+        let dependents = try rows.accounts(extending: account, environment: environment).filter { $0 != account }.sorted()
         guard dependents.isEmpty else { throw .extended(by: dependents) }
-        let record = StoredVersion.deletion(after: latest, author: author)
+        var record = StoredVersion.deletion(after: latest, author: author)
+        if latest.version != pointed.version {
+            // A draft stands after the version served: the deletion record keeps the served source for the history.
+            (record.source, record.contentType) = (pointed.source, pointed.contentType)
+        }
         try insertResolvingRace(record, precondition: precondition, rows)
+        try rows.setPointer(account: account, environment: environment, version: record.version)
         try Outbox.enqueue(layout: record, rows)
         return record
     }

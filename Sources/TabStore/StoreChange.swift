@@ -2,6 +2,8 @@
 public enum StoreChange: Sendable, Equatable {
     /// An account's layout has a new version (or a deletion record); `committedAtMillis` dates the commit.
     case layout(account: String, committedAtMillis: Int64)
+    /// A rollout of an account was started or changed (a step, a pause, a completion, a rollback).
+    case rollout(account: String, committedAtMillis: Int64)
     /// A strings table has a new version.
     case strings(locale: String, committedAtMillis: Int64)
     /// An API token was made, revoked or rotated: authentication must see it within a second.

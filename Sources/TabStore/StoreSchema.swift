@@ -135,6 +135,42 @@ public enum StoreSchema {
         CREATE UNIQUE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, event_id);
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_ms) WHERE state = 'pending';
         """,
+        // Environments and rollouts (issue 21): an environment points at one version of each account's layout (a
+        // draft is a version no environment points at); a store written before environments had one, `production`,
+        // pointing at each account's latest record. A rollout is one JSON record (TabDelivery's `Rollout.record`) beside
+        // the columns it is looked up and updated by; `revision` makes each recorded change conditional. `rollout_served`
+        // holds each replica's answers per arm, summed when read.
+        """
+        CREATE TABLE layout_pointers (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (account, environment)
+        ){table-options};
+        INSERT INTO layout_pointers (account, environment, version)
+            SELECT account, 'production', MAX(version) FROM layout_versions GROUP BY account;
+        CREATE TABLE rollouts (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            id {int64} NOT NULL,
+            revision {int64} NOT NULL,
+            ended {int64} NOT NULL,
+            record {bytes} NOT NULL,
+            updated_at_ms {int64} NOT NULL,
+            PRIMARY KEY (account, environment, id)
+        ){table-options};
+        CREATE INDEX rollouts_under_way ON rollouts (ended) WHERE ended = 0;
+        CREATE TABLE rollout_served (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            id {int64} NOT NULL,
+            replica TEXT NOT NULL,
+            candidate {int64} NOT NULL,
+            stable {int64} NOT NULL,
+            updated_at_ms {int64} NOT NULL,
+            PRIMARY KEY (account, environment, id, replica)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -1,4 +1,5 @@
 import ContentHash
+import TabDelivery
 
 /// One immutable version of an account's layout (or, with `deleted`, the record that it was deleted).
 public struct StoredVersion: Sendable, Equatable {
@@ -156,6 +157,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case targetNotEmpty(table: String, rows: Int)
     /// A copy's target does not hold what the source's snapshot held (or cannot: another schema).
     case copyMismatch(String)
+    /// The environments' and rollouts' rules refuse the change (a rollout under way, a percent downward, …).
+    case refused(DeliveryError)
 
     public var description: String {
         switch self {
@@ -174,6 +177,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .targetNotEmpty(let table, let rows):
             "the target store is not empty (\(table) has \(rows) rows): migrate copies only into an empty store"
         case .copyMismatch(let detail): "the copy does not match its source: \(detail)"
+        case .refused(let error): error.description
         }
     }
 }
@@ -192,6 +196,10 @@ public struct LayoutWrite: Sendable {
     public var extends: String?
     /// The audit entry of the write, stored in its transaction with the new version's number.
     public var audit: StoredAuditEntry?
+    /// The environment the write enters (its pointer is checked and, when `publish`, moved).
+    public var environment: String = TabStoreDefaults.environment
+    /// Whether the environment's pointer moves to the new version; false stores a draft (`?publish=false`).
+    public var publish = true
 
     public init(
         account: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String? = nil,
@@ -210,9 +218,9 @@ public struct LayoutWrite: Sendable {
 
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
-public protocol TabStore: WebhookStore {
-    /// The current (latest, not deleted) version of every account that has a layout.
-    func currentLayouts() async throws(StoreError) -> [StoredVersion]
+public protocol TabStore: WebhookStore, RolloutStore {
+    /// The version `environment` points at (deletions excluded) of every account that has a layout there.
+    func currentLayouts(environment: String) async throws(StoreError) -> [StoredVersion]
     /// The latest record of an account (a deletion record included), or nil when it never had a layout.
     func latest(account: String) async throws(StoreError) -> StoredVersion?
     /// Every record of an account, newest first.
@@ -221,9 +229,11 @@ public protocol TabStore: WebhookStore {
     func version(account: String, number: Int) async throws(StoreError) -> StoredVersion?
     /// Appends a version after checking `write.precondition` against the current one.
     func append(_ write: LayoutWrite) async throws(StoreError) -> StoredVersion
-    /// Appends a deletion record (the account falls back to `default`), and `audit` in the same transaction.
-    func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
-        -> StoredVersion
+    /// Appends a deletion record and points `environment` at it (the account falls back to `default` there), and
+    /// `audit` in the same transaction.
+    func delete(
+        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+    ) async throws(StoreError) -> StoredVersion
     /// The current version of every global strings table.
     func currentStrings() async throws(StoreError) -> [StoredStrings]
     /// Appends a strings table version after checking `precondition`, and `audit` in the same transaction.
@@ -256,10 +266,29 @@ public protocol TabStore: WebhookStore {
     func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void)
 }
 
+/// What a store assumes when a caller names no environment.
+public enum TabStoreDefaults {
+    /// The one environment of a server started without `--environments`, and the one a store written before
+    /// environments existed points with.
+    public static let environment = "production"
+}
+
 extension TabStore {
+    /// The versions the default environment serves.
+    public func currentLayouts() async throws(StoreError) -> [StoredVersion] {
+        try await currentLayouts(environment: TabStoreDefaults.environment)
+    }
+
     /// A deletion without an audit entry.
     public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
-        try await delete(account: account, precondition: precondition, author: author, audit: nil)
+        try await delete(account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: nil)
+    }
+
+    /// A deletion in the default environment.
+    public func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
+        -> StoredVersion
+    {
+        try await delete(account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: audit)
     }
 
     /// A strings table version without an audit entry.

@@ -82,10 +82,15 @@ public final class PostgresStore: StoreBackend {
         return value
     }
 
-    public func readCurrentLayouts() throws(StoreError) -> [StoredVersion] {
+    public func readCurrentLayouts(environment: String) throws(StoreError) -> [StoredVersion] {
         try connection.withLock { (db) throws(StoreError) -> [StoredVersion] in
-            try db.execute("SELECT DISTINCT ON (account) \(Self.columns) FROM layout_versions ORDER BY account, version DESC")
-                .map { (row) throws(StoreError) in try Self.version(row) }.filter { !$0.deleted }
+            try db.execute(
+                """
+                SELECT \(Self.columns.split(separator: ", ").map { "v." + $0 }.joined(separator: ", "))
+                FROM layout_pointers AS p JOIN layout_versions AS v ON v.account = p.account AND v.version = p.version
+                WHERE p.environment = $1 AND NOT v.deleted ORDER BY v.account
+                """, [.text(environment)]
+            ).map { (row) throws(StoreError) in try Self.version(row) }
         }
     }
 
@@ -197,6 +202,13 @@ struct ChangeListener {
                     if parts[0] == "token" {
                         // Tokens add no layout or strings row: not counted by the safety net below.
                         if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
+                    } else if parts[0] == "pointer" || parts[0] == "rollout" {
+                        // A pointer moved or a rollout changed: no row counted by the safety net below.
+                        guard !own else { continue }
+                        let account = String(parts[1])
+                        onChange(
+                            parts[0] == "pointer"
+                                ? .layout(account: account, committedAtMillis: millis) : .rollout(account: account, committedAtMillis: millis))
                     } else if parts[0] == "strings" {
                         expected?.strings += 1
                         if !own { onChange(.strings(locale: String(parts[1]), committedAtMillis: millis)) }
@@ -253,14 +265,16 @@ struct PGRows: StoreRows {
         ).first.map { (row) throws(StoreError) in try PostgresStore.strings(row) }
     }
 
-    func accounts(extending account: String) throws(StoreError) -> [String] {
+    func version(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try db.execute(
-            """
-            SELECT account FROM (SELECT DISTINCT ON (account) account, deleted, extends FROM layout_versions
-            WHERE account IN (SELECT account FROM layout_versions WHERE extends = $1) ORDER BY account, version DESC) AS latest
-            WHERE extends = $1 AND NOT deleted
-            """, [.text(account)]
-        ).compactMap { $0.first?.text }
+            "SELECT \(PostgresStore.columns) FROM layout_versions WHERE account = $1 AND version = $2", [.text(account), .text(String(number))]
+        ).first.map { (row) throws(StoreError) in try PostgresStore.version(row) }
+    }
+
+    func deletedVersions(account: String) throws(StoreError) -> [Int] {
+        try db.execute("SELECT version FROM layout_versions WHERE account = $1 AND deleted", [.text(account)]).compactMap {
+            $0.first?.text.flatMap { Int($0) }
+        }
     }
 
     func insert(_ record: StoredVersion) throws(StoreError) {

@@ -1,0 +1,99 @@
+import Logging
+import MicroHTTPD
+import TabLayout
+import TabDelivery
+import TabStore
+
+/// What the clock does to rollouts: every quarter second each replica looks at the rollouts it serves and records the
+/// steps (a start at `startAt`, each hold's end, the completion) that are due. The store records each once: the
+/// update is conditional on the revision read, under the writers' lock, so of replicas racing to record a step one
+/// does and the others find it recorded (and reload it). Each replica also stores its answers per arm every two
+/// seconds, for `served` in `GET …/rollout`.
+extension TabService {
+    /// The author of the changes the clock makes, in history and events.
+    static let clockAuthor = "tabserver"
+
+    /// Starts the stepper (until the service stops).
+    func startRolloutStepper() {
+        Task.detached { [weak self] in
+            var lastFlush = ContinuousClock.now
+            while true {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
+                await service.recordDueSteps()
+                if ContinuousClock.now - lastFlush >= .seconds(2) {
+                    lastFlush = .now
+                    await service.storeServedCounts()
+                }
+            }
+        }
+    }
+
+    /// Records the due transitions of every rollout the snapshot serves.
+    func recordDueSteps() async {
+        let now = Self.now
+        for served in snapshot.contents.rollouts.values where !served.rollout.advanced(to: now).transitions.isEmpty {
+            let rollout = served.rollout
+            do throws(StoreError) {
+                let recorded = try await store.changeRollout(
+                    account: rollout.account, environment: rollout.environment.text, author: Self.clockAuthor, audit: nil
+                ) { stored in stored.advanced(to: Self.now) }
+                await publish(recorded, author: Self.clockAuthor)
+            } catch .conflict {
+                // Another replica recorded it first: serve what it recorded.
+                try? await loadRollouts(account: rollout.account)
+            } catch {
+                metrics.storeErrors.add()
+                logger.error("recording rollout \(rollout.id) of \(rollout.account): \(error)")
+            }
+        }
+    }
+
+    /// Stores this replica's answers per arm of the rollouts it serves.
+    func storeServedCounts() async {
+        let counts = snapshot.contents.rollouts.values.map { ($0.rollout, $0.counts.served) }
+        do throws(StoreError) {
+            try await store.saveServed(counts, replica: replicaID)
+        } catch {
+            logger.error("storing rollout answer counts failed: \(error)")
+        }
+    }
+
+    /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that
+    /// account's running rollouts (in its `environment` label's environment when it has one), reason
+    /// `"{alertname}: {summary}"`. Resolved alerts change nothing.
+    func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let payload: AlertmanagerPayload
+        do throws(DeliveryError) {
+            payload = try AlertmanagerPayload.decode(request.body)
+        } catch {
+            return .response(Problem.delivery(error).response)
+        }
+        let author = match.author
+        return .deferred {
+            var rolledBack: [JSONValue] = []
+            do throws(StoreError) {
+                let underWay = try await self.store.rolloutsUnderWay()
+                for (rollout, reason) in payload.rollbacks(among: underWay, at: Self.now) {
+                    do throws(StoreError) {
+                        let recorded = try await self.store.changeRollout(
+                            account: rollout.account, environment: rollout.environment.text, author: author,
+                            audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
+                        ) { (stored) throws(DeliveryError) in try stored.rolledBack(reason: reason, at: Self.now) }
+                        await self.publish(recorded, author: author)
+                        rolledBack.append(
+                            .object([
+                                "account": .string(rollout.account), "environment": .string(rollout.environment.text),
+                                "rollout": .integer(Int64(rollout.id)), "reason": .string(reason),
+                            ]))
+                    } catch .refused {
+                        continue  // it ended meanwhile
+                    }
+                }
+            } catch {
+                return self.storeProblem(error)
+            }
+            return json(200, ["rolledBack": .array(rolledBack)])
+        }
+    }
+}

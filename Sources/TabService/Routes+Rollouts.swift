@@ -1,0 +1,115 @@
+import MicroHTTPD
+import TabDelivery
+
+/// "Environments and rollouts" of API.md: a layout's rollout and Alertmanager's alerts, behind the `deploy` scope.
+extension TabService {
+    static let rolloutAnswer = """
+        description: The rollout.
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served]
+              properties:
+                state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
+                served: {type: object, required: [candidate, stable]}
+        """
+
+    static let rolloutRoutes: [Route] = [
+        Route(
+            .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
+            APIOperation(
+                "Start a rollout of a version to a growing share of installs (steps with holds, or a fixed percent).",
+                parameters: [environmentParameter, ifMatch, ifNoneMatchStar],
+                requestBody: """
+                    required: true
+                    content:
+                      application/json:
+                        schema:
+                          type: object
+                          required: [version]
+                          properties:
+                            version: {type: integer, minimum: 1}
+                            percent: {type: number, minimum: 0, maximum: 100}
+                            steps: {type: array, items: {type: object, required: [percent, hold], properties: {percent: {type: number}, hold: {type: string}}}}
+                            startAt: {type: string, format: date-time}
+                            seed: {type: string}
+                            installs: {type: array, items: {type: string}}
+                    """,
+                responses: [
+                    (201, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem),
+                    (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.startRolloutRoute(request, match) },
+        Route(
+            .get, "/v1/accounts/{account}/layout/rollout", .scoped(.read, .account), label: "layout_rollout",
+            APIOperation(
+                "The newest rollout of the account in the environment, with the answers per arm of every replica.",
+                parameters: [environmentParameter], responses: [(200, rolloutAnswer), (404, APIOperation.problem)])
+        ) { service, request, match in service.readRolloutRoute(request, match) },
+        Route(
+            .patch, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
+            APIOperation(
+                "Raise the percent (never lower it) or pause and resume.", parameters: [environmentParameter],
+                requestBody: """
+                    required: true
+                    content:
+                      application/json:
+                        schema: {type: object, properties: {percent: {type: number, minimum: 0, maximum: 100}, paused: {type: boolean}}}
+                    """,
+                responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
+        ) { service, request, match in
+            service.changeRolloutRoute(request, match, action: "rollout.patch") { (body) throws(DeliveryError) in
+                let patch = try RolloutPatch.decode(body)
+                return { (rollout) throws(DeliveryError) in try rollout.patched(patch, at: TabService.now) }
+            }
+        },
+        Route(
+            .post, "/v1/accounts/{account}/layout/rollout/complete", .scoped(.deploy, .account), label: "layout_rollout_complete",
+            APIOperation(
+                "The candidate becomes the stable version for everyone.", parameters: [environmentParameter],
+                responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem)])
+        ) { service, request, match in
+            service.changeRolloutRoute(request, match, action: "rollout.complete") { (_) throws(DeliveryError) in
+                { (rollout) throws(DeliveryError) in try rollout.completed(at: TabService.now) }
+            }
+        },
+        Route(
+            .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.deploy, .account), label: "layout_rollout_rollback",
+            APIOperation(
+                "Everyone gets the stable version at once; the reason is recorded.", parameters: [environmentParameter],
+                requestBody: """
+                    required: false
+                    content:
+                      application/json: {schema: {type: object, properties: {reason: {type: string, maxLength: 1024}}}}
+                    """,
+                responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
+        ) { service, request, match in
+            service.changeRolloutRoute(request, match, action: "rollout.rollback") { (body) throws(DeliveryError) in
+                let reason = try RollbackRequest.reason(from: body)
+                return { (rollout) throws(DeliveryError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
+            }
+        },
+        Route(
+            .post, "/v1/alerts", .scoped(.deploy, .service), label: "alerts",
+            APIOperation(
+                "Prometheus Alertmanager's webhook (version 4): firing alerts with an account label roll back its rollouts.",
+                requestBody: """
+                    required: true
+                    content:
+                      application/json: {schema: {type: object, required: [version, alerts], properties: {version: {type: string}, alerts: {type: array}}}}
+                    """,
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The rollouts rolled back.
+                        content:
+                          application/json: {schema: {type: object, required: [rolledBack]}}
+                        """
+                    ),
+                    (413, APIOperation.problem), (422, APIOperation.problem),
+                ])
+        ) { service, request, match in service.alertsRoute(request, match) },
+    ]
+}

@@ -1,0 +1,102 @@
+import Logging
+import Synchronization
+import TabDelivery
+import TabStore
+
+/// A rollout the snapshot serves: the rollout as last recorded, its two arms ready to serve, and its answer counts.
+/// Both arms' representations name `X-Install-Id` in `Vary`, so a cache keeps one per install, not one for all.
+final class ServedRollout: Sendable {
+    let rollout: Rollout
+    /// The candidate version's record (its document parsed on first use).
+    let candidateDocument: LazyDocument
+    let stable: LazyEntry
+    let candidate: LazyEntry
+    let counts: ArmCounts
+
+    static let vary = "X-Install-Id"
+
+    init(rollout: Rollout, candidateDocument: LazyDocument, context: ResolutionContext, counts: ArmCounts) {
+        self.rollout = rollout
+        self.candidateDocument = candidateDocument
+        self.counts = counts
+        stable = LazyEntry(account: rollout.account, context: context, extraVary: Self.vary)
+        candidate = LazyEntry(account: rollout.account, context: context, own: candidateDocument, extraVary: Self.vary)
+    }
+
+    /// The same rollout over another publication's documents and strings.
+    func rebuilt(_ context: ResolutionContext) -> ServedRollout {
+        ServedRollout(rollout: rollout, candidateDocument: candidateDocument, context: context, counts: counts)
+    }
+
+    /// The entry an install gets now (the stable one when the candidate no longer resolves), counted.
+    func entry(for install: InstallID?, at now: Timestamp) -> LayoutEntry? {
+        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value {
+            counts.candidate.add(1, ordering: .relaxed)
+            return entry
+        }
+        counts.stable.add(1, ordering: .relaxed)
+        return stable.value
+    }
+}
+
+/// Answers per arm of one rollout on this replica since it started (kept across publications).
+final class ArmCounts: Sendable {
+    let candidate = Atomic<Int>(0)
+    let stable = Atomic<Int>(0)
+
+    var served: ServedCounts {
+        ServedCounts(candidate: candidate.load(ordering: .relaxed), stable: stable.load(ordering: .relaxed))
+    }
+}
+
+/// This replica's ``ArmCounts``, by rollout, so that a rollout's counts survive the snapshots that re-record it.
+final class ArmCountsRegistry: Sendable {
+    private let byRollout = Mutex<[String: ArmCounts]>([:])
+
+    static func key(_ rollout: Rollout) -> String { "\(rollout.account)\u{0}\(rollout.environment.text)\u{0}\(rollout.id)" }
+
+    /// The counts of `rollout`, made on first use.
+    func counts(for rollout: Rollout) -> ArmCounts {
+        byRollout.withLock { map in
+            if let known = map[Self.key(rollout)] { return known }
+            let made = ArmCounts()
+            map[Self.key(rollout)] = made
+            return made
+        }
+    }
+
+    /// This replica's counts of `rollout` (zero when it served none).
+    func served(_ rollout: Rollout) -> ServedCounts {
+        byRollout.withLock { $0[Self.key(rollout)]?.served } ?? ServedCounts(candidate: 0, stable: 0)
+    }
+}
+
+extension Snapshot {
+    /// The entry that serves `account` for `install` at `now`: during a rollout of the layout that serves it (its
+    /// own, else `default`'s) the install's arm, else ``entry(for:)``.
+    func entry(for account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) -> LayoutEntry? {
+        guard !contents.rollouts.isEmpty else { return entry(for: account) }
+        let owner = entries[account]?.value != nil ? account : "default"
+        if let served = contents.rollouts[owner] { return served.entry(for: install, at: now()) ?? entry(for: account) }
+        return entry(for: account)
+    }
+
+    /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).
+    func variesOnInstall(_ account: String) -> Bool {
+        guard !contents.rollouts.isEmpty else { return false }
+        return contents.rollouts[entries[account]?.value != nil ? account : "default"] != nil
+    }
+
+    /// This snapshot serving `rollout` for its account (its arms made anew), or none when `rollout` is nil or has ended.
+    func serving(_ rollout: Rollout?, account: String, candidate: StoredVersion?, counts: ArmCounts?, logger: Logger) -> Snapshot {
+        var contents = self.contents
+        if let rollout, rollout.progress.ending == nil, let candidate, let counts {
+            let context = ResolutionContext(contents, budget: budget, logger: logger)
+            contents.rollouts[account] = ServedRollout(
+                rollout: rollout, candidateDocument: LazyDocument(record: candidate), context: context, counts: counts)
+        } else {
+            contents.rollouts[account] = nil
+        }
+        return Snapshot(contents, budget: budget)
+    }
+}

@@ -1,0 +1,194 @@
+import Logging
+import MicroHTTPD
+import TabDelivery
+import TabLayout
+import TabStore
+
+/// The handlers of "Environments and rollouts" (API.md): a rollout started, read, raised or paused, completed or rolled
+/// back, and Alertmanager's alerts that roll rollouts back. The decisions are TabDelivery's; the store records each
+/// change once (conditional on the revision read); this file publishes what was recorded.
+extension TabService {
+    /// The store's clock as TabDelivery takes it.
+    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
+
+    /// The account and environment a rollout route names.
+    private func rolloutTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> Result<(String, EnvironmentName), ProblemError> {
+        let account = match["account"]
+        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
+        return managedEnvironment(request).map { (account, $0) }
+    }
+
+    /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
+    func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        let plan: RolloutPlan
+        do throws(DeliveryError) {
+            plan = try RolloutPlan.decode(request.body, now: Self.now)
+        } catch {
+            return .response(Problem.delivery(error).response)
+        }
+        let precondition = Precondition(writePrecondition(request))
+        let author = match.author
+        return .deferred {
+            do throws(StoreError) {
+                let recorded = try await self.store.startRollout(
+                    account: account, environment: environment.text, author: author,
+                    audit: AuditContext.current?.entry(action: "rollout.start", account: account, status: 201)
+                ) { (id, current, latest, availability) throws(DeliveryError) in
+                    try Rollout.start(
+                        plan,
+                        in: RolloutStartContext(
+                            account: account, environment: environment, id: id, current: current, latest: latest,
+                            precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+                }
+                await self.publish(recorded, author: author)
+                return self.rolloutAnswer(recorded.rollout, status: 201)
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+
+    /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
+    func readRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        return .deferred {
+            do throws(StoreError) {
+                // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
+                await self.storeServedCounts()
+                guard let (rollout, served) = try await self.store.latestRollout(account: account, environment: environment.text) else {
+                    return Problem.delivery(.notFound(.rollout(account: account, environment: environment.text))).response
+                }
+                return self.rolloutAnswer(rollout, status: 200, served: served)
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+
+    /// `PATCH …/layout/rollout`, `POST …/rollout/complete` and `POST …/rollout/rollback`: one change of the newest
+    /// rollout, decided by `change` on the rollout as stored.
+    func changeRolloutRoute(
+        _ request: borrowing HTTPRequest, _ match: RouteMatch, action: String,
+        _ decide: @escaping @Sendable ([UInt8]) throws(DeliveryError) -> @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+    ) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        let change: @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+        do throws(DeliveryError) {
+            change = try decide(request.body)
+        } catch {
+            return .response(Problem.delivery(error).response)
+        }
+        let author = match.author
+        return .deferred {
+            do throws(StoreError) {
+                let recorded = try await self.store.changeRollout(
+                    account: account, environment: environment.text, author: author,
+                    audit: AuditContext.current?.entry(action: action, account: account, status: 200), change)
+                await self.publish(recorded, author: author)
+                return self.rolloutAnswer(recorded.rollout, status: 200)
+            } catch .notFound {
+                return Problem.delivery(.notFound(.rollout(account: account, environment: environment.text))).response
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+
+    /// The rollout document (`GET …/rollout`'s body), with this replica's answer counts unless told the total.
+    func rolloutAnswer(_ rollout: Rollout, status: Int, served: ServedCounts? = nil) -> HTTPResponse {
+        let document = rollout.document(at: Self.now, served: served ?? armCounts.served(rollout))
+        return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")], body: document.json)
+    }
+
+    /// Makes a recorded rollout change visible: the snapshot serves the rollout as recorded (and the candidate once
+    /// completed), its transitions go to `/v1/events`, and held long-polls of the account are woken (each answers
+    /// only when its own representation changed: the installs a step moved).
+    func publish(_ recorded: RecordedRollout, author: String) async {
+        guard !recorded.transitions.isEmpty || recorded.pointed != nil else { return }
+        let rollout = recorded.rollout
+        guard rollout.environment == environmentList.served else { return }
+        var candidate: StoredVersion?
+        if rollout.progress.ending == nil {
+            do {
+                candidate = try await store.version(account: rollout.account, number: rollout.candidateVersion)
+            } catch {
+                logger.error("reading rollout \(rollout.id)'s candidate of \(rollout.account) failed: \(error)")
+            }
+        }
+        let pointed = recorded.pointed
+        let candidateRecord = candidate
+        let document = pointed.flatMap { record in try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)) }
+        let counts = armCounts.counts(for: rollout)
+        let logger = self.logger
+        let events = recorded.transitions.map { transition in
+            let event = rollout.event(for: transition, author: author)
+            return ChangeEvent(
+                kind: .rollout, account: rollout.account, locale: nil, version: rollout.candidateVersion, etag: "", author: author,
+                atMillis: transition.at.unixMillis, deleted: false, sequence: 0, affected: [rollout.account], data: event.json)
+        }
+        await publisher.publish { snapshot in
+            var next = snapshot
+            var affected: Set<String> = [rollout.account]
+            if let pointed, let moved = next.applying(pointed, document: document, logger: logger) {
+                affected.formUnion(snapshot.dependents(of: rollout.account))
+                next = moved
+            }
+            next = next.serving(rollout, account: rollout.account, candidate: candidateRecord, counts: counts, logger: logger)
+            var all = events
+            if let pointed { all.append(ChangeEvent(layout: pointed, affected: affected)) }
+            all = all.map { event in
+                var event = event
+                event.affected = affected
+                return event
+            }
+            return (next, all)
+        }
+    }
+
+    /// Serves the rollouts under way in the served environment (at start, and after another replica changed one).
+    func loadRollouts(account: String? = nil) async throws(StoreError) {
+        let served = environmentList.served.text
+        let underWay = try await store.rolloutsUnderWay().filter { $0.environment.text == served && (account == nil || $0.account == account) }
+        var candidates: [String: StoredVersion] = [:]
+        for rollout in underWay {
+            candidates[rollout.account] = try await store.version(account: rollout.account, number: rollout.candidateVersion)
+        }
+        let candidateRecords = candidates
+        let accounts = account.map { [$0] } ?? Array(Set(underWay.map(\.account)).union(snapshot.contents.rollouts.keys))
+        let logger = self.logger
+        let counts = armCounts
+        await publisher.publish { snapshot in
+            var next = snapshot
+            for name in accounts {
+                let rollout = underWay.last { $0.account == name }
+                next = next.serving(
+                    rollout, account: name, candidate: candidateRecords[name], counts: rollout.map(counts.counts(for:)), logger: logger)
+            }
+            return (next, [])
+        }
+    }
+}
+
+extension Precondition {
+    /// TabDelivery's form of a write's `If-Match` / `If-None-Match`.
+    init(_ precondition: WritePrecondition) {
+        switch precondition {
+        case .none: self = .none
+        case .ifMatch(let tags): self = .ifMatch(tags)
+        case .ifNoneMatchAny: self = .ifNoneMatchAny
+        }
+    }
+}

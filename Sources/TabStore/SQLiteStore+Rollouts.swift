@@ -1,0 +1,68 @@
+import TabDelivery
+
+/// ``DeliveryRows`` on SQLite (inside `BEGIN IMMEDIATE`: one writer at a time).
+extension SQLiteRows {
+    private static func bind(_ cells: [WebhookSQL.Cell]) -> [SQLiteValue] {
+        cells.map { cell in
+            switch cell {
+            case .text(let text): text.map { .text($0) } ?? .null
+            case .int(let number): number.map { .int64($0) } ?? .null
+            case .bytes(let bytes): .blob(bytes)
+            }
+        }
+    }
+
+    private func rollouts(_ sql: String, _ parameters: [SQLiteValue]) throws(StoreError) -> [Rollout] {
+        try db.query(sql, parameters) { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row.blob(0)) }
+    }
+
+    func pointer(account: String, environment: String) throws(StoreError) -> Int? {
+        try db.query(DeliverySQL.selectPointer, [.text(account), .text(environment)]) { $0.int(0) }.first
+    }
+
+    func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
+        try db.run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .int(version)])
+    }
+
+    func pointers(account: String) throws(StoreError) -> [String: Int] {
+        Dictionary(
+            try db.query(DeliverySQL.selectPointers, [.text(account)]) { (row) throws(StoreError) in (try row.required(0), row.int(1)) },
+            uniquingKeysWith: { $1 })
+    }
+
+    func accounts(extending account: String, environment: String) throws(StoreError) -> [String] {
+        try db.query(DeliverySQL.selectExtending, [.text(account), .text(environment)]) { (row) throws(StoreError) in try row.required(0) }
+    }
+
+    func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout? {
+        try rollouts(DeliverySQL.selectLatestRollout, [.text(account), .text(environment)]).first
+    }
+
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(DeliverySQL.selectRolloutsUnderWay, []) }
+
+    func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int {
+        try db.query(DeliverySQL.nextRolloutID, [.text(account), .text(environment)]) { $0.int(0) }.first ?? 1
+    }
+
+    func insert(_ rollout: Rollout) throws(StoreError) { try db.run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout))) }
+
+    func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
+        try db.run(DeliverySQL.updateRollout, Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
+        return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) == 1
+    }
+
+    func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
+        try db.run(
+            DeliverySQL.upsertServed,
+            [
+                .text(rollout.account), .text(rollout.environment.text), .int(rollout.id), .text(replica), .int(counts.candidate),
+                .int(counts.stable), .int64(currentTimeMillis()),
+            ])
+    }
+
+    func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
+        try db.query(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .int(rollout.id)]) {
+            ServedCounts(candidate: $0.int(0), stable: $0.int(1))
+        }.first ?? ServedCounts(candidate: 0, stable: 0)
+    }
+}

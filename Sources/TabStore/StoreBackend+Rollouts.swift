@@ -1,0 +1,179 @@
+import TabDelivery
+
+/// Environment pointers and rollouts inside one write transaction; each backend implements them.
+public protocol DeliveryRows {
+    /// The version an environment points at for an account (a deletion record's included), nil when none.
+    func pointer(account: String, environment: String) throws(StoreError) -> Int?
+    /// Points an environment at a version of an account (announced to the other replicas).
+    func setPointer(account: String, environment: String, version: Int) throws(StoreError)
+    /// Every environment's pointer for an account.
+    func pointers(account: String) throws(StoreError) -> [String: Int]
+    /// Accounts whose version in `environment` extends `account` (deletions excluded).
+    func accounts(extending account: String, environment: String) throws(StoreError) -> [String]
+    /// The account's newest rollout in an environment, whatever its state.
+    func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout?
+    /// Rollouts whose end is not recorded.
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout]
+    /// The id the next rollout of an account in an environment gets (1, 2, …).
+    func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int
+    func insert(_ rollout: Rollout) throws(StoreError)
+    /// Replaces a rollout whose stored revision is `expected`; false when another writer recorded one first.
+    func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool
+    /// Stores one replica's answers per arm for a rollout (its running totals).
+    func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError)
+    /// The answers per arm for a rollout, summed over replicas.
+    func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts
+}
+
+/// The environments' pointers and the rollouts (`…/layout/rollout`, the stepper, `/v1/alerts`).
+public protocol RolloutStore: Sendable {
+    /// The record an environment points at for an account (a deletion record included), nil when none.
+    func pointed(account: String, environment: String) async throws(StoreError) -> StoredVersion?
+    /// Every environment's pointer for an account (for the version list's `environments`).
+    func pointers(account: String) async throws(StoreError) -> [String: Int]
+    /// The account's newest rollout in an environment, and its answers per arm summed over replicas.
+    func latestRollout(account: String, environment: String) async throws(StoreError) -> (Rollout, ServedCounts)?
+    /// Every rollout whose end is not recorded.
+    func rolloutsUnderWay() async throws(StoreError) -> [Rollout]
+    /// Starts a rollout: `decide` gets the new rollout's id, the environment's pointer, the latest rollout and which
+    /// versions exist, and returns the change to record, all in one transaction.
+    func startRollout(
+        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        _ decide: @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
+            throws(DeliveryError) -> RolloutChange
+    ) async throws(StoreError) -> RecordedRollout
+    /// Changes the account's newest rollout in an environment (see ``StoreBackend``'s implementation).
+    func changeRollout(
+        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+    ) async throws(StoreError) -> RecordedRollout
+    /// Stores this replica's answers per arm for the rollouts it served.
+    func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError)
+}
+
+/// A rollout change to record: the rollout as the change left it, and whether the environment's pointer moves.
+public struct RecordedRollout: Sendable {
+    public init(rollout: Rollout, transitions: [RolloutTransition], pointed: StoredVersion?) {
+        self.rollout = rollout
+        self.transitions = transitions
+        self.pointed = pointed
+    }
+
+    /// The rollout as stored now.
+    public var rollout: Rollout
+    /// What was recorded, in order (empty: nothing changed, nothing was written).
+    public var transitions: [RolloutTransition]
+    /// The record the environment points at after the change, when the pointer moved (a completion).
+    public var pointed: StoredVersion?
+}
+
+extension StoreBackend {
+    public func pointed(account: String, environment: String) async throws(StoreError) -> StoredVersion? {
+        try await deliveryTransaction { (rows) throws(StoreError) in try WriteRule.pointed(account, environment, rows) }
+    }
+
+    public func pointers(account: String) async throws(StoreError) -> [String: Int] {
+        try await deliveryTransaction { (rows) throws(StoreError) in try rows.pointers(account: account) }
+    }
+
+    public func latestRollout(account: String, environment: String) async throws(StoreError) -> (Rollout, ServedCounts)? {
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            guard let rollout = try rows.latestRollout(account: account, environment: environment) else { return nil }
+            return (rollout, try rows.served(rollout))
+        }
+    }
+
+    public func rolloutsUnderWay() async throws(StoreError) -> [Rollout] {
+        try await deliveryTransaction { (rows) throws(StoreError) in try rows.rolloutsUnderWay() }
+    }
+
+    public func startRollout(
+        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        _ decide: @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
+            throws(DeliveryError) -> RolloutChange
+    ) async throws(StoreError) -> RecordedRollout {
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            let current = try WriteRule.pointed(account, environment, rows).flatMap { $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag) }
+            let latest = try rows.latestRollout(account: account, environment: environment)
+            var availability: [Int: VersionAvailability] = [:]
+            let newest = try rows.latest(account: account)?.version ?? 0
+            if newest > 0 {
+                for number in 1...newest { availability[number] = .available }
+            }
+            for deletion in try Self.deletions(account, rows) { availability[deletion] = .deleted }
+            let id = try rows.nextRolloutID(account: account, environment: environment)
+            let change: RolloutChange
+            do throws(DeliveryError) {
+                change = try decide(id, current, latest, availability)
+            } catch {
+                throw .refused(error)
+            }
+            try rows.insert(change.rollout)
+            try WriteRule.record(audit, version: change.rollout.candidateVersion, rows)
+            for transition in change.transitions { try Outbox.enqueue(change.rollout.event(for: transition, author: author), rows) }
+            return RecordedRollout(rollout: change.rollout, transitions: change.transitions, pointed: nil)
+        }
+    }
+
+    /// Changes the account's newest rollout in an environment: `change` gets it as stored and returns what to record
+    /// (a PATCH, a completion, a rollback, or the clock's steps). Written only where the stored revision is still the
+    /// one read, with the pointer move of a completion and `audit`, in one transaction; nothing is written when the
+    /// change has no transitions. - Throws: ``StoreError/notFound`` when the account has no rollout there.
+    public func changeRollout(
+        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+    ) async throws(StoreError) -> RecordedRollout {
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            guard let stored = try rows.latestRollout(account: account, environment: environment) else { throw .notFound }
+            return try WriteRule.recordRollout(stored, author: author, audit: audit, rows, change)
+        }
+    }
+
+    public func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError) {
+        guard !counts.isEmpty else { return }
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            for (rollout, served) in counts { try rows.saveServed(rollout, replica: replica, counts: served) }
+        }
+    }
+
+    private static func deletions(_ account: String, _ rows: any StoreRows) throws(StoreError) -> [Int] {
+        try rows.deletedVersions(account: account)
+    }
+
+    private func deliveryTransaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R)
+        async throws(StoreError) -> R
+    {
+        try await executor.run { () throws(StoreError) in try self.writeTransaction(body) }
+    }
+}
+
+extension WriteRule {
+    /// The record `environment` points at for `account`.
+    static func pointed(_ account: String, _ environment: String, _ rows: any StoreRows) throws(StoreError) -> StoredVersion? {
+        guard let number = try rows.pointer(account: account, environment: environment) else { return nil }
+        return try rows.version(account: account, number: number)
+    }
+
+    /// Records `change(stored)` where the stored revision is still `stored`'s, and moves the pointer on completion.
+    static func recordRollout(
+        _ stored: Rollout, author: String, audit: StoredAuditEntry?, _ rows: any StoreRows,
+        _ change: (Rollout) throws(DeliveryError) -> RolloutChange
+    ) throws(StoreError) -> RecordedRollout {
+        let made: RolloutChange
+        do throws(DeliveryError) {
+            made = try change(stored)
+        } catch {
+            throw .refused(error)
+        }
+        guard !made.transitions.isEmpty else { return RecordedRollout(rollout: stored, transitions: [], pointed: nil) }
+        guard try rows.update(made.rollout, expected: stored.revision) else { throw .conflict }
+        var pointed: StoredVersion?
+        if let target = made.pointerMovesTo {
+            try rows.setPointer(account: stored.account, environment: stored.environment.text, version: target)
+            pointed = try rows.version(account: stored.account, number: target)
+        }
+        try record(audit, version: made.rollout.candidateVersion, rows)
+        for transition in made.transitions { try Outbox.enqueue(made.rollout.event(for: transition, author: author), rows) }
+        return RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: pointed)
+    }
+}

@@ -1,0 +1,88 @@
+import TabDelivery
+import TabStore
+
+/// ``DeliveryRows`` on PostgreSQL. Writers hold the store's advisory lock, and a rollout is updated only where its
+/// revision is the one read: of replicas racing to record a step, exactly one does. Pointer moves and rollout changes
+/// are announced (`pointer|rollout <account> <ms> <origin>`), delivered at commit.
+extension PGRows {
+    private static func bind(_ cells: [WebhookSQL.Cell]) -> [PGValue] {
+        cells.map { cell in
+            switch cell {
+            case .text(let text): .optional(text)
+            case .int(let number): .optional(number.map { String($0) })
+            case .bytes(let bytes): .bytes(bytes)
+            }
+        }
+    }
+
+    private func run(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [[PGValue]] {
+        try db.execute(WebhookSQL.numbered(sql), parameters)
+    }
+
+    private func rollouts(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [Rollout] {
+        try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row[0].bytea) }
+    }
+
+    private func announce(_ kind: String, account: String) throws(StoreError) {
+        _ = try db.execute(
+            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("\(kind) \(account) \(currentTimeMillis()) \(origin)")])
+    }
+
+    func pointer(account: String, environment: String) throws(StoreError) -> Int? {
+        try run(DeliverySQL.selectPointer, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) }
+    }
+
+    func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
+        _ = try run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
+        try announce("pointer", account: account)
+    }
+
+    func pointers(account: String) throws(StoreError) -> [String: Int] {
+        var result: [String: Int] = [:]
+        for row in try run(DeliverySQL.selectPointers, [.text(account)]) {
+            if let environment = row[0].text, let version = row[1].text.flatMap({ Int($0) }) { result[environment] = version }
+        }
+        return result
+    }
+
+    func accounts(extending account: String, environment: String) throws(StoreError) -> [String] {
+        try run(DeliverySQL.selectExtending, [.text(account), .text(environment)]).compactMap { $0.first?.text }
+    }
+
+    func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout? {
+        try rollouts(DeliverySQL.selectLatestRollout, [.text(account), .text(environment)]).first
+    }
+
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(DeliverySQL.selectRolloutsUnderWay, []) }
+
+    func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int {
+        try run(DeliverySQL.nextRolloutID, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) } ?? 1
+    }
+
+    func insert(_ rollout: Rollout) throws(StoreError) {
+        _ = try run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
+        try announce("rollout", account: rollout.account)
+    }
+
+    func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
+        let updated = try run(DeliverySQL.updateRollout + " RETURNING 1", Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
+        guard !updated.isEmpty else { return false }
+        try announce("rollout", account: rollout.account)
+        return true
+    }
+
+    func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
+        _ = try run(
+            DeliverySQL.upsertServed,
+            [
+                .text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id)), .text(replica),
+                .text(String(counts.candidate)), .text(String(counts.stable)), .text(String(currentTimeMillis())),
+            ])
+    }
+
+    func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
+        let row = try run(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id))]).first
+        return ServedCounts(
+            candidate: row.flatMap { $0[0].text.flatMap { Int($0) } } ?? 0, stable: row.flatMap { $0[1].text.flatMap { Int($0) } } ?? 0)
+    }
+}
