@@ -116,7 +116,7 @@ let package = Package(
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks"], swiftSettings: strict),
+            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery"], swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
             dependencies: [

@@ -194,7 +194,10 @@ struct ChangeListener {
             if expected != nil { onChange(.everything) }  // notifications may have been missed while reconnecting
             while !stopped.isSet {
                 guard connection.waitForNotifications(milliseconds: 1000) else { break }
-                for payload in connection.takeNotifications() {
+                let batch = connection.takeNotifications()
+                // A published write announces its row (`layout`) and its pointer (`pointer`) at one commit: one change.
+                let rowsAnnounced = Set(batch.compactMap { $0.hasPrefix("layout ") ? $0.split(separator: " ").dropFirst().first : nil })
+                for payload in batch {
                     // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
                     let parts = payload.split(separator: " ")
                     guard parts.count == 3 || parts.count == 4, let millis = Int64(parts[2]) else { continue }
@@ -204,7 +207,7 @@ struct ChangeListener {
                         if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
                     } else if parts[0] == "pointer" || parts[0] == "rollout" {
                         // A pointer moved or a rollout changed: no row counted by the safety net below.
-                        guard !own else { continue }
+                        guard !own, parts[0] == "rollout" || !rowsAnnounced.contains(parts[1]) else { continue }
                         let account = String(parts[1])
                         onChange(
                             parts[0] == "pointer"

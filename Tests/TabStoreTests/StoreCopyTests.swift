@@ -1,5 +1,6 @@
 import Foundation
 import TabStorePostgres
+import TabDelivery
 import Testing
 
 @testable import TabStore
@@ -74,6 +75,21 @@ import Testing
                 atMillis: 2_000, actor: "anonymous", tokenID: nil, address: "192.0.2.2", method: "GET", path: "/v1/accounts",
                 action: "refused",
                 status: 401, count: 3, coalescingKey: "192.0.2.2 401 0"))
+        // A draft under a running rollout, and one replica's answer counts: rows in rollouts and rollout_served (every
+        // account above has its row in layout_pointers).
+        let stable = try await store.append(write("staged", "{}", .none))
+        var draft = write("staged", "{ }", .ifMatch([stable.etag]))
+        draft.publish = false
+        let candidate = try await store.append(draft)
+        let started = try await store.startRollout(account: "staged", environment: "production", author: "ci", audit: nil) {
+            (id, current, latest, availability) throws(DeliveryError) in
+            try Rollout.start(
+                RolloutPlan(version: candidate.version, schedule: .fixed(Percent(basisPoints: 1250)!)),
+                in: RolloutStartContext(
+                    account: "staged", environment: .production, id: id, current: current, latest: latest,
+                    precondition: .ifMatch([stable.etag]), now: Timestamp(unixMillis: 10_000), availability: { availability[$0] ?? .missing }))
+        }
+        try await store.saveServed([(started.rollout, ServedCounts(candidate: 2, stable: 9))], replica: "replica-ü")
     }
 
     @Test(arguments: directions)
@@ -82,7 +98,8 @@ import Testing
         try await Self.seedEveryTable(try Self.open(source.url))
         let target = try Self.fresh(to)
         let report = try StoreCopy.copy(from: source.endpoint, to: target.endpoint)
-        #expect(report.rows["layout_versions"] == 6 && report.rows["strings_versions"] == 1)
+        #expect(report.rows["layout_versions"] == 8 && report.rows["strings_versions"] == 1 && report.rows["layout_pointers"] == 5)
+        #expect(report.rows["rollouts"] == 1 && report.rows["rollout_served"] == 1)
         #expect(report.rows["tokens"] == 1 && report.rows["token_secrets"] == 2 && report.rows["audit_log"] == 2)
         #expect(report.rows["webhooks"] == 1 && report.rows["webhook_deliveries"] == 1)
 
@@ -91,7 +108,9 @@ import Testing
             #expect(try await copy.versions(account: account) == original.versions(account: account), "\(account)")
         }
         #expect(try await copy.currentStrings() == original.currentStrings())
-        #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child"])
+        #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child", "staged"])
+        #expect(try await copy.rolloutsUnderWay() == original.rolloutsUnderWay())
+        #expect(try await copy.latestRollout(account: "staged", environment: "production")?.1 == ServedCounts(candidate: 2, stable: 9))
         // The copy is a store like any other: the next write follows the copied history.
         let latest = try #require(try await copy.latest(account: "base"))
         #expect(try await copy.append(write("base", "{ }", .ifMatch([latest.etag]))).version == 2)
@@ -104,10 +123,10 @@ import Testing
         let report = try #require(source.endpoint as? SQLiteCopyEndpoint).backup(to: targetPath)
         #expect(
             report.rows == [
-                "layout_versions": 6, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
-                "webhook_deliveries": 1,
+                "layout_versions": 8, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
+                "webhook_deliveries": 1, "layout_pointers": 5, "rollouts": 1, "rollout_served": 1,
             ])
-        #expect(report.tagCount == 7)
+        #expect(report.tagCount == 9)
         let copy = try SQLiteStore(path: targetPath)
         #expect(try await copy.versions(account: "jack") == Self.open(source.url).versions(account: "jack"))
         #expect(copy.integrityCheck())
@@ -173,7 +192,7 @@ import Testing
         try await Self.seedEveryTable(try Self.open(source.url))
         let target = try Self.fresh(to)
         let held = try await Self.open(target.url).append(write("mine", "{}", .none))
-        #expect(throws: StoreError.targetNotEmpty(table: "layout_versions", rows: 1)) {
+        #expect(throws: StoreError.targetNotEmpty(table: "layout_pointers", rows: 1)) {
             try StoreCopy.copy(from: source.endpoint, to: target.endpoint)
         }
         #expect(try await Self.open(target.url).versions(account: "mine") == [held])
@@ -188,14 +207,15 @@ import Testing
             lines.append($0)
         }
         let copying = lines.filter { $0.phase == "copying" }
-        #expect(copying.count == 14)
-        #expect(copying.last?.rows == 14 && copying.last?.total == 14 && copying.last?.table == "webhooks")
-        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/14 in all, ") == true)
+        #expect(copying.count == 23)
+        #expect(copying.last?.rows == 23 && copying.last?.total == 23 && copying.last?.table == "webhooks")
+        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/23 in all, ") == true)
         let checking = lines.filter { $0.phase == "checking" }
         #expect(
             checking.map(\.table) == [
-                "audit_log", "layout_versions", "strings_versions", "token_secrets", "tokens", "webhook_deliveries", "webhooks",
-            ] && checking.last?.rows == 14)
+                "audit_log", "layout_pointers", "layout_versions", "rollout_served", "rollouts", "strings_versions", "token_secrets",
+                "tokens", "webhook_deliveries", "webhooks",
+            ] && checking.last?.rows == 23)
     }
 
     @Test func aCheckThatFindsADifferenceSaysWhere() async throws {
