@@ -8,8 +8,11 @@ import Foundation
     import Musl
 #endif
 
-/// The last good layout of one account on disk, with its ETag, in one file:
-/// `{"etag":"…","layout":{…the body as the server sent it…}}`.
+/// The last good layout of one account in one environment on disk, with its ETag, in one file:
+/// `{"etag":"…","layout":{…the body as the server sent it…}}`, named `<account>.tabs.json` for the server's default
+/// environment and `<account>@<environment>.tabs.json` for a named one, so that a layout is never shown in another
+/// environment than the one it came from (`@` is in neither an account nor an environment name). The install id
+/// does not change the name: one install has one id.
 ///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
@@ -18,8 +21,10 @@ struct LayoutCache: Sendable {
     /// The file this account's layout lives in.
     let file: URL
 
-    init(directory: URL, account: String) {
-        file = directory.appendingPathComponent("\(account).tabs.json", isDirectory: false)
+    /// - Parameter environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
+    init(directory: URL, account: String, environment: String? = nil) {
+        let name = environment.map { "\(account)@\($0)" } ?? account
+        file = directory.appendingPathComponent("\(name).tabs.json", isDirectory: false)
     }
 
     /// What a cache file holds.

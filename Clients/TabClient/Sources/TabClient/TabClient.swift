@@ -49,17 +49,25 @@ public final class TabClient: Sendable {
     }
 
     public let configuration: TabClientConfiguration
+    /// The id sent as `X-Install-Id` with every request: ``TabClientConfiguration/installID`` when given, else the
+    /// random one kept in the cache directory (made on first use). Give it to whoever reproduces a rollout's
+    /// buckets (API.md's formula); it identifies nothing but this install.
+    public let installID: String
     private let session: URLSession
     private let cache: LayoutCache?
     private let state: Locked<State>
     /// Serializes "store, then publish" so that two answers arriving together cannot publish out of order.
     private let storing = Locked<Void>(())
 
-    /// Makes a client whose ``current`` is, at once, the last good layout on disk, else the bundled one.
-    /// Reads one small file; makes no request.
+    /// Makes a client whose ``current`` is, at once, the last good layout on disk (of its environment), else the
+    /// bundled one. Reads two small files (the layout and the install id; the id's is written on first use);
+    /// makes no request.
     /// - Parameter bundle: the `…/tabs/bundle` document shipped in the app (see ``LayoutBundle/load(contentsOf:)``).
-    /// - Throws: ``TabClientError/invalidBundle(_:)`` when the bundle has no usable layout.
+    /// - Throws: ``TabClientError/invalidEnvironment(_:reason:)`` or ``TabClientError/invalidInstallID(_:)`` for
+    ///   a configuration that cannot be sent; ``TabClientError/invalidBundle(_:)`` when the bundle has no usable
+    ///   layout.
     public init(configuration: TabClientConfiguration, bundle: LayoutBundle) throws(TabClientError) {
+        try configuration.validateIdentity()
         guard
             let bundled = bundle.representation(
                 preferredLanguages: configuration.preferredLanguages, platform: configuration.platform,
@@ -72,8 +80,18 @@ public final class TabClient: Sendable {
         }
         self.configuration = configuration
         var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle, stored: nil)
+        var installIDNotStored: TabClientError?
+        if let explicit = configuration.installID {
+            installID = explicit
+        } else if let directory = configuration.cacheDirectory {
+            let resolution = InstallIDFile(directory: directory).resolve()
+            installID = resolution.id
+            installIDNotStored = resolution.notStored
+        } else {
+            installID = InstallID.random()
+        }
         if let directory = configuration.cacheDirectory {
-            let cache = LayoutCache(directory: directory, account: configuration.account)
+            let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
             switch cache.load() {
             case .success(let entry)?:
@@ -92,6 +110,7 @@ public final class TabClient: Sendable {
         } else {
             cache = nil
         }
+        if let installIDNotStored { configuration.onEvent?(.failed(installIDNotStored, retryIn: nil, kept: initial.reference)) }
         state = Locked(initial)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
@@ -149,6 +168,8 @@ public final class TabClient: Sendable {
         if let languages = configuration.acceptLanguage { request.setValue(languages, forHTTPHeaderField: "Accept-Language") }
         if let platform = configuration.platform { request.setValue(platform, forHTTPHeaderField: "X-Client-Platform") }
         if let version = configuration.appVersion { request.setValue(version, forHTTPHeaderField: "X-App-Version") }
+        if let environment = configuration.environment { request.setValue(environment, forHTTPHeaderField: "Tabs-Environment") }
+        request.setValue(installID, forHTTPHeaderField: "X-Install-Id")
         if !validators.isEmpty { request.setValue(validators.joined(separator: ", "), forHTTPHeaderField: "If-None-Match") }
         configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
 
@@ -207,13 +228,19 @@ public final class TabClient: Sendable {
         return outcome
     }
 
-    /// Downloads `…/tabs/bundle` for the configuration's languages, platform and app version: what an app's
-    /// build step ships (`curl -o Tabs.bundle.json`), and what a program without a bundle starts from.
-    /// - Throws: ``TabClientError``.
+    /// Downloads `…/tabs/bundle` for the configuration's languages, platform, app version and environment: what
+    /// an app's build step ships (`curl -o Tabs.bundle.json`), and what a program without a bundle starts from.
+    /// The bundle is the environment's stable version (a rollout's candidate reaches an app only from the
+    /// network), the same for every install: no install id is made or sent.
+    /// - Throws: ``TabClientError``: ``TabClientError/invalidEnvironment(_:reason:)`` before any request.
     public static func downloadBundle(_ configuration: TabClientConfiguration) async throws(TabClientError) -> LayoutBundle {
+        if let environment = configuration.environment, let problem = TabClientConfiguration.environmentProblem(environment) {
+            throw .invalidEnvironment(environment, reason: problem)
+        }
         var request = URLRequest(url: configuration.bundleURL())
         request.timeoutInterval = configuration.requestTimeout.timeInterval
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let environment = configuration.environment { request.setValue(environment, forHTTPHeaderField: "Tabs-Environment") }
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         let session = URLSession(configuration: sessionConfiguration)
