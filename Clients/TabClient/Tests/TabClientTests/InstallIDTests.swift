@@ -106,6 +106,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path) == ["install-id"])
     }
 
+    @Test func aFirstIDNeverOverwritesOneStoredMeanwhile() throws {
+        // What decides the race above: a client that found no file does not replace the file another made since.
+        let cache = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let file = InstallIDFile(directory: cache)
+        try file.store("made-first", replacing: false)
+        try file.store("made-second", replacing: false)
+        #expect(file.read() == .success("made-first"))
+        // Replacing an unusable file does replace it.
+        try file.store("replacement", replacing: true)
+        #expect(file.read() == .success("replacement"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path) == ["install-id"])
+    }
+
     @Test func anIDThatCannotBeStoredIsUsedForThisRunAndSaysWhy() throws {
         // A regular file where the cache directory should be.
         let parent = try Fixtures.temporaryDirectory()
