@@ -9,7 +9,8 @@ import Foundation
 #endif
 
 /// The last good layout of one account in one environment on disk, with its ETag, in one file:
-/// `{"etag":"…","layout":{…the body as the server sent it…}}`, named `<account>.tabs.json` for the server's default
+/// `{"etag":"…","perInstall":true,"layout":{…the body as the server sent it…}}` (`perInstall` only when the answer
+/// was one arm of a running rollout: its `Vary` named `X-Install-Id`), named `<account>.tabs.json` for the server's default
 /// environment and `<account>@<environment>.tabs.json` for a named one, so that a layout is never shown in another
 /// environment than the one it came from (`@` is in neither an account nor an environment name). The install id
 /// does not change the name: one install has one id.
@@ -30,6 +31,8 @@ struct LayoutCache: Sendable {
     /// What a cache file holds.
     struct Entry: Sendable, Equatable, Decodable {
         var etag: String
+        /// The answer was one arm of a running rollout (absent in files written before rollouts: false).
+        var perInstall: Bool?
         var layout: CompiledLayout
     }
 
@@ -51,10 +54,12 @@ struct LayoutCache: Sendable {
     }
 
     /// Replaces the stored layout with `body` (a validated layout document) and its ETag, atomically.
+    /// - Parameter perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
     /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
-    func store(body: Data, etag: String) throws(TabClientError) {
+    func store(body: Data, etag: String, perInstall: Bool = false) throws(TabClientError) {
         var document = Data(#"{"etag":"#.utf8)
         document.append(Self.jsonString(etag))
+        if perInstall { document.append(Data(#","perInstall":true"#.utf8)) }
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))

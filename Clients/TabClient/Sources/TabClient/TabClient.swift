@@ -44,6 +44,8 @@ public final class TabClient: Sendable {
         var source: Source
         /// The ETag of the layout in the cache file (nil: no file, or none read or written yet).
         var stored: String?
+        /// Whether ``layout`` came in an answer whose `Vary` named `X-Install-Id`: one arm of a running rollout.
+        var perInstall = false
 
         var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
     }
@@ -99,7 +101,11 @@ public final class TabClient: Sendable {
                 let bundleIsNewer =
                     entry.layout.layout == bundled.layout.layout && (bundled.layout.version ?? 0) > (entry.layout.version ?? 0)
                 initial.stored = entry.etag
-                if !bundleIsNewer { initial = State(layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag) }
+                if !bundleIsNewer {
+                    initial = State(
+                        layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag,
+                        perInstall: entry.perInstall ?? false)
+                }
             case .failure(let error)?:
                 configuration.onEvent?(.cacheIgnored(error, shown: initial.reference))
                 cache.remove()
@@ -177,7 +183,10 @@ public final class TabClient: Sendable {
         switch answer.status {
         case 304:
             let confirmed = state.withLock { state in
-                if state.source != .server && state.validators == validators { state.source = .server }
+                if state.validators == validators {
+                    state.source = .server
+                    state.perInstall = answer.variesByInstall
+                }
                 return state.reference
             }
             configuration.onEvent?(.notModified(confirmed))
@@ -185,7 +194,7 @@ public final class TabClient: Sendable {
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
             let layout = try CompiledLayout.decode(answer.body)
-            return publish(layout, body: answer.body, etag: etag)
+            return publish(layout, body: answer.body, etag: etag, perInstall: answer.variesByInstall)
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
@@ -193,20 +202,25 @@ public final class TabClient: Sendable {
 
     /// Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer).
     /// An answer with a lower `version` of the layout shown, whatever its source (a lagging replica's answer
-    /// after a faster one, or after a relaunch from the cache or a newer bundle), is dropped; one carrying the
-    /// ETag of the layout shown changes nothing; the cache file is written only when its ETag differs.
-    private func publish(_ layout: CompiledLayout, body: Data, etag: String) -> RefreshOutcome {
+    /// after a faster one, or after a relaunch from the cache or a newer bundle), is dropped, except when the
+    /// layout shown was one arm of a rollout (`perInstall`) and the answer is not: the rollout ended, and a rollback
+    /// gives the candidate's installs the lower stable version. One carrying the ETag of the layout shown changes
+    /// nothing; the cache file is written only when its ETag differs.
+    private func publish(_ layout: CompiledLayout, body: Data, etag: String, perInstall: Bool) -> RefreshOutcome {
         let arrived = LayoutReference(layout, etag: etag, source: .server)
         let (outcome, event, failure): (RefreshOutcome, TabClientEvent, TabClientError?) = storing.withLock { _ in
             let current = state.withLock { $0 }
-            if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown {
+            let rolledBack = current.perInstall && !perInstall
+            if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown,
+                !rolledBack
+            {
                 return (.droppedOlder(dropped: arrived, kept: current.reference), .droppedOlder(arrived, kept: current.reference), nil)
             }
             var failure: TabClientError?
             var stored = current.stored
             if etag != current.stored, let cache {
                 do throws(TabClientError) {
-                    try cache.store(body: body, etag: etag)
+                    try cache.store(body: body, etag: etag, perInstall: perInstall)
                     stored = etag
                 } catch {
                     failure = error
@@ -216,11 +230,12 @@ public final class TabClient: Sendable {
                 let confirmed = state.withLock { state in
                     state.source = .server
                     state.stored = stored
+                    state.perInstall = perInstall
                     return state.reference
                 }
                 return (.unchanged, .unchanged(confirmed), failure)
             }
-            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server, stored: stored) }
+            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server, stored: stored, perInstall: perInstall) }
             return (.updated(layout), .updated(arrived, replacing: current.reference), failure)
         }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
