@@ -15,8 +15,8 @@ enum InstallID {
     /// The longest id the server accepts, in Unicode scalars.
     static let maximumLength = 128
 
-    /// What is wrong with `text` as an install id, or nil. Besides API.md's rule, a space or tab at either end
-    /// is refused: a header value loses it on the way (RFC 9110 §5.5: a tab is a control character already), so the server would bucket another id.
+    /// What is wrong with `text` as an install id, or nil. Besides API.md's rule, a space at either end is
+    /// refused: a header value loses it on the way (RFC 9110 §5.5), and the server would bucket another id.
     static func problem(with text: String) -> String? {
         if text.isEmpty { return "an install id is empty" }
         let length = text.unicodeScalars.count
@@ -35,14 +35,9 @@ enum InstallID {
     /// device.
     static func random() -> String {
         var generator = SystemRandomNumberGenerator()
-        return random(using: &generator)
-    }
-
-    /// A version 4 UUID in lower case from `generator`'s bits (RFC 9562 §5.4: version 4, variant `10`).
-    static func random<Generator: RandomNumberGenerator>(using generator: inout Generator) -> String {
         var bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        bytes[6] = (bytes[6] & 0x0F) | 0x40  // version 4 (RFC 9562 §5.4)
+        bytes[8] = (bytes[8] & 0x3F) | 0x80  // variant 10
         let uuid = UUID(
             uuid: (
                 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],

@@ -9,11 +9,11 @@ import Foundation
 #endif
 
 /// The last good layout of one account in one environment on disk, with its ETag, in one file:
-/// `{"etag":"…","perInstall":true,"layout":{…the body as the server sent it…}}` (`perInstall` only when the answer
-/// was one arm of a running rollout: its `Vary` named `X-Install-Id`), named `<account>.tabs.json` for the server's default
-/// environment and `<account>@<environment>.tabs.json` for a named one, so that a layout is never shown in another
-/// environment than the one it came from (`@` is in neither an account nor an environment name). The install id
-/// does not change the name: one install has one id.
+/// `{"etag":"…","perInstall":true,"layout":{…the body as the server sent it…}}` (`perInstall` only when the
+/// answer was one arm of a running rollout: its `Vary` named `X-Install-Id`). The file is `<account>.tabs.json`
+/// for the server's default environment and `<account>@<environment>.tabs.json` for a named one, so that a layout
+/// is never shown in another environment than the one it came from (`@` is in neither an account nor an
+/// environment name). The install id does not change the name: one install has one id.
 ///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
