@@ -14,6 +14,15 @@ struct HTTPAnswer: Sendable {
         headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
+    /// Whether `Vary` names `X-Install-Id`: the server chose this answer by the install, one arm of a running
+    /// rollout (API.md: "While a rollout runs, the client plane's answers `Vary` on `X-Install-Id` as well").
+    var variesByInstall: Bool {
+        guard let vary = header("Vary") else { return false }
+        return vary.split(separator: ",").contains {
+            $0.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("X-Install-Id") == .orderedSame
+        }
+    }
+
     /// `Retry-After` as a delay: delta-seconds or an HTTP date.
     var retryAfter: Duration? {
         guard let value = header("Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }

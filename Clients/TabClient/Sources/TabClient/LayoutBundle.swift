@@ -2,6 +2,9 @@ import Foundation
 
 /// The `…/tabs/bundle` document (API.md) an app ships so that its first launch needs no network and its first
 /// request is a `304`: one compiled layout per locale (and platform and app version), each with its ETags.
+///
+/// It holds the stable version of its environment when it was made, the same for every install: a rollout's
+/// candidate reaches an app only from the network (`X-Install-Id` on ``TabClient``'s requests), never from here.
 public struct LayoutBundle: Sendable, Hashable, Codable {
     public var account: String
     /// When the server made it (RFC 3339).

@@ -8,8 +8,12 @@ import Foundation
     import Musl
 #endif
 
-/// The last good layout of one account on disk, with its ETag, in one file:
-/// `{"etag":"…","layout":{…the body as the server sent it…}}`.
+/// The last good layout of one account in one environment on disk, with its ETag, in one file:
+/// `{"etag":"…","perInstall":true,"layout":{…the body as the server sent it…}}` (`perInstall` only when the
+/// answer was one arm of a running rollout: its `Vary` named `X-Install-Id`). The file is `<account>.tabs.json`
+/// for the server's default environment and `<account>@<environment>.tabs.json` for a named one, so that a layout
+/// is never shown in another environment than the one it came from (`@` is in neither an account nor an
+/// environment name). The install id does not change the name: one install has one id.
 ///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
@@ -18,13 +22,17 @@ struct LayoutCache: Sendable {
     /// The file this account's layout lives in.
     let file: URL
 
-    init(directory: URL, account: String) {
-        file = directory.appendingPathComponent("\(account).tabs.json", isDirectory: false)
+    /// - Parameter environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
+    init(directory: URL, account: String, environment: String? = nil) {
+        let name = environment.map { "\(account)@\($0)" } ?? account
+        file = directory.appendingPathComponent("\(name).tabs.json", isDirectory: false)
     }
 
     /// What a cache file holds.
     struct Entry: Sendable, Equatable, Decodable {
         var etag: String
+        /// The answer was one arm of a running rollout (absent in files written before rollouts: false).
+        var perInstall: Bool?
         var layout: CompiledLayout
     }
 
@@ -46,10 +54,12 @@ struct LayoutCache: Sendable {
     }
 
     /// Replaces the stored layout with `body` (a validated layout document) and its ETag, atomically.
+    /// - Parameter perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
     /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
-    func store(body: Data, etag: String) throws(TabClientError) {
+    func store(body: Data, etag: String, perInstall: Bool = false) throws(TabClientError) {
         var document = Data(#"{"etag":"#.utf8)
         document.append(Self.jsonString(etag))
+        if perInstall { document.append(Data(#","perInstall":true"#.utf8)) }
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))

@@ -44,22 +44,32 @@ public final class TabClient: Sendable {
         var source: Source
         /// The ETag of the layout in the cache file (nil: no file, or none read or written yet).
         var stored: String?
+        /// Whether ``layout`` came in an answer whose `Vary` named `X-Install-Id`: one arm of a running rollout.
+        var perInstall = false
 
         var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
     }
 
     public let configuration: TabClientConfiguration
+    /// The id sent as `X-Install-Id` with every request: ``TabClientConfiguration/installID`` when given, else the
+    /// random one kept in the cache directory (made on first use). Give it to whoever reproduces a rollout's
+    /// buckets (API.md's formula); it identifies nothing but this install.
+    public let installID: String
     private let session: URLSession
     private let cache: LayoutCache?
     private let state: Locked<State>
     /// Serializes "store, then publish" so that two answers arriving together cannot publish out of order.
     private let storing = Locked<Void>(())
 
-    /// Makes a client whose ``current`` is, at once, the last good layout on disk, else the bundled one.
-    /// Reads one small file; makes no request.
+    /// Makes a client whose ``current`` is, at once, the last good layout on disk (of its environment), else the
+    /// bundled one. Reads two small files (the layout and the install id; the id's is written on first use);
+    /// makes no request.
     /// - Parameter bundle: the `…/tabs/bundle` document shipped in the app (see ``LayoutBundle/load(contentsOf:)``).
-    /// - Throws: ``TabClientError/invalidBundle(_:)`` when the bundle has no usable layout.
+    /// - Throws: ``TabClientError/invalidEnvironment(_:reason:)`` or ``TabClientError/invalidInstallID(_:)`` for
+    ///   a configuration that cannot be sent; ``TabClientError/invalidBundle(_:)`` when the bundle has no usable
+    ///   layout.
     public init(configuration: TabClientConfiguration, bundle: LayoutBundle) throws(TabClientError) {
+        try configuration.validateIdentity()
         guard
             let bundled = bundle.representation(
                 preferredLanguages: configuration.preferredLanguages, platform: configuration.platform,
@@ -72,8 +82,18 @@ public final class TabClient: Sendable {
         }
         self.configuration = configuration
         var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle, stored: nil)
+        var installIDNotStored: TabClientError?
+        if let explicit = configuration.installID {
+            installID = explicit
+        } else if let directory = configuration.cacheDirectory {
+            let resolution = InstallIDFile(directory: directory).resolve()
+            installID = resolution.id
+            installIDNotStored = resolution.notStored
+        } else {
+            installID = InstallID.random()
+        }
         if let directory = configuration.cacheDirectory {
-            let cache = LayoutCache(directory: directory, account: configuration.account)
+            let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
             switch cache.load() {
             case .success(let entry)?:
@@ -81,7 +101,11 @@ public final class TabClient: Sendable {
                 let bundleIsNewer =
                     entry.layout.layout == bundled.layout.layout && (bundled.layout.version ?? 0) > (entry.layout.version ?? 0)
                 initial.stored = entry.etag
-                if !bundleIsNewer { initial = State(layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag) }
+                if !bundleIsNewer {
+                    initial = State(
+                        layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag,
+                        perInstall: entry.perInstall ?? false)
+                }
             case .failure(let error)?:
                 configuration.onEvent?(.cacheIgnored(error, shown: initial.reference))
                 cache.remove()
@@ -92,6 +116,7 @@ public final class TabClient: Sendable {
         } else {
             cache = nil
         }
+        if let installIDNotStored { configuration.onEvent?(.failed(installIDNotStored, retryIn: nil, kept: initial.reference)) }
         state = Locked(initial)
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
@@ -149,6 +174,8 @@ public final class TabClient: Sendable {
         if let languages = configuration.acceptLanguage { request.setValue(languages, forHTTPHeaderField: "Accept-Language") }
         if let platform = configuration.platform { request.setValue(platform, forHTTPHeaderField: "X-Client-Platform") }
         if let version = configuration.appVersion { request.setValue(version, forHTTPHeaderField: "X-App-Version") }
+        if let environment = configuration.environment { request.setValue(environment, forHTTPHeaderField: "Tabs-Environment") }
+        request.setValue(installID, forHTTPHeaderField: "X-Install-Id")
         if !validators.isEmpty { request.setValue(validators.joined(separator: ", "), forHTTPHeaderField: "If-None-Match") }
         configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
 
@@ -156,7 +183,10 @@ public final class TabClient: Sendable {
         switch answer.status {
         case 304:
             let confirmed = state.withLock { state in
-                if state.source != .server && state.validators == validators { state.source = .server }
+                if state.validators == validators {
+                    state.source = .server
+                    state.perInstall = answer.variesByInstall
+                }
                 return state.reference
             }
             configuration.onEvent?(.notModified(confirmed))
@@ -164,7 +194,7 @@ public final class TabClient: Sendable {
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
             let layout = try CompiledLayout.decode(answer.body)
-            return publish(layout, body: answer.body, etag: etag)
+            return publish(layout, body: answer.body, etag: etag, perInstall: answer.variesByInstall)
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
@@ -172,20 +202,25 @@ public final class TabClient: Sendable {
 
     /// Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer).
     /// An answer with a lower `version` of the layout shown, whatever its source (a lagging replica's answer
-    /// after a faster one, or after a relaunch from the cache or a newer bundle), is dropped; one carrying the
-    /// ETag of the layout shown changes nothing; the cache file is written only when its ETag differs.
-    private func publish(_ layout: CompiledLayout, body: Data, etag: String) -> RefreshOutcome {
+    /// after a faster one, or after a relaunch from the cache or a newer bundle), is dropped, except when the
+    /// layout shown was one arm of a rollout (`perInstall`) and the answer is not: the rollout ended, and a rollback
+    /// gives the candidate's installs the lower stable version. One carrying the ETag of the layout shown changes
+    /// nothing; the cache file is written only when its ETag differs.
+    private func publish(_ layout: CompiledLayout, body: Data, etag: String, perInstall: Bool) -> RefreshOutcome {
         let arrived = LayoutReference(layout, etag: etag, source: .server)
         let (outcome, event, failure): (RefreshOutcome, TabClientEvent, TabClientError?) = storing.withLock { _ in
             let current = state.withLock { $0 }
-            if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown {
+            let rolledBack = current.perInstall && !perInstall
+            if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown,
+                !rolledBack
+            {
                 return (.droppedOlder(dropped: arrived, kept: current.reference), .droppedOlder(arrived, kept: current.reference), nil)
             }
             var failure: TabClientError?
             var stored = current.stored
             if etag != current.stored, let cache {
                 do throws(TabClientError) {
-                    try cache.store(body: body, etag: etag)
+                    try cache.store(body: body, etag: etag, perInstall: perInstall)
                     stored = etag
                 } catch {
                     failure = error
@@ -195,11 +230,12 @@ public final class TabClient: Sendable {
                 let confirmed = state.withLock { state in
                     state.source = .server
                     state.stored = stored
+                    state.perInstall = perInstall
                     return state.reference
                 }
                 return (.unchanged, .unchanged(confirmed), failure)
             }
-            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server, stored: stored) }
+            state.withLock { $0 = State(layout: layout, validators: [etag], source: .server, stored: stored, perInstall: perInstall) }
             return (.updated(layout), .updated(arrived, replacing: current.reference), failure)
         }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
@@ -207,13 +243,19 @@ public final class TabClient: Sendable {
         return outcome
     }
 
-    /// Downloads `…/tabs/bundle` for the configuration's languages, platform and app version: what an app's
-    /// build step ships (`curl -o Tabs.bundle.json`), and what a program without a bundle starts from.
-    /// - Throws: ``TabClientError``.
+    /// Downloads `…/tabs/bundle` for the configuration's languages, platform, app version and environment: what
+    /// an app's build step ships (`curl -o Tabs.bundle.json`), and what a program without a bundle starts from.
+    /// The bundle is the environment's stable version (a rollout's candidate reaches an app only from the
+    /// network), the same for every install: no install id is made or sent.
+    /// - Throws: ``TabClientError``: ``TabClientError/invalidEnvironment(_:reason:)`` before any request.
     public static func downloadBundle(_ configuration: TabClientConfiguration) async throws(TabClientError) -> LayoutBundle {
+        if let environment = configuration.environment, let problem = TabClientConfiguration.environmentProblem(environment) {
+            throw .invalidEnvironment(environment, reason: problem)
+        }
         var request = URLRequest(url: configuration.bundleURL())
         request.timeoutInterval = configuration.requestTimeout.timeInterval
         request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if let environment = configuration.environment { request.setValue(environment, forHTTPHeaderField: "Tabs-Environment") }
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
         let session = URLSession(configuration: sessionConfiguration)

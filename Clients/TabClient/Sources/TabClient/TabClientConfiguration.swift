@@ -14,7 +14,16 @@ public struct TabClientConfiguration: Sendable {
     public var platform: String?
     /// Sent as `X-App-Version` (default: the main bundle's `CFBundleShortVersionString`, if any).
     public var appVersion: String?
-    /// Where the last good layout is kept; nil keeps it in memory only.
+    /// The environment whose layout this client shows, sent as `Tabs-Environment` (`[a-z][a-z0-9_-]{0,31}`, e.g.
+    /// `staging` for testers' builds); nil sends none and gets the server's default environment (the last of its
+    /// `--environments`, `production` unless configured otherwise).
+    public var environment: String?
+    /// The id this install sends as `X-Install-Id` (the server buckets installs into a rollout by it), for an app
+    /// that already has an install id of its own: at most 128 characters, no control characters, no space at
+    /// either end. Nil (the default): a random id is made once and kept in ``cacheDirectory`` (a new one at every
+    /// launch when that is nil too). Never pass the vendor id or anything else that identifies the device or user.
+    public var installID: String?
+    /// Where the last good layout and the install id are kept; nil keeps them in memory only.
     public var cacheDirectory: URL?
     /// The longest a request may take, apart from the time a long-poll is held.
     public var requestTimeout: Duration
@@ -31,7 +40,8 @@ public struct TabClientConfiguration: Sendable {
     public init(
         server: URL, account: String, preferredLanguages: [String] = Locale.preferredLanguages,
         platform: String? = TabClientConfiguration.defaultPlatform, appVersion: String? = TabClientConfiguration.mainBundleVersion,
-        cacheDirectory: URL? = TabClientConfiguration.defaultCacheDirectory, requestTimeout: Duration = .seconds(15),
+        environment: String? = nil, installID: String? = nil, cacheDirectory: URL? = TabClientConfiguration.defaultCacheDirectory,
+        requestTimeout: Duration = .seconds(15),
         longPollWait: Duration = .seconds(50), initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60),
         onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
     ) {
@@ -40,6 +50,8 @@ public struct TabClientConfiguration: Sendable {
         self.preferredLanguages = preferredLanguages
         self.platform = platform
         self.appVersion = appVersion
+        self.environment = environment
+        self.installID = installID
         self.cacheDirectory = cacheDirectory
         self.requestTimeout = requestTimeout
         self.longPollWait = longPollWait
@@ -77,6 +89,32 @@ public struct TabClientConfiguration: Sendable {
         return preferredLanguages.prefix(10).enumerated().map { index, language in
             index == 0 ? language : "\(language);q=0.\(max(1, 10 - index))"
         }.joined(separator: ", ")
+    }
+
+    /// Checks ``environment`` and ``installID`` (what ``TabClient/init(configuration:bundle:)`` checks).
+    /// - Throws: ``TabClientError/invalidEnvironment(_:reason:)`` or ``TabClientError/invalidInstallID(_:)``.
+    func validateIdentity() throws(TabClientError) {
+        if let environment, let problem = Self.environmentProblem(environment) { throw .invalidEnvironment(environment, reason: problem) }
+        if let installID, let problem = InstallID.problem(with: installID) { throw .invalidInstallID(problem) }
+    }
+
+    /// What is wrong with `name` as an environment name (`[a-z][a-z0-9_-]{0,31}`, as the server's
+    /// `--environments` names them), or nil.
+    static func environmentProblem(_ name: String) -> String? {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first else { return "an environment name is empty" }
+        guard (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) else {
+            return "an environment name starts with a lowercase letter a-z"
+        }
+        let allowed = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+        guard bytes.allSatisfy(allowed) else {
+            return "an environment name has only lowercase letters a-z, digits, '-' and '_'"
+        }
+        if bytes.count > 32 { return "an environment name has at most 32 characters; this one has \(bytes.count)" }
+        return nil
     }
 
     /// `…/v1/accounts/{account}/tabs`, with `?wait=N` for a long-poll.

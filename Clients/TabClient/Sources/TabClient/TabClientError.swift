@@ -15,8 +15,15 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
     case transport(String)
     /// No complete answer before the request's deadline.
     case timedOut(seconds: Double)
-    /// The last good layout could not be written to the cache directory (the previous copy is intact).
+    /// A file could not be written to the cache directory: the last good layout (the previous copy is intact),
+    /// or the install id made on first use (it is used for this run; the next launch makes another).
     case cacheWriteFailed(path: String, reason: String)
+    /// ``TabClientConfiguration/environment`` is not an environment name (`[a-z][a-z0-9_-]{0,31}`): the name, and
+    /// what is wrong with it.
+    case invalidEnvironment(String, reason: String)
+    /// ``TabClientConfiguration/installID`` cannot be sent as `X-Install-Id` (at most 128 characters, no control
+    /// characters, no space at either end): what is wrong with it (the id itself is not repeated, for logs).
+    case invalidInstallID(String)
     /// The task was cancelled while the request was in flight.
     case cancelled
 
@@ -40,6 +47,8 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .transport(let reason): return "no answer: \(reason)"
         case .timedOut(let seconds): return "no answer within \(seconds) s"
         case .cacheWriteFailed(let path, let reason): return "could not store \(path): \(reason)"
+        case .invalidEnvironment(let name, let reason): return "invalid environment \(String(reflecting: name)): \(reason)"
+        case .invalidInstallID(let reason): return "invalid install id: \(reason)"
         case .cancelled: return "cancelled"
         }
     }

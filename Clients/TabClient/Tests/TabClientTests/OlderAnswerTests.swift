@@ -99,8 +99,8 @@ import Testing
                     dropped: LayoutReference(layout: "jack", version: 11, etag: v11.etag, source: .server),
                     kept: LayoutReference(layout: "jack", version: 21, etag: bundled.validators.first, source: .bundle)))
         #expect(client.current == bundled.layout && client.source == .bundle && client.validators == bundled.validators)
-        // Not stored either: the next launch shows the bundle.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path).isEmpty)
+        // Not stored either: the next launch shows the bundle (the install id alone is beside it).
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path) == ["install-id"])
     }
 
     @Test func anAnswerOlderThanOneReceivedThisRunIsDropped() async throws {
@@ -170,7 +170,7 @@ import Testing
         #expect(relaunched.source == .server && relaunched.current == v21.layout)
         now = try Self.identity(of: file)
         #expect(now.inode == written.inode && now.modified == written.modified)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path) == ["jack.tabs.json"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted() == ["install-id", "jack.tabs.json"])
     }
 
     @Test func refreshTellsA304FromADroppedOlderAnswerAndEventsNameTheLayout() async throws {

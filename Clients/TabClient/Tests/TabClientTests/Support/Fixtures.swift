@@ -22,13 +22,14 @@ enum Fixtures {
 
     /// A configuration for tests: explicit languages, no platform or app version unless given, short timeouts.
     static func configuration(
-        server: URL, account: String = "jack", languages: [String] = ["en"], cache: URL? = nil,
-        longPollWait: Duration = .seconds(30), initialBackoff: Duration = .milliseconds(50),
+        server: URL, account: String = "jack", languages: [String] = ["en"], environment: String? = nil, installID: String? = nil,
+        cache: URL? = nil, longPollWait: Duration = .seconds(30), initialBackoff: Duration = .milliseconds(50),
         onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
     ) -> TabClientConfiguration {
         TabClientConfiguration(
             server: server, account: account, preferredLanguages: languages, platform: nil, appVersion: nil,
-            cacheDirectory: cache, requestTimeout: .seconds(5), longPollWait: longPollWait, initialBackoff: initialBackoff,
+            environment: environment, installID: installID, cacheDirectory: cache, requestTimeout: .seconds(5), longPollWait: longPollWait,
+            initialBackoff: initialBackoff,
             maximumBackoff: .seconds(2), onEvent: onEvent)
     }
 

@@ -45,7 +45,7 @@ final class RawHTTPResponder: @unchecked Sendable {
 
     let port: UInt16
     private let listener: Int32
-    private let script: @Sendable (Int) -> Reply
+    private let script: @Sendable (Int, Received) -> Reply
     private let state = Locked(State())
 
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
@@ -53,7 +53,13 @@ final class RawHTTPResponder: @unchecked Sendable {
     /// When the client closed each held connection.
     var heldClosedAt: [ContinuousClock.Instant] { state.withLock { $0.heldClosedAt } }
 
-    init(script: @escaping @Sendable (Int) -> Reply) throws {
+    /// Answers the request numbered n (0-based) with `script(n)`.
+    convenience init(script: @escaping @Sendable (Int) -> Reply) throws {
+        try self.init { index, _ in script(index) }
+    }
+
+    /// Answers each request with `script(n, request)`: by what the request says.
+    init(answering script: @escaping @Sendable (Int, Received) -> Reply) throws {
         self.script = script
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard listener >= 0 else { throw TestFailure("socket: errno \(errno)") }
@@ -118,11 +124,12 @@ final class RawHTTPResponder: @unchecked Sendable {
             guard n > 0 else { return }
             bytes += chunk[..<n]
         }
+        let received = Received(head: String(decoding: bytes, as: UTF8.self), at: .now)
         let index = state.withLock { state -> Int in
-            state.requests.append(Received(head: String(decoding: bytes, as: UTF8.self), at: .now))
+            state.requests.append(received)
             return state.requests.count - 1
         }
-        switch script(index) {
+        switch script(index, received) {
         case .respond(let status, let headers, let body):
             var head = "HTTP/1.1 \(status) \(status == 200 ? "OK" : "Status")\r\nConnection: close\r\n"
             head += "Content-Length: \(body.count)\r\n"
