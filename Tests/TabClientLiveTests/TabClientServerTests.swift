@@ -95,8 +95,8 @@ import Testing
         #expect(relaunched.current == fromServer)
         await #expect(throws: TabClientError.self) { try await relaunched.refresh() }
         #expect(relaunched.current == fromServer)
-        // The cache holds exactly one file: no temporary left behind.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path) == ["jack.tabs.json"])
+        // The cache holds the layout and the install id: no temporary left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted() == ["install-id", "jack.tabs.json"])
     }
 
     @Test func aCorruptCacheFileFallsBackToTheBundle() async throws {
