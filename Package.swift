@@ -59,7 +59,8 @@ let package = Package(
         .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
-        .target(name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
+        .target(
+            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery"], swiftSettings: strict),
@@ -116,7 +117,8 @@ let package = Package(
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery"], swiftSettings: strict),
+            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery"],
+            swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
             dependencies: [
@@ -137,7 +139,7 @@ let package = Package(
             name: "TabServiceTests",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
-                "TabWebhooks",
+                "TabWebhooks", "TabDelivery",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict

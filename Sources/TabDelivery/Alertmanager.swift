@@ -173,7 +173,12 @@ extension AlertmanagerPayload {
     public func rollbacks(among rollouts: [Rollout], at now: Timestamp) -> [(rollout: Rollout, reason: String)] {
         var chosen: [(rollout: Rollout, reason: String)] = []
         for order in rollbackOrders {
-            for rollout in rollouts where order.applies(to: rollout, at: now) && !chosen.contains(where: { $0.rollout.id == rollout.id && $0.rollout.account == rollout.account && $0.rollout.environment == rollout.environment }) {
+            for rollout in rollouts
+            where order.applies(to: rollout, at: now)
+                && !chosen.contains(where: {
+                    $0.rollout.id == rollout.id && $0.rollout.account == rollout.account && $0.rollout.environment == rollout.environment
+                })
+            {
                 chosen.append((rollout, order.reason))
             }
         }

@@ -1,7 +1,7 @@
 import Logging
 import MicroHTTPD
-import TabLayout
 import TabDelivery
+import TabLayout
 import TabStore
 
 /// What the clock does to rollouts: every quarter second each replica looks at the rollouts it serves and records the

@@ -161,7 +161,9 @@ extension TabService {
     /// Serves the rollouts under way in the served environment (at start, and after another replica changed one).
     func loadRollouts(account: String? = nil) async throws(StoreError) {
         let served = environmentList.served.text
-        let underWay = try await store.rolloutsUnderWay().filter { $0.environment.text == served && (account == nil || $0.account == account) }
+        let underWay = try await store.rolloutsUnderWay().filter {
+            $0.environment.text == served && (account == nil || $0.account == account)
+        }
         var candidates: [String: StoredVersion] = [:]
         for rollout in underWay {
             candidates[rollout.account] = try await store.version(account: rollout.account, number: rollout.candidateVersion)

@@ -44,7 +44,9 @@ extension SQLiteRows {
         try db.query(DeliverySQL.nextRolloutID, [.text(account), .text(environment)]) { $0.int(0) }.first ?? 1
     }
 
-    func insert(_ rollout: Rollout) throws(StoreError) { try db.run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout))) }
+    func insert(_ rollout: Rollout) throws(StoreError) {
+        try db.run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
+    }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
         try db.run(DeliverySQL.updateRollout, Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))

@@ -79,7 +79,9 @@ public final class SQLiteStore: StoreBackend {
     }
 
     public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try SQLiteRows(db: db).version(account: account, number: number) }
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
+            try SQLiteRows(db: db).version(account: account, number: number)
+        }
     }
 
     public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {

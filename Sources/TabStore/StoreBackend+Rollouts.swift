@@ -39,7 +39,8 @@ public protocol RolloutStore: Sendable {
     /// versions exist, and returns the change to record, all in one transaction.
     func startRollout(
         account: String, environment: String, author: String, audit: StoredAuditEntry?,
-        _ decide: @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
+        _ decide:
+            @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
             throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout
     /// Changes the account's newest rollout in an environment (see ``StoreBackend``'s implementation).
@@ -89,11 +90,14 @@ extension StoreBackend {
 
     public func startRollout(
         account: String, environment: String, author: String, audit: StoredAuditEntry?,
-        _ decide: @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
+        _ decide:
+            @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
             throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
         try await deliveryTransaction { (rows) throws(StoreError) in
-            let current = try WriteRule.pointed(account, environment, rows).flatMap { $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag) }
+            let current = try WriteRule.pointed(account, environment, rows).flatMap {
+                $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag)
+            }
             let latest = try rows.latestRollout(account: account, environment: environment)
             var availability: [Int: VersionAvailability] = [:]
             let newest = try rows.latest(account: account)?.version ?? 0

@@ -160,7 +160,8 @@ enum Outbox {
     static func enqueue(_ rollout: RolloutEvent, _ rows: any StoreRows) throws(StoreError) {
         let now = currentTimeMillis()
         let event = try? WebhookEvent(
-            kind: .rollout, account: rollout.account, rolloutState: rollout.state.rawValue, timestamp: Date(millis: now), data: rollout.json)
+            kind: .rollout, account: rollout.account, rolloutState: rollout.state.rawValue, timestamp: Date(millis: now), data: rollout.json
+        )
         try enqueue(event, atMillis: now, rows)
     }
 

@@ -1,6 +1,6 @@
 import Dispatch
-import TabDelivery
 import Synchronization
+import TabDelivery
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.

@@ -281,14 +281,16 @@ extension TabStore {
 
     /// A deletion without an audit entry.
     public func delete(account: String, precondition: WritePrecondition, author: String?) async throws(StoreError) -> StoredVersion {
-        try await delete(account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: nil)
+        try await delete(
+            account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: nil)
     }
 
     /// A deletion in the default environment.
     public func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
         -> StoredVersion
     {
-        try await delete(account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: audit)
+        try await delete(
+            account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: audit)
     }
 
     /// A strings table version without an audit entry.

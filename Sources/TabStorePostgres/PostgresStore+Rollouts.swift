@@ -81,7 +81,8 @@ extension PGRows {
     }
 
     func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
-        let row = try run(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id))]).first
+        let row = try run(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id))])
+            .first
         return ServedCounts(
             candidate: row.flatMap { $0[0].text.flatMap { Int($0) } } ?? 0, stable: row.flatMap { $0[1].text.flatMap { Int($0) } } ?? 0)
     }

@@ -211,7 +211,8 @@ struct ChangeListener {
                         let account = String(parts[1])
                         onChange(
                             parts[0] == "pointer"
-                                ? .layout(account: account, committedAtMillis: millis) : .rollout(account: account, committedAtMillis: millis))
+                                ? .layout(account: account, committedAtMillis: millis)
+                                : .rollout(account: account, committedAtMillis: millis))
                     } else if parts[0] == "strings" {
                         expected?.strings += 1
                         if !own { onChange(.strings(locale: String(parts[1]), committedAtMillis: millis)) }
@@ -270,7 +271,8 @@ struct PGRows: StoreRows {
 
     func version(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try db.execute(
-            "SELECT \(PostgresStore.columns) FROM layout_versions WHERE account = $1 AND version = $2", [.text(account), .text(String(number))]
+            "SELECT \(PostgresStore.columns) FROM layout_versions WHERE account = $1 AND version = $2",
+            [.text(account), .text(String(number))]
         ).first.map { (row) throws(StoreError) in try PostgresStore.version(row) }
     }
 

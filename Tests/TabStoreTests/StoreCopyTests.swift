@@ -1,6 +1,6 @@
 import Foundation
-import TabStorePostgres
 import TabDelivery
+import TabStorePostgres
 import Testing
 
 @testable import TabStore
@@ -87,7 +87,8 @@ import Testing
                 RolloutPlan(version: candidate.version, schedule: .fixed(Percent(basisPoints: 1250)!)),
                 in: RolloutStartContext(
                     account: "staged", environment: .production, id: id, current: current, latest: latest,
-                    precondition: .ifMatch([stable.etag]), now: Timestamp(unixMillis: 10_000), availability: { availability[$0] ?? .missing }))
+                    precondition: .ifMatch([stable.etag]), now: Timestamp(unixMillis: 10_000),
+                    availability: { availability[$0] ?? .missing }))
         }
         try await store.saveServed([(started.rollout, ServedCounts(candidate: 2, stable: 9))], replica: "replica-ü")
     }
