@@ -49,6 +49,32 @@ extension TabService {
         }
     }
 
+    /// `/metrics`' rollout gauges: the percent and the state of every rollout under way in the served environment (1 on
+    /// the state it is in), and this replica's answers per arm.
+    func rolloutGauges() -> String {
+        let now = Self.now
+        var out = "# HELP tabserver_rollout_percent The share of installs that get a rollout's candidate.\n"
+        out += "# TYPE tabserver_rollout_percent gauge\n"
+        let served = snapshot.contents.rollouts.values.sorted { $0.rollout.account < $1.rollout.account }
+        var states = ""
+        var answers = ""
+        for rollout in served {
+            let status = rollout.rollout.status(at: now)
+            let labels = "account=\"\(rollout.rollout.account)\",environment=\"\(rollout.rollout.environment.text)\""
+            out += "tabserver_rollout_percent{\(labels)} \(status.percent)\n"
+            for state in [RolloutState.scheduled, .running, .paused] {
+                states += "tabserver_rollout_state{\(labels),state=\"\(state.rawValue)\"} \(status.state == state ? 1 : 0)\n"
+            }
+            let counts = rollout.counts.served
+            answers += "tabserver_rollout_answers_total{\(labels),arm=\"candidate\"} \(counts.candidate)\n"
+            answers += "tabserver_rollout_answers_total{\(labels),arm=\"stable\"} \(counts.stable)\n"
+        }
+        out += "# HELP tabserver_rollout_state 1 on the state a rollout under way is in.\n# TYPE tabserver_rollout_state gauge\n" + states
+        out += "# HELP tabserver_rollout_answers_total Answers per rollout arm on this replica.\n"
+        out += "# TYPE tabserver_rollout_answers_total counter\n" + answers
+        return out
+    }
+
     /// Stores this replica's answers per arm of the rollouts it serves.
     func storeServedCounts() async {
         let counts = snapshot.contents.rollouts.values.map { ($0.rollout, $0.counts.served) }

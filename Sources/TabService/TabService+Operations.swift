@@ -34,6 +34,7 @@ extension TabService {
         text += "# TYPE tabserver_snapshot_sequence counter\n"
         text += "tabserver_snapshot_sequence \(snapshot.sequence)\n"
         text += webhookWorker.counters.text
+        text += rolloutGauges()
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }

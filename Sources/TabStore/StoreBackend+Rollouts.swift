@@ -177,7 +177,17 @@ extension WriteRule {
             pointed = try rows.version(account: stored.account, number: target)
         }
         try record(audit, version: made.rollout.candidateVersion, rows)
-        for transition in made.transitions { try Outbox.enqueue(made.rollout.event(for: transition, author: author), rows) }
+        for transition in made.transitions {
+            try Outbox.enqueue(made.rollout.event(for: transition, author: author), rows)
+            if audit == nil {
+                // The clock's changes have no request: each is in the history as its author's, once, with the change.
+                try rows.insertAudit(
+                    StoredAuditEntry(
+                        atMillis: transition.at.unixMillis, actor: author, tokenID: nil, address: "", method: "",
+                        path: "/v1/accounts/\(stored.account)/layout/rollout", action: "rollout.\(transition.kind.rawValue)",
+                        account: stored.account, environment: stored.environment.text, version: made.rollout.candidateVersion, status: 200))
+            }
+        }
         return RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: pointed)
     }
 }
