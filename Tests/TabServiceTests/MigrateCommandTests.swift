@@ -61,6 +61,8 @@ import Testing
             SELECT 'account-' || ((i - 1) / 3), (i - 1) % 3 + 1, randomblob(512), 'application/json',
                    '"v' || ((i - 1) % 3 + 1) || '-' || hex(randomblob(10)) || '"', 1700000000000 + i, 'seed', 'row ' || i, 0, ''
             FROM n;
+            INSERT INTO layout_pointers (account, environment, version)
+            SELECT account, 'production', MAX(version) FROM layout_versions GROUP BY account;
             """)
     }
 
@@ -102,7 +104,7 @@ import Testing
         try Self.largeStore(directory + "/b.sqlite", accounts: 1)
         let run = try Run.start(["--from", "sqlite:\(directory)/a.sqlite", "--to", "sqlite:\(directory)/b.sqlite"], directory: directory)
         #expect(run.finish() == 1)
-        #expect(run.errors.contains("the target store is not empty (layout_versions has 3 rows)"), "\(run.errors)")
+        #expect(run.errors.contains("the target store is not empty (layout_pointers has 1 rows)"), "\(run.errors)")
         #expect(try sqliteShell(directory + "/b.sqlite", "SELECT count(*) FROM layout_versions") == ["3"])
     }
 

@@ -22,7 +22,8 @@ extension ReplicationTests {
             "PUT", "/v1/accounts/stepped/layout?publish=false",
             headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["one", "two"]))
         #expect(draft.status == 200)
-        let plan = #"{"version": 2, "steps": [{"percent": 10, "hold": "PT1S"}, {"percent": 50, "hold": "PT1S"}, {"percent": 100, "hold": "PT1S"}]}"#
+        let plan =
+            #"{"version": 2, "steps": [{"percent": 10, "hold": "PT1S"}, {"percent": 50, "hold": "PT1S"}, {"percent": 100, "hold": "PT1S"}]}"#
         let started = try await client.send(
             "POST", "/v1/accounts/stepped/layout/rollout",
             headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: Array(plan.utf8))
@@ -39,7 +40,8 @@ extension ReplicationTests {
         // Three holds of a second: completed at about 3 s, by whichever replica's stepper recorded it.
         try await Task.sleep(for: .seconds(3.5))
         for port in [a.port, b.port] {
-            let rollout = try await HTTPTestClient(port: port).send("GET", "/v1/accounts/stepped/layout/rollout", headers: ServiceHarness.admin())
+            let rollout = try await HTTPTestClient(port: port).send(
+                "GET", "/v1/accounts/stepped/layout/rollout", headers: ServiceHarness.admin())
             #expect(rollout.json?["state"] as? String == "completed", "\(port): \(rollout.text)")
             let anyone = try await HTTPTestClient(port: port).send("GET", "/v1/accounts/stepped/tabs", headers: [("X-Install-Id", "x")])
             #expect(anyone.json?["version"] as? Int == 2, "both replicas serve the candidate to everyone")
