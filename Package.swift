@@ -67,7 +67,7 @@ let package = Package(
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
         .target(name: "TabDelivery", swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
-        .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore"], swiftSettings: strict),
+        .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
         // the ConsoleEmbedder build-tool plugin generates at build time (with console-embed, its tool).
         .target(
@@ -95,7 +95,7 @@ let package = Package(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabDelivery", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

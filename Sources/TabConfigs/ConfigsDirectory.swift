@@ -1,4 +1,5 @@
 import Foundation
+import TabDelivery
 import TabLayout
 import TabStore
 
@@ -119,7 +120,9 @@ public struct ConfigsDirectory: Sendable {
     /// Writes files into `store`: for accounts and locales that never had a version (the store wins), or,
     /// with `force`, a new version of each over the current one.
     /// - Parameter progress: called after each file with (files done, files in all), e.g. to show progress on a terminal.
-    public func importInto(_ store: any TabStore, force: Bool, progress: ((Int, Int) -> Void)? = nil) async throws(StoreError)
+    public func importInto(
+        _ store: any TabStore, force: Bool, environments: [String] = [TabStoreDefaults.environment], progress: ((Int, Int) -> Void)? = nil
+    ) async throws(StoreError)
         -> ImportReport
     {
         var report = ImportReport()
@@ -136,22 +139,41 @@ public struct ConfigsDirectory: Sendable {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
                 continue
             }
-            let latest = try await store.pointed(account: file.name, environment: TabStoreDefaults.environment)
-            let precondition: WritePrecondition
-            if let latest {
-                guard force else {
-                    report.skipped.append(file.name)
+            // Stored once, into the first environment that lacks it; every other environment that lacks it is pointed
+            // at that version (one version, not one per environment).
+            var stored: (StoredVersion, String)?
+            var kept = 0
+            for environment in environments {
+                let current = try await store.pointed(account: file.name, environment: environment)
+                if current != nil, !force {
+                    kept += 1
                     continue
                 }
-                precondition = latest.deleted ? .none : .ifMatch([latest.etag])
-            } else {
-                precondition = .ifNoneMatchAny
+                let precondition: WritePrecondition = current.map { $0.deleted ? .none : .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
+                if let (record, from) = stored {
+                    _ = try await store.promote(account: file.name, from: from, to: environment, author: "configs", audit: nil) {
+                        (source, id, target, latest, _) throws(DeliveryError) in
+                        try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
+                            account: file.name, fromPointer: source,
+                            context: RolloutStartContext(
+                                account: file.name, environment: EnvironmentName(environment)!, id: id, current: target,
+                                latest: latest, precondition: Precondition(precondition),
+                                now: Timestamp(unixMillis: currentTimeMillis()),
+                                availability: { $0 == record.version ? .available : .missing }))
+                    }
+                } else {
+                    var write = LayoutWrite(
+                        account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
+                        author: "configs", message: "imported from \(file.path)", extends: valid[file.name]?.extends ?? "")
+                    write.environment = environment
+                    stored = (try await store.append(write), environment)
+                }
             }
-            _ = try await store.append(
-                LayoutWrite(
-                    account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
-                    author: "configs", message: "imported from \(file.path)", extends: valid[file.name]?.extends ?? ""))
-            report.imported.append(file.name)
+            if kept == environments.count {
+                report.skipped.append(file.name)
+            } else {
+                report.imported.append(file.name)
+            }
         }
         let current = Dictionary(try await store.currentStrings().map { ($0.locale, $0) }) { $1 }
         for file in strings {

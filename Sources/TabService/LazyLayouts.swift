@@ -51,8 +51,11 @@ final class ResolutionContext: Sendable {
     let changedTwiceInOneSecond: Set<String>
     let budget: VariantBudget
     let logger: Logger
+    /// ``Snapshot/Contents/vary``.
+    let vary: String?
 
     init(_ contents: Snapshot.Contents, budget: VariantBudget, logger: Logger) {
+        vary = contents.vary
         documents = contents.documents
         globalStrings = contents.globalStrings
         stringsModified = contents.stringsRecords.mapValues(\.createdAtMillis)

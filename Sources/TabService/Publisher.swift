@@ -5,7 +5,7 @@ import TabStore
 /// One change the publisher made visible: a stored layout or strings version, at a sequence number.
 struct ChangeEvent: Sendable, Equatable {
     enum Kind: String, Sendable {
-        case layout, strings, rollout
+        case layout, strings, rollout, promote
     }
 
     var kind: Kind

@@ -32,7 +32,7 @@ extension TabService {
     /// Records the due transitions of every rollout the snapshot serves.
     func recordDueSteps() async {
         let now = Self.now
-        for served in snapshot.contents.rollouts.values where !served.rollout.advanced(to: now).transitions.isEmpty {
+        for served in snapshot.everyRollout where !served.rollout.advanced(to: now).transitions.isEmpty {
             let rollout = served.rollout
             do throws(StoreError) {
                 let recorded = try await store.changeRollout(
@@ -55,7 +55,9 @@ extension TabService {
         let now = Self.now
         var out = "# HELP tabserver_rollout_percent The share of installs that get a rollout's candidate.\n"
         out += "# TYPE tabserver_rollout_percent gauge\n"
-        let served = snapshot.contents.rollouts.values.sorted { $0.rollout.account < $1.rollout.account }
+        let served = snapshot.everyRollout.sorted {
+            ($0.rollout.account, $0.rollout.environment) < ($1.rollout.account, $1.rollout.environment)
+        }
         var states = ""
         var answers = ""
         for rollout in served {
@@ -77,7 +79,7 @@ extension TabService {
 
     /// Stores this replica's answers per arm of the rollouts it serves.
     func storeServedCounts() async {
-        let counts = snapshot.contents.rollouts.values.map { ($0.rollout, $0.counts.served) }
+        let counts = snapshot.everyRollout.map { ($0.rollout, $0.counts.served) }
         do throws(StoreError) {
             try await store.saveServed(counts, replica: replicaID)
         } catch {

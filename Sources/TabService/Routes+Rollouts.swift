@@ -17,6 +17,28 @@ extension TabService {
 
     static let rolloutRoutes: [Route] = [
         Route(
+            .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
+            APIOperation(
+                "Point an environment at the version another points at (to defaults to the next after from); with rollout, gradually.",
+                parameters: [ifMatch, ifNoneMatchStar],
+                requestBody: """
+                    required: true
+                    content:
+                      application/json:
+                        schema:
+                          type: object
+                          required: [from]
+                          properties:
+                            from: {type: string}
+                            to: {type: string}
+                            rollout: {type: object}
+                    """,
+                responses: [
+                    (200, written), (201, written), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.promoteRoute(request, match) },
+        Route(
             .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
                 "Start a rollout of a version to a growing share of installs (steps with holds, or a fixed percent).",

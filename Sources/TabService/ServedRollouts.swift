@@ -19,8 +19,9 @@ final class ServedRollout: Sendable {
         self.rollout = rollout
         self.candidateDocument = candidateDocument
         self.counts = counts
-        stable = LazyEntry(account: rollout.account, context: context, extraVary: Self.vary)
-        candidate = LazyEntry(account: rollout.account, context: context, own: candidateDocument, extraVary: Self.vary)
+        let vary = [context.vary, Self.vary].compactMap { $0 }.joined(separator: ", ")
+        stable = LazyEntry(account: rollout.account, context: context, extraVary: vary)
+        candidate = LazyEntry(account: rollout.account, context: context, own: candidateDocument, extraVary: vary)
     }
 
     /// The same rollout over another publication's documents and strings.
@@ -79,6 +80,11 @@ extension Snapshot {
         let owner = entries[account]?.value != nil ? account : "default"
         if let served = contents.rollouts[owner] { return served.entry(for: install, at: now()) ?? entry(for: account) }
         return entry(for: account)
+    }
+
+    /// The rollouts this snapshot and the other environments' serve.
+    var everyRollout: [ServedRollout] {
+        Array(contents.rollouts.values) + contents.environments.values.flatMap { $0.contents.rollouts.values }
     }
 
     /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).

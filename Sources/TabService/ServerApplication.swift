@@ -17,7 +17,8 @@ public final class ServerApplication: Sendable {
         logger: Logger, beforeListening: () -> Void = {}
     ) async throws {
         if let configs {
-            let report = try await ConfigsDirectory.load(configs).importInto(store, force: false)
+            let report = try await ConfigsDirectory.load(configs).importInto(
+                store, force: false, environments: configuration.environments)
             logger.info("configs \(configs): imported \(report.imported.count), kept the store's \(report.skipped.count)")
             for refusal in report.refused { logger.error("configs: not imported: \(refusal)") }
         }

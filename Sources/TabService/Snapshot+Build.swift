@@ -6,8 +6,11 @@ import TabStore
 extension Snapshot {
     /// A snapshot of every current layout and strings table. Layouts are neither parsed nor resolved here: each is
     /// on its first request (a source that no longer compiles then falls back to `default`, and is logged).
-    static func build(layouts: [StoredVersion], strings: [StoredStrings], budget: VariantBudget, logger: Logger) -> Snapshot {
+    static func build(
+        layouts: [StoredVersion], strings: [StoredStrings], budget: VariantBudget, logger: Logger, vary: String? = nil
+    ) -> Snapshot {
         var contents = Contents()
+        contents.vary = vary
         for record in strings {
             do {
                 contents.globalStrings[record.locale] = try StringsTable.read(record.source)
@@ -29,7 +32,8 @@ extension Snapshot {
         var contents = self.contents
         let context = ResolutionContext(contents, budget: budget, logger: logger)
         for account in accounts {
-            contents.entries[account] = documents[account] == nil ? nil : LazyEntry(account: account, context: context)
+            contents.entries[account] =
+                documents[account] == nil ? nil : LazyEntry(account: account, context: context, extraVary: contents.vary)
             if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(context) }
         }
         return Snapshot(contents, budget: budget)
@@ -75,6 +79,16 @@ extension Snapshot {
         contents.stringsRecords[record.locale] = record
         contents.entries = [:]
         return Snapshot(contents, budget: budget).rebuilding(documents.keys, logger: logger)
+    }
+
+    /// The snapshot of `environment` (this one when it is nil or this snapshot's own).
+    func environment(_ name: String?) -> Snapshot { name.flatMap { contents.environments[$0] } ?? self }
+
+    /// This snapshot with another environment's snapshot replaced.
+    func replacing(environment name: String, with snapshot: Snapshot) -> Snapshot {
+        var contents = self.contents
+        contents.environments[name] = snapshot
+        return Snapshot(contents, budget: budget)
     }
 
     /// This snapshot stamped with the publication's sequence number.

@@ -28,8 +28,13 @@ final class Snapshot: Sendable {
         var changedTwiceInOneSecond: Set<String> = []
         /// The publication that made it: grows by one with every snapshot published.
         var sequence: UInt64 = 0
-        /// Rollouts under way in the served environment, by account.
+        /// Rollouts under way in this snapshot's environment, by account.
         var rollouts: [String: ServedRollout] = [:]
+        /// Request headers every representation varies on besides its layout's own (`Tabs-Environment` when there
+        /// is more than one environment).
+        var vary: String?
+        /// The other environments' snapshots, by name (only in the served environment's, the one published).
+        var environments: [String: Snapshot] = [:]
     }
 
     let contents: Contents

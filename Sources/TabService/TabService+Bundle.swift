@@ -1,5 +1,6 @@
 import HeaderFields
 import MicroHTTPD
+import TabDelivery
 import TabLayout
 import TabPreview
 
@@ -15,7 +16,11 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
-        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
+        let environment: EnvironmentName
+        switch chosenEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let asked = request.queryValues("locale")
         guard asked.count <= Self.bundleLocaleLimit else {
             return .response(
@@ -25,7 +30,7 @@ extension TabService {
         for locale in asked where !isValidLocale(locale) {
             return .response(Problem.badRequest("'\(locale.prefix(64))' is not a locale tag such as en or fr-CA").response)
         }
-        let snapshot = self.snapshot
+        let snapshot = self.snapshot(for: environment)
         guard let entry = snapshot.entry(for: account) else {
             return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
         }
@@ -42,7 +47,7 @@ extension TabService {
         return .deferred {
             self.bundle(
                 account: account, entry: entry, snapshot: snapshot, locales: locales, platform: targetPlatform, appVersion: targetVersion,
-                appVersionText: appVersionText)
+                appVersionText: appVersionText, environment: environment)
         }
     }
 
@@ -53,7 +58,7 @@ extension TabService {
 
     private func bundle(
         account: String, entry: LayoutEntry, snapshot: Snapshot, locales: [Int], platform: Platform?, appVersion: AppVersion?,
-        appVersionText: String?
+        appVersionText: String?, environment: EnvironmentName
     ) -> HTTPResponse {
         var representations: [[UInt8]] = []
         var size = 0
@@ -61,7 +66,7 @@ extension TabService {
             let locale = entry.locales[index]
             let wanted = VariantRequest(
                 account: account, format: .json, localeQuery: locale, acceptLanguage: nil, platform: platform, appVersion: appVersion,
-                acceptEncoding: "br")  // every coding made now, so that the bundle lists each one's tag
+                acceptEncoding: "br", environment: environment)  // every coding made now, so that the bundle lists each one's tag
             guard case .success(let (representation, _)) = select(wanted, in: snapshot) else { return Problem.internalError.response }
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
@@ -94,9 +99,13 @@ extension TabService {
     /// `?selected=<tab id>` draws another tab selected (drawn for the request).
     func servePreview(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
         guard let selected = request.query("selected") else { return serveTabs(request, account: account, format: .preview) }
-        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
+        let environment: EnvironmentName
+        switch chosenEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        guard let entry = snapshot.entry(for: account) else {
+        guard let entry = snapshot(for: environment).entry(for: account) else {
             return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
         }
         // The same choices as every client-plane answer: locale, platform and app version (a bad one is 400).

@@ -19,6 +19,8 @@ struct VariantRequest: Sendable {
     var acceptEncoding: String?
     /// `X-Install-Id` / `?installId=`: which arm of a rollout the install gets.
     var install: InstallID?
+    /// The environment the request reads.
+    var environment: EnvironmentName
 }
 
 extension TabService {
@@ -46,7 +48,11 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
-        if case .failure(let problem) = chosenEnvironment(request) { return .response(problem.response) }
+        let environment: EnvironmentName
+        switch chosenEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let install: InstallID?
         switch installID(request) {
         case .success(let named): install = named
@@ -57,7 +63,8 @@ extension TabService {
         case .success(let seconds): wait = seconds
         case .failure(let problem): return .response(problem.response)
         }
-        let snapshot = self.snapshot
+        let published = self.snapshot
+        let snapshot = environment == environmentList.served ? published : published.environment(environment.text)
         guard let entry = snapshot.entry(for: account, install: install, at: Self.now) else { return .response(noLayout(account).response) }
         let locale =
             chosenLocale(request, entry)
@@ -89,7 +96,8 @@ extension TabService {
             let wanted = VariantRequest(
                 account: account, format: format, localeQuery: request.query("locale"),
                 acceptLanguage: request.headerList("Accept-Language"),
-                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"), install: install)
+                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"), install: install,
+                environment: environment)
             let address = clientAddress(request)
             if let refusal = heldBudget.reserve(address) {
                 let whose = refusal == .total ? "this server holds" : "this client address holds"
@@ -101,7 +109,8 @@ extension TabService {
                     ).response)
             }
             return hold(
-                wanted, etag: form.etag, seconds: wait, since: snapshot.sequence, preferred: request.query("wait") == nil, address: address)
+                wanted, etag: form.etag, seconds: wait, since: published.sequence, preferred: request.query("wait") == nil, address: address
+            )
         }
         switch decision {
         case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok))
@@ -338,9 +347,9 @@ extension TabService {
             var seen = sequence
             while true {
                 let wake = await self.publisher.waiters.wait(account: wanted.account, after: seen, until: deadline)
-                let snapshot = self.snapshot
-                seen = snapshot.sequence
-                switch self.select(wanted, in: snapshot) {
+                let published = self.snapshot
+                seen = published.sequence
+                switch self.select(wanted, in: self.snapshot(for: wanted.environment)) {
                 case .failure(let problem):
                     return problem.response
                 case .success(let (representation, preferred)):

@@ -28,7 +28,14 @@ extension TabService {
 
     /// `GET …/layout`, `GET …/layout/versions/{version}`: the source as uploaded.
     func readLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        withLayoutAddress(match) { account, number in .deferred { await self.readLayout(account: account, number: number) } }
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        return withLayoutAddress(match) { account, number in
+            .deferred { await self.readLayout(account: account, number: number, environment: environment) }
+        }
     }
 
     /// `PUT …/layout`: a new version (or, with `?dryRun=true`, only its compilation).
@@ -85,8 +92,15 @@ extension TabService {
     /// `DELETE …/layout`: a deletion record (the history stays).
     func deleteLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let precondition = writePrecondition(request)
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         return withLayoutAddress(match) { account, _ in
-            .deferred { await self.deleteLayout(account: account, precondition: precondition, author: match.author) }
+            .deferred {
+                await self.deleteLayout(account: account, precondition: precondition, author: match.author, environment: environment)
+            }
         }
     }
 
@@ -112,8 +126,16 @@ extension TabService {
     /// `POST …/layout/versions/{version}/restore`: a new version with that version's content.
     func restoreRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let precondition = writePrecondition(request)
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         return withLayoutAddress(match) { account, number in
-            .deferred { await self.restore(account: account, number: number ?? 0, precondition: precondition, author: match.author) }
+            .deferred {
+                await self.restore(
+                    account: account, number: number ?? 0, precondition: precondition, author: match.author, environment: environment)
+            }
         }
     }
 
@@ -225,8 +247,10 @@ extension TabService {
     func write(_ upload: LayoutUpload) async -> HTTPResponse {
         let document: LayoutDocument
         let compiled: CompiledLayout
+        let snapshot = self.snapshot(for: upload.environment)
         do {
-            (document, compiled) = try compileForWrite(account: upload.account, source: upload.body, format: upload.format)
+            (document, compiled) = try compileForWrite(
+                account: upload.account, source: upload.body, format: upload.format, in: upload.environment)
         } catch {
             return Problem.invalidLayout(error).response
         }
@@ -246,7 +270,7 @@ extension TabService {
                     action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
             }
             let record = try await store.append(change)
-            if upload.publish { await commit(record, document: document) }
+            if upload.publish { await commit(record, document: document, in: upload.environment) }
             return written(record, status: existed ? 200 : 201)
         } catch {
             return storeProblem(error)
@@ -257,7 +281,7 @@ extension TabService {
     /// version (`from` null when the account has no layout yet).
     func dryRunAnswer(_ upload: LayoutUpload, compiled: CompiledLayout) -> HTTPResponse {
         var members = objectMembers(compiled.document)
-        let current = snapshot.record(upload.account)
+        let current = snapshot(for: upload.environment).record(upload.account)
         do throws(LayoutError) {
             let diff = try LayoutDiff(
                 from: try current.flatMap(Self.tree), to: try LayoutSource.readTree(upload.body, format: upload.format))
@@ -272,9 +296,11 @@ extension TabService {
 
     /// Validates, resolves (base references checked strictly) and compiles for the default locale; every locale's
     /// compiled layout must stay within ``LayoutLimits/compiledBytes`` (titles that expand through long strings).
-    func compileForWrite(account: String, source: [UInt8], format: SourceFormat?) throws(LayoutError) -> (LayoutDocument, CompiledLayout) {
+    func compileForWrite(account: String, source: [UInt8], format: SourceFormat?, in environment: EnvironmentName? = nil)
+        throws(LayoutError) -> (LayoutDocument, CompiledLayout)
+    {
         let document = try LayoutSource.parse(source, format: format)
-        let snapshot = self.snapshot
+        let snapshot = self.snapshot(for: environment ?? environmentList.entry)
         let resolved = try snapshot.resolve(account, version: nil, document: document, strict: true)
         let compiled = LayoutCompiler.compile(
             resolved, for: ClientContext(locale: resolved.defaultLocale), globalStrings: snapshot.globalStrings)
@@ -288,10 +314,10 @@ extension TabService {
     }
 
     /// Publishes `record` (a version this replica or another committed) and its change event.
-    func commit(_ record: StoredVersion, document: LayoutDocument?) async {
+    func commit(_ record: StoredVersion, document: LayoutDocument?, in environment: EnvironmentName? = nil) async {
         webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
-        await publisher.publish { snapshot in
+        await publish(in: environment ?? environmentList.served) { snapshot in
             guard let next = snapshot.applying(record, document: document, logger: logger) else { return nil }
             let affected = snapshot.dependents(of: record.account).union(next.dependents(of: record.account)).union([record.account])
             return (next, [ChangeEvent(layout: record, affected: affected)])
@@ -332,7 +358,9 @@ extension TabService {
         return await write(upload)
     }
 
-    func deleteLayout(account: String, precondition: WritePrecondition, author: String) async -> HTTPResponse {
+    func deleteLayout(account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName) async -> HTTPResponse
+    {
+        let snapshot = self.snapshot(for: environment)
         if case .none = precondition {
             return snapshot.record(account) == nil
                 ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
@@ -347,16 +375,18 @@ extension TabService {
         do {
             metrics.storeOperations.add()
             let record = try await store.delete(
-                account: account, precondition: precondition, author: author,
+                account: account, environment: environment.text, precondition: precondition, author: author,
                 audit: AuditContext.current?.entry(action: "layout.delete", account: account, status: 204))
-            await commit(record, document: nil)
+            await commit(record, document: nil, in: environment)
             return HTTPResponse(status: 204, headers: [HTTPHeader("Layout-Version", String(record.version))])
         } catch {
             return storeProblem(error)
         }
     }
 
-    func restore(account: String, number: Int, precondition: WritePrecondition, author: String) async -> HTTPResponse {
+    func restore(account: String, number: Int, precondition: WritePrecondition, author: String, environment: EnvironmentName) async
+        -> HTTPResponse
+    {
         let old: StoredVersion?
         do {
             metrics.storeOperations.add()
@@ -365,10 +395,11 @@ extension TabService {
             return storeProblem(error)
         }
         guard let old else { return Problem.notFound("account '\(account)' has no version \(number)").response }
-        if case .none = precondition, snapshot.record(account) != nil { return storeProblem(.preconditionRequired) }
+        if case .none = precondition, snapshot(for: environment).record(account) != nil { return storeProblem(.preconditionRequired) }
         let upload = LayoutUpload(
             account: account, body: old.source, contentType: old.contentType, format: sourceFormat(old.contentType) ?? .json,
-            precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number)
+            precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number,
+            environment: environment)
         let response = await write(upload)
         guard response.status == 201 else { return response }
         var ok = response
@@ -378,14 +409,14 @@ extension TabService {
 
     // MARK: Reads
 
-    func readLayout(account: String, number: Int?) async -> HTTPResponse {
+    func readLayout(account: String, number: Int?, environment: EnvironmentName) async -> HTTPResponse {
         let record: StoredVersion?
         do {
             metrics.storeOperations.add()
             if let number {
                 record = try await store.version(account: account, number: number)
             } else {
-                record = try await store.pointed(account: account, environment: environmentList.entry.text)
+                record = try await store.pointed(account: account, environment: environment.text)
             }
         } catch {
             return storeProblem(error)

@@ -18,11 +18,10 @@ extension TabService {
             switch change {
             case .layout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                guard let record = try await store.pointed(account: account, environment: environmentList.served.text) else { return }
-                if record.deleted {
-                    await commit(record, document: nil)
-                } else {
-                    await commit(record, document: try LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
+                for environment in environmentList.names {
+                    guard let record = try await store.pointed(account: account, environment: environment.text) else { continue }
+                    let document = record.deleted ? nil : try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+                    await commit(record, document: document, in: environment)
                 }
             case .strings(let locale, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
@@ -58,22 +57,26 @@ extension TabService {
     /// After notifications may have been missed: applies every record newer than the one held, and deletions of
     /// accounts held, one by one. A replica never goes back to an older state than it has published.
     func catchUp() async throws {
-        let held = snapshot
         var applied = 0
-        let layouts = try await store.currentLayouts(environment: environmentList.served.text)
-        var seen: Set<String> = []
-        for record in layouts {
-            seen.insert(record.account)
-            guard held.record(record.account)?.version != record.version else { continue }
-            await commit(record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)))
-            applied += 1
-        }
-        for account in held.documents.keys where !seen.contains(account) {
-            if let latest = try await store.pointed(account: account, environment: environmentList.served.text), latest.deleted {
-                await commit(latest, document: nil)
+        for environment in environmentList.names {
+            let held = snapshot(for: environment)
+            let layouts = try await store.currentLayouts(environment: environment.text)
+            var seen: Set<String> = []
+            for record in layouts {
+                seen.insert(record.account)
+                guard held.record(record.account)?.version != record.version else { continue }
+                await commit(
+                    record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)), in: environment)
                 applied += 1
             }
+            for account in held.documents.keys where !seen.contains(account) {
+                if let pointed = try await store.pointed(account: account, environment: environment.text), pointed.deleted {
+                    await commit(pointed, document: nil, in: environment)
+                    applied += 1
+                }
+            }
         }
+        let held = snapshot
         for record in try await store.currentStrings() where (held.stringsRecords[record.locale]?.version ?? 0) < record.version {
             if let table = try? StringsTable.read(record.source) {
                 await commit(strings: record, table: table)

@@ -53,6 +53,63 @@ extension TabService {
         }
     }
 
+    /// `POST …/layout/promote`: `to` points at `from`'s version (`If-Match` against `to`'s), or a rollout of it starts.
+    func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let account = match["account"]
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        let promotion: PromotionRequest
+        do throws(DeliveryError) {
+            promotion = try PromotionRequest.decode(request.body, environments: environmentList, now: Self.now)
+        } catch {
+            return .response(Problem.delivery(error).response)
+        }
+        let precondition = Precondition(writePrecondition(request))
+        let author = match.author
+        return .deferred {
+            do throws(StoreError) {
+                let outcome = try await self.store.promote(
+                    account: account, from: promotion.from.text, to: promotion.to.text, author: author,
+                    audit: AuditContext.current?.entry(action: "layout.promote", account: account, status: 200)
+                ) { (source, id, current, latest, availability) throws(DeliveryError) in
+                    try promotion.decide(
+                        account: account, fromPointer: source,
+                        context: RolloutStartContext(
+                            account: account, environment: promotion.to, id: id, current: current, latest: latest,
+                            precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+                }
+                switch outcome {
+                case .unchanged(let record):
+                    return self.written(record, status: 200)
+                case .moved(let record, let created):
+                    await self.publishPromotion(record, from: promotion.from, to: promotion.to, author: author)
+                    return self.written(record, status: created ? 201 : 200)
+                case .rollout(let recorded):
+                    await self.publish(recorded, author: author)
+                    return self.rolloutAnswer(recorded.rollout, status: 201)
+                }
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+
+    /// Serves a promoted version in `to` and tells `/v1/events` (`event: promote`).
+    func publishPromotion(_ record: StoredVersion, from: EnvironmentName, to: EnvironmentName, author: String) async {
+        webhookWorker.poke()
+        let document = try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+        let logger = self.logger
+        let now = currentTimeMillis()
+        await publish(in: to) { snapshot in
+            let next = snapshot.applying(record, document: document, logger: logger) ?? snapshot
+            let affected = snapshot.dependents(of: record.account).union(next.dependents(of: record.account)).union([record.account])
+            let event = ChangeEvent(
+                kind: .promote, account: record.account, locale: nil, version: record.version, etag: record.etag, author: author,
+                atMillis: now, deleted: false, sequence: 0, affected: affected,
+                data: ChangeEventData.promotion(record, from: from.text, to: to.text, author: author, atMillis: now))
+            return (next, [event])
+        }
+    }
+
     /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
     func readRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let (account, environment): (String, EnvironmentName)
@@ -119,7 +176,6 @@ extension TabService {
     func publish(_ recorded: RecordedRollout, author: String) async {
         guard !recorded.transitions.isEmpty || recorded.pointed != nil else { return }
         let rollout = recorded.rollout
-        guard rollout.environment == environmentList.served else { return }
         var candidate: StoredVersion?
         if rollout.progress.ending == nil {
             do {
@@ -139,7 +195,7 @@ extension TabService {
                 kind: .rollout, account: rollout.account, locale: nil, version: rollout.candidateVersion, etag: "", author: author,
                 atMillis: transition.at.unixMillis, deleted: false, sequence: 0, affected: [rollout.account], data: event.json)
         }
-        await publisher.publish { snapshot in
+        await publish(in: rollout.environment) { snapshot in
             var next = snapshot
             var affected: Set<String> = [rollout.account]
             if let pointed, let moved = next.applying(pointed, document: document, logger: logger) {
@@ -158,39 +214,31 @@ extension TabService {
         }
     }
 
-    /// Serves the rollouts under way in the served environment (at start, and after another replica changed one).
+    /// Serves the rollouts under way in every environment (at start, and after another replica changed one).
     func loadRollouts(account: String? = nil) async throws(StoreError) {
-        let served = environmentList.served.text
-        let underWay = try await store.rolloutsUnderWay().filter {
-            $0.environment.text == served && (account == nil || $0.account == account)
-        }
+        let underWay = try await store.rolloutsUnderWay().filter { account == nil || $0.account == account }
         var candidates: [String: StoredVersion] = [:]
         for rollout in underWay {
-            candidates[rollout.account] = try await store.version(account: rollout.account, number: rollout.candidateVersion)
+            candidates[ArmCountsRegistry.key(rollout)] = try await store.version(
+                account: rollout.account, number: rollout.candidateVersion)
         }
         let candidateRecords = candidates
-        let accounts = account.map { [$0] } ?? Array(Set(underWay.map(\.account)).union(snapshot.contents.rollouts.keys))
         let logger = self.logger
         let counts = armCounts
-        await publisher.publish { snapshot in
-            var next = snapshot
-            for name in accounts {
-                let rollout = underWay.last { $0.account == name }
-                next = next.serving(
-                    rollout, account: name, candidate: candidateRecords[name], counts: rollout.map(counts.counts(for:)), logger: logger)
+        for environment in environmentList.names {
+            let here = underWay.filter { $0.environment == environment }
+            let held = snapshot(for: environment).contents.rollouts.keys
+            let accounts = account.map { [$0] } ?? Array(Set(here.map(\.account)).union(held))
+            await publish(in: environment) { snapshot in
+                var next = snapshot
+                for name in accounts {
+                    let rollout = here.last { $0.account == name }
+                    next = next.serving(
+                        rollout, account: name, candidate: rollout.flatMap { candidateRecords[ArmCountsRegistry.key($0)] },
+                        counts: rollout.map(counts.counts(for:)), logger: logger)
+                }
+                return (next, [])
             }
-            return (next, [])
-        }
-    }
-}
-
-extension Precondition {
-    /// TabDelivery's form of a write's `If-Match` / `If-None-Match`.
-    init(_ precondition: WritePrecondition) {
-        switch precondition {
-        case .none: self = .none
-        case .ifMatch(let tags): self = .ifMatch(tags)
-        case .ifNoneMatchAny: self = .ifNoneMatchAny
         }
     }
 }

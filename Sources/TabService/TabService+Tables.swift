@@ -16,7 +16,11 @@ extension TabService {
         }
         let limit = limitAsked
         let after = request.query("after") ?? ""
-        let snapshot = self.snapshot
+        let snapshot: Snapshot
+        switch managedEnvironment(request) {
+        case .success(let environment): snapshot = self.snapshot(for: environment)
+        case .failure(let problem): return .response(problem.response)
+        }
         return .deferred { self.accountsPage(snapshot, after: after, limit: limit, grant: grant) }
     }
 
@@ -115,7 +119,13 @@ extension TabService {
         webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publisher.publish { snapshot in
-            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            // Strings tables are shared by every environment.
+            guard var next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            for (name, other) in snapshot.contents.environments {
+                if let changed = other.applying(strings: record, table: table, logger: logger) {
+                    next = next.replacing(environment: name, with: changed)
+                }
+            }
             return (next, [ChangeEvent(strings: record)])
         }
     }

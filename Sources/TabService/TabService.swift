@@ -30,10 +30,10 @@ public struct ServiceConfiguration: Sendable {
     public var heldRequestLimit: Int = 10_000
     /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
     public var heldRequestsPerAddress: Int = 512
-    /// The environments that exist: a client may name one (`?environment=`, `Tabs-Environment`; others are 404) and a
-    /// token's `environments` may name them (`POST /v1/tokens` refuses others with 422). `production` alone by default,
-    /// where every answer is what it was before environments existed; more than one needs per-environment pointers,
-    /// which the service does not have yet (issue 21), so the executable offers no flag for it.
+    /// The environments (`--environments`), where changes enter first and the one apps get last: a client may name
+    /// one (`?environment=`, `Tabs-Environment`; others are 404), writes go to the first unless they name another,
+    /// and a token's `environments` may name them. `production` alone by default, where every answer is what it was
+    /// before environments existed.
     public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
@@ -89,16 +89,28 @@ public final class TabService: HTTPHandler {
     public init(store: any TabStore, configuration: ServiceConfiguration, logger: Logger) async throws(StoreError) {
         self.store = store
         self.configuration = configuration
-        environmentList = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
+        let environments = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
+        environmentList = environments
         self.logger = logger
         self.credentials = Credentials(
             tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
-        let layouts = try await store.currentLayouts()
         let strings = try await store.currentStrings()
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
-        publisher = Publisher(Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger))
+        // One snapshot per environment, published as one (the served environment's holds the others): a change in
+        // any environment is one publication, with one sequence number for long-polls and the change feed.
+        let vary = environments.isDefault ? nil : "Tabs-Environment"
+        var served = Snapshot.build(
+            layouts: try await store.currentLayouts(environment: environments.served.text), strings: strings, budget: budget,
+            logger: logger, vary: vary)
+        for name in environments.names where name != environments.served {
+            let layouts = try await store.currentLayouts(environment: name.text)
+            served = served.replacing(
+                environment: name.text, with: Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger, vary: vary)
+            )
+        }
+        publisher = Publisher(served)
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
         try await reloadTokens()
@@ -109,7 +121,26 @@ public final class TabService: HTTPHandler {
         if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
+    /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
+
+    /// The snapshot of one environment.
+    func snapshot(for environment: EnvironmentName) -> Snapshot {
+        let top = snapshot
+        return environment == environmentList.served ? top : top.environment(environment.text)
+    }
+
+    /// Publishes a change to one environment's snapshot (see ``Publisher/publish(_:)``).
+    @discardableResult
+    func publish(in environment: EnvironmentName, _ change: @escaping @Sendable (Snapshot) -> (Snapshot, [ChangeEvent])?) async -> Snapshot
+    {
+        let served = environmentList.served
+        return await publisher.publish { top in
+            if environment == served { return change(top) }
+            guard let inner = top.contents.environments[environment.text], let (next, events) = change(inner) else { return nil }
+            return (top.replacing(environment: environment.text, with: next), events)
+        }
+    }
 
     /// Drops the cached representations that no request used since the previous sweep, across every layout
     /// (off libmicrohttpd's threads; the cache is past its bound when this runs).

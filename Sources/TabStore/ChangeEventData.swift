@@ -16,6 +16,22 @@ public enum ChangeEventData {
             atMillis: record.createdAtMillis, deleted: false)
     }
 
+    /// The data of a promotion: `account`, `environment` (where the pointer moved), `from`, `version`, `etag`,
+    /// `author`, `at`.
+    public static func promotion(_ record: StoredVersion, from: String, to: String, author: String, atMillis: Int64) -> [UInt8] {
+        let members: [(String, [UInt8])] = [
+            ("account", string(record.account)), ("at", string(rfc3339Millis(atMillis))), ("author", string(author)),
+            ("environment", string(to)), ("etag", string(record.etag)), ("from", string(from)),
+            ("version", Array(String(record.version).utf8)),
+        ]
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += string(member.0) + [UInt8(ascii: ":")] + member.1
+        }
+        return out + [UInt8(ascii: "}")]
+    }
+
     /// The object from its fields.
     public static func encode(
         account: String?, locale: String?, version: Int, etag: String, author: String?, atMillis: Int64, deleted: Bool

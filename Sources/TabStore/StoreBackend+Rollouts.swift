@@ -50,6 +50,27 @@ public protocol RolloutStore: Sendable {
     ) async throws(StoreError) -> RecordedRollout
     /// Stores this replica's answers per arm for the rollouts it served.
     func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError)
+    /// Promotes an account's layout from one environment to another: `decide` gets `from`'s pointer and what
+    /// starting a rollout in `to` needs (``PromotionRequest/decide(account:fromPointer:context:)``), and its outcome is
+    /// recorded in the same transaction (the pointer moved, or a rollout started), with `audit`.
+    func promote(
+        account: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        _ decide:
+            @escaping @Sendable (
+                _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
+                _ availability: [Int: VersionAvailability]
+            ) throws(DeliveryError) -> PromotionOutcome
+    ) async throws(StoreError) -> Promotion
+}
+
+/// What a promotion did.
+public enum Promotion: Sendable {
+    /// `to` points at this record now (`created`: it had no pointer for the account).
+    case moved(StoredVersion, created: Bool)
+    /// `to` pointed at this record already: nothing was recorded.
+    case unchanged(StoredVersion)
+    /// A gradual promotion: a rollout of `from`'s version started in `to`.
+    case rollout(RecordedRollout)
 }
 
 /// A rollout change to record: the rollout as the change left it, and whether the environment's pointer moves.
@@ -137,6 +158,52 @@ extension StoreBackend {
         guard !counts.isEmpty else { return }
         try await deliveryTransaction { (rows) throws(StoreError) in
             for (rollout, served) in counts { try rows.saveServed(rollout, replica: replica, counts: served) }
+        }
+    }
+
+    public func promote(
+        account: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        _ decide:
+            @escaping @Sendable (
+                _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
+                _ availability: [Int: VersionAvailability]
+            ) throws(DeliveryError) -> PromotionOutcome
+    ) async throws(StoreError) -> Promotion {
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            func pointer(_ environment: String) throws(StoreError) -> Pointer? {
+                try WriteRule.pointed(account, environment, rows).flatMap { $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag) }
+            }
+            let latest = try rows.latestRollout(account: account, environment: to)
+            var availability: [Int: VersionAvailability] = [:]
+            let newest = try rows.latest(account: account)?.version ?? 0
+            if newest > 0 {
+                for number in 1...newest { availability[number] = .available }
+            }
+            for deletion in try Self.deletions(account, rows) { availability[deletion] = .deleted }
+            let (source, target) = (try pointer(from), try pointer(to))
+            let id = try rows.nextRolloutID(account: account, environment: to)
+            let outcome: PromotionOutcome
+            do throws(DeliveryError) {
+                outcome = try decide(source, id, target, latest, availability)
+            } catch {
+                throw .refused(error)
+            }
+            switch outcome {
+            case .unchanged(let version):
+                guard let record = try rows.version(account: account, number: version) else { throw .notFound }
+                return .unchanged(record)
+            case .movePointer(let version, let creates):
+                guard let record = try rows.version(account: account, number: version) else { throw .notFound }
+                try rows.setPointer(account: account, environment: to, version: version)
+                try WriteRule.record(audit, version: version, rows)
+                try Outbox.enqueue(promotion: record, from: from, to: to, author: author, rows)
+                return .moved(record, created: creates)
+            case .rollout(let change):
+                try rows.insert(change.rollout)
+                try WriteRule.record(audit, version: change.rollout.candidateVersion, rows)
+                for transition in change.transitions { try Outbox.enqueue(change.rollout.event(for: transition, author: author), rows) }
+                return .rollout(RecordedRollout(rollout: change.rollout, transitions: change.transitions, pointed: nil))
+            }
         }
     }
 

@@ -165,6 +165,17 @@ enum Outbox {
         try enqueue(event, atMillis: now, rows)
     }
 
+    /// A promotion (`promote`), its data the `event: promote` of `/v1/events`.
+    static func enqueue(promotion record: StoredVersion, from: String, to: String, author: String, _ rows: any StoreRows)
+        throws(StoreError)
+    {
+        let now = currentTimeMillis()
+        let event = try? WebhookEvent(
+            kind: .promote, account: record.account, timestamp: Date(millis: now),
+            data: ChangeEventData.promotion(record, from: from, to: to, author: author, atMillis: now))
+        try enqueue(event, atMillis: now, rows)
+    }
+
     private static func enqueue(_ event: WebhookEvent?, atMillis: Int64, _ rows: any StoreRows) throws(StoreError) {
         guard let event else { throw .unavailable("a change event's data is not a JSON object") }  // ChangeEventData writes one
         let wanting = try rows.webhooks().filter { $0.active && $0.subscription?.wants(event) == true }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import MicroHTTPD
+import TabDelivery
 import TabRuntime
 import TabService
 import TabStore
@@ -44,6 +45,12 @@ struct Serve: AsyncParsableCommand {
     var trustedProxy: [String] = []
     @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
     var authFailures: Int?
+    @Option(
+        help: """
+            Environments, where changes enter first and the one apps get last, e.g. staging,production \
+            (env TABSERVER_ENVIRONMENTS; default production).
+            """)
+    var environments: String?
     @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
     var auditRetention: Int?
     @Flag(
@@ -131,6 +138,13 @@ struct Serve: AsyncParsableCommand {
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         service.webhookDeliveries = true
+        if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
+            do throws(DeliveryError) {
+                service.environments = try EnvironmentList(parsing: named).names.map(\.text)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
         if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
             service.webhookPolicy = .allowEverything
             logger.warning("--webhook-allow-private: webhooks may deliver to internal addresses")
