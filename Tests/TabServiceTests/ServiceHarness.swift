@@ -23,7 +23,8 @@ struct ServiceHarness {
     init(
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
-        variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true
+        variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
+        environments: [String] = ["production"]
     )
         async throws
     {
@@ -36,6 +37,7 @@ struct ServiceHarness {
                 var service = ServiceConfiguration(adminTokens: [("tester", Self.token)], variantCacheBytes: variantCacheBytes)
                 service.webhookPolicy = webhookPolicy
                 service.webhookDeliveries = webhookDeliveries
+                service.environments = environments
                 return service
             }(),
             http: configuration, logger: logger)
