@@ -175,21 +175,39 @@ public struct ConfigsDirectory: Sendable {
                 report.imported.append(file.name)
             }
         }
-        let current = Dictionary(try await store.currentStrings().map { ($0.locale, $0) }) { $1 }
         for file in strings {
             guard (try? StringsTable.read(file.bytes)) != nil else {
                 report.refused.append("\(file.path): not a valid strings table")
                 continue
             }
-            let existing = current[file.name]
-            if existing != nil && !force {
-                report.skipped.append("strings/\(file.name)")
-                continue
+            // Like layouts: stored once, then every other environment that lacks the table points at that version.
+            var stored: (StoredStrings, String)?
+            var kept = 0
+            for environment in environments {
+                let existing = try await store.pointedStrings(locale: file.name, environment: environment)
+                if existing != nil && !force {
+                    kept += 1
+                    continue
+                }
+                let precondition: WritePrecondition = existing.map { .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
+                if let (_, from) = stored {
+                    _ = try await store.promoteStrings(locale: file.name, from: from, to: environment, author: "configs", audit: nil) {
+                        (source, current) throws(DeliveryError) in
+                        try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
+                            locale: file.name, fromPointer: source, current: current, precondition: Precondition(precondition))
+                    }
+                } else {
+                    let record = try await store.appendStrings(
+                        locale: file.name, environment: environment, source: file.bytes, contentType: file.contentType,
+                        precondition: precondition, author: "configs", audit: nil)
+                    stored = (record, environment)
+                }
             }
-            _ = try await store.appendStrings(
-                locale: file.name, source: file.bytes, contentType: file.contentType,
-                precondition: existing.map { .ifMatch([$0.etag]) } ?? .ifNoneMatchAny, author: "configs")
-            report.imported.append("strings/\(file.name)")
+            if kept == environments.count {
+                report.skipped.append("strings/\(file.name)")
+            } else {
+                report.imported.append("strings/\(file.name)")
+            }
         }
         return report
     }

@@ -39,6 +39,29 @@ extension TabService {
                 ])
         ) { service, request, match in service.promoteRoute(request, match) },
         Route(
+            .post, "/v1/strings/{locale}/promote", .scoped(.deploy, .allAccounts), label: "strings_promote",
+            APIOperation(
+                "Point an environment at the version of a strings table another points at (to defaults to the next after from).",
+                parameters: [ifMatch, ifNoneMatchStar],
+                requestBody: """
+                    required: true
+                    content:
+                      application/json: {schema: {type: object, required: [from], properties: {from: {type: string}, to: {type: string}}}}
+                    """,
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The table the environment points at now.
+                        content:
+                          application/json: {schema: {type: object, required: [locale, version, etag]}}
+                        """
+                    ),
+                    (404, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
+                ])
+        ) { service, request, match in service.promoteStringsRoute(request, match) },
+        Route(
             .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
                 "Start a rollout of a version to a growing share of installs (steps with holds, or a fixed percent).",

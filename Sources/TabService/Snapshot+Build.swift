@@ -73,7 +73,7 @@ extension Snapshot {
     /// This snapshot after a strings table was committed: every layout is made anew (resolved again on its next
     /// request; publishing costs one small object per account, no compile). Nil: the table held is as new or newer.
     func applying(strings record: StoredStrings, table: StringsTable, logger: Logger) -> Snapshot? {
-        if let held = stringsRecords[record.locale], held.version >= record.version { return nil }
+        if let held = stringsRecords[record.locale], held.version == record.version { return nil }
         var contents = self.contents
         contents.globalStrings[record.locale] = table
         contents.stringsRecords[record.locale] = record

@@ -25,8 +25,10 @@ extension TabService {
                 }
             case .strings(let locale, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                guard let record = try await store.currentStrings().first(where: { $0.locale == locale }) else { return }
-                await commit(strings: record, table: try StringsTable.read(record.source))
+                for environment in environmentList.names {
+                    guard let record = try await store.pointedStrings(locale: locale, environment: environment.text) else { continue }
+                    await commit(strings: record, table: try StringsTable.read(record.source), in: environment)
+                }
             case .rollout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await loadRollouts(account: account)
@@ -76,11 +78,14 @@ extension TabService {
                 }
             }
         }
-        let held = snapshot
-        for record in try await store.currentStrings() where (held.stringsRecords[record.locale]?.version ?? 0) < record.version {
-            if let table = try? StringsTable.read(record.source) {
-                await commit(strings: record, table: table)
-                applied += 1
+        for environment in environmentList.names {
+            let held = snapshot(for: environment)
+            for record in try await store.currentStrings(environment: environment.text)
+            where held.stringsRecords[record.locale]?.version != record.version {
+                if let table = try? StringsTable.read(record.source) {
+                    await commit(strings: record, table: table, in: environment)
+                    applied += 1
+                }
             }
         }
         if applied > 0 { logger.info("caught up with the store: \(applied) changes applied") }

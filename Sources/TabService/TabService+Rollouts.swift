@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabAccess
 import TabDelivery
 import TabLayout
 import TabStore
@@ -63,6 +64,12 @@ extension TabService {
         } catch {
             return .response(Problem.delivery(error).response)
         }
+        // The route's check covered the account; the environment a promotion changes is its body's `to`.
+        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
+            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
+            auditRefusal(refusal, grant: grant, request, account: account)
+            return .response(Self.refusalResponse(refusal))
+        }
         let precondition = Precondition(writePrecondition(request))
         let author = match.author
         return .deferred {
@@ -87,6 +94,49 @@ extension TabService {
                     await self.publish(recorded, author: author)
                     return self.rolloutAnswer(recorded.rollout, status: 201)
                 }
+            } catch {
+                return self.storeProblem(error)
+            }
+        }
+    }
+
+    /// `POST /v1/strings/{locale}/promote`: `to` points at `from`'s version of the table (`If-Match` against `to`'s).
+    func promoteStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        let promotion: PromotionRequest
+        do throws(DeliveryError) {
+            promotion = try PromotionRequest.decode(request.body, environments: environmentList, allowsRollout: false, now: Self.now)
+        } catch {
+            return .response(Problem.delivery(error).response)
+        }
+        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
+            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
+            auditRefusal(refusal, grant: grant, request, account: nil)
+            return .response(Self.refusalResponse(refusal))
+        }
+        let precondition = Precondition(writePrecondition(request))
+        let author = match.author
+        return .deferred {
+            do throws(StoreError) {
+                let (record, moved) = try await self.store.promoteStrings(
+                    locale: locale, from: promotion.from.text, to: promotion.to.text, author: author,
+                    audit: AuditContext.current?.entry(action: "strings.promote", account: nil, status: 200)
+                ) { (source, current) throws(DeliveryError) in
+                    try promotion.decide(locale: locale, fromPointer: source, current: current, precondition: precondition)
+                }
+                if moved, let table = try? StringsTable.read(record.source) {
+                    let now = currentTimeMillis()
+                    let event = ChangeEvent(
+                        kind: .promote, account: nil, locale: locale, version: record.version, etag: record.etag, author: author,
+                        atMillis: now, deleted: false, sequence: 0, affected: nil,
+                        data: ChangeEventData.promotion(
+                            record, from: promotion.from.text, to: promotion.to.text, author: author, atMillis: now))
+                    await self.commit(strings: record, table: table, in: promotion.to, event: event)
+                }
+                return json(
+                    200, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
+                    headers: [HTTPHeader("ETag", record.etag)])
             } catch {
                 return self.storeProblem(error)
             }

@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import TabAccess
+import TabDelivery
 import TabLayout
 import TabStore
 
@@ -62,7 +63,12 @@ extension TabService {
     func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let locale = match["locale"]
         guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
-        guard let record = snapshot.stringsRecords[locale] else {
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        guard let record = snapshot(for: environment).stringsRecords[locale] else {
             return .response(Problem.notFound("there is no strings table for \(locale)").response)
         }
         return .response(
@@ -85,6 +91,11 @@ extension TabService {
                     .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
                 ).response)
         }
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let body = request.body
         let contentType = request.header("Content-Type") ?? kind
         let precondition = writePrecondition(request)
@@ -95,13 +106,13 @@ extension TabService {
             } catch {
                 return Problem.invalidLayout(error).response
             }
-            let existed = self.snapshot.stringsRecords[locale] != nil
+            let existed = self.snapshot(for: environment).stringsRecords[locale] != nil
             do throws(StoreError) {
                 self.metrics.storeOperations.add()
                 let record = try await self.store.appendStrings(
-                    locale: locale, source: body, contentType: contentType, precondition: precondition, author: author,
-                    audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
-                await self.commit(strings: record, table: table)
+                    locale: locale, environment: environment.text, source: body, contentType: contentType, precondition: precondition,
+                    author: author, audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
+                await self.commit(strings: record, table: table, in: environment)
                 return json(
                     existed ? 200 : 201,
                     ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
@@ -114,19 +125,15 @@ extension TabService {
 }
 
 extension TabService {
-    /// Publishes a strings table version and its change event (every layout may change).
-    func commit(strings record: StoredStrings, table: StringsTable) async {
+    /// Publishes a strings table version in one environment and its change event (every layout there may change).
+    func commit(strings record: StoredStrings, table: StringsTable, in environment: EnvironmentName? = nil, event: ChangeEvent? = nil)
+        async
+    {
         webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
-        await publisher.publish { snapshot in
-            // Strings tables are shared by every environment.
-            guard var next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
-            for (name, other) in snapshot.contents.environments {
-                if let changed = other.applying(strings: record, table: table, logger: logger) {
-                    next = next.replacing(environment: name, with: changed)
-                }
-            }
-            return (next, [ChangeEvent(strings: record)])
+        await publish(in: environment ?? environmentList.served) { snapshot in
+            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            return (next, [event ?? ChangeEvent(strings: record)])
         }
     }
 }

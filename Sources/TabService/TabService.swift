@@ -94,7 +94,6 @@ public final class TabService: HTTPHandler {
         self.logger = logger
         self.credentials = Credentials(
             tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
-        let strings = try await store.currentStrings()
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
@@ -102,10 +101,11 @@ public final class TabService: HTTPHandler {
         // any environment is one publication, with one sequence number for long-polls and the change feed.
         let vary = environments.isDefault ? nil : "Tabs-Environment"
         var served = Snapshot.build(
-            layouts: try await store.currentLayouts(environment: environments.served.text), strings: strings, budget: budget,
-            logger: logger, vary: vary)
+            layouts: try await store.currentLayouts(environment: environments.served.text),
+            strings: try await store.currentStrings(environment: environments.served.text), budget: budget, logger: logger, vary: vary)
         for name in environments.names where name != environments.served {
             let layouts = try await store.currentLayouts(environment: name.text)
+            let strings = try await store.currentStrings(environment: name.text)
             served = served.replacing(
                 environment: name.text, with: Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger, vary: vary)
             )
@@ -322,7 +322,8 @@ public final class TabService: HTTPHandler {
         }
         let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant)
         if case .scoped(let scope, let target) = route.access, let grant,
-            let refusal = grant.authorize(Self.accessRequest(scope, target, match))
+            let refusal = grant.authorize(
+                Self.accessRequest(scope, target, match, environment: target == .service ? nil : managedEnvironmentName(request)))
         {
             logger.warning(
                 "access refused", metadata: ["token": "\(grant.name)", "route": "\(template.label)", "reason": "\(refusal.description)"])
@@ -332,10 +333,18 @@ public final class TabService: HTTPHandler {
         return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
     }
 
+    /// The environment an account's management route touches: `?environment=`, else the first (where writes enter).
+    /// A name that is no environment is the handler's 404, not a refusal here.
+    private func managedEnvironmentName(_ request: borrowing HTTPRequest) -> String {
+        request.query("environment") ?? environmentList.entry.text
+    }
+
     /// What a scoped route asks of the grant: its scope on the service, the `{account}` or every account, in the
-    /// `{environment}` when the template has one.
-    static func accessRequest(_ scope: Scope, _ target: AccessTarget, _ match: RouteMatch) -> AccessRequest {
-        let environment = match.names.contains("environment") ? match["environment"] : nil
+    /// `{environment}` when the template has one, else in `environment` (an account's routes: `?environment=`).
+    static func accessRequest(_ scope: Scope, _ target: AccessTarget, _ match: RouteMatch, environment named: String? = nil)
+        -> AccessRequest
+    {
+        let environment = match.names.contains("environment") ? match["environment"] : named
         switch target {
         case .service: return AccessRequest(scope: scope, target: .service, environment: environment)
         case .account: return AccessRequest(scope: scope, target: .account(match["account"]), environment: environment)

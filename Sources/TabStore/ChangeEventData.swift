@@ -16,14 +16,26 @@ public enum ChangeEventData {
             atMillis: record.createdAtMillis, deleted: false)
     }
 
-    /// The data of a promotion: `account`, `environment` (where the pointer moved), `from`, `version`, `etag`,
-    /// `author`, `at`.
+    /// The data of a layout's promotion: `account`, `environment` (where the pointer moved), `from`, `version`,
+    /// `etag`, `author`, `at`.
     public static func promotion(_ record: StoredVersion, from: String, to: String, author: String, atMillis: Int64) -> [UInt8] {
+        promotion(
+            ("account", record.account), version: record.version, etag: record.etag, from: from, to: to, author: author, atMillis: atMillis)
+    }
+
+    /// The data of a strings table's promotion: as a layout's, with `locale` for `account`.
+    public static func promotion(_ record: StoredStrings, from: String, to: String, author: String, atMillis: Int64) -> [UInt8] {
+        promotion(
+            ("locale", record.locale), version: record.version, etag: record.etag, from: from, to: to, author: author, atMillis: atMillis)
+    }
+
+    private static func promotion(
+        _ subject: (String, String), version: Int, etag: String, from: String, to: String, author: String, atMillis: Int64
+    ) -> [UInt8] {
         let members: [(String, [UInt8])] = [
-            ("account", string(record.account)), ("at", string(rfc3339Millis(atMillis))), ("author", string(author)),
-            ("environment", string(to)), ("etag", string(record.etag)), ("from", string(from)),
-            ("version", Array(String(record.version).utf8)),
-        ]
+            (subject.0, string(subject.1)), ("at", string(rfc3339Millis(atMillis))), ("author", string(author)),
+            ("environment", string(to)), ("etag", string(etag)), ("from", string(from)), ("version", Array(String(version).utf8)),
+        ].sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
         var out: [UInt8] = [UInt8(ascii: "{")]
         for (index, member) in members.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }

@@ -14,6 +14,11 @@ public enum DeliverySQL {
         SELECT v.account FROM layout_pointers AS p JOIN layout_versions AS v ON v.account = p.account AND v.version = p.version
         WHERE v.extends = ? AND p.environment = ? AND NOT v.deleted
         """
+    public static let selectStringsPointer = "SELECT version FROM strings_pointers WHERE locale = ? AND environment = ?"
+    public static let upsertStringsPointer = """
+        INSERT INTO strings_pointers (locale, environment, version) VALUES (?, ?, ?)
+        ON CONFLICT (locale, environment) DO UPDATE SET version = excluded.version
+        """
     public static let selectLatestRollout =
         "SELECT record FROM rollouts WHERE account = ? AND environment = ? ORDER BY id DESC LIMIT 1"
     public static let selectRolloutsUnderWay = "SELECT record FROM rollouts WHERE ended = 0 ORDER BY account, environment, id"

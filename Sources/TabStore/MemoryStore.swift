@@ -15,6 +15,8 @@ public final class MemoryStore: StoreBackend {
         var deliveries: [String: StoredDelivery] = [:]
         /// By account, then environment: the version pointed at.
         var pointers: [String: [String: Int]] = [:]
+        /// By locale, then environment: the strings table version pointed at.
+        var stringsPointers: [String: [String: Int]] = [:]
         /// By account and environment, oldest first.
         var rollouts: [String: [Rollout]] = [:]
         /// By rollout key, then replica.
@@ -53,8 +55,12 @@ public final class MemoryStore: StoreBackend {
         state.withLock { $0.layouts[account]?.first { $0.version == number } }
     }
 
-    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
-        state.withLock { $0.strings.values.compactMap(\.last).sorted { $0.locale < $1.locale } }
+    public func readCurrentStrings(environment: String) throws(StoreError) -> [StoredStrings] {
+        state.withLock { state in
+            state.stringsPointers.compactMap { locale, pointers in
+                pointers[environment].flatMap { number in state.strings[locale]?.first { $0.version == number } }
+            }.sorted { $0.locale < $1.locale }
+        }
     }
 
     public func readTokens() throws(StoreError) -> [StoredToken] {
@@ -172,6 +178,16 @@ extension MemoryRows {
     private static func key(_ rollout: Rollout) -> String { "\(rollout.account)\u{0}\(rollout.environment.text)\u{0}\(rollout.id)" }
 
     func pointer(account: String, environment: String) throws(StoreError) -> Int? { state.pointers[account]?[environment] }
+
+    func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? { state.stringsPointers[locale]?[environment] }
+
+    func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
+        state.stringsPointers[locale, default: [:]][environment] = version
+    }
+
+    func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
+        state.strings[locale]?.first { $0.version == number }
+    }
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         state.pointers[account, default: [:]][environment] = version

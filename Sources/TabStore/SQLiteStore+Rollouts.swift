@@ -24,6 +24,21 @@ extension SQLiteRows {
         try db.run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .int(version)])
     }
 
+    func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
+        try db.query(DeliverySQL.selectStringsPointer, [.text(locale), .text(environment)]) { $0.int(0) }.first
+    }
+
+    func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
+        try db.run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .int(version)])
+    }
+
+    func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
+        try db.query(
+            "SELECT \(SQLiteStore.stringsColumns) FROM strings_versions WHERE locale = ? AND version = ?", [.text(locale), .int(number)],
+            SQLiteStore.strings
+        ).first
+    }
+
     func pointers(account: String) throws(StoreError) -> [String: Int] {
         Dictionary(
             try db.query(DeliverySQL.selectPointers, [.text(account)]) { (row) throws(StoreError) in (try row.required(0), row.int(1)) },

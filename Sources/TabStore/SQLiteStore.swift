@@ -84,13 +84,14 @@ public final class SQLiteStore: StoreBackend {
         }
     }
 
-    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
+    public func readCurrentStrings(environment: String) throws(StoreError) -> [StoredStrings] {
         try connection.withLock { (db) throws(StoreError) -> [StoredStrings] in
             try db.query(
                 """
-                SELECT \(Self.stringsColumns) FROM strings_versions AS s
-                WHERE version = (SELECT MAX(version) FROM strings_versions WHERE locale = s.locale) ORDER BY locale
-                """, [], Self.strings)
+                SELECT \(Self.stringsColumns.split(separator: ", ").map { "s." + $0 }.joined(separator: ", "))
+                FROM strings_pointers AS p JOIN strings_versions AS s ON s.locale = p.locale AND s.version = p.version
+                WHERE p.environment = ? ORDER BY s.locale
+                """, [.text(environment)], Self.strings)
         }
     }
 

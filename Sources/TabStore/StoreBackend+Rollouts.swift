@@ -8,6 +8,12 @@ public protocol DeliveryRows {
     func setPointer(account: String, environment: String, version: Int) throws(StoreError)
     /// Every environment's pointer for an account.
     func pointers(account: String) throws(StoreError) -> [String: Int]
+    /// The version an environment points at for a strings table, nil when none.
+    func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int?
+    /// Points an environment at a version of a strings table (announced to the other replicas).
+    func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError)
+    /// One version of a strings table.
+    func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings?
     /// Accounts whose version in `environment` extends `account` (deletions excluded).
     func accounts(extending account: String, environment: String) throws(StoreError) -> [String]
     /// The account's newest rollout in an environment, whatever its state.
@@ -50,6 +56,14 @@ public protocol RolloutStore: Sendable {
     ) async throws(StoreError) -> RecordedRollout
     /// Stores this replica's answers per arm for the rollouts it served.
     func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError)
+    /// The version of a strings table an environment points at.
+    func pointedStrings(locale: String, environment: String) async throws(StoreError) -> StoredStrings?
+    /// Points `to` at the version of a strings table `from` points at (``PromotionRequest/decide(locale:fromPointer:current:precondition:)``
+    /// decides, in the transaction). Returns the record `to` points at and whether it moved.
+    func promoteStrings(
+        locale: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
+    ) async throws(StoreError) -> (StoredStrings, moved: Bool)
     /// Promotes an account's layout from one environment to another: `decide` gets `from`'s pointer and what
     /// starting a rollout in `to` needs (``PromotionRequest/decide(account:fromPointer:context:)``), and its outcome is
     /// recorded in the same transaction (the pointer moved, or a rollout started), with `audit`.
@@ -207,6 +221,38 @@ extension StoreBackend {
         }
     }
 
+    public func pointedStrings(locale: String, environment: String) async throws(StoreError) -> StoredStrings? {
+        try await deliveryTransaction { (rows) throws(StoreError) in try WriteRule.pointedStrings(locale, environment, rows) }
+    }
+
+    public func promoteStrings(
+        locale: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
+    ) async throws(StoreError) -> (StoredStrings, moved: Bool) {
+        try await deliveryTransaction { (rows) throws(StoreError) in
+            let source = try WriteRule.pointedStrings(locale, from, rows).map { Pointer(version: $0.version, etag: $0.etag) }
+            let target = try WriteRule.pointedStrings(locale, to, rows).map { Pointer(version: $0.version, etag: $0.etag) }
+            let outcome: PromotionOutcome
+            do throws(DeliveryError) {
+                outcome = try decide(source, target)
+            } catch {
+                throw .refused(error)
+            }
+            switch outcome {
+            case .unchanged(let version):
+                guard let record = try rows.strings(locale: locale, number: version) else { throw .notFound }
+                return (record, false)
+            case .movePointer(let version, _):
+                guard let record = try rows.strings(locale: locale, number: version) else { throw .notFound }
+                try rows.setStringsPointer(locale: locale, environment: to, version: version)
+                try WriteRule.record(audit, version: version, rows)
+                return (record, true)
+            case .rollout:
+                throw .refused(.invalidBody([FieldProblem(pointer: "/rollout", message: "strings tables are promoted at once")]))
+            }
+        }
+    }
+
     private static func deletions(_ account: String, _ rows: any StoreRows) throws(StoreError) -> [Int] {
         try rows.deletedVersions(account: account)
     }
@@ -219,6 +265,12 @@ extension StoreBackend {
 }
 
 extension WriteRule {
+    /// The version of a strings table `environment` points at.
+    static func pointedStrings(_ locale: String, _ environment: String, _ rows: any StoreRows) throws(StoreError) -> StoredStrings? {
+        guard let number = try rows.stringsPointer(locale: locale, environment: environment) else { return nil }
+        return try rows.strings(locale: locale, number: number)
+    }
+
     /// The record `environment` points at for `account`.
     static func pointed(_ account: String, _ environment: String, _ rows: any StoreRows) throws(StoreError) -> StoredVersion? {
         guard let number = try rows.pointer(account: account, environment: environment) else { return nil }

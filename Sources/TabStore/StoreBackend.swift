@@ -42,7 +42,7 @@ public protocol StoreBackend: TabStore {
     func readLatest(account: String) throws(StoreError) -> StoredVersion?
     func readVersions(account: String) throws(StoreError) -> [StoredVersion]
     func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
-    func readCurrentStrings() throws(StoreError) -> [StoredStrings]
+    func readCurrentStrings(environment: String) throws(StoreError) -> [StoredStrings]
     func readTokens() throws(StoreError) -> [StoredToken]
     func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry]
     /// Whether the database answers a trivial query. Blocking.
@@ -66,8 +66,8 @@ extension StoreBackend {
         try await executor.run { () throws(StoreError) in try self.readVersion(account: account, number: number) }
     }
 
-    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
-        try await executor.run { () throws(StoreError) in try self.readCurrentStrings() }
+    public func currentStrings(environment: String) async throws(StoreError) -> [StoredStrings] {
+        try await executor.run { () throws(StoreError) in try self.readCurrentStrings(environment: environment) }
     }
 
     public func ping() async -> Bool {
@@ -94,12 +94,14 @@ extension StoreBackend {
     }
 
     public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+        locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
+        audit: StoredAuditEntry?
     ) async throws(StoreError) -> StoredStrings {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
                 let record = try WriteRule.appendStrings(
-                    locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, rows)
+                    locale: locale, environment: environment, source: source, contentType: contentType, precondition: precondition,
+                    author: author, rows)
                 try WriteRule.record(audit, version: record.version, rows)
                 return record
             }
@@ -175,16 +177,18 @@ enum WriteRule {
     }
 
     static func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, _ rows: any StoreRows
+        locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
+        _ rows: any StoreRows
     ) throws(StoreError) -> StoredStrings {
         let latest = try rows.latestStrings(locale: locale)
-        try precondition.check(current: latest?.etag)
+        try precondition.check(current: try pointedStrings(locale, environment, rows)?.etag)
         let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
         do throws(StoreError) {
             try rows.insert(record)
         } catch .conflict {
             throw .preconditionFailed(current: nil)
         }
+        try rows.setStringsPointer(locale: locale, environment: environment, version: record.version)
         try Outbox.enqueue(strings: record, rows)
         return record
     }

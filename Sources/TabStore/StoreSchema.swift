@@ -171,6 +171,18 @@ public enum StoreSchema {
             PRIMARY KEY (account, environment, id, replica)
         ){table-options};
         """,
+        // Strings tables per environment, like layouts: each environment points at one version of each table; a store
+        // written before had `production` pointing at each table's latest version.
+        """
+        CREATE TABLE strings_pointers (
+            locale TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (locale, environment)
+        ){table-options};
+        INSERT INTO strings_pointers (locale, environment, version)
+            SELECT locale, 'production', MAX(version) FROM strings_versions GROUP BY locale;
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -234,11 +234,13 @@ public protocol TabStore: WebhookStore, RolloutStore {
     func delete(
         account: String, environment: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
     ) async throws(StoreError) -> StoredVersion
-    /// The current version of every global strings table.
-    func currentStrings() async throws(StoreError) -> [StoredStrings]
-    /// Appends a strings table version after checking `precondition`, and `audit` in the same transaction.
+    /// The version of every global strings table `environment` points at.
+    func currentStrings(environment: String) async throws(StoreError) -> [StoredStrings]
+    /// Appends a strings table version after checking `precondition` against `environment`'s, points `environment` at
+    /// it, and stores `audit` in the same transaction.
     func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+        locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
+        audit: StoredAuditEntry?
     ) async throws(StoreError) -> StoredStrings
     /// Every API token, revoked and expired ones included, by id.
     func tokens() async throws(StoreError) -> [StoredToken]
@@ -293,12 +295,27 @@ extension TabStore {
             account: account, environment: TabStoreDefaults.environment, precondition: precondition, author: author, audit: audit)
     }
 
-    /// A strings table version without an audit entry.
+    /// A strings table version in the default environment without an audit entry.
     public func appendStrings(
         locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?
     ) async throws(StoreError) -> StoredStrings {
         try await appendStrings(
-            locale: locale, source: source, contentType: contentType, precondition: precondition, author: author, audit: nil)
+            locale: locale, environment: TabStoreDefaults.environment, source: source, contentType: contentType,
+            precondition: precondition, author: author, audit: nil)
+    }
+
+    /// A strings table version in the default environment.
+    public func appendStrings(
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+    ) async throws(StoreError) -> StoredStrings {
+        try await appendStrings(
+            locale: locale, environment: TabStoreDefaults.environment, source: source, contentType: contentType,
+            precondition: precondition, author: author, audit: audit)
+    }
+
+    /// The strings tables the default environment serves.
+    public func currentStrings() async throws(StoreError) -> [StoredStrings] {
+        try await currentStrings(environment: TabStoreDefaults.environment)
     }
 
     /// A token made without an audit entry.

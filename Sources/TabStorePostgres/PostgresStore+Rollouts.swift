@@ -37,6 +37,23 @@ extension PGRows {
         try announce("pointer", account: account)
     }
 
+    func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
+        try run(DeliverySQL.selectStringsPointer, [.text(locale), .text(environment)]).first?.first?.text.flatMap { Int($0) }
+    }
+
+    /// Announced as `stringspointer <locale> …`: the other replicas read the table's pointers again.
+    func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
+        _ = try run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .text(String(version))])
+        try announce("stringspointer", account: locale)
+    }
+
+    func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
+        try db.execute(
+            "SELECT \(PostgresStore.stringsColumns) FROM strings_versions WHERE locale = $1 AND version = $2",
+            [.text(locale), .text(String(number))]
+        ).first.map { (row) throws(StoreError) in try PostgresStore.strings(row) }
+    }
+
     func pointers(account: String) throws(StoreError) -> [String: Int] {
         var result: [String: Int] = [:]
         for row in try run(DeliverySQL.selectPointers, [.text(account)]) {

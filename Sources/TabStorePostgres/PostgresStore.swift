@@ -113,10 +113,15 @@ public final class PostgresStore: StoreBackend {
         }
     }
 
-    public func readCurrentStrings() throws(StoreError) -> [StoredStrings] {
+    public func readCurrentStrings(environment: String) throws(StoreError) -> [StoredStrings] {
         try connection.withLock { (db) throws(StoreError) -> [StoredStrings] in
-            try db.execute("SELECT DISTINCT ON (locale) \(Self.stringsColumns) FROM strings_versions ORDER BY locale, version DESC")
-                .map { (row) throws(StoreError) in try Self.strings(row) }
+            try db.execute(
+                """
+                SELECT \(Self.stringsColumns.split(separator: ", ").map { "s." + $0 }.joined(separator: ", "))
+                FROM strings_pointers AS p JOIN strings_versions AS s ON s.locale = p.locale AND s.version = p.version
+                WHERE p.environment = $1 ORDER BY s.locale
+                """, [.text(environment)]
+            ).map { (row) throws(StoreError) in try Self.strings(row) }
         }
     }
 
@@ -197,6 +202,8 @@ struct ChangeListener {
                 let batch = connection.takeNotifications()
                 // A published write announces its row (`layout`) and its pointer (`pointer`) at one commit: one change.
                 let rowsAnnounced = Set(batch.compactMap { $0.hasPrefix("layout ") ? $0.split(separator: " ").dropFirst().first : nil })
+                let stringsAnnounced = Set(
+                    batch.compactMap { $0.hasPrefix("strings ") ? $0.split(separator: " ").dropFirst().first : nil })
                 for payload in batch {
                     // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
                     let parts = payload.split(separator: " ")
@@ -205,6 +212,10 @@ struct ChangeListener {
                     if parts[0] == "token" {
                         // Tokens add no layout or strings row: not counted by the safety net below.
                         if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
+                    } else if parts[0] == "stringspointer" {
+                        // A strings table's pointer moved (a promotion; a write announces its row as well): no row.
+                        guard !own, !stringsAnnounced.contains(parts[1]) else { continue }
+                        onChange(.strings(locale: String(parts[1]), committedAtMillis: millis))
                     } else if parts[0] == "pointer" || parts[0] == "rollout" {
                         // A pointer moved or a rollout changed: no row counted by the safety net below.
                         guard !own, parts[0] == "rollout" || !rowsAnnounced.contains(parts[1]) else { continue }

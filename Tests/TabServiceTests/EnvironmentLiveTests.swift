@@ -117,4 +117,53 @@ import Testing
         let inStaging = try await client.send("GET", "/v1/accounts/jack/layout/rollout", headers: ServiceHarness.admin())
         #expect(inStaging.status == 404, "the rollout is production's; management defaults to staging")
     }
+
+    @Test func aTokenForStagingWritesStagingAndCannotPromoteToProduction() async throws {
+        let harness = try await harness()
+        let client = harness.client()
+        let made = try await client.send(
+            "POST", "/v1/tokens", headers: ServiceHarness.admin(Self.json),
+            body: Array(#"{"name": "stager", "scopes": ["write", "deploy"], "environments": ["staging"]}"#.utf8))
+        #expect(made.status == 201, "\(made.text)")
+        let token = try #require(made.json?["token"] as? String)
+        let bearer = [("Authorization", "Bearer \(token)")]
+        let staging = try await tag(client, "/v1/accounts/jack/layout")
+        let write = try await client.send(
+            "PUT", "/v1/accounts/jack/layout", headers: bearer + Self.json + [("If-Match", staging)], body: document(["Mine"]))
+        #expect(write.status == 200, "staging is the token's: \(write.text)")
+        let production = try await tag(client, "/v1/accounts/jack/layout?environment=production")
+        let direct = try await client.send(
+            "PUT", "/v1/accounts/jack/layout?environment=production", headers: bearer + Self.json + [("If-Match", production)],
+            body: document(["Direct"]))
+        #expect(direct.status == 403 && direct.header("WWW-Authenticate")?.contains("insufficient_scope") == true)
+        let promote = try await client.send(
+            "POST", "/v1/accounts/jack/layout/promote", headers: bearer + Self.json + [("If-Match", production)],
+            body: Array(#"{"from": "staging"}"#.utf8))
+        #expect(promote.status == 403, "the promotion changes production: \(promote.text)")
+        #expect(try await client.send("GET", "/v1/accounts/jack/tabs").json?["version"] as? Int == 1, "production unchanged")
+    }
+
+    @Test func stringsTablesArePerEnvironmentAndPromoted() async throws {
+        let harness = try await harness()
+        let client = harness.client()
+        let put = try await client.send(
+            "PUT", "/v1/strings/de-AT", headers: ServiceHarness.admin([("Content-Type", "text/plain")]),
+            body: Array(#""HOME_TAB" = "Daheim";"#.utf8))
+        #expect(put.status == 201, "\(put.text)")
+        #expect(try await client.send("GET", "/v1/strings/de-AT", headers: ServiceHarness.admin()).status == 200, "staging has it")
+        let inProduction = try await client.send("GET", "/v1/strings/de-AT?environment=production", headers: ServiceHarness.admin())
+        #expect(inProduction.status == 404, "production does not yet")
+        let promoted = try await client.send(
+            "POST", "/v1/strings/de-AT/promote", headers: ServiceHarness.admin(Self.json), body: Array(#"{"from": "staging"}"#.utf8))
+        #expect(promoted.status == 200 && promoted.json?["version"] as? Int == 1, "\(promoted.text)")
+        let now = try await client.send("GET", "/v1/strings/de-AT?environment=production", headers: ServiceHarness.admin())
+        #expect(now.status == 200 && now.text.contains("Daheim"))
+        let again = try await client.send(
+            "POST", "/v1/strings/de-AT/promote", headers: ServiceHarness.admin(Self.json), body: Array(#"{"from": "staging"}"#.utf8))
+        #expect(again.status == 428, "production has the table now: If-Match needed (\(again.status))")
+        let gradual = try await client.send(
+            "POST", "/v1/strings/de-AT/promote", headers: ServiceHarness.admin(Self.json + [("If-Match", "*")]),
+            body: Array(#"{"from": "staging", "rollout": {"percent": 5}}"#.utf8))
+        #expect(gradual.status == 422 && gradual.text.contains("/rollout"), "strings are promoted at once")
+    }
 }

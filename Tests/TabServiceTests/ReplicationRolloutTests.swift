@@ -29,8 +29,13 @@ extension ReplicationTests {
             headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: Array(plan.utf8))
         #expect(started.status == 201, "\(started.text)")
 
-        // Replica B serves the rollout too (it learnt of it from the store), with the same arms as A.
-        try await Task.sleep(for: .milliseconds(500))
+        // Replica B serves the rollout too (it learns of it from the store's notification), with the same arms as A.
+        let learning = ContinuousClock.now
+        while ContinuousClock.now - learning < .seconds(3) {
+            let onB = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/stepped/tabs", headers: [("X-Install-Id", "i-0")])
+            if onB.header("Vary")?.contains("X-Install-Id") == true { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
         for install in ["i-1", "i-2", "i-3", "i-4"] {
             let onA = try await HTTPTestClient(port: a.port).send("GET", "/v1/accounts/stepped/tabs", headers: [("X-Install-Id", install)])
             let onB = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/stepped/tabs", headers: [("X-Install-Id", install)])
