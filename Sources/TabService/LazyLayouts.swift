@@ -91,6 +91,15 @@ final class LazyEntry: Sendable {
         self.extraVary = extraVary
     }
 
+    /// An entry resolved already (a strings table changed: what the layout resolves to did not).
+    init(account: String, context: ResolutionContext, ready entry: LayoutEntry, extraVary: String?) {
+        self.account = account
+        self.context = context
+        self.own = nil
+        self.extraVary = extraVary
+        state.withLock { $0 = .ready(entry) }
+    }
+
     /// The resolved entry (resolving it now on first use), nil when it cannot be resolved.
     var value: LayoutEntry? {
         if !recentlyUsed.load(ordering: .relaxed) { recentlyUsed.store(true, ordering: .relaxed) }

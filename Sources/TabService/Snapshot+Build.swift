@@ -77,8 +77,20 @@ extension Snapshot {
         var contents = self.contents
         contents.globalStrings[record.locale] = table
         contents.stringsRecords[record.locale] = record
-        contents.entries = [:]
-        return Snapshot(contents, budget: budget).rebuilding(documents.keys, logger: logger)
+        // Resolved entries are carried over with the representations the table cannot change; the others are
+        // made anew (resolved on their next request).
+        let context = ResolutionContext(contents, budget: budget, logger: logger)
+        for account in documents.keys {
+            if let old = entries[account]?.resolved,
+                let carried = old.replacingStrings(contents.globalStrings, modified: context.stringsModified, changed: record.locale)
+            {
+                contents.entries[account] = LazyEntry(account: account, context: context, ready: carried, extraVary: contents.vary)
+            } else {
+                contents.entries[account] = LazyEntry(account: account, context: context, extraVary: contents.vary)
+            }
+            if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(context) }
+        }
+        return Snapshot(contents, budget: budget)
     }
 
     /// The snapshot of `environment` (this one when it is nil or this snapshot's own).

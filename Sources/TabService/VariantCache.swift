@@ -59,6 +59,8 @@ final class LayoutEntry: Sendable {
     /// always, the platform and app-version headers only when some tab is targeted by them.
     let vary: String
     let globalStrings: [String: StringsTable]
+    /// What ``vary`` adds to the layout's own headers (kept for ``replacingStrings(_:modified:changed:)``).
+    private let extraVary: String?
     private let variants = Mutex<[VariantKey: Representation]>([:])
     private let budget: VariantBudget
     /// Variants kept per layout; beyond it an arbitrary one is dropped (the global bound is ``VariantBudget``).
@@ -79,6 +81,7 @@ final class LayoutEntry: Sendable {
         self.layoutModifiedMillis = layoutModifiedMillis
         self.stringsModifiedMillis = stringsModifiedMillis
         self.changedTwiceInOneSecond = changedTwiceInOneSecond
+        self.extraVary = extraVary
         var vary = "Accept, Accept-Language, Accept-Encoding"
         if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
         if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
@@ -108,6 +111,33 @@ final class LayoutEntry: Sendable {
             newest = max(newest, stringsModifiedMillis[table] ?? 0)
         }
         return newest
+    }
+
+    /// This layout over new global strings tables after `changed` (a locale's table) was written. What a layout resolves
+    /// to does not depend on strings tables, so nothing is resolved again; the representations of every locale that
+    /// `changed` does not feed (a locale reads its own table, its language's and the default locale's) are carried
+    /// over with their bytes and tags, so that readers of those locales neither wait for a compile nor lose their
+    /// 304s. Nil when the locales themselves change (representations name their locale by index).
+    func replacingStrings(_ globalStrings: [String: StringsTable], modified: [String: Int64], changed: String) -> LayoutEntry? {
+        let entry = LayoutEntry(
+            resolved: resolved, globalStrings: globalStrings, layoutModifiedMillis: layoutModifiedMillis,
+            stringsModifiedMillis: modified, changedTwiceInOneSecond: changedTwiceInOneSecond, budget: budget, extraVary: extraVary)
+        guard entry.locales == locales else { return nil }
+        let defaultLocale = resolved.defaultLocale
+        let kept = variants.withLock { cache in
+            cache.filter { key, _ in
+                let locale = locales[Int(key.locale)]
+                return changed != locale && changed != LocaleMatcher.language(of: locale) && changed != defaultLocale
+            }
+        }
+        let budget = self.budget
+        entry.variants.withLock { cache in
+            for (key, representation) in kept {
+                cache[key] = representation
+                _ = budget.added(representation)  // counted by each entry holding it until that entry goes
+            }
+        }
+        return entry
     }
 
     /// Drops every cached representation; the number dropped.
