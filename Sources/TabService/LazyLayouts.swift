@@ -66,10 +66,11 @@ final class ResolutionContext: Sendable {
 }
 
 /// An account's layout ready to serve, resolved on its first request and kept until a sweep finds it unused
-/// (1,000,000 accounts start in seconds: nothing is parsed or resolved before it is asked for).
+/// (1,000,000 accounts start in seconds: nothing is parsed or resolved before it is asked for). It is resolved against
+/// the snapshot it is read from (``value(in:)``), so a snapshot after a change keeps every entry the change did not
+/// affect, resolved or not, without making it anew.
 final class LazyEntry: Sendable {
     let account: String
-    private let context: ResolutionContext
     /// The version served in place of the account's current one (a rollout's candidate), nil: the current one.
     private let own: LazyDocument?
     /// Request headers the representations vary on besides the layout's own (`X-Install-Id` during a rollout).
@@ -84,31 +85,30 @@ final class LazyEntry: Sendable {
         case failed
     }
 
-    init(account: String, context: ResolutionContext, own: LazyDocument? = nil, extraVary: String? = nil) {
+    init(account: String, own: LazyDocument? = nil, extraVary: String? = nil) {
         self.account = account
-        self.context = context
         self.own = own
         self.extraVary = extraVary
     }
 
     /// An entry resolved already (a strings table changed: what the layout resolves to did not).
-    init(account: String, context: ResolutionContext, ready entry: LayoutEntry, extraVary: String?) {
+    init(account: String, ready entry: LayoutEntry, extraVary: String?) {
         self.account = account
-        self.context = context
         self.own = nil
         self.extraVary = extraVary
         state.withLock { $0 = .ready(entry) }
     }
 
-    /// The resolved entry (resolving it now on first use), nil when it cannot be resolved.
-    var value: LayoutEntry? {
+    /// The resolved entry (resolving it now against `context`, the snapshot's it is read from, on first use), nil when
+    /// it cannot be resolved.
+    func value(in context: ResolutionContext) -> LayoutEntry? {
         if !recentlyUsed.load(ordering: .relaxed) { recentlyUsed.store(true, ordering: .relaxed) }
         switch state.withLock({ $0 }) {
         case .ready(let entry): return entry
         case .failed: return nil
         case .unresolved: break
         }
-        let built = resolve()
+        let built = resolve(context)
         return state.withLock { state in
             switch state {
             case .ready(let raced): return raced
@@ -126,7 +126,7 @@ final class LazyEntry: Sendable {
         return nil
     }
 
-    private func resolve() -> LayoutEntry? {
+    private func resolve(_ context: ResolutionContext) -> LayoutEntry? {
         guard let lazy = own ?? context.documents[account], let document = lazy.document else {
             context.logger.error("layout \(account) no longer reads")
             return nil

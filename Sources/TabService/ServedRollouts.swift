@@ -15,28 +15,29 @@ final class ServedRollout: Sendable {
 
     static let vary = "X-Install-Id"
 
-    init(rollout: Rollout, candidateDocument: LazyDocument, context: ResolutionContext, counts: ArmCounts) {
+    /// The arms of `rollout`, whose representations vary on `vary` (the snapshot's) and `X-Install-Id`.
+    init(rollout: Rollout, candidateDocument: LazyDocument, vary: String?, counts: ArmCounts) {
         self.rollout = rollout
         self.candidateDocument = candidateDocument
         self.counts = counts
-        let vary = [context.vary, Self.vary].compactMap { $0 }.joined(separator: ", ")
-        stable = LazyEntry(account: rollout.account, context: context, extraVary: vary)
-        candidate = LazyEntry(account: rollout.account, context: context, own: candidateDocument, extraVary: vary)
+        let varies = [vary, Self.vary].compactMap { $0 }.joined(separator: ", ")
+        stable = LazyEntry(account: rollout.account, extraVary: varies)
+        candidate = LazyEntry(account: rollout.account, own: candidateDocument, extraVary: varies)
     }
 
-    /// The same rollout over another publication's documents and strings.
-    func rebuilt(_ context: ResolutionContext) -> ServedRollout {
-        ServedRollout(rollout: rollout, candidateDocument: candidateDocument, context: context, counts: counts)
+    /// The same rollout with its arms made anew (resolved again on their next request).
+    func rebuilt(vary: String?) -> ServedRollout {
+        ServedRollout(rollout: rollout, candidateDocument: candidateDocument, vary: vary, counts: counts)
     }
 
     /// The entry an install gets now (the stable one when the candidate no longer resolves), counted.
-    func entry(for install: InstallID?, at now: Timestamp) -> LayoutEntry? {
-        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value {
+    func entry(for install: InstallID?, at now: Timestamp, in context: ResolutionContext) -> LayoutEntry? {
+        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value(in: context) {
             counts.candidate.add(1, ordering: .relaxed)
             return entry
         }
         counts.stable.add(1, ordering: .relaxed)
-        return stable.value
+        return stable.value(in: context)
     }
 }
 
@@ -77,8 +78,8 @@ extension Snapshot {
     /// own, else `default`'s) the install's arm, else ``entry(for:)``.
     func entry(for account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) -> LayoutEntry? {
         guard !contents.rollouts.isEmpty else { return entry(for: account) }
-        let owner = entries[account]?.value != nil ? account : "default"
-        if let served = contents.rollouts[owner] { return served.entry(for: install, at: now()) ?? entry(for: account) }
+        let owner = entries[account]?.value(in: context) != nil ? account : "default"
+        if let served = contents.rollouts[owner] { return served.entry(for: install, at: now(), in: context) ?? entry(for: account) }
         return entry(for: account)
     }
 
@@ -90,16 +91,15 @@ extension Snapshot {
     /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).
     func variesOnInstall(_ account: String) -> Bool {
         guard !contents.rollouts.isEmpty else { return false }
-        return contents.rollouts[entries[account]?.value != nil ? account : "default"] != nil
+        return contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"] != nil
     }
 
     /// This snapshot serving `rollout` for its account (its arms made anew), or none when `rollout` is nil or has ended.
     func serving(_ rollout: Rollout?, account: String, candidate: StoredVersion?, counts: ArmCounts?, logger: Logger) -> Snapshot {
         var contents = self.contents
         if let rollout, rollout.progress.ending == nil, let candidate, let counts {
-            let context = ResolutionContext(contents, budget: budget, logger: logger)
             contents.rollouts[account] = ServedRollout(
-                rollout: rollout, candidateDocument: LazyDocument(record: candidate), context: context, counts: counts)
+                rollout: rollout, candidateDocument: LazyDocument(record: candidate), vary: contents.vary, counts: counts)
         } else {
             contents.rollouts[account] = nil
         }

@@ -11,6 +11,7 @@ extension Snapshot {
     ) -> Snapshot {
         var contents = Contents()
         contents.vary = vary
+        contents.logger = logger
         for record in strings {
             do {
                 contents.globalStrings[record.locale] = try StringsTable.read(record.source)
@@ -30,11 +31,9 @@ extension Snapshot {
     /// This snapshot with `accounts`' entries made anew (to be resolved on first request; others kept).
     func rebuilding(_ accounts: some Sequence<String>, logger: Logger) -> Snapshot {
         var contents = self.contents
-        let context = ResolutionContext(contents, budget: budget, logger: logger)
         for account in accounts {
-            contents.entries[account] =
-                documents[account] == nil ? nil : LazyEntry(account: account, context: context, extraVary: contents.vary)
-            if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(context) }
+            contents.entries[account] = documents[account] == nil ? nil : LazyEntry(account: account, extraVary: contents.vary)
+            if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(vary: contents.vary) }
         }
         return Snapshot(contents, budget: budget)
     }
@@ -77,19 +76,17 @@ extension Snapshot {
         var contents = self.contents
         contents.globalStrings[record.locale] = table
         contents.stringsRecords[record.locale] = record
-        // Resolved entries are carried over with the representations the table cannot change; the others are
-        // made anew (resolved on their next request).
-        let context = ResolutionContext(contents, budget: budget, logger: logger)
-        for account in documents.keys {
-            if let old = entries[account]?.resolved,
-                let carried = old.replacingStrings(contents.globalStrings, modified: context.stringsModified, changed: record.locale)
-            {
-                contents.entries[account] = LazyEntry(account: account, context: context, ready: carried, extraVary: contents.vary)
-            } else {
-                contents.entries[account] = LazyEntry(account: account, context: context, extraVary: contents.vary)
-            }
-            if let served = contents.rollouts[account] { contents.rollouts[account] = served.rebuilt(context) }
+        // Resolved entries are carried over with the representations the table cannot change (or made anew when the
+        // layout's locales change); the others are kept: they resolve against the snapshot they are read from.
+        let modified = contents.stringsRecords.mapValues(\.createdAtMillis)
+        for (account, lazy) in entries {
+            guard let old = lazy.resolved else { continue }
+            contents.entries[account] =
+                old.replacingStrings(contents.globalStrings, modified: modified, changed: record.locale).map {
+                    LazyEntry(account: account, ready: $0, extraVary: contents.vary)
+                } ?? LazyEntry(account: account, extraVary: contents.vary)
         }
+        for (account, served) in contents.rollouts { contents.rollouts[account] = served.rebuilt(vary: contents.vary) }
         return Snapshot(contents, budget: budget)
     }
 

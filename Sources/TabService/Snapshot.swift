@@ -35,15 +35,20 @@ final class Snapshot: Sendable {
         var vary: String?
         /// The other environments' snapshots, by name (only in the served environment's, the one published).
         var environments: [String: Snapshot] = [:]
+        /// Where resolving reports a layout that no longer compiles.
+        var logger = Logger(label: "tabserver.snapshot")
     }
 
     let contents: Contents
     /// The bound on the representations that entries cache (one for the service, shared by its snapshots).
     let budget: VariantBudget
+    /// What its entries are resolved against.
+    let context: ResolutionContext
 
     init(_ contents: Contents, budget: VariantBudget) {
         self.contents = contents
         self.budget = budget
+        context = ResolutionContext(contents, budget: budget, logger: contents.logger)
     }
 
     var entries: TreeDictionary<String, LazyEntry> { contents.entries }
@@ -58,7 +63,9 @@ final class Snapshot: Sendable {
 
     /// The entry that serves `account`: its own, else `default`'s.
     /// The entry that serves `account`: its own, else `default`'s (also when its own no longer compiles).
-    func entry(for account: String) -> LayoutEntry? { entries[account]?.value ?? entries["default"]?.value }
+    func entry(for account: String) -> LayoutEntry? {
+        entries[account]?.value(in: context) ?? entries["default"]?.value(in: context)
+    }
 
     /// Accounts whose layout extends `account`, directly or through others.
     func dependents(of account: String) -> Set<String> {
