@@ -63,17 +63,20 @@ export async function redeliver(id, delivery) {
 /**
  * What the signed-in token may do, learnt from the server's answers (there is no "who am I" route):
  * `admin` when `GET /v1/tokens` answers 200 (403 means it may not); `write` when `POST /v1/validate` with an
- * empty body is refused for its body (400, 415, 422…) rather than for its scope (403). Validation stores
- * nothing; a refused probe (403) is written to the audit log like any refused request.
- * @returns {Promise<{admin: boolean, write: boolean}>}
+ * empty body is refused for its body (400, 415, 422…) rather than for its scope (403); `deploy` likewise with
+ * `POST /v1/alerts` (an empty body is not Alertmanager's payload: 422, nothing rolled back). Neither stores
+ * anything; a refused probe (403) is written to the audit log like any refused request.
+ * @returns {Promise<{admin: boolean, write: boolean, deploy: boolean}>}
  */
 export async function probeAbilities() {
   const admin = await allowedBeyondScope(() => send("/v1/tokens", { headers: { Accept: "application/json" } }));
-  if (admin) return { admin: true, write: true };
-  const write = await allowedBeyondScope(() =>
-    send("/v1/validate", { method: "POST", headers: { "Content-Type": "application/json" }, body: "" }),
-  );
-  return { admin: false, write };
+  if (admin) return { admin: true, write: true, deploy: true };
+  const emptyPost = (path) => () => send(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: "" });
+  const [write, deploy] = await Promise.all([
+    allowedBeyondScope(emptyPost("/v1/validate")),
+    allowedBeyondScope(emptyPost("/v1/alerts")),
+  ]);
+  return { admin: false, write, deploy };
 }
 
 /** False when `request` is refused with 403; any other refusal is not about the scope. 401 and unreachable are passed on. */

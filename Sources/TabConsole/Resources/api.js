@@ -112,15 +112,17 @@ export async function getLayout(account) {
 }
 
 /**
- * `PUT …/layout` with `If-Match: etag` (or `If-None-Match: *` to create).
+ * `PUT …/layout` with `If-Match: etag` (or `If-None-Match: *` to create); `publish: false` stores a draft
+ * (`?publish=false`: a version that clients do not get until a rollout or a restore moves the pointer to it).
  * @returns {Promise<{account: string, version: number, etag: string}>}
  */
-export function putLayout(account, { text, contentType, etag, message }) {
+export function putLayout(account, { text, contentType, etag, message, publish = true }) {
   const headers = { "Content-Type": contentType, Accept: "application/json" };
   if (etag) headers["If-Match"] = etag;
   else headers["If-None-Match"] = "*";
   if (message) headers["Change-Message"] = message;
-  return json(accountPath(account, "layout"), { method: "PUT", headers, body: text });
+  const path = accountPath(account, publish ? "layout" : "layout?publish=false");
+  return json(path, { method: "PUT", headers, body: text });
 }
 
 /** `PUT …/layout?dryRun=true`: compiles and stores nothing. */
@@ -153,7 +155,7 @@ export async function getLocales(account) {
 }
 
 /** Reads an SVG answer as a `data:` URL (the page's CSP allows `img-src 'self' data:`, not `blob:`). */
-async function svgDataURL(response) {
+export async function svgDataURL(response) {
   const blob = await response.blob();
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
@@ -183,7 +185,10 @@ export async function previewSource({ text, contentType, locale, platform }) {
   return svgDataURL(response);
 }
 
-/** `GET …/layout/versions` → `[{version, etag, createdAt, author?, message?, restoredFrom?, deleted}]`, newest first. */
+/**
+ * `GET …/layout/versions` → `[{version, etag, createdAt, author?, message?, restoredFrom?, deleted, environments}]`,
+ * newest first; `environments` names the environments that point at the version now (none: a draft or an old one).
+ */
 export async function listVersions(account) {
   return (await json(accountPath(account, "layout/versions"))).versions ?? [];
 }

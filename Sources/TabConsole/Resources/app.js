@@ -1,12 +1,13 @@
 // The operators' console: sign in, accounts, preview and compiled JSON, editing with errors at their line,
 // conflicts shown as a diff, history with restore, and the change feed; the tokens, audit and webhooks pages are
-// pages.js's. Plain ES modules, no framework.
+// pages.js's, the rollout panel rollout.js's. Plain ES modules, no framework.
 
 import * as api from "./api.js";
 import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
+import { RolloutPanel } from "./rollout.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);
@@ -50,6 +51,7 @@ const ui = {
   check: $("check"),
   previewEdits: $("preview-edits"),
   save: $("save"),
+  saveDraft: $("save-draft"),
   revert: $("revert"),
   conflict: $("conflict"),
   conflictHeading: $("conflict-heading"),
@@ -141,7 +143,7 @@ function refreshControls() {
   ui.pagePrevious.disabled = state.index === 0;
   ui.pageNext.disabled = !state.next;
   const editable = Boolean(state.layout) && !state.layout.binary && pages.abilities.write;
-  for (const button of [ui.check, ui.previewEdits, ui.save, ui.revert]) button.disabled = !editable;
+  for (const button of [ui.check, ui.previewEdits, ui.save, ui.saveDraft, ui.revert]) button.disabled = !editable;
   $("source").readOnly = !editable;
 }
 
@@ -188,6 +190,7 @@ function showWorkspace() {
 function signOut() {
   feed.stop();
   pages.stop();
+  rollout.stop();
   api.forgetToken();
   state.account = null;
   state.layout = null;
@@ -287,7 +290,7 @@ async function openAccount(account) {
   ui.platform.value = "";
   ui.accountHeading.focus();
   await loadSource();
-  await Promise.all([refreshVariant(), refreshHistory(), refreshLocales()]);
+  await Promise.all([refreshVariant(), refreshHistory(), refreshLocales(), rollout.show(account)]);
   if (state.account === account) announce(`Opened ${account}.`);
 }
 
@@ -345,6 +348,7 @@ async function refreshVariant() {
     ui.compiledJSON.textContent = compiled.reason.message;
     ui.compiledMeta.textContent = "";
   }
+  rollout.redraw();
 }
 
 /** Fills the locale suggestions: the locales the server lists for the layout, else those in a JSON source. */
@@ -379,8 +383,12 @@ async function refreshHistory() {
     if (error.status !== 404) throw error;
   }
   if (account !== state.account) return;
-  // Newest first: the first entry is the current version unless the layout was deleted.
-  const current = versions[0] && !versions[0].deleted ? versions[0].version : null;
+  rollout.setVersions(versions);
+  // The current version is the one an environment points at (a newer one may be a draft); a server that does not
+  // list environments lists newest first, the first being current unless the layout was deleted.
+  const pointed = versions.find((entry) => (entry.environments ?? []).length > 0);
+  const listsEnvironments = versions.some((entry) => Array.isArray(entry.environments));
+  const current = listsEnvironments ? (pointed?.version ?? null) : versions[0] && !versions[0].deleted ? versions[0].version : null;
   const rows = versions.map((entry) => {
     const row = document.createElement("tr");
     row.dataset.version = String(entry.version);
@@ -396,6 +404,10 @@ async function refreshHistory() {
     if (entry.deleted) notes.push("(deleted)");
     if (entry.restoredFrom && !entry.message) notes.push(`(restored from version ${entry.restoredFrom})`);
     message.textContent = notes.filter(Boolean).join(" ");
+    // Which environments point at the version. There is one environment for now, so no promote button yet.
+    const environments = document.createElement("td");
+    environments.className = "environments";
+    environments.textContent = (entry.environments ?? []).join(", ");
     const actions = document.createElement("td");
     if (entry.version > 1) {
       const changes = document.createElement("button");
@@ -414,7 +426,7 @@ async function refreshHistory() {
       restore.addEventListener("click", () => busy(restore, () => restoreVersion(entry.version)));
       actions.append(" ", restore);
     }
-    row.append(number, saved, author, message, actions);
+    row.append(number, saved, author, message, environments, actions);
     return row;
   });
   ui.historyRows.replaceChildren(...rows);
@@ -526,6 +538,28 @@ async function saveSource(etag = state.layout?.etag) {
   }
 }
 
+/** PUT `?publish=false`: the edits stored as a draft version; clients keep the version they get until a rollout
+ * (chosen in the rollout panel at once) or a restore moves the pointer to it. */
+async function saveDraft() {
+  const message = ui.changeMessage.value.trim();
+  const etag = state.layout?.etag;
+  try {
+    const written = await tracked(() => api.putLayout(state.account, { ...currentSource(), etag, message, publish: false }));
+    editor.markSaved();
+    editor.clearErrors();
+    ui.changeMessage.value = "";
+    await refreshHistory();
+    rollout.choose(written.version);
+    announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.`);
+  } catch (error) {
+    if (error.status === 412) {
+      await showConflict();
+      return;
+    }
+    if (!showProblem(error, "nothing was saved")) throw error;
+  }
+}
+
 /** A save was refused because a newer version exists: show what it changed since the version edited. */
 async function showConflict() {
   const base = state.layout;
@@ -598,11 +632,15 @@ async function onFeedEvent(event) {
     if (state.account && !editor.dirty) discardAndLoad().catch(fail);
     return;
   }
-  if (event.type !== "layout" && event.type !== "strings") return;
+  if (event.type !== "layout" && event.type !== "strings" && event.type !== "rollout") return;
   let change;
   try {
     change = JSON.parse(event.data);
   } catch {
+    return;
+  }
+  if (event.type === "rollout") {
+    rollout.onEvent(change);
     return;
   }
   ui.feedList.prepend(feedItem(event, change));
@@ -636,6 +674,20 @@ const feedStates = {
 };
 
 const pages = new Pages({ announce, warn, busy });
+
+const rollout = new RolloutPanel({
+  announce,
+  warn,
+  busy,
+  variant,
+  currentETag: () => state.layout?.etag ?? null,
+  // A completion moves the pointer (the source, the preview and the history change); a rollback changes what the
+  // history lists. Edits in progress stay in the editor.
+  changed: async () => {
+    if (!editor.dirty && !state.conflict) await loadSource();
+    await Promise.all([refreshVariant(), refreshHistory(), loadAccounts()]);
+  },
+});
 
 const feed = new ChangeFeed({
   onEvent: (event) => onFeedEvent(event).catch(fail),
@@ -703,6 +755,7 @@ ui.platform.addEventListener("change", () => busy(null, refreshVariant));
 ui.check.addEventListener("click", () => busy(ui.check, checkSource));
 ui.previewEdits.addEventListener("click", () => busy(ui.previewEdits, previewEdits));
 ui.save.addEventListener("click", () => busy(ui.save, () => saveSource()));
+ui.saveDraft.addEventListener("click", () => busy(ui.saveDraft, saveDraft));
 ui.revert.addEventListener("click", () => busy(ui.revert, discardAndLoad));
 ui.conflictOverwrite.addEventListener("click", () => busy(ui.conflictOverwrite, () => saveSource(state.conflict?.etag)));
 ui.conflictDiscard.addEventListener("click", () => busy(ui.conflictDiscard, discardAndLoad));

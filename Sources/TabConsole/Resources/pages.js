@@ -2,9 +2,10 @@
 //
 // The console uses whatever token is typed in and hides what it cannot do. What it may do is learnt from the
 // server's answers, not from the token's text: `probeAbilities` (access-api.js) asks `GET /v1/tokens` (refused
-// with 403 unless `admin`) and, for a token that is not admin, `POST /v1/validate` with an empty body (refused
-// with 403 unless `write`). The body then carries `can-write` and `can-admin` classes, and console.css hides
-// every `[data-needs~=write]` or `[data-needs~=admin]` element the token may not use, including rows drawn later.
+// with 403 unless `admin`) and, for a token that is not admin, `POST /v1/validate` and `POST /v1/alerts` with an
+// empty body (refused with 403 unless `write`, or `deploy`). The body then carries `can-write`, `can-deploy` and
+// `can-admin` classes, and console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]` or
+// `[data-needs~=admin]` element the token may not use, including rows drawn later.
 
 import { probeAbilities } from "./access-api.js";
 import { AuditPage } from "./audit.js";
@@ -19,7 +20,7 @@ export class Pages {
     this.announce = messages.announce;
     this.nav = byId("pages");
     this.who = byId("who");
-    this.abilities = { admin: false, write: false };
+    this.abilities = { admin: false, write: false, deploy: false };
     this.tokens = new TokensPage(messages);
     this.audit = new AuditPage(messages);
     this.webhooks = new WebhooksPage(messages);
@@ -36,7 +37,7 @@ export class Pages {
 
   /** The token's abilities, asked of the server; until they are known, nothing that needs them is shown. */
   async start() {
-    this.apply({ admin: false, write: false });
+    this.apply({ admin: false, write: false, deploy: false });
     this.nav.hidden = false;
     this.apply(await probeAbilities());
   }
@@ -45,11 +46,13 @@ export class Pages {
     this.abilities = abilities;
     document.body.classList.toggle("can-write", abilities.write);
     document.body.classList.toggle("can-admin", abilities.admin);
+    document.body.classList.toggle("can-deploy", abilities.deploy);
+    const may = ["read", abilities.write && "write", abilities.deploy && "deploy"].filter(Boolean);
     this.who.textContent = abilities.admin
       ? "Signed in with an admin token"
-      : abilities.write
-        ? "Signed in with a token that may read and write"
-        : "Signed in with a read-only token";
+      : may.length === 1
+        ? "Signed in with a read-only token"
+        : `Signed in with a token that may ${may.slice(0, -1).join(", ")} and ${may.at(-1)}`;
   }
 
   /** Shows page `id` (a section of the page: `workspace`, `tokens-page`, …) and loads what it lists. */
@@ -76,6 +79,6 @@ export class Pages {
     this.tokens.clear();
     this.audit.clear();
     this.webhooks.clear();
-    this.apply({ admin: false, write: false });
+    this.apply({ admin: false, write: false, deploy: false });
   }
 }

@@ -1,0 +1,72 @@
+// A layout's rollout as the console uses it (contract: docs/API.md, "Environments and rollouts"). Requests go
+// through api.js's `send`, with the token this tab signed in with; every change needs the `deploy` scope.
+
+import { send, svgDataURL } from "./api.js";
+
+function rolloutPath(account, tail = "") {
+  return `/v1/accounts/${encodeURIComponent(account)}/layout/rollout${tail}`;
+}
+
+async function json(path, { method = "GET", body, headers = {} } = {}) {
+  const fields = { Accept: "application/json", ...headers };
+  if (body !== undefined) fields["Content-Type"] = "application/json";
+  const response = await send(path, { method, headers: fields, body: body === undefined ? undefined : JSON.stringify(body) });
+  return response.json();
+}
+
+/**
+ * `GET …/layout/rollout`: the account's newest rollout, or null when it never had one (404).
+ * @returns {Promise<{id: number, environment: string, version: number, stableVersion: number, percent: number,
+ *   steps: Array<{percent: number, hold: string}>, step: number | null, nextStepAt: string | null, state: string,
+ *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string} | null>}
+ */
+export async function getRollout(account) {
+  try {
+    return await json(rolloutPath(account));
+  } catch (error) {
+    if (error.status === 404) return null;
+    throw error;
+  }
+}
+
+/**
+ * `POST …/layout/rollout` with `If-Match: etag` (the environment's current ETag): `plan` is
+ * `{version, percent}` or `{version, steps: [{percent, hold}]}`.
+ */
+export function startRollout(account, plan, etag) {
+  return json(rolloutPath(account), { method: "POST", body: plan, headers: etag ? { "If-Match": etag } : {} });
+}
+
+/** `PATCH …/layout/rollout` `{percent}` (upward only) or `{paused}`. */
+export function patchRollout(account, change) {
+  return json(rolloutPath(account), { method: "PATCH", body: change });
+}
+
+/** `POST …/layout/rollout/complete`: the candidate becomes the stable version for everyone. */
+export function completeRollout(account) {
+  return json(rolloutPath(account, "/complete"), { method: "POST", body: {} });
+}
+
+/** `POST …/layout/rollout/rollback` `{reason}`: everyone gets the stable version at once. */
+export function rollBack(account, reason) {
+  return json(rolloutPath(account, "/rollback"), { method: "POST", body: { reason } });
+}
+
+/**
+ * Version `version` of the layout drawn by the server: its stored source (`GET …/layout/versions/{n}`, byte for
+ * byte with its type) sent to `POST /v1/preview`. This draws each arm without asking the client plane as an
+ * install would, which would count as an answer served in the rollout.
+ */
+export async function drawVersion(account, version, { locale, platform }) {
+  const source = await send(`/v1/accounts/${encodeURIComponent(account)}/layout/versions/${version}`);
+  const query = new URLSearchParams();
+  if (locale) query.set("locale", locale);
+  if (platform) query.set("platform", platform);
+  const text = query.toString();
+  const drawn = await send(`/v1/preview${text ? `?${text}` : ""}`, {
+    method: "POST",
+    headers: { "Content-Type": source.headers.get("Content-Type") || "application/json", Accept: "image/svg+xml" },
+    body: await source.arrayBuffer(),
+  });
+  return svgDataURL(drawn);
+}

@@ -1,0 +1,378 @@
+// The account page's rollout panel (API.md "Environments and rollouts"): the environments' pointers, the newest
+// rollout (state, percent, steps with the current one marked, the next step's time, the reason of a rollback),
+// its two arms drawn as their tab bars with the answers each served, and the buttons that start, raise, pause,
+// resume, complete and roll back a rollout (`deploy` only: console.css hides them from other tokens).
+//
+// app.js owns the account and tells the panel when it opens one (`show`), when the versions were listed
+// (`setVersions`) and when the change feed says a rollout changed (`onEvent`).
+
+import { byId, formatTime, problemItems } from "./dom.js";
+import * as rollouts from "./rollout-api.js";
+
+/** States in which a rollout is under way (it can still change). */
+const underWay = new Set(["scheduled", "running", "paused"]);
+
+const stateNames = {
+  scheduled: "scheduled",
+  running: "running",
+  paused: "paused",
+  completed: "completed",
+  rolledBack: "rolled back",
+};
+
+/** While a rollout is under way its served counts grow: read again this often (and at once on its events). */
+const refreshSeconds = 5;
+
+/**
+ * `"5 PT10M, 25 PT30M, 100 PT1H"` → `[{percent: 5, hold: "PT10M"}, …]`; the server checks the values (the order,
+ * the range, the durations) and says what is wrong, so only the shape is read here.
+ */
+export function parseSteps(text) {
+  return text
+    .split(",")
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .map((part) => {
+      const [percent, hold, ...rest] = part.split(/\s+/);
+      if (!hold || rest.length > 0) throw new Error(`"${part}" is not "percent hold" (e.g. "25 PT30M")`);
+      return { percent: Number(percent), hold };
+    });
+}
+
+/** `12.5` → `"12.5%"`. */
+function percentText(value) {
+  return `${Number(value ?? 0).toLocaleString("en-US", { maximumFractionDigits: 2 })}%`;
+}
+
+export class RolloutPanel {
+  /**
+   * @param {{announce: (text: string) => void, warn: (text: string) => void,
+   *   busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
+   *   variant: () => {locale: string, platform: string}, currentETag: () => string | null,
+   *   changed: () => Promise<void>}} context
+   *   `currentETag` is the ETag of the environment's version as the page loaded it (a start's `If-Match`);
+   *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history).
+   */
+  constructor(context) {
+    this.context = context;
+    this.account = null;
+    this.rollout = null;
+    this.versions = [];
+    /** Which versions the drawn arms show, so that a refresh that changes only counts does not redraw them. */
+    this.drawn = { stable: null, candidate: null };
+    this.timer = null;
+    this.ui = {
+      meta: byId("rollout-meta"),
+      environments: byId("environment-rows"),
+      errors: byId("rollout-errors"),
+      errorsHeading: byId("rollout-errors-heading"),
+      errorText: byId("rollout-error-text"),
+      errorList: byId("rollout-error-list"),
+      summary: byId("rollout-summary"),
+      view: byId("rollout-view"),
+      state: byId("rollout-state"),
+      percent: byId("rollout-percent"),
+      next: byId("rollout-next"),
+      reason: byId("rollout-reason"),
+      steps: byId("rollout-steps"),
+      advance: byId("rollout-advance"),
+      setPercent: byId("rollout-set-percent"),
+      raise: byId("rollout-raise"),
+      pause: byId("rollout-pause"),
+      resume: byId("rollout-resume"),
+      complete: byId("rollout-complete"),
+      reasonInput: byId("rollout-reason-input"),
+      rollback: byId("rollout-rollback"),
+      controls: byId("rollout-controls"),
+      start: byId("rollout-start"),
+      version: byId("rollout-version"),
+      startPercent: byId("rollout-start-percent"),
+      startSteps: byId("rollout-start-steps"),
+      startButton: byId("rollout-start-button"),
+    };
+    const { ui } = this;
+    const act = (button, work) => button.addEventListener("click", () => this.act(button, work));
+    act(ui.advance, () => this.advance());
+    act(ui.raise, () => this.raise());
+    act(ui.pause, () => this.change(rollouts.patchRollout(this.account, { paused: true }), "Paused"));
+    act(ui.resume, () => this.change(rollouts.patchRollout(this.account, { paused: false }), "Resumed"));
+    act(ui.complete, () => this.change(rollouts.completeRollout(this.account), "Completed"));
+    act(ui.rollback, () => this.rollBack());
+    ui.start.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.act(ui.startButton, () => this.start());
+    });
+  }
+
+  /** The panel for `account` (null: none open), loaded from the server. */
+  async show(account) {
+    this.account = account;
+    this.rollout = null;
+    this.drawn = { stable: null, candidate: null };
+    this.clearProblem();
+    this.ui.view.hidden = true;
+    this.ui.reasonInput.value = "";
+    this.ui.setPercent.value = "";
+    if (account) await this.refresh();
+    else this.stop();
+  }
+
+  /** No account, no timer (signing out). */
+  stop() {
+    clearTimeout(this.timer);
+    this.timer = null;
+    this.account = null;
+  }
+
+  /** The versions `GET …/layout/versions` listed (newest first): the environments' pointers and the start's choices. */
+  setVersions(versions) {
+    this.versions = versions;
+    this.renderEnvironments();
+    this.renderVersionChoices();
+  }
+
+  /** An `event: rollout` from the change feed: the open account's rollout is read again. */
+  onEvent(change) {
+    if (change.account === this.account) this.refresh().catch((error) => this.context.warn(error.message));
+  }
+
+  /** Reads the rollout again and shows it; while one is under way, again in a few seconds. */
+  async refresh() {
+    const account = this.account;
+    clearTimeout(this.timer);
+    const rollout = await rollouts.getRollout(account);
+    if (account !== this.account) return;
+    this.rollout = rollout;
+    this.render();
+    if (rollout && underWay.has(rollout.state)) this.schedule(account);
+  }
+
+  /** Reads the rollout of `account` again in a few seconds (later still while the tab is hidden). */
+  schedule(account) {
+    this.timer = setTimeout(() => {
+      if (account !== this.account) return;
+      if (document.hidden) this.schedule(account);
+      else this.refresh().catch(() => this.schedule(account));
+    }, refreshSeconds * 1000);
+  }
+
+  // MARK: Showing
+
+  render() {
+    const { ui, rollout } = this;
+    const going = Boolean(rollout) && underWay.has(rollout.state);
+    ui.start.hidden = going;
+    if (!rollout) {
+      ui.view.hidden = true;
+      ui.meta.textContent = "";
+      ui.summary.textContent = "No rollout yet: save a draft, then start one to serve it to a share of installs.";
+      return;
+    }
+    ui.meta.textContent = `(#${rollout.id} in ${rollout.environment}, started ${formatTime(rollout.startedAt)})`;
+    ui.summary.textContent = going
+      ? `Version ${rollout.version} goes to ${percentText(rollout.percent)} of installs; the others keep version ${rollout.stableVersion}.`
+      : `The last rollout (version ${rollout.version} over version ${rollout.stableVersion}) is ${stateNames[rollout.state] ?? rollout.state}.`;
+    ui.view.hidden = false;
+    ui.state.textContent = stateNames[rollout.state] ?? rollout.state;
+    ui.state.dataset.state = rollout.state;
+    ui.percent.textContent = `${percentText(rollout.percent)} of installs get version ${rollout.version}`;
+    ui.next.textContent = rollout.nextStepAt ? formatTime(rollout.nextStepAt) : "none";
+    ui.reason.textContent = rollout.reason ?? "";
+    ui.reason.hidden = !rollout.reason;
+    ui.reason.previousElementSibling.hidden = !rollout.reason;
+    this.renderSteps();
+    this.renderArm("stable", rollout.stableVersion, rollout.served?.stable);
+    this.renderArm("candidate", rollout.version, rollout.served?.candidate);
+
+    ui.controls.hidden = !going;
+    const next = this.nextStep();
+    ui.advance.hidden = !next;
+    if (next) ui.advance.textContent = `Next step: ${percentText(next.percent)}`;
+    ui.pause.hidden = rollout.state === "paused";
+    ui.resume.hidden = rollout.state !== "paused";
+  }
+
+  /** The step after the current one, when the rollout has steps and one is left. */
+  nextStep() {
+    const { rollout } = this;
+    if (!rollout || !Array.isArray(rollout.steps) || rollout.steps.length === 0) return null;
+    const index = rollout.step === null || rollout.step === undefined ? 0 : rollout.step + 1;
+    return rollout.steps.slice(index).find((step) => step.percent > rollout.percent) ?? null;
+  }
+
+  renderSteps() {
+    const { rollout } = this;
+    const steps = Array.isArray(rollout.steps) ? rollout.steps : [];
+    this.ui.steps.hidden = steps.length === 0;
+    this.ui.steps.replaceChildren(
+      ...steps.map((step, index) => {
+        const item = document.createElement("li");
+        item.textContent = `${percentText(step.percent)} for ${step.hold}`;
+        if (index === rollout.step && underWay.has(rollout.state)) {
+          item.setAttribute("aria-current", "step");
+          item.append(" (now)");
+        } else if (rollout.step !== null && index < rollout.step) {
+          item.className = "done";
+        }
+        return item;
+      }),
+    );
+  }
+
+  /** One arm: its version drawn by the server (drawn again only when the version or the variant changed). */
+  renderArm(arm, version, served) {
+    const image = byId(`rollout-${arm}-image`);
+    const caption = byId(`rollout-${arm}-caption`);
+    const name = arm === "stable" ? "Stable" : "Candidate";
+    caption.textContent = `${name} · version ${version} · served ${Number(served ?? 0).toLocaleString("en-US")}`;
+    const variant = this.context.variant();
+    const key = `${version}|${variant.locale}|${variant.platform}`;
+    if (this.drawn[arm] === key) return;
+    this.drawn[arm] = key;
+    const account = this.account;
+    rollouts
+      .drawVersion(account, version, variant)
+      .then((url) => {
+        if (account !== this.account || this.drawn[arm] !== key) return;
+        image.src = url;
+        image.alt = `${name} arm: tab bar of ${account} version ${version}`;
+        image.hidden = false;
+      })
+      .catch((error) => {
+        if (account !== this.account) return;
+        this.drawn[arm] = null;
+        image.hidden = true;
+        image.removeAttribute("src");
+        caption.textContent += ` · not drawn: ${error.message}`;
+      });
+  }
+
+  /** Which environment points at which version (from the versions list). */
+  renderEnvironments() {
+    const pointers = [];
+    for (const entry of this.versions) {
+      for (const environment of entry.environments ?? []) pointers.push({ environment, version: entry.version });
+    }
+    pointers.sort((a, b) => a.environment.localeCompare(b.environment));
+    this.ui.environments.replaceChildren(
+      ...pointers.map(({ environment, version }) => {
+        const row = document.createElement("tr");
+        row.dataset.environment = environment;
+        const name = document.createElement("th");
+        name.scope = "row";
+        name.textContent = environment;
+        const points = document.createElement("td");
+        points.textContent = `version ${version}`;
+        row.append(name, points);
+        return row;
+      }),
+    );
+  }
+
+  /** The versions a rollout can start with: every stored one that no environment points at, newest first. */
+  renderVersionChoices() {
+    const chosen = this.ui.version.value;
+    const options = this.versions
+      .filter((entry) => !entry.deleted && (entry.environments ?? []).length === 0)
+      .map((entry) => {
+        const option = document.createElement("option");
+        option.value = String(entry.version);
+        option.textContent = `version ${entry.version}${entry.message ? ` · ${entry.message}` : ""}`;
+        return option;
+      });
+    this.ui.version.replaceChildren(...options);
+    if (options.some((option) => option.value === chosen)) this.ui.version.value = chosen;
+    this.ui.startButton.disabled = options.length === 0;
+  }
+
+  /** Draws the arms again if the variant (locale, platform) changed. */
+  redraw() {
+    if (this.rollout) this.render();
+  }
+
+  /** Chooses `version` in the start form (a draft just saved). */
+  choose(version) {
+    this.ui.version.value = String(version);
+  }
+
+  // MARK: Acting
+
+  /** Runs `work` with `button` disabled; a refusal is shown from its problem (and said in the alert region). */
+  act(button, work) {
+    return this.context.busy(button, async () => {
+      this.clearProblem();
+      try {
+        await work();
+      } catch (error) {
+        if (error.status === undefined || error.status === 0 || error.status === 401) throw error;
+        this.showProblem(error);
+        this.context.warn(`Refused: ${error.message}`);
+        await this.refresh().catch(() => undefined);
+      }
+    });
+  }
+
+  async start() {
+    const version = Number(this.ui.version.value);
+    if (!version) throw new Error("Choose a version to roll out (save a draft first).");
+    const stepsText = this.ui.startSteps.value.trim();
+    const percent = this.ui.startPercent.value.trim();
+    let plan;
+    if (stepsText) plan = { version, steps: parseSteps(stepsText) };
+    else if (percent) plan = { version, percent: Number(percent) };
+    else throw new Error("Give a percent or steps to start the rollout with.");
+    const started = await rollouts.startRollout(this.account, plan, this.context.currentETag());
+    this.ui.startSteps.value = "";
+    this.ui.startPercent.value = "";
+    this.rollout = started;
+    await this.refresh();
+    this.context.announce(`Started rollout #${started.id}: version ${started.version} at ${percentText(started.percent)}.`);
+  }
+
+  async advance() {
+    const next = this.nextStep();
+    if (!next) return;
+    await this.change(rollouts.patchRollout(this.account, { percent: next.percent }), `Raised to ${percentText(next.percent)}`);
+  }
+
+  async raise() {
+    const text = this.ui.setPercent.value.trim();
+    if (!text) throw new Error("Type the percent to raise the rollout to.");
+    await this.change(rollouts.patchRollout(this.account, { percent: Number(text) }), `Raised to ${percentText(text)}`);
+    this.ui.setPercent.value = "";
+  }
+
+  async rollBack() {
+    const reason = this.ui.reasonInput.value.trim();
+    if (!reason) {
+      this.ui.reasonInput.focus();
+      throw new Error("Say why it is rolled back (the reason is recorded in history).");
+    }
+    await this.change(rollouts.rollBack(this.account, reason), "Rolled back");
+    this.ui.reasonInput.value = "";
+  }
+
+  /** Waits for a change's answer, shows the rollout it answered, and reloads what it may have moved. */
+  async change(request, done) {
+    const rollout = await request;
+    this.rollout = rollout;
+    await this.refresh();
+    await this.context.changed();
+    this.context.announce(`${done}: rollout #${rollout.id} is ${stateNames[rollout.state] ?? rollout.state}.`);
+  }
+
+  clearProblem() {
+    this.ui.errors.hidden = true;
+    this.ui.errorText.textContent = "";
+    this.ui.errorList.replaceChildren();
+  }
+
+  /** A refusal's problem+json: its title and detail, and a 422's `errors` one per line. */
+  showProblem(error) {
+    const problem = error.problem ?? {};
+    this.ui.errorsHeading.textContent = `The server refused that (${error.status} ${problem.title ?? "error"})`;
+    this.ui.errorText.textContent = problem.detail ?? error.message;
+    this.ui.errorList.replaceChildren(...problemItems(Array.isArray(problem.errors) ? problem.errors : []));
+    this.ui.errors.hidden = false;
+  }
+}
