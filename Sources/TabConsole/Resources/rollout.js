@@ -109,6 +109,11 @@ export class RolloutPanel {
     this.account = account;
     this.rollout = null;
     this.drawn = { stable: null, candidate: null };
+    for (const arm of ["stable", "candidate"]) {
+      const image = byId(`rollout-${arm}-image`);
+      image.hidden = true;
+      image.removeAttribute("src");
+    }
     this.clearProblem();
     this.ui.view.hidden = true;
     this.ui.reasonInput.value = "";
@@ -219,31 +224,39 @@ export class RolloutPanel {
     );
   }
 
-  /** One arm: its version drawn by the server (drawn again only when the version or the variant changed). */
+  /** One arm: its version drawn by the server (drawn again only when the version or the variant changed; one
+   * that could not be drawn says why under its caption, and is not asked for again at every refresh). */
   renderArm(arm, version, served) {
     const image = byId(`rollout-${arm}-image`);
     const caption = byId(`rollout-${arm}-caption`);
     const name = arm === "stable" ? "Stable" : "Candidate";
-    caption.textContent = `${name} · version ${version} · served ${Number(served ?? 0).toLocaleString("en-US")}`;
+    const counts = `${name} · version ${version} · served ${Number(served ?? 0).toLocaleString("en-US")}`;
     const variant = this.context.variant();
     const key = `${version}|${variant.locale}|${variant.platform}`;
-    if (this.drawn[arm] === key) return;
-    this.drawn[arm] = key;
+    if (this.drawn[arm]?.key === key) {
+      caption.textContent = counts + (this.drawn[arm].failure ?? "");
+      return;
+    }
+    this.drawn[arm] = { key };
+    caption.textContent = counts;
     const account = this.account;
     rollouts
       .drawVersion(account, version, variant)
       .then((url) => {
-        if (account !== this.account || this.drawn[arm] !== key) return;
+        if (account !== this.account || this.drawn[arm]?.key !== key) return;
         image.src = url;
         image.alt = `${name} arm: tab bar of ${account} version ${version}`;
         image.hidden = false;
       })
       .catch((error) => {
-        if (account !== this.account) return;
-        this.drawn[arm] = null;
+        if (account !== this.account || this.drawn[arm]?.key !== key) return;
+        this.drawn[arm].failure =
+          error.status === 403
+            ? " · not drawn (drawing a stored version takes a token that may write)"
+            : ` · not drawn: ${error.message}`;
         image.hidden = true;
         image.removeAttribute("src");
-        caption.textContent += ` · not drawn: ${error.message}`;
+        caption.textContent += this.drawn[arm].failure;
       });
   }
 
