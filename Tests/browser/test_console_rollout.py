@@ -189,6 +189,50 @@ def test_a_rollback_from_the_page_records_its_reason(browser, server):
     assert browser.log_problems() == []
 
 
+def test_a_rollout_in_steps_is_advanced_paused_resumed_and_completed_from_the_page(browser, server):
+    _, etag, _ = server.layout("jack")
+    browser.by_id("rollout-start-steps").send_keys("10 PT1H, 50 PT2H, 100 PT3H")
+    browser.by_id("rollout-start-button").click()
+    browser.until(lambda: browser.text("rollout-state") == "running", "the second rollout to run")
+    assert "Started rollout #2: version 2 at 10%" in browser.status()
+    steps = browser.driver.find_elements(By.CSS_SELECTOR, "#rollout-steps li")
+    assert [step.text for step in steps] == ["10% for PT1H (now)", "50% for PT2H", "100% for PT3H"]
+    assert steps[0].get_attribute("aria-current") == "step"
+    started = rollout(server, "jack")
+    assert started["steps"] == [{"percent": 10, "hold": "PT1H"}, {"percent": 50, "hold": "PT2H"}, {"percent": 100, "hold": "PT3H"}]
+    assert browser.text("rollout-next") not in ("", "none")  # the time of the next step, as the browser writes it
+
+    advance = browser.by_id("rollout-advance")
+    assert advance.text == "Next step: 50%"
+    advance.click()
+    browser.until(lambda: browser.text("rollout-percent") == "50% of installs get version 2", "the next step")
+    assert rollout(server, "jack")["percent"] == 50
+    browser.until(lambda: browser.by_id("rollout-advance").text == "Next step: 100%", "the step after")
+    browser.driver.execute_script("document.getElementById('rollout').scrollIntoView()")
+    browser.screenshot("22-rollout-steps")
+
+    browser.by_id("rollout-pause").click()
+    browser.until(lambda: browser.text("rollout-state") == "paused", "the pause")
+    assert rollout(server, "jack")["state"] == "paused" and browser.text("rollout-next") == "none"
+    assert browser.by_id("rollout-resume").is_displayed() and not browser.by_id("rollout-pause").is_displayed()
+    browser.by_id("rollout-resume").click()
+    browser.until(lambda: browser.text("rollout-state") == "running", "the resume")
+    assert rollout(server, "jack")["state"] == "running"
+
+    # Completing moves the pointer: the environment, the history, the source and the preview follow.
+    browser.by_id("rollout-complete").click()
+    browser.until(lambda: browser.text("rollout-state") == "completed", "the completion")
+    assert rollout(server, "jack")["state"] == "completed"
+    version, new_etag, source = server.layout("jack")
+    assert version == 2 and new_etag != etag and '"title": "Stories"' in source
+    browser.until(lambda: browser.text("environment-rows") == "production version 2", "production on version 2")
+    browser.until(lambda: history_cells(browser, 2)[0] == "2 (current)", "version 2 current in the history")
+    assert history_cells(browser, 2)[4] == "production" and history_cells(browser, 1)[4] == ""
+    browser.until(lambda: browser.by_id("source").get_property("value") == source, "the completed version in the editor")
+    browser.until(lambda: "Stories" in svg_text(browser.preview_svg()), "the preview of the completed version")
+    assert browser.log_problems() == []
+
+
 def test_a_token_without_deploy_sees_the_rollout_but_no_button_that_changes_it(browser, server):
     status, _, body = server.request(
         "POST", "/v1/tokens", json.dumps({"name": "editor", "scopes": ["write"]}).encode(), {"Content-Type": "application/json"}
@@ -205,7 +249,7 @@ def test_a_token_without_deploy_sees_the_rollout_but_no_button_that_changes_it(b
     sign_in(browser, writer)
     assert browser.text("who") == "Signed in with a token that may read and write"
     open_account(browser, "jack")
-    browser.until(lambda: browser.text("rollout-state") == "rolled back", "the last rollout shown")
+    browser.until(lambda: browser.text("rollout-state") == "completed", "the last rollout shown")
     assert browser.by_id("save-draft").is_displayed()
     deploy_only = ["rollout-start", "rollout-controls", "rollout-rollback", "rollout-start-button"]
     assert [name for name in deploy_only if browser.by_id(name).is_displayed()] == []

@@ -548,6 +548,8 @@ async function saveDraft() {
     editor.markSaved();
     editor.clearErrors();
     ui.changeMessage.value = "";
+    ui.sourceMeta.textContent =
+      `draft version ${written.version} (these edits) · clients get version ${state.layout.version} · ETag ${written.etag}`;
     await refreshHistory();
     rollout.choose(written.version);
     announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.`);

@@ -42,9 +42,9 @@ export function patchRollout(account, change) {
   return json(rolloutPath(account), { method: "PATCH", body: change });
 }
 
-/** `POST …/layout/rollout/complete`: the candidate becomes the stable version for everyone. */
+/** `POST …/layout/rollout/complete` (no body): the candidate becomes the stable version for everyone. */
 export function completeRollout(account) {
-  return json(rolloutPath(account, "/complete"), { method: "POST", body: {} });
+  return json(rolloutPath(account, "/complete"), { method: "POST" });
 }
 
 /** `POST …/layout/rollout/rollback` `{reason}`: everyone gets the stable version at once. */
