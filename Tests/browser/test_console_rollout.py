@@ -176,7 +176,7 @@ def test_a_rollback_from_the_page_records_its_reason(browser, server):
     browser.until(lambda: browser.text("rollout-state") == "rolled back", "the rollback")
     assert browser.text("rollout-reason") == REASON
     assert not browser.by_id("rollout-errors").is_displayed()
-    assert "Rolled back: rollout #1 is rolled back" in browser.status()
+    browser.until(lambda: "Rolled back: rollout #1 is rolled back" in browser.status(), "the rollback announced")
     ended = rollout(server, "jack")
     assert ended["state"] == "rolledBack" and ended["reason"] == REASON
     # Everyone gets the stable version again, and a new rollout may start.
@@ -221,7 +221,8 @@ def test_a_rollout_in_steps_is_advanced_paused_resumed_and_completed_from_the_pa
 
     # Completing moves the pointer: the environment, the history, the source and the preview follow.
     browser.by_id("rollout-complete").click()
-    browser.until(lambda: browser.text("rollout-state") == "completed", "the completion")
+    browser.until(lambda: "Completed: rollout #2 is completed" in browser.status(), "the completion announced")
+    assert browser.text("rollout-state") == "completed"
     assert rollout(server, "jack")["state"] == "completed"
     version, new_etag, source = server.layout("jack")
     assert version == 2 and new_etag != etag and '"title": "Stories"' in source
