@@ -5,6 +5,7 @@ sees. The tests run in file order and share one server and one browser (conftest
 """
 
 import json
+from datetime import datetime, timedelta, timezone
 import re
 
 from console_harness import CONSOLE_TOKEN, account_names, svg_text
@@ -208,8 +209,11 @@ def test_a_rollout_in_steps_is_advanced_paused_resumed_and_completed_from_the_pa
     browser.until(lambda: browser.text("rollout-percent") == "50% of installs get version 2", "the next step")
     assert rollout(server, "jack")["percent"] == 50
     browser.until(lambda: browser.by_id("rollout-advance").text == "Next step: 100%", "the step after")
+    for number in range(30):
+        server.request("GET", "/v1/accounts/jack/tabs", headers={"X-Install-Id": f"phone-{number}"}, token=None)
+    browser.until(lambda: min(served_shown(browser, "candidate"), served_shown(browser, "stable")) > 0, "answers in both arms")
     browser.driver.execute_script("document.getElementById('rollout').scrollIntoView()")
-    browser.screenshot("22-rollout-steps")
+    browser.screenshot("22-rollout-steps")  # docs/console-rollout.png
 
     browser.by_id("rollout-pause").click()
     browser.until(lambda: browser.text("rollout-state") == "paused", "the pause")
@@ -269,3 +273,23 @@ def test_a_token_without_deploy_sees_the_rollout_but_no_button_that_changes_it(b
     assert "takes a token that may write" in browser.text("rollout-stable-caption")
     assert browser.log_problems(allowed=probes | {("/v1/preview", 403)}) == []
 
+
+
+def test_a_scheduled_rollout_offers_only_its_rollback(browser, server):
+    # Started with the API (the page has no `startAt`), as a release job would; the deploy token is still signed in.
+    _, etag, _ = server.layout("jack")
+    start_at = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    plan = {"version": 1, "percent": 20, "startAt": start_at}
+    status, _, body = server.request(
+        "POST", "/v1/accounts/jack/layout/rollout", json.dumps(plan).encode(), {"Content-Type": "application/json", "If-Match": etag}
+    )
+    assert status == 201, body
+    browser.until(lambda: browser.text("rollout-state") == "scheduled", "the scheduled rollout (from the change feed)")
+    assert browser.by_id("rollout-rollback").is_displayed()
+    shown = ["rollout-advance", "rollout-raise", "rollout-set-percent", "rollout-pause", "rollout-resume", "rollout-start"]
+    assert [name for name in shown if browser.by_id(name).is_displayed()] == []
+    browser.by_id("rollout-reason-input").send_keys("not this week")
+    browser.by_id("rollout-rollback").click()
+    browser.until(lambda: browser.text("rollout-state") == "rolled back", "the scheduled rollout cancelled")
+    assert rollout(server, "jack")["reason"] == "not this week"
+    assert browser.log_problems(allowed={("/v1/preview", 403)}) == []

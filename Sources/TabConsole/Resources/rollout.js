@@ -190,10 +190,13 @@ export class RolloutPanel {
     this.renderArm("candidate", rollout.version, rollout.served?.candidate);
 
     ui.controls.hidden = !going;
-    const next = this.nextStep();
+    // A scheduled rollout can only be rolled back (which cancels it); a paused one raised or resumed.
+    const scheduled = rollout.state === "scheduled";
+    const next = scheduled ? null : this.nextStep();
     ui.advance.hidden = !next;
     if (next) ui.advance.textContent = `Next step: ${percentText(next.percent)}`;
-    ui.pause.hidden = rollout.state === "paused";
+    for (const element of [ui.setPercent, ui.setPercent.labels[0], ui.raise]) element.hidden = scheduled;
+    ui.pause.hidden = rollout.state !== "running";
     ui.resume.hidden = rollout.state !== "paused";
   }
 
