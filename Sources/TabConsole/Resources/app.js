@@ -386,9 +386,10 @@ async function refreshHistory() {
   rollout.setVersions(versions);
   // The current version is the one an environment points at (a newer one may be a draft); a server that does not
   // list environments lists newest first, the first being current unless the layout was deleted.
-  const pointed = versions.find((entry) => (entry.environments ?? []).length > 0);
-  const listsEnvironments = versions.some((entry) => Array.isArray(entry.environments));
-  const current = listsEnvironments ? (pointed?.version ?? null) : versions[0] && !versions[0].deleted ? versions[0].version : null;
+  let current = versions[0] && !versions[0].deleted ? versions[0].version : null;
+  if (versions.some((entry) => Array.isArray(entry.environments))) {
+    current = versions.find((entry) => (entry.environments ?? []).length > 0)?.version ?? null;
+  }
   const rows = versions.map((entry) => {
     const row = document.createElement("tr");
     row.dataset.version = String(entry.version);
