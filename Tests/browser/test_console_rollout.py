@@ -56,9 +56,16 @@ def bucket(seed, install):
     return fnv1a32(str(fnv1a32(seed + install))) % 10000
 
 
+def texts(browser, selector):
+    """The visible texts of the elements `selector` finds, read in one script (the panel and the history are drawn
+    again as answers and events come, so element handles could go stale between reads)."""
+    return browser.driver.execute_script(
+        "return [...document.querySelectorAll(arguments[0])].map((element) => element.innerText.trim());", selector
+    )
+
+
 def history_cells(browser, version):
-    row = browser.driver.find_element(By.CSS_SELECTOR, f"#history-rows tr[data-version='{version}']")
-    return [element.text for element in row.find_elements(By.CSS_SELECTOR, "th, td")]
+    return texts(browser, f"#history-rows tr[data-version='{version}'] th, #history-rows tr[data-version='{version}'] td")
 
 
 def served_shown(browser, arm):
@@ -186,6 +193,12 @@ def test_a_rollback_from_the_page_records_its_reason(browser, server):
     assert not browser.by_id("rollout-controls").is_displayed()
     assert browser.by_id("rollout-start").is_displayed()
     assert browser.text("environment-rows") == "production version 1"
+    # The change feed has each change of the rollout, newest first.
+    browser.until(
+        lambda: [re.sub(r"^.*? (?=rollout #)", "", text) for text in texts(browser, "#feed-list li.rollout-event")]
+        == ["rollout #1 of jack: version 2 rolled back by console", "rollout #1 of jack: version 2 running at 50% by console"],
+        "the rollout's start and rollback in the change feed",
+    )
     browser.screenshot("21-rollout-rolled-back")
     assert browser.log_problems() == []
 
@@ -196,9 +209,8 @@ def test_a_rollout_in_steps_is_advanced_paused_resumed_and_completed_from_the_pa
     browser.by_id("rollout-start-button").click()
     browser.until(lambda: browser.text("rollout-state") == "running", "the second rollout to run")
     assert "Started rollout #2: version 2 at 10%" in browser.status()
-    steps = browser.driver.find_elements(By.CSS_SELECTOR, "#rollout-steps li")
-    assert [step.text for step in steps] == ["10% for PT1H (now)", "50% for PT2H", "100% for PT3H"]
-    assert steps[0].get_attribute("aria-current") == "step"
+    assert texts(browser, "#rollout-steps li") == ["10% for PT1H (now)", "50% for PT2H", "100% for PT3H"]
+    assert texts(browser, "#rollout-steps li[aria-current='step']") == ["10% for PT1H (now)"]
     started = rollout(server, "jack")
     assert started["steps"] == [{"percent": 10, "hold": "PT1H"}, {"percent": 50, "hold": "PT2H"}, {"percent": 100, "hold": "PT3H"}]
     assert browser.text("rollout-next") not in ("", "none")  # the time of the next step, as the browser writes it

@@ -7,7 +7,7 @@ import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
-import { RolloutPanel } from "./rollout.js";
+import { RolloutPanel, rolloutFeedItem } from "./rollout.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);
@@ -642,12 +642,12 @@ async function onFeedEvent(event) {
   } catch {
     return;
   }
+  ui.feedList.prepend(event.type === "rollout" ? rolloutFeedItem(change) : feedItem(event, change));
+  while (ui.feedList.children.length > feedLimit) ui.feedList.lastElementChild.remove();
   if (event.type === "rollout") {
     rollout.onEvent(change);
     return;
   }
-  ui.feedList.prepend(feedItem(event, change));
-  while (ui.feedList.children.length > feedLimit) ui.feedList.lastElementChild.remove();
   if (state.ownETags.has(change.etag)) return;
   loadAccounts().catch(fail);
   if (event.type === "strings" && state.account) {

@@ -44,6 +44,25 @@ function percentText(value) {
   return `${Number(value ?? 0).toLocaleString("en-US", { maximumFractionDigits: 2 })}%`;
 }
 
+/** The change feed's line for an `event: rollout` (`{account, environment, rollout, version, percent, state, author, at}`). */
+export function rolloutFeedItem(change) {
+  const item = document.createElement("li");
+  item.className = "rollout-event";
+  const time = document.createElement("time");
+  time.dateTime = change.at ?? "";
+  time.textContent = change.at ? new Date(change.at).toLocaleTimeString() : "";
+  const state = stateNames[change.state] ?? change.state ?? "?";
+  const share = underWay.has(change.state) ? ` at ${percentText(change.percent)}` : "";
+  item.append(
+    time,
+    ` rollout #${change.rollout ?? "?"} of ${change.account ?? "?"}: version ${change.version ?? "?"} ${state}${share}` +
+      ` by ${change.author ?? "?"}`,
+  );
+  item.dataset.account = change.account ?? "";
+  item.dataset.state = change.state ?? "";
+  return item;
+}
+
 export class RolloutPanel {
   /**
    * @param {{announce: (text: string) => void, warn: (text: string) => void,
