@@ -26,8 +26,11 @@ def sign_in(browser, token):
 
 
 def open_account(browser, account):
-    browser.by_id("search").send_keys(account)
-    browser.until(lambda: account in account_names(browser), f"{account} found by the search")
+    search = browser.by_id("search")
+    search.clear()
+    search.send_keys(account)
+    # The list is drawn again once the search answers: wait for that list, not the one before it.
+    browser.until(lambda: account_names(browser) == [account], f"{account} alone found by the search")
     browser.driver.find_element(By.CSS_SELECTOR, f"#account-list button[data-account='{account}']").send_keys(Keys.ENTER)
     browser.until(lambda: f"Opened {account}" in browser.status(), f"{account} to load")
 
