@@ -40,9 +40,10 @@ OTHER_TOKEN = "other-" + secrets.token_hex(16)
 
 
 class Server:
-    """A `tabserver serve` process on 127.0.0.1 with two operators' tokens (`console` and `other`)."""
+    """A `tabserver serve` process on 127.0.0.1 with two operators' tokens (`console` and `other`), and `arguments`
+    after the usual ones (e.g. `--environments`)."""
 
-    def __init__(self, binary: str, workdir: Path):
+    def __init__(self, binary: str, workdir: Path, arguments=()):
         tokens = workdir / "tokens"
         tokens.write_text(f"console:{CONSOLE_TOKEN}\nother:{OTHER_TOKEN}\n")
         self.log_path = workdir / "server.log"
@@ -52,7 +53,7 @@ class Server:
         # The webhooks step's receiver is on 127.0.0.1 (a server without webhooks ignores this).
         environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] = "1"
         self.process = subprocess.Popen(
-            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory:", "--configs", "configs"],
+            [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--store", "memory:", "--configs", "configs", *arguments],
             cwd=REPOSITORY,
             env=environment,
             stdout=self.log,

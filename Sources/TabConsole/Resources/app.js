@@ -7,7 +7,8 @@ import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
-import { RolloutPanel, rolloutFeedItem } from "./rollout.js";
+import { RolloutPanel } from "./rollout.js";
+import { rolloutFeedItem } from "./rollout-format.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);

@@ -3,8 +3,10 @@
 
 import { send, svgDataURL } from "./api.js";
 
-function rolloutPath(account, tail = "") {
-  return `/v1/accounts/${encodeURIComponent(account)}/layout/rollout${tail}`;
+/** `…/layout/rollout` + `tail`, in `environment` when one is named (else the server's default: the first). */
+function rolloutPath(account, environment, tail = "") {
+  const query = environment ? `?environment=${encodeURIComponent(environment)}` : "";
+  return `/v1/accounts/${encodeURIComponent(account)}/layout/rollout${tail}${query}`;
 }
 
 async function json(path, { method = "GET", body, headers = {} } = {}) {
@@ -20,9 +22,9 @@ async function json(path, { method = "GET", body, headers = {} } = {}) {
  *   steps: Array<{percent: number, hold: string}>, step: number | null, nextStepAt: string | null, state: string,
  *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string} | null>}
  */
-export async function getRollout(account) {
+export async function getRollout(account, environment) {
   try {
-    return await json(rolloutPath(account));
+    return await json(rolloutPath(account, environment));
   } catch (error) {
     if (error.status === 404) return null;
     throw error;
@@ -30,26 +32,26 @@ export async function getRollout(account) {
 }
 
 /**
- * `POST …/layout/rollout` with `If-Match: etag` (the environment's current ETag): `plan` is
+ * `POST …/layout/rollout` with `If-Match: etag` (the ETag of the version the environment points at): `plan` is
  * `{version, percent}` or `{version, steps: [{percent, hold}]}`.
  */
-export function startRollout(account, plan, etag) {
-  return json(rolloutPath(account), { method: "POST", body: plan, headers: etag ? { "If-Match": etag } : {} });
+export function startRollout(account, environment, plan, etag) {
+  return json(rolloutPath(account, environment), { method: "POST", body: plan, headers: etag ? { "If-Match": etag } : {} });
 }
 
 /** `PATCH …/layout/rollout` `{percent}` (upward only) or `{paused}`. */
-export function patchRollout(account, change) {
-  return json(rolloutPath(account), { method: "PATCH", body: change });
+export function patchRollout(account, environment, change) {
+  return json(rolloutPath(account, environment), { method: "PATCH", body: change });
 }
 
 /** `POST …/layout/rollout/complete` (no body): the candidate becomes the stable version for everyone. */
-export function completeRollout(account) {
-  return json(rolloutPath(account, "/complete"), { method: "POST" });
+export function completeRollout(account, environment) {
+  return json(rolloutPath(account, environment, "/complete"), { method: "POST" });
 }
 
 /** `POST …/layout/rollout/rollback` `{reason}`: everyone gets the stable version at once. */
-export function rollBack(account, reason) {
-  return json(rolloutPath(account, "/rollback"), { method: "POST", body: { reason } });
+export function rollBack(account, environment, reason) {
+  return json(rolloutPath(account, environment, "/rollback"), { method: "POST", body: { reason } });
 }
 
 /**

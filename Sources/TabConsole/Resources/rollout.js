@@ -8,60 +8,10 @@
 
 import { byId, formatTime, problemItems } from "./dom.js";
 import * as rollouts from "./rollout-api.js";
-
-/** States in which a rollout is under way (it can still change). */
-const underWay = new Set(["scheduled", "running", "paused"]);
-
-const stateNames = {
-  scheduled: "scheduled",
-  running: "running",
-  paused: "paused",
-  completed: "completed",
-  rolledBack: "rolled back",
-};
+import { parseSteps, percentText, stateNames, underWay } from "./rollout-format.js";
 
 /** While a rollout is under way its served counts grow: read again this often (and at once on its events). */
 const refreshSeconds = 5;
-
-/**
- * `"5 PT10M, 25 PT30M, 100 PT1H"` → `[{percent: 5, hold: "PT10M"}, …]`; the server checks the values (the order,
- * the range, the durations) and says what is wrong, so only the shape is read here.
- */
-export function parseSteps(text) {
-  return text
-    .split(",")
-    .map((part) => part.trim())
-    .filter(Boolean)
-    .map((part) => {
-      const [percent, hold, ...rest] = part.split(/\s+/);
-      if (!hold || rest.length > 0) throw new Error(`"${part}" is not "percent hold" (e.g. "25 PT30M")`);
-      return { percent: Number(percent), hold };
-    });
-}
-
-/** `12.5` → `"12.5%"`. */
-function percentText(value) {
-  return `${Number(value ?? 0).toLocaleString("en-US", { maximumFractionDigits: 2 })}%`;
-}
-
-/** The change feed's line for an `event: rollout` (`{account, environment, rollout, version, percent, state, author, at}`). */
-export function rolloutFeedItem(change) {
-  const item = document.createElement("li");
-  item.className = "rollout-event";
-  const time = document.createElement("time");
-  time.dateTime = change.at ?? "";
-  time.textContent = change.at ? new Date(change.at).toLocaleTimeString() : "";
-  const state = stateNames[change.state] ?? change.state ?? "?";
-  const share = underWay.has(change.state) ? ` at ${percentText(change.percent)}` : "";
-  item.append(
-    time,
-    ` rollout #${change.rollout ?? "?"} of ${change.account ?? "?"}: version ${change.version ?? "?"} ${state}${share}` +
-      ` by ${change.author ?? "?"}`,
-  );
-  item.dataset.account = change.account ?? "";
-  item.dataset.state = change.state ?? "";
-  return item;
-}
 
 export class RolloutPanel {
   /**
@@ -77,12 +27,17 @@ export class RolloutPanel {
     this.account = null;
     this.rollout = null;
     this.versions = [];
+    /** The environment whose rollout is shown and changed: null until the versions name more than one (then the
+     * server's default applies, the first environment), else the one chosen (at first the last: the apps'). */
+    this.environment = null;
     /** Which versions the drawn arms show, so that a refresh that changes only counts does not redraw them. */
     this.drawn = { stable: null, candidate: null };
     this.timer = null;
     this.ui = {
       meta: byId("rollout-meta"),
       environments: byId("environment-rows"),
+      environment: byId("rollout-environment"),
+      environmentChoice: byId("rollout-environment-choice"),
       errors: byId("rollout-errors"),
       errorsHeading: byId("rollout-errors-heading"),
       errorText: byId("rollout-error-text"),
@@ -113,10 +68,15 @@ export class RolloutPanel {
     const act = (button, work) => button.addEventListener("click", () => this.act(button, work));
     act(ui.advance, () => this.advance());
     act(ui.raise, () => this.raise());
-    act(ui.pause, () => this.change(rollouts.patchRollout(this.account, { paused: true }), "Paused"));
-    act(ui.resume, () => this.change(rollouts.patchRollout(this.account, { paused: false }), "Resumed"));
-    act(ui.complete, () => this.change(rollouts.completeRollout(this.account), "Completed"));
+    act(ui.pause, () => this.change(rollouts.patchRollout(this.account, this.environment, { paused: true }), "Paused"));
+    act(ui.resume, () => this.change(rollouts.patchRollout(this.account, this.environment, { paused: false }), "Resumed"));
+    act(ui.complete, () => this.change(rollouts.completeRollout(this.account, this.environment), "Completed"));
     act(ui.rollback, () => this.rollBack());
+    ui.environment.addEventListener("change", () => {
+      this.environment = ui.environment.value || null;
+      this.renderVersionChoices();
+      this.context.busy(null, () => this.showEnvironment());
+    });
     ui.start.addEventListener("submit", (event) => {
       event.preventDefault();
       this.act(ui.startButton, () => this.start());
@@ -126,6 +86,8 @@ export class RolloutPanel {
   /** The panel for `account` (null: none open), loaded from the server. */
   async show(account) {
     this.account = account;
+    this.environment = null;
+    this.versions = [];
     this.rollout = null;
     this.drawn = { stable: null, candidate: null };
     for (const arm of ["stable", "candidate"]) {
@@ -141,6 +103,15 @@ export class RolloutPanel {
     else this.stop();
   }
 
+  /** Another environment chosen: its rollout, read afresh. */
+  async showEnvironment() {
+    this.rollout = null;
+    this.drawn = { stable: null, candidate: null };
+    this.clearProblem();
+    this.ui.view.hidden = true;
+    await this.refresh();
+  }
+
   /** No account, no timer (signing out). */
   stop() {
     clearTimeout(this.timer);
@@ -151,21 +122,25 @@ export class RolloutPanel {
   /** The versions `GET …/layout/versions` listed (newest first): the environments' pointers and the start's choices. */
   setVersions(versions) {
     this.versions = versions;
+    const before = this.environment;
     this.renderEnvironments();
     this.renderVersionChoices();
+    if (this.environment !== before) this.showEnvironment().catch((error) => this.context.warn(error.message));
   }
 
   /** An `event: rollout` from the change feed: the open account's rollout is read again. */
   onEvent(change) {
-    if (change.account === this.account) this.refresh().catch((error) => this.context.warn(error.message));
+    const here = !this.environment || change.environment === this.environment;
+    if (change.account === this.account && here) this.refresh().catch((error) => this.context.warn(error.message));
   }
 
   /** Reads the rollout again and shows it; while one is under way, again in a few seconds. */
   async refresh() {
     const account = this.account;
     clearTimeout(this.timer);
-    const rollout = await rollouts.getRollout(account);
-    if (account !== this.account) return;
+    const environment = this.environment;
+    const rollout = await rollouts.getRollout(account, environment);
+    if (account !== this.account || environment !== this.environment) return;
     this.rollout = rollout;
     this.render();
     if (rollout && underWay.has(rollout.state)) this.schedule(account);
@@ -282,13 +257,18 @@ export class RolloutPanel {
       });
   }
 
-  /** Which environment points at which version (from the versions list). */
+  /**
+   * Which environment points at which version (from the versions list), in promotion order as far as the list
+   * tells it: newest version first (changes enter the first environment), and in the order a version names them.
+   * More than one environment: the panel shows the chosen one's rollout, at first the last one's (the apps').
+   * Promotion (`POST …/layout/promote`) is not offered here yet: a promote button with the diff it makes is left to
+   * a later change of the console.
+   */
   renderEnvironments() {
     const pointers = [];
     for (const entry of this.versions) {
       for (const environment of entry.environments ?? []) pointers.push({ environment, version: entry.version });
     }
-    pointers.sort((a, b) => a.environment.localeCompare(b.environment));
     this.ui.environments.replaceChildren(
       ...pointers.map(({ environment, version }) => {
         const row = document.createElement("tr");
@@ -302,13 +282,39 @@ export class RolloutPanel {
         return row;
       }),
     );
+    const names = pointers.map((pointer) => pointer.environment);
+    this.ui.environmentChoice.hidden = names.length < 2;
+    if (names.length < 2) {
+      this.environment = null;
+      return;
+    }
+    this.ui.environment.replaceChildren(
+      ...names.map((name) => {
+        const option = document.createElement("option");
+        option.value = name;
+        option.textContent = name;
+        return option;
+      }),
+    );
+    if (!names.includes(this.environment)) this.environment = names.at(-1);
+    this.ui.environment.value = this.environment;
   }
 
-  /** The versions a rollout can start with: every stored one that no environment points at, newest first. */
+  /** The ETag of the version the shown environment points at (a start's `If-Match`), else the page's. */
+  pointerETag() {
+    if (!this.environment) return this.context.currentETag();
+    const pointed = this.versions.find((entry) => (entry.environments ?? []).includes(this.environment));
+    return pointed?.etag ?? this.context.currentETag();
+  }
+
+  /** The versions a rollout can start with: every stored one the environment does not point at (with one
+   * environment: that no environment points at), newest first. */
   renderVersionChoices() {
     const chosen = this.ui.version.value;
+    const pointed = (entry) =>
+      this.environment ? (entry.environments ?? []).includes(this.environment) : (entry.environments ?? []).length > 0;
     const options = this.versions
-      .filter((entry) => !entry.deleted && (entry.environments ?? []).length === 0)
+      .filter((entry) => !entry.deleted && !pointed(entry))
       .map((entry) => {
         const option = document.createElement("option");
         option.value = String(entry.version);
@@ -356,7 +362,7 @@ export class RolloutPanel {
     if (stepsText) plan = { version, steps: parseSteps(stepsText) };
     else if (percent) plan = { version, percent: Number(percent) };
     else throw new Error("Give a percent or steps to start the rollout with.");
-    const started = await rollouts.startRollout(this.account, plan, this.context.currentETag());
+    const started = await rollouts.startRollout(this.account, this.environment, plan, this.pointerETag());
     this.ui.startSteps.value = "";
     this.ui.startPercent.value = "";
     this.rollout = started;
@@ -367,13 +373,15 @@ export class RolloutPanel {
   async advance() {
     const next = this.nextStep();
     if (!next) return;
-    await this.change(rollouts.patchRollout(this.account, { percent: next.percent }), `Raised to ${percentText(next.percent)}`);
+    const raised = rollouts.patchRollout(this.account, this.environment, { percent: next.percent });
+    await this.change(raised, `Raised to ${percentText(next.percent)}`);
   }
 
   async raise() {
     const text = this.ui.setPercent.value.trim();
     if (!text) throw new Error("Type the percent to raise the rollout to.");
-    await this.change(rollouts.patchRollout(this.account, { percent: Number(text) }), `Raised to ${percentText(text)}`);
+    const raised = rollouts.patchRollout(this.account, this.environment, { percent: Number(text) });
+    await this.change(raised, `Raised to ${percentText(text)}`);
     this.ui.setPercent.value = "";
   }
 
@@ -383,7 +391,7 @@ export class RolloutPanel {
       this.ui.reasonInput.focus();
       throw new Error("Say why it is rolled back (the reason is recorded in history).");
     }
-    await this.change(rollouts.rollBack(this.account, reason), "Rolled back");
+    await this.change(rollouts.rollBack(this.account, this.environment, reason), "Rolled back");
     this.ui.reasonInput.value = "";
   }
 

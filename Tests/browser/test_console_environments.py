@@ -1,0 +1,76 @@
+"""The rollout panel on a server with two environments (`--environments staging,production`): both pointers side
+by side, a draft rolled out in production (where the apps read) while staging has no rollout, and a rollback, each
+checked against the API with urllib. Its own server (this module's `server` fixture) and browser.
+"""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from console_harness import CONSOLE_TOKEN, Server
+from test_console_rollout import bucket, open_account, sign_in, texts
+
+
+@pytest.fixture(scope="module")
+def server():
+    with tempfile.TemporaryDirectory(prefix="console-environments-") as workdir:
+        running = Server(os.environ["TABSERVER_BIN"], Path(workdir), ["--environments", "staging,production"])
+        try:
+            yield running
+        finally:
+            running.stop()
+
+
+def rollout_in(server, environment):
+    return server.request("GET", f"/v1/accounts/jack/layout/rollout?environment={environment}")
+
+
+def test_a_draft_rolls_out_in_the_environment_chosen_and_only_there(browser, server):
+    sign_in(browser, CONSOLE_TOKEN)
+    open_account(browser, "jack")
+    browser.until(lambda: texts(browser, "#environment-rows tr") == ["staging\tversion 1", "production\tversion 1"], "both pointers")
+    assert browser.by_id("rollout-environment").is_displayed()
+    assert browser.by_id("rollout-environment").get_property("value") == "production"
+
+    editor = browser.by_id("source")
+    browser.select_text(editor, '"title": "News"')
+    editor.send_keys('"title": "Stories"')
+    browser.by_id("save-draft").click()
+    browser.until(lambda: "Saved draft version 2 of jack" in browser.status(), "the draft")
+    assert browser.by_id("rollout-version").get_property("value") == "2"
+
+    browser.by_id("rollout-start-percent").send_keys("50")
+    browser.by_id("rollout-start-button").click()
+    browser.until(lambda: browser.text("rollout-state") == "running", "the rollout in production")
+    assert "in production" in browser.text("rollout-meta")
+    status, _, body = rollout_in(server, "production")
+    assert status == 200, body
+    started = json.loads(body)
+    assert (started["state"], started["version"], started["environment"]) == ("running", 2, "production")
+    assert rollout_in(server, "staging")[0] == 404
+    # The apps read production: an install in the candidate's bucket gets the draft.
+    install = next(f"install-{n}" for n in range(100) if bucket(started["seed"], f"install-{n}") < 5000)
+    status, _, body = server.request("GET", "/v1/accounts/jack/tabs", headers={"X-Install-Id": install}, token=None)
+    assert status == 200 and json.loads(body)["version"] == 2
+
+    # Staging, chosen: no rollout there, and a start form; production again: the running one.
+    browser.driver.execute_script(
+        "const select = document.getElementById('rollout-environment'); select.value = 'staging';"
+        "select.dispatchEvent(new Event('change'));"
+    )
+    browser.until(lambda: "No rollout yet" in browser.text("rollout-summary"), "staging's empty panel")
+    assert browser.by_id("rollout-start").is_displayed() and not browser.by_id("rollout-view").is_displayed()
+    browser.driver.execute_script(
+        "const select = document.getElementById('rollout-environment'); select.value = 'production';"
+        "select.dispatchEvent(new Event('change'));"
+    )
+    browser.until(lambda: browser.text("rollout-state") == "running", "production's rollout again")
+
+    browser.by_id("rollout-reason-input").send_keys("staging looked fine, production did not")
+    browser.by_id("rollout-rollback").click()
+    browser.until(lambda: browser.text("rollout-state") == "rolled back", "the rollback in production")
+    status, _, body = rollout_in(server, "production")
+    assert json.loads(body)["state"] == "rolledBack"
+    assert browser.log_problems() == []
