@@ -74,3 +74,37 @@ def test_a_draft_rolls_out_in_the_environment_chosen_and_only_there(browser, ser
     status, _, body = rollout_in(server, "production")
     assert json.loads(body)["state"] == "rolledBack"
     assert browser.log_problems() == []
+
+
+def test_a_promotion_shows_its_diff_first_and_then_moves_the_next_pointer(browser, server):
+    # A published save enters staging (the first environment); production keeps version 1.
+    editor = browser.by_id("source")
+    browser.until(lambda: '"title": "News"' in editor.get_property("value"), "staging's version 1 in the editor")
+    browser.select_text(editor, '"title": "News"')
+    editor.send_keys('"title": "Stories"')
+    browser.by_id("save").click()
+    browser.until(lambda: "Saved version 3 of jack" in browser.status(), "the save in staging")
+    browser.until(lambda: texts(browser, "#environment-rows tr") == ["staging\tversion 3", "production\tversion 1"], "the pointers apart")
+    status, headers, _ = server.request("GET", "/v1/accounts/jack/layout?environment=production")
+    assert status == 200 and headers["Layout-Version"] == "1"
+
+    browser.until(lambda: texts(browser, "#promotions button") == ["Promote staging → production"], "the promote button")
+    browser.by_id("promotions").find_element("css selector", "button").click()
+    browser.until(lambda: browser.by_id("promotion").is_displayed(), "the promotion's diff")
+    assert "production goes from version 1 to version 3" in browser.text("promotion-heading")
+    diff = browser.text("promotion-diff")
+    assert "Stories" in diff and "News" in diff, diff
+    # Nothing moved before the confirmation.
+    assert server.request("GET", "/v1/accounts/jack/layout?environment=production")[1]["Layout-Version"] == "1"
+
+    browser.by_id("promotion-confirm").click()
+    browser.until(lambda: "production points at version 3 now" in browser.status(), "the promotion")
+    status, headers, _ = server.request("GET", "/v1/accounts/jack/layout?environment=production")
+    assert status == 200 and headers["Layout-Version"] == "3"
+    status, _, body = server.request("GET", "/v1/accounts/jack/tabs", token=None)
+    assert status == 200 and json.loads(body)["version"] == 3
+    browser.until(lambda: texts(browser, "#environment-rows tr") == ["staging\tversion 3", "production\tversion 3"], "both on 3")
+    assert texts(browser, "#promotions button") == [] and not browser.by_id("promotion").is_displayed()
+    browser.driver.execute_script("document.getElementById('rollout').scrollIntoView()")
+    browser.screenshot("23-environments-promoted")
+    assert browser.log_problems() == []

@@ -7,6 +7,7 @@ import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
+import { PromotionPanel } from "./promotion.js";
 import { RolloutPanel } from "./rollout.js";
 import { rolloutFeedItem } from "./rollout-format.js";
 
@@ -385,6 +386,7 @@ async function refreshHistory() {
   }
   if (account !== state.account) return;
   rollout.setVersions(versions);
+  promotion.setVersions(account, versions);
   // The current version is the one an environment points at (a newer one may be a draft); a server that does not
   // list environments lists newest first, the first being current unless the layout was deleted.
   let current = versions[0] && !versions[0].deleted ? versions[0].version : null;
@@ -679,19 +681,23 @@ const feedStates = {
 
 const pages = new Pages({ announce, warn, busy });
 
+/** A completion or a promotion moved a pointer (the source, the preview and the history change); a rollback
+ * changes what the history lists. Edits in progress stay in the editor. */
+async function pointerMoved() {
+  if (!editor.dirty && !state.conflict) await loadSource();
+  await Promise.all([refreshVariant(), refreshHistory(), loadAccounts()]);
+}
+
 const rollout = new RolloutPanel({
   announce,
   warn,
   busy,
   variant,
   currentETag: () => state.layout?.etag ?? null,
-  // A completion moves the pointer (the source, the preview and the history change); a rollback changes what the
-  // history lists. Edits in progress stay in the editor.
-  changed: async () => {
-    if (!editor.dirty && !state.conflict) await loadSource();
-    await Promise.all([refreshVariant(), refreshHistory(), loadAccounts()]);
-  },
+  changed: pointerMoved,
 });
+
+const promotion = new PromotionPanel({ announce, busy, changed: pointerMoved });
 
 const feed = new ChangeFeed({
   onEvent: (event) => onFeedEvent(event).catch(fail),

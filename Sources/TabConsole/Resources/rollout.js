@@ -8,6 +8,7 @@
 
 import { byId, formatTime, problemItems } from "./dom.js";
 import * as rollouts from "./rollout-api.js";
+import { pointersOf } from "./promotion.js";
 import { parseSteps, percentText, stateNames, underWay } from "./rollout-format.js";
 
 /** While a rollout is under way its served counts grow: read again this often (and at once on its events). */
@@ -257,18 +258,10 @@ export class RolloutPanel {
       });
   }
 
-  /**
-   * Which environment points at which version (from the versions list), in promotion order as far as the list
-   * tells it: newest version first (changes enter the first environment), and in the order a version names them.
-   * More than one environment: the panel shows the chosen one's rollout, at first the last one's (the apps').
-   * Promotion (`POST …/layout/promote`) is not offered here yet: a promote button with the diff it makes is left to
-   * a later change of the console.
-   */
+  /** Which environment points at which version (from the versions list, in promotion order: promotion.js).
+   * More than one environment: the panel shows the chosen one's rollout, at first the last one's (the apps'). */
   renderEnvironments() {
-    const pointers = [];
-    for (const entry of this.versions) {
-      for (const environment of entry.environments ?? []) pointers.push({ environment, version: entry.version });
-    }
+    const pointers = pointersOf(this.versions);
     this.ui.environments.replaceChildren(
       ...pointers.map(({ environment, version }) => {
         const row = document.createElement("tr");
