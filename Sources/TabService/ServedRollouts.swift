@@ -30,14 +30,19 @@ final class ServedRollout: Sendable {
         ServedRollout(rollout: rollout, candidateDocument: candidateDocument, vary: vary, counts: counts)
     }
 
-    /// The entry an install gets now (the stable one when the candidate no longer resolves), counted.
+    /// The entry an install gets now (the stable one when the candidate no longer resolves).
     func entry(for install: InstallID?, at now: Timestamp, in context: ResolutionContext) -> LayoutEntry? {
-        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value(in: context) {
-            counts.candidate.add(1, ordering: .relaxed)
-            return entry
-        }
-        counts.stable.add(1, ordering: .relaxed)
+        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value(in: context) { return entry }
         return stable.value(in: context)
+    }
+
+    /// Counts one answer to `install` at `now` in its arm.
+    func count(_ install: InstallID?, at now: Timestamp) {
+        if rollout.arm(for: install, at: now) == .candidate {
+            counts.candidate.add(1, ordering: .relaxed)
+        } else {
+            counts.stable.add(1, ordering: .relaxed)
+        }
     }
 }
 
@@ -86,6 +91,13 @@ extension Snapshot {
     /// The rollouts this snapshot and the other environments' serve.
     var everyRollout: [ServedRollout] {
         Array(contents.rollouts.values) + contents.environments.values.flatMap { $0.contents.rollouts.values }
+    }
+
+    /// Counts an answer to `install` for `account` in its rollout arm, when a rollout serves it (once per answer: a
+    /// request replayed after its variant was built is counted when it is answered).
+    func countServed(_ account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) {
+        guard !contents.rollouts.isEmpty else { return }
+        contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]?.count(install, at: now())
     }
 
     /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).

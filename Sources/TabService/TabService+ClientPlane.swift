@@ -83,6 +83,7 @@ extension TabService {
             case .failure(let problem): return .response(problem.response)
             }
         }
+        snapshot.countServed(account, install: install, at: Self.now)
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in

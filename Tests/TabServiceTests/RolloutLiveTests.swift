@@ -213,4 +213,25 @@ import Testing
             "POST", "/v1/alerts", headers: ServiceHarness.admin(Self.json), body: Array(#"{"version": "3", "alerts": []}"#.utf8))
         #expect(notAlertmanager.status == 422 && notAlertmanager.text.contains("/version"))
     }
+
+    @Test func eachAnswerIsCountedOnceInItsArm() async throws {
+        let harness = try await ServiceHarness()
+        let etag = try await Self.staged(harness)
+        #expect(try await Self.startRollout(harness, #"{"version": 2, "percent": 50, "seed": "count"}"#, etag: etag).status == 201)
+        let client = harness.client()
+        var expected = (candidate: 0, stable: 0)
+        for n in 0..<12 {
+            let install = "counted-\(n)"
+            // A locale no one asked for yet: the variant is built off libmicrohttpd's threads and the request answered
+            // when it is done (answered once, counted once).
+            let locale = ["en", "fr", "de-AT"][n % 3]
+            let answer = try await client.send(
+                "GET", "/v1/accounts/roll/tabs", headers: [("X-Install-Id", install), ("Accept-Language", locale)])
+            #expect(answer.status == 200)
+            if Bucket.of(installID: install, seed: "count") < 5000 { expected.candidate += 1 } else { expected.stable += 1 }
+        }
+        let rollout = try await client.send("GET", "/v1/accounts/roll/layout/rollout", headers: ServiceHarness.admin())
+        let served = rollout.json?["served"] as? [String: Int]
+        #expect(served?["candidate"] == expected.candidate && served?["stable"] == expected.stable, "\(rollout.text)")
+    }
 }
