@@ -70,6 +70,8 @@ final class Representation: Sendable {
     let forms: [CodedForm]
     /// The codings besides identity that it keeps.
     let available: AvailableCodings
+    /// Its codings by size, smallest first: the one sent when the client weighs several equally.
+    let preference: CodingPreference
     /// Unix seconds of the newest input of this representation (its layout, bases, and strings tables of its locale).
     let lastModifiedSeconds: Int64
     /// Whether a different content of this representation may carry the same `Last-Modified` second (two changes
@@ -116,6 +118,9 @@ final class Representation: Sendable {
             if form.coding == .br { available.insert(.br) } else if form.coding == .gzip { available.insert(.gzip) }
         }
         self.available = available
+        self.preference = CodingPreference(
+            identity: forms[0].bodyCount, gzip: forms.first { $0.coding == .gzip }?.bodyCount,
+            br: forms.first { $0.coding == .br }?.bodyCount)
         self.cost = forms.reduce(0) { $0 + 2 * $1.bodyCount + 2048 }
     }
 
@@ -142,9 +147,10 @@ final class Representation: Sendable {
     }
 
     /// The form for an `Accept-Encoding` field (nil: none sent, identity); nil when the client accepts none (406).
+    /// Of codings the client weighs equally, the smallest form.
     func form(acceptEncoding field: UnsafeBufferPointer<UInt8>?) -> CodedForm? {
         guard let field else { return forms[0] }
-        return AcceptEncoding.choose(CollectionOfOne(field), available: available).flatMap(form)
+        return AcceptEncoding.choose(CollectionOfOne(field), available: available, preference: preference).flatMap(form)
     }
 
     /// Notes a request for it: a read of the bit, and a write only the first time after a sweep.

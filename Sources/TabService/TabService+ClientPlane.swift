@@ -223,7 +223,7 @@ extension TabService {
         case .legacyPlist: (offers, formats) = (Self.legacyOffers, [.legacyPlist])
         default: (offers, formats) = (Self.previewOffers, [.preview])
         }
-        let index = request.withHeader("Accept") { field -> Int? in
+        let index = request.withCombinedHeader("Accept") { field -> Int? in
             guard let field else { return 0 }
             return AcceptMediaType.choose(CollectionOfOne(field), offers: offers)
         }
