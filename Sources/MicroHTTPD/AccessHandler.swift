@@ -173,7 +173,7 @@ private func reply(
 
 /// Queues a per-request response; our reference is dropped at once (libmicrohttpd keeps its own).
 private func queue(_ response: HTTPResponse, _ connection: OpaquePointer) -> MHD_Result {
-    guard let built = makeResponse(headers: response.headers, body: response.body) else { return MHD_Result.NO }
+    guard let built = makeResponse(response) else { return MHD_Result.NO }
     defer { MHD_destroy_response(built) }
     return MHD_queue_response(connection, UInt32(response.status), built)
 }

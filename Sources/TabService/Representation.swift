@@ -60,7 +60,9 @@ final class CodedForm: Sendable {
         var headers = okHeaders
         if let token = coding.token { headers.append(HTTPHeader("Content-Encoding", token)) }
         ok = try PreparedResponse(status: 200, headers: headers + shared, body: body)
-        notModified = try PreparedResponse(status: 304, headers: shared, body: body)
+        // No copy of the body: the 304 only announces the 200's length (RFC 9110 §8.6), as it did when it was built
+        // over a copy of the same bytes.
+        notModified = try PreparedResponse(status: 304, headers: shared, announcingLength: body.count)
     }
 }
 
@@ -77,7 +79,7 @@ final class Representation: Sendable {
     /// Whether a different content of this representation may carry the same `Last-Modified` second (two changes
     /// within one second): then `If-Modified-Since` for that second is answered 200, never a wrong 304.
     let lastModifiedIsAmbiguous: Bool
-    /// The memory it holds, for the cache's bound: each form's body twice (the 200's and the 304's buffers) and
+    /// The memory it holds, for the cache's bound: each form's body once (the 200's buffer; the 304 has none) and
     /// ~2 KiB of headers, response objects, cache slot and allocator overhead per form.
     let cost: Int
     /// Set by each request that uses it, cleared by each sweep of the cache: a representation found clear was
@@ -121,7 +123,7 @@ final class Representation: Sendable {
         self.preference = CodingPreference(
             identity: forms[0].bodyCount, gzip: forms.first { $0.coding == .gzip }?.bodyCount,
             br: forms.first { $0.coding == .br }?.bodyCount)
-        self.cost = forms.reduce(0) { $0 + 2 * $1.bodyCount + 2048 }
+        self.cost = forms.reduce(0) { $0 + $1.bodyCount + 2048 }
     }
 
     /// The identity form (every representation has one).

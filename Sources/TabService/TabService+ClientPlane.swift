@@ -346,7 +346,7 @@ extension HTTPResponse {
     /// (Squid does, keying on the URL with `?wait=`).
     init(longPoll prepared: PreparedResponse, extra: [HTTPHeader] = []) {
         let headers = prepared.headers.map { $0.name == "Cache-Control" ? HTTPHeader("Cache-Control", "no-store") : $0 }
-        self.init(status: prepared.status, headers: headers + extra, body: prepared.body)
+        self.init(sharing: prepared, headers: headers + extra)
     }
 }
 
