@@ -86,13 +86,25 @@ public struct HTTPRequest: ~Copyable {
     }
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
+    /// Inlined so that the caller's `R` is concrete: a generic body resolved at run time cost a metadata lookup per
+    /// call on the read path (issue 25).
+    @inlinable
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        var result: R?
+        visitHeader(name) { result = body($0) }
+        // `visitHeader` calls its closure exactly once.
+        return result.unsafelyUnwrapped
+    }
+
+    /// ``withHeader(_:_:)`` without a generic result: calls `body` exactly once.
+    @usableFromInline
+    func visitHeader(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
         guard case .daemon(let connection, _, _) = source else {
             guard let value = header(name) else { return body(nil) }
             return Array(value.utf8).withUnsafeBufferPointer { body($0) }
         }
         guard let value = Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name) else { return body(nil) }
-        return body(
+        body(
             UnsafeBufferPointer(
                 start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: strlen(value)))
     }
@@ -114,7 +126,18 @@ public struct HTTPRequest: ~Copyable {
     /// One line (the usual case) is handed over as libmicrohttpd holds it, with no copy and no allocation; several
     /// are joined in a temporary buffer (on the stack when small) valid only during `body`.
     /// The corresponding C function is `MHD_get_connection_values_n`.
+    @inlinable
     public func withCombinedHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        // Inlined so that the caller's `R` is concrete (see ``withHeader(_:_:)``).
+        var result: R?
+        visitCombinedHeader(name) { result = body($0) }
+        // `visitCombinedHeader` calls its closure exactly once.
+        return result.unsafelyUnwrapped
+    }
+
+    /// ``withCombinedHeader(_:_:)`` without a generic result: calls `body` exactly once.
+    @usableFromInline
+    func visitCombinedHeader(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
         guard case .daemon(let connection, _, _) = source else {
             guard case .values(let values) = source else { return body(nil) }
             let lines = values.headers(named: name).map { $0.trimmingFieldWhitespace() }
@@ -122,22 +145,22 @@ public struct HTTPRequest: ~Copyable {
             return Array(lines.joined(separator: ", ").utf8).withUnsafeBufferPointer { body($0) }
         }
         var name = name
-        return name.withUTF8 { nameBytes in
+        name.withUTF8 { nameBytes in
             var collector = FieldLineCollector(name: nameBytes)
             withUnsafeMutablePointer(to: &collector) { pointer in
                 _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
             }
             switch collector.lines {
-            case 0: return body(nil)
-            case 1: return body(collector.first)
+            case 0: body(nil)
+            case 1: body(collector.first)
             default:
                 let capacity = collector.totalBytes + 2 * (collector.lines - 1)
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
                     collector.output = buffer
                     withUnsafeMutablePointer(to: &collector) { pointer in
                         _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
                     }
-                    return body(UnsafeBufferPointer(rebasing: buffer[..<collector.written]))
+                    body(UnsafeBufferPointer(rebasing: buffer[..<collector.written]))
                 }
             }
         }
