@@ -2,7 +2,8 @@
 # tabserver against a tuned nginx serving the same bytes, loaded with the headers real clients send.
 #
 #   bash bench/run.sh                    # `make bench`: everything, ~10 minutes on 2 cores
-#   BENCH_QUICK=1 bash bench/run.sh      # a ~2-minute smoke: one short round, no TLS rounds beyond one, no accounts
+#   BENCH_QUICK=1 bash bench/run.sh      # a < 2-minute smoke: one short round, three header sets, no TLS rounds beyond
+#                                        # one, 2,000 long-polls, no accounts
 #   ROUNDS=5 DURATION=3 bash bench/run.sh # more and longer rounds (DURATION: seconds per cell, default 1)
 #
 # Sections (each can be skipped with its variable set to 0):
@@ -26,6 +27,8 @@ cd "$(dirname "$0")/.."
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     ROUNDS=${ROUNDS:-1} DURATION=${DURATION:-1} ACCOUNTS=${ACCOUNTS:-0}
     TLS_CLIENTS=${TLS_CLIENTS:-ios-urlsession} CONNECTIONS=${CONNECTIONS:-"32 256"}
+    # Three header sets (one per coding: br, gzip, identity) and 2,000 held long-polls keep the smoke under 2 minutes.
+    CLIENTS=${CLIENTS:-ios-urlsession,android-okhttp,curl} LONGPOLL_CONNECTIONS=${LONGPOLL_CONNECTIONS:-2000}
 fi
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-1}             # seconds measured per cell (integer: wrk and perf take it too)
