@@ -84,7 +84,9 @@ public struct HTTPRequest: ~Copyable {
     /// The corresponding C function is `MHD_lookup_connection_value`.
     public func header(_ name: String) -> String? {
         switch source {
-        case .daemon(let connection, _, _): Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        case .daemon:
+            // Through the request's field index when it has one (one walk of libmicrohttpd's list per request).
+            withHeader(name) { $0.map { String(decoding: $0, as: UTF8.self) } }
         case .values(let values): values.headers(named: name).first
         }
     }
