@@ -204,14 +204,14 @@ def main():
     p.add_argument("--connections", type=int, default=10000)
     p.add_argument("--sources", type=int, default=0,
                    help="loopback source addresses (127.0.0.2, .3, …) to spread the held connections over; default: one "
-                        "per 1,000, since tabserver lets one address hold 1,024 connections (--per-address-connections)")
+                        "per 500, since tabserver holds at most 512 long-polls per client address (and 1,024 connections)")
     p.add_argument("--wait", type=int, default=60, help="the wait=N of the held requests")
     p.add_argument("--duration", type=float, default=2, help="seconds of each 200/304 load run")
     p.add_argument("--account", default="jack")
     p.add_argument("--configs", default="configs")
     args = p.parse_args()
     if args.sources <= 0:
-        args.sources = max(1, -(-args.connections // 1000))
+        args.sources = max(1, -(-args.connections // 500))
     if args.sources > 250:
         raise BenchError("at most 250 source addresses (127.0.0.2 to 127.0.0.251)")
 
@@ -342,8 +342,8 @@ def run(args, port, server, work):
     last = ok[-1] if len(ok) == len(woken) and ok else float("inf")
     print(f"**Long-poll: {n:,} held requests on one tabserver** ({args.threads} worker threads; "
           f"`GET {path}?wait={args.wait}` with the iOS URLSession headers and `If-None-Match` of their ETag, from "
-          f"{args.sources} source address{'es' if args.sources > 1 else ''}, 127.0.0.2 and up, because tabserver lets one "
-          f"address hold 1,024 connections; the load runs come from 127.0.0.1; opened in {open_seconds:.1f} s).\n")
+          f"{args.sources} source address{'es' if args.sources > 1 else ''}, 127.0.0.2 and up, because tabserver holds at "
+          f"most 512 long-polls per address; the load runs come from 127.0.0.1; opened in {open_seconds:.1f} s).\n")
     print("| long-poll | measured | target |")
     print("|---|---|---|")
     print(f"| server threads (/proc/PID/status) with {n:,} held | {threads_held} (before: {threads_before}) | ≤ 64: {met(threads_held <= 64)} |")

@@ -41,6 +41,8 @@ import sys
 import time
 import urllib.parse
 
+from heldrss import held_rss
+
 # What each client sends (../shared/docs/CLIENT-HEADERS.md), in the order it sends it.
 HEADER_SETS = {
     "iOS URLSession": [
@@ -180,6 +182,11 @@ def prepare_root(fetcher, ts_url, account, work):
     """Fetches every header set's representation from tabserver, per coding; writes nginx's files."""
     uri = f"/v1/accounts/{account}/tabs"
     prepared, refused = {}, {}
+    # A variant's brotli form is made after its first request (gzip or identity until then): every header set asks
+    # once and the forms settle, so that what is measured is what a returning client gets.
+    for headers in HEADER_SETS.values():
+        fetcher.get(ts_url + uri, headers)
+    time.sleep(1)
     for name, headers in HEADER_SETS.items():
         status, fields, body = fetcher.get(ts_url + uri, headers)
         if status != 200:
@@ -403,6 +410,9 @@ def main():
     p.add_argument("--warm-up", type=float, default=0.5,
                    help="seconds per cell before measuring (connections, TLS handshakes); not counted")
     p.add_argument("--connections", default="32 256")
+    p.add_argument("--wide-connections", default="1024",
+                   help="more connection counts, measured for --wide-clients only (empty: none)")
+    p.add_argument("--wide-clients", default="iOS URLSession", help="comma-separated header-set names")
     p.add_argument("--clients", default="all", help="comma-separated header-set names, or all")
     p.add_argument("--account", default="jack")
     p.add_argument("--cache-control", default="no-cache", help="what nginx sends as Cache-Control, as tabserver does")
@@ -428,6 +438,9 @@ def main():
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     scheme = "https" if tls else "http"
     conns_list = [int(c) for c in args.connections.split()]
+    wide = [int(c) for c in args.wide_connections.split()]
+    args.wide = {name: sorted(set(conns_list + wide)) for name in HEADER_SETS
+                 if wide and (name in args.wide_clients.split(",") or SHORT_NAMES[name] in args.wide_clients.split(","))}
     os.makedirs(args.work, exist_ok=True)
     os.makedirs(os.path.join(args.work, "nginx-tmp"), exist_ok=True)
     os.chmod(args.work, 0o755)
@@ -486,12 +499,28 @@ def run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, con
             entry[f"{server}_wire_304"] = response_size(url, h + [("If-None-Match", etag or '""')], args.ca)
         checks.append(entry)
 
+    # Memory per held connection, before any load (see heldrss.py), with the first header set's request.
+    first = next(iter(prepared))
+    all_conns = sorted({c for name in prepared for c in conns_for(args, name, conns_list)})
+    held = {}
+    for server, url, pids in (("tabserver", ts_url + uri, lambda: [args.pid]),
+                              ("nginx", f"{scheme}://127.0.0.1:{ports[first]}{uri}", lambda: [nginx.pid] + children(nginx.pid))):
+        try:
+            held[server] = held_rss(url, prepared[first]["headers"], pids, all_conns, args.ca)
+        except OSError as error:
+            print(f"  RSS per held connection, {server}: not measured ({error})", file=sys.stderr)
+            held[server] = {}
+        print(f"  RSS per held connection, {server}: " + ", ".join(f"{n}: {k:.1f} KiB" for n, k in held[server].items()),
+              file=sys.stderr, flush=True)
+
     ts_pids = [args.pid]
     cells = {}
     log = os.path.join(args.work, "h2load.log")
     for round_ in range(args.rounds):
-        for conns in conns_list:
+        for conns in all_conns:
             for name, entry in prepared.items():
+                if conns not in conns_for(args, name, conns_list):
+                    continue
                 for path in (200, 304):
                     order = ("tabserver", "nginx") if round_ % 2 == 0 else ("nginx", "tabserver")
                     for server in order:
@@ -509,7 +538,7 @@ def run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, con
                               f"{'  UNEXPECTED ' + str(r['unexpected']) if r['unexpected'] else ''}"
                               f"{'  HUNG: killed after its deadline' if r.get('hung') else ''}", file=sys.stderr, flush=True)
 
-    memory = {"tabserver_rss_kib": rss_kib(args.pid), "tabserver_threads": threads_of(args.pid),
+    memory = {"held_kib": held, "tabserver_rss_kib": rss_kib(args.pid), "tabserver_threads": threads_of(args.pid),
               "nginx_rss_kib": sum(rss_kib(p) for p in [nginx.pid] + children(nginx.pid)),
               "metrics": metrics_lines(fetcher, ts_url)}
     report(args, prepared, refused, cells, memory, conns_list)
@@ -518,6 +547,17 @@ def run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, con
             json.dump({"cells": {"|".join(map(str, k)): v for k, v in cells.items()}, "memory": memory,
                        "prepared": {k: {kk: vv for kk, vv in v.items() if kk != "headers"} for k, v in prepared.items()}}, f, indent=1)
     return 0
+
+
+def conns_for(args, name, conns_list):
+    """The connection counts measured for a header set: every set gets --connections, wide clients more."""
+    return args.wide.get(name, conns_list)
+
+
+def held_text(memory, conns):
+    """`tabserver / nginx` KiB per held connection at `conns`, or a dash where it was not measured."""
+    figures = [memory["held_kib"].get(server, {}).get(conns) for server in ("tabserver", "nginx")]
+    return " / ".join("—" if f is None else f"{f:.1f}" for f in figures)
 
 
 def med(rows, key):
@@ -544,14 +584,15 @@ def report(args, prepared, refused, cells, memory, conns_list):
                                 + (f"; {'gzip -9' if c == 'gzip' else 'brotli -q 11'}: {e['operator'][c]} B" if c != "identity" else "") + ")"
                                 for c in CODINGS) for name, e in prepared.items()) + ".\n")
     print("| client headers | path | conns | tabserver req/s | nginx req/s | ratio | CPU µs/req tabserver / nginx | CPU ratio | "
-          "p99 ms tabserver / nginx | bytes per response (header block + body) tabserver / nginx | unexpected status |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "p99 ms tabserver / nginx | bytes per response (header block + body) tabserver / nginx | "
+          "RSS KiB per held connection tabserver / nginx | unexpected status |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     cpu_ratios = {200: [], 304: []}
     summary = {"200 throughput ≥ 1.2× nginx": [], "304 throughput ≥ 1.0× nginx": [], "CPU per request ≤ nginx's": [],
                "p99 at 256 connections ≤ nginx's and < 5 ms": [], "bytes per 200 ≤ nginx's": []}
     for name in prepared:
         for path in (200, 304):
-            for conns in conns_list:
+            for conns in conns_for(args, name, conns_list):
                 t, n = cells[(name, path, conns, "tabserver")], cells[(name, path, conns, "nginx")]
                 ratio = med(t, "rps") / med(n, "rps") if med(n, "rps") else float("nan")
                 tc, nc = med(t, "cpu_us"), med(n, "cpu_us")
@@ -559,7 +600,10 @@ def report(args, prepared, refused, cells, memory, conns_list):
                 (th, tbody), (nh, nbody) = prepared[name][f"ts_wire_{path}"], prepared[name][f"ng_wire_{path}"]
                 bad = f"{sum(r['unexpected'] for r in t)} / {sum(r['unexpected'] for r in n)}"
                 print(f"| {name} | {path} | {conns} | {med(t, 'rps'):.0f} | {med(n, 'rps'):.0f} | **{ratio:.2f}×** | "
-                      f"{tc:.1f} / {nc:.1f} | {tc / nc if nc else float('nan'):.2f}× | {tp:.2f} / {np_:.2f} | {th} + {tbody} / {nh} + {nbody} | {bad} |")
+                      f"{tc:.1f} / {nc:.1f} | {tc / nc if nc else float('nan'):.2f}× | {tp:.2f} / {np_:.2f} | {th} + {tbody} / {nh} + {nbody} | "
+                      f"{held_text(memory, conns)} | {bad} |")
+                if conns not in conns_list:
+                    continue  # the wide rows are shown, not counted: the targets are issue 14's cells
                 summary["200 throughput ≥ 1.2× nginx" if path == 200 else "304 throughput ≥ 1.0× nginx"].append(
                     ratio >= (1.2 if path == 200 else 1.0))
                 summary["CPU per request ≤ nginx's"].append(tc <= nc)

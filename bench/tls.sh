@@ -61,6 +61,6 @@ if [ -z "$ready" ]; then
 fi
 
 python3 bench/readbench.py --url "https://127.0.0.1:$PORT" --pid "$TS_PID" --work "$work/reads" --threads "$THREADS" \
-    --rounds "$ROUNDS" --duration "$DURATION" --warm-up "${TLS_WARM_UP:-2}" --connections "$CONNECTIONS" --clients "$TLS_CLIENTS" --account "$ACCOUNT" \
+    --rounds "$ROUNDS" --duration "$DURATION" --warm-up "${TLS_WARM_UP:-2}" --connections "$CONNECTIONS" --wide-connections "" --clients "$TLS_CLIENTS" --account "$ACCOUNT" \
     --tls-cert "$work/server.pem" --tls-key "$work/server.key" --ca "$work/ca.pem" --targets tls \
     --title "HTTPS, keep-alive (one certificate for both servers, ECDSA P-256, made for the run)"

@@ -59,6 +59,20 @@ static inline void *cmhd_socket_context(struct MHD_Connection *connection) {
     return info == NULL ? NULL : info->socket_context;
 }
 
+/// Never called for the responses below (libmicrohttpd sends no body with a 304 or to HEAD); if it ever were, it
+/// ends the response with an error (the connection closes) rather than send bytes. A C function because
+/// MHD_CONTENT_READER_END_WITH_ERROR is a cast expression Swift does not import.
+static inline ssize_t cmhd_no_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void) cls; (void) pos; (void) buf; (void) max;
+    return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/// A response with no body buffer that announces `Content-Length: length` (what a 304 may repeat of its 200, RFC
+/// 9110 §8.6): a content-reader response of known size whose reader is never called for it.
+static inline struct MHD_Response *cmhd_create_bodiless_response(uint64_t length) {
+    return MHD_create_response_from_callback(length, 1, cmhd_no_body_reader, NULL, NULL);
+}
+
 /// MHD_set_response_options is variadic: this sets flags with no further options.
 static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *response, enum MHD_ResponseFlags flags) {
     return MHD_set_response_options(response, flags, MHD_RO_END);

@@ -28,6 +28,41 @@ public struct AvailableCodings: OptionSet, Sendable, Hashable {
     public static let br = AvailableCodings(rawValue: 1 << 1)
 }
 
+/// The order in which codings of equal weight are preferred: the smallest representation first (RFC 9110 §12.5.3
+/// leaves ties to the server; fewer bytes is what every client that lists several codings wants).
+public struct CodingPreference: Sendable, Equatable {
+    /// The codings from most to least preferred: always all three.
+    public let order: (ContentCoding, ContentCoding, ContentCoding)
+
+    /// `br`, then `gzip`, then identity: the order when sizes are unknown (brotli is usually the smallest).
+    public static let brotliFirst = CodingPreference(order: (.br, .gzip, .identity))
+
+    private init(order: (ContentCoding, ContentCoding, ContentCoding)) { self.order = order }
+
+    /// The codings ordered by size, smallest first; a coding with no size (no such form) goes last, and equal sizes
+    /// keep the ``brotliFirst`` order.
+    /// - Parameters:
+    ///   - identity: the identity form's byte count.
+    ///   - gzip: the gzip form's byte count, nil when there is none.
+    ///   - br: the brotli form's byte count, nil when there is none.
+    public init(identity: Int, gzip: Int?, br: Int?) {
+        var ranked: [(coding: ContentCoding, size: Int)] = [(.br, br ?? .max), (.gzip, gzip ?? .max), (.identity, identity)]
+        // Three elements, stable: an insertion sort.
+        for index in 1..<ranked.count {
+            var position = index
+            while position > 0, ranked[position].size < ranked[position - 1].size {
+                ranked.swapAt(position, position - 1)
+                position -= 1
+            }
+        }
+        order = (ranked[0].coding, ranked[1].coding, ranked[2].coding)
+    }
+
+    public static func == (lhs: CodingPreference, rhs: CodingPreference) -> Bool {
+        lhs.order.0 == rhs.order.0 && lhs.order.1 == rhs.order.1 && lhs.order.2 == rhs.order.2
+    }
+}
+
 /// `Accept-Encoding` (RFC 9110 §12.5.3): which coding of a representation to send.
 public enum AcceptEncoding {
     /// The coding to send, or nil when the client accepts none of those that exist (406).
@@ -40,15 +75,19 @@ public enum AcceptEncoding {
     ///   weight; ranking it below every listed coding is what the client's list means).
     ///   `x-gzip` is `gzip` (RFC 9110 §8.4.1.3). Of several entries for one coding the first counts. Names are
     ///   case-insensitive; unknown codings (`deflate`, `zstd`) are ignored.
-    /// - The highest q above 0 wins; when equal, `br` before `gzip` before identity (fewer bytes first).
+    /// - The highest q above 0 wins; when equal, the first in `preference` (the smallest form first; without sizes,
+    ///   `br` before `gzip` before identity).
     ///
     /// A weight is read as thousandths: `0.8`, `1`, `1.000`; more decimals are cut, values above 1 are 1, and anything
     /// else is 0.
     /// - Parameters:
     ///   - available: the compressed forms that exist for the representation.
+    ///   - preference: which of equally weighted codings to send.
     ///   - lines: the field's lines (see ``FieldLines``).
     /// - Complexity: O(n) for n bytes of field; allocates nothing.
-    public static func choose(available: AvailableCodings, lines: FieldLines) -> ContentCoding? {
+    public static func choose(
+        available: AvailableCodings, preference: CodingPreference = .brotliFirst, lines: FieldLines
+    ) -> ContentCoding? {
         var present = false
         var weights = Weights()
         lines { line in
@@ -65,13 +104,17 @@ public enum AcceptEncoding {
         let identity = weights.identity ?? star ?? 1
         let best = max(br, gzip, identity)
         guard best > 0 else { return nil }
-        return br == best ? .br : gzip == best ? .gzip : .identity
+        let weight = { (coding: ContentCoding) in coding == .br ? br : coding == .gzip ? gzip : identity }
+        let (first, second, third) = preference.order
+        return weight(first) == best ? first : weight(second) == best ? second : third
     }
 
-    /// ``choose(available:lines:)`` for lines held in a sequence (an empty sequence is no field).
+    /// ``choose(available:preference:lines:)`` for lines held in a sequence (an empty sequence is no field).
     @inlinable
-    public static func choose(_ lines: some Sequence<FieldLine>, available: AvailableCodings) -> ContentCoding? {
-        choose(available: available) { yield in
+    public static func choose(
+        _ lines: some Sequence<FieldLine>, available: AvailableCodings, preference: CodingPreference = .brotliFirst
+    ) -> ContentCoding? {
+        choose(available: available, preference: preference) { yield in
             for line in lines { yield(line) }
         }
     }

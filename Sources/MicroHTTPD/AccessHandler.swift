@@ -40,10 +40,13 @@ let accessHandler: MHD_AccessHandlerCallback = {
             uploadDataSize.pointee = 0  // a body on GET or HEAD has no meaning here: read and drop it
             return MHD_Result.YES
         }
-        let request = HTTPRequest(
-            method: parseMethod(method), body: [], connection: connection, url: url, queryOffset: marker.queryOffset)
-        return reply(
-            core.handler.handle(request), core: core, connection: connection, method: request.method, requestContext: requestContext)
+        return FieldIndex.with { fields in
+            let request = HTTPRequest(
+                method: parseMethod(method), body: [], connection: connection, url: url, queryOffset: marker.queryOffset,
+                fieldIndex: fields)
+            return reply(
+                core.handler.handle(request), core: core, connection: connection, method: request.method, requestContext: requestContext)
+        }
     }
     if marker?.kind == .answered {
         uploadDataSize.pointee = 0
@@ -73,10 +76,12 @@ let accessHandler: MHD_AccessHandlerCallback = {
         return queue(core.handler.refuse(.bodyBudgetExhausted(retryAfterSeconds: configuration.bodyBudgetRetryAfterSeconds)), connection)
     case nil: break
     }
-    let request = HTTPRequest(
-        method: state.method, body: state.body, connection: connection, url: url, queryOffset: state.queryOffset,
-        admission: state.admission)
-    return reply(core.handler.handle(request), core: core, connection: connection, method: state.method, requestContext: requestContext)
+    return FieldIndex.with { fields in
+        let request = HTTPRequest(
+            method: state.method, body: state.body, connection: connection, url: url, queryOffset: state.queryOffset,
+            admission: state.admission, fieldIndex: fields)
+        return reply(core.handler.handle(request), core: core, connection: connection, method: state.method, requestContext: requestContext)
+    }
 }
 
 /// The access handler's first call: the request line and header block are complete, no body byte was read.
@@ -173,7 +178,7 @@ private func reply(
 
 /// Queues a per-request response; our reference is dropped at once (libmicrohttpd keeps its own).
 private func queue(_ response: HTTPResponse, _ connection: OpaquePointer) -> MHD_Result {
-    guard let built = makeResponse(headers: response.headers, body: response.body) else { return MHD_Result.NO }
+    guard let built = makeResponse(response) else { return MHD_Result.NO }
     defer { MHD_destroy_response(built) }
     return MHD_queue_response(connection, UInt32(response.status), built)
 }

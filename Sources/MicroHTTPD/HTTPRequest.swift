@@ -17,6 +17,8 @@ public struct HTTPRequest: ~Copyable {
     let source: Source
     /// What ``HTTPHandler/admit(_:)`` noted for this request (``Admission/proceedNoting(_:)``), nil otherwise.
     public let admission: (any Sendable)?
+    /// The request's field lines, read once on first use (see ``FieldIndex``); nil: each lookup asks libmicrohttpd.
+    let fieldIndex: UnsafeMutablePointer<FieldIndex>?
 
     /// Where the request's fields are read from.
     enum Source {
@@ -29,11 +31,12 @@ public struct HTTPRequest: ~Copyable {
 
     init(
         method: HTTPMethod, body: [UInt8], connection: OpaquePointer, url: UnsafePointer<CChar>, queryOffset: Int,
-        admission: (any Sendable)? = nil
+        admission: (any Sendable)? = nil, fieldIndex: UnsafeMutablePointer<FieldIndex>? = nil
     ) {
         self.method = method
         self.body = body
         self.admission = admission
+        self.fieldIndex = fieldIndex
         self.source = .daemon(connection: connection, url: url, queryOffset: queryOffset)
     }
 
@@ -47,6 +50,7 @@ public struct HTTPRequest: ~Copyable {
         self.method = method
         self.body = body
         self.admission = admission
+        self.fieldIndex = nil
         self.source = .values(RequestValues(path: path, query: query, headers: headers, clientAddress: clientAddress))
     }
 
@@ -80,19 +84,37 @@ public struct HTTPRequest: ~Copyable {
     /// The corresponding C function is `MHD_lookup_connection_value`.
     public func header(_ name: String) -> String? {
         switch source {
-        case .daemon(let connection, _, _): Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        case .daemon:
+            // Through the request's field index when it has one (one walk of libmicrohttpd's list per request).
+            withHeader(name) { $0.map { String(decoding: $0, as: UTF8.self) } }
         case .values(let values): values.headers(named: name).first
         }
     }
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
+    /// Inlined so that the caller's `R` is concrete: a generic body resolved at run time cost a metadata lookup per
+    /// call on the read path (issue 25).
+    @inlinable
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        var result: R?
+        visitHeader(name) { result = body($0) }
+        // `visitHeader` calls its closure exactly once.
+        return result.unsafelyUnwrapped
+    }
+
+    /// ``withHeader(_:_:)`` without a generic result: calls `body` exactly once.
+    @usableFromInline
+    func visitHeader(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
         guard case .daemon(let connection, _, _) = source else {
             guard let value = header(name) else { return body(nil) }
             return Array(value.utf8).withUnsafeBufferPointer { body($0) }
         }
+        if let fieldIndex, fieldIndex.pointee.isReady(connection) {
+            var name = name
+            return name.withUTF8 { body(fieldIndex.pointee.firstValue(named: $0)) }
+        }
         guard let value = Self.lookup(connection, MHD_ValueKind.HEADER_KIND, name) else { return body(nil) }
-        return body(
+        body(
             UnsafeBufferPointer(
                 start: UnsafeRawPointer(value).assumingMemoryBound(to: UInt8.self), count: strlen(value)))
     }
@@ -114,7 +136,18 @@ public struct HTTPRequest: ~Copyable {
     /// One line (the usual case) is handed over as libmicrohttpd holds it, with no copy and no allocation; several
     /// are joined in a temporary buffer (on the stack when small) valid only during `body`.
     /// The corresponding C function is `MHD_get_connection_values_n`.
+    @inlinable
     public func withCombinedHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        // Inlined so that the caller's `R` is concrete (see ``withHeader(_:_:)``).
+        var result: R?
+        visitCombinedHeader(name) { result = body($0) }
+        // `visitCombinedHeader` calls its closure exactly once.
+        return result.unsafelyUnwrapped
+    }
+
+    /// ``withCombinedHeader(_:_:)`` without a generic result: calls `body` exactly once.
+    @usableFromInline
+    func visitCombinedHeader(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) {
         guard case .daemon(let connection, _, _) = source else {
             guard case .values(let values) = source else { return body(nil) }
             let lines = values.headers(named: name).map { $0.trimmingFieldWhitespace() }
@@ -122,22 +155,30 @@ public struct HTTPRequest: ~Copyable {
             return Array(lines.joined(separator: ", ").utf8).withUnsafeBufferPointer { body($0) }
         }
         var name = name
-        return name.withUTF8 { nameBytes in
+        // The index, when it holds every line (nil: walk libmicrohttpd's list).
+        let index = fieldIndex.flatMap { $0.pointee.isReady(connection) ? $0 : nil }
+        name.withUTF8 { nameBytes in
             var collector = FieldLineCollector(name: nameBytes)
-            withUnsafeMutablePointer(to: &collector) { pointer in
-                _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
-            }
-            switch collector.lines {
-            case 0: return body(nil)
-            case 1: return body(collector.first)
-            default:
-                let capacity = collector.totalBytes + 2 * (collector.lines - 1)
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
-                    collector.output = buffer
+            // One pass over the lines: from the index when it holds them all, else libmicrohttpd's list.
+            func collect() {
+                if let index {
+                    index.pointee.forEachValue(named: nameBytes) { collector.add(trimmed($0)) }
+                } else {
                     withUnsafeMutablePointer(to: &collector) { pointer in
                         _ = MHD_get_connection_values_n(connection, MHD_ValueKind.HEADER_KIND, FieldLineCollector.visit, pointer)
                     }
-                    return body(UnsafeBufferPointer(rebasing: buffer[..<collector.written]))
+                }
+            }
+            collect()
+            switch collector.lines {
+            case 0: body(nil)
+            case 1: body(collector.first)
+            default:
+                let capacity = collector.totalBytes + 2 * (collector.lines - 1)
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+                    collector.output = buffer
+                    collect()
+                    body(UnsafeBufferPointer(rebasing: buffer[..<collector.written]))
                 }
             }
         }
@@ -260,56 +301,6 @@ extension String {
         while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
         return String(scalars)
     }
-}
-
-/// Counts (first pass) or joins (second pass, when `output` is set) the field lines of one name.
-private struct FieldLineCollector {
-    let name: UnsafeBufferPointer<UInt8>
-    var lines = 0
-    var totalBytes = 0
-    var first: UnsafeBufferPointer<UInt8>?
-    var output: UnsafeMutableBufferPointer<UInt8>?
-    var written = 0
-    var joined = 0
-
-    static let visit: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
-        guard let cls, let key else { return MHD_Result.YES }
-        let collector = cls.assumingMemoryBound(to: FieldLineCollector.self)
-        let fieldName = UnsafeBufferPointer(start: UnsafeRawPointer(key).assumingMemoryBound(to: UInt8.self), count: keySize)
-        guard fieldName.count == collector.pointee.name.count, sameIgnoringCase(fieldName, collector.pointee.name) else {
-            return MHD_Result.YES
-        }
-        let valueStart = value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }
-        let line = trimmed(UnsafeBufferPointer(start: valueStart, count: value == nil ? 0 : valueSize))
-        if let output = collector.pointee.output {
-            var offset = collector.pointee.written
-            if collector.pointee.joined > 0 {
-                output[offset] = UInt8(ascii: ",")
-                output[offset + 1] = UInt8(ascii: " ")
-                offset += 2
-            }
-            if let base = line.baseAddress, let destination = output.baseAddress {
-                (destination + offset).update(from: base, count: line.count)
-            }
-            collector.pointee.written = offset + line.count
-            collector.pointee.joined += 1
-        } else {
-            if collector.pointee.lines == 0 { collector.pointee.first = line }
-            collector.pointee.lines += 1
-            collector.pointee.totalBytes += line.count
-        }
-        return MHD_Result.YES
-    }
-}
-
-/// ASCII case-insensitive equality of two byte strings of the same length.
-private func sameIgnoringCase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
-    for index in 0..<a.count {
-        let x = a[index] | (a[index] &- 0x41 < 26 ? 0x20 : 0)
-        let y = b[index] | (b[index] &- 0x41 < 26 ? 0x20 : 0)
-        if x != y { return false }
-    }
-    return true
 }
 
 /// Collects the values of one header name through `MHD_get_connection_values`.

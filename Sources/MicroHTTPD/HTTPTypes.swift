@@ -35,11 +35,23 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [HTTPHeader]
     public var body: [UInt8]
+    /// With an empty body, the length `Content-Length` announces instead of 0 (a 304 repeating its 200's length,
+    /// RFC 9110 §8.6); nil: the body's length.
+    public var announcedLength: Int?
 
-    public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], announcedLength: Int? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.announcedLength = announcedLength
+    }
+
+    /// A per-request copy of a shared response with other headers: the same status, body and announced length.
+    public init(sharing prepared: PreparedResponse, headers: [HTTPHeader]) {
+        let body = prepared.body
+        self.init(
+            status: prepared.status, headers: headers, body: body,
+            announcedLength: body.count == prepared.announcedLength ? nil : prepared.announcedLength)
     }
 }
 

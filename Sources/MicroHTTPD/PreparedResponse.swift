@@ -15,8 +15,11 @@ public final class PreparedResponse: @unchecked Sendable {
     public let status: Int
     /// The header fields given at creation (libmicrohttpd adds `Date` and `Content-Length` when sending).
     public let headers: [HTTPHeader]
+    /// The length `Content-Length` announces: the body's, or for a bodiless response the length it was given.
+    public let announcedLength: Int
     let pointer: OpaquePointer
-    /// The body buffer libmicrohttpd sends from; alive as long as `pointer` is (our reference keeps it).
+    /// The body buffer libmicrohttpd sends from; alive as long as `pointer` is (our reference keeps it). Empty for
+    /// a bodiless response.
     private let buffer: UnsafeRawBufferPointer
 
     /// Builds the response. The corresponding C functions are
@@ -28,11 +31,28 @@ public final class PreparedResponse: @unchecked Sendable {
         }
         self.status = status
         self.headers = headers
+        self.announcedLength = body.count
         self.pointer = pointer
         self.buffer = buffer
     }
 
-    /// A copy of the body (for in-process tests and tools; the server sends from libmicrohttpd's buffer).
+    /// Builds a response without a body that announces `Content-Length: length`: a 304 repeating its 200's length
+    /// (RFC 9110 §8.6), with no copy of that body. The header block is byte for byte what a response over a body of
+    /// `length` bytes sends; libmicrohttpd sends no body with a 304 or to HEAD, and a status that would need one
+    /// closes the connection instead of sending any. The corresponding C functions are
+    /// `MHD_create_response_from_callback` (a reader that is never called) and `MHD_add_response_header`.
+    /// - Throws: ``MicroHTTPDError/responseCreationFailed`` when libmicrohttpd cannot allocate it.
+    public init(status: Int, headers: [HTTPHeader], announcingLength length: Int) throws(MicroHTTPDError) {
+        guard let pointer = makeBodilessResponse(headers: headers, announcing: length) else { throw .responseCreationFailed }
+        self.status = status
+        self.headers = headers
+        self.announcedLength = length
+        self.pointer = pointer
+        self.buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// A copy of the body (for in-process tests and tools; the server sends from libmicrohttpd's buffer). Empty for
+    /// a bodiless response.
     public var body: [UInt8] { Array(buffer) }
 
     deinit {
@@ -41,12 +61,16 @@ public final class PreparedResponse: @unchecked Sendable {
     }
 }
 
-/// A libmicrohttpd response owning a malloc'd copy of `body`, which libmicrohttpd frees with the response.
-func makeResponse(headers: [HTTPHeader], body: [UInt8]) -> OpaquePointer? {
-    makeResponseKeepingBuffer(headers: headers, body: body)?.response
+/// A libmicrohttpd response owning a malloc'd copy of `body`, which libmicrohttpd frees with the response. A
+/// response with an empty body and an ``HTTPResponse/announcedLength`` is made without a buffer.
+func makeResponse(_ response: HTTPResponse) -> OpaquePointer? {
+    if response.body.isEmpty, let length = response.announcedLength, length > 0 {
+        return makeBodilessResponse(headers: response.headers, announcing: length)
+    }
+    return makeResponseKeepingBuffer(headers: response.headers, body: response.body)?.response
 }
 
-/// ``makeResponse(headers:body:)``, also giving the body buffer (valid while a reference to the response is held).
+/// ``makeResponse(_:)``, also giving the body buffer (valid while a reference to the response is held).
 func makeResponseKeepingBuffer(headers: [HTTPHeader], body: [UInt8]) -> (response: OpaquePointer, buffer: UnsafeRawBufferPointer)? {
     let buffer = malloc(max(body.count, 1))
     guard let buffer else { return nil }
@@ -58,8 +82,20 @@ func makeResponseKeepingBuffer(headers: [HTTPHeader], body: [UInt8]) -> (respons
         free(buffer)
         return nil
     }
+    addHeaders(headers, to: response)
+    return (response, UnsafeRawBufferPointer(start: buffer, count: body.count))
+}
+
+/// A response with no body buffer announcing `length` bytes (see ``PreparedResponse/init(status:headers:announcingLength:)``).
+private func makeBodilessResponse(headers: [HTTPHeader], announcing length: Int) -> OpaquePointer? {
+    guard let response = cmhd_create_bodiless_response(UInt64(max(length, 0))) else { return nil }
+    addHeaders(headers, to: response)
+    return response
+}
+
+/// Adds `headers` in order. The corresponding C function is `MHD_add_response_header`.
+private func addHeaders(_ headers: [HTTPHeader], to response: OpaquePointer) {
     for header in headers {
         _ = MHD_add_response_header(response, header.name, header.value)
     }
-    return (response, UnsafeRawBufferPointer(start: buffer, count: body.count))
 }

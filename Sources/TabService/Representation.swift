@@ -60,7 +60,9 @@ final class CodedForm: Sendable {
         var headers = okHeaders
         if let token = coding.token { headers.append(HTTPHeader("Content-Encoding", token)) }
         ok = try PreparedResponse(status: 200, headers: headers + shared, body: body)
-        notModified = try PreparedResponse(status: 304, headers: shared, body: body)
+        // No copy of the body: the 304 only announces the 200's length (RFC 9110 §8.6), as it did when it was built
+        // over a copy of the same bytes.
+        notModified = try PreparedResponse(status: 304, headers: shared, announcingLength: body.count)
     }
 }
 
@@ -70,12 +72,14 @@ final class Representation: Sendable {
     let forms: [CodedForm]
     /// The codings besides identity that it keeps.
     let available: AvailableCodings
+    /// Its codings by size, smallest first: the one sent when the client weighs several equally.
+    let preference: CodingPreference
     /// Unix seconds of the newest input of this representation (its layout, bases, and strings tables of its locale).
     let lastModifiedSeconds: Int64
     /// Whether a different content of this representation may carry the same `Last-Modified` second (two changes
     /// within one second): then `If-Modified-Since` for that second is answered 200, never a wrong 304.
     let lastModifiedIsAmbiguous: Bool
-    /// The memory it holds, for the cache's bound: each form's body twice (the 200's and the 304's buffers) and
+    /// The memory it holds, for the cache's bound: each form's body once (the 200's buffer; the 304 has none) and
     /// ~2 KiB of headers, response objects, cache slot and allocator overhead per form.
     let cost: Int
     /// Set by each request that uses it, cleared by each sweep of the cache: a representation found clear was
@@ -116,7 +120,10 @@ final class Representation: Sendable {
             if form.coding == .br { available.insert(.br) } else if form.coding == .gzip { available.insert(.gzip) }
         }
         self.available = available
-        self.cost = forms.reduce(0) { $0 + 2 * $1.bodyCount + 2048 }
+        self.preference = CodingPreference(
+            identity: forms[0].bodyCount, gzip: forms.first { $0.coding == .gzip }?.bodyCount,
+            br: forms.first { $0.coding == .br }?.bodyCount)
+        self.cost = forms.reduce(0) { $0 + $1.bodyCount + 2048 }
     }
 
     /// The identity form (every representation has one).
@@ -142,9 +149,10 @@ final class Representation: Sendable {
     }
 
     /// The form for an `Accept-Encoding` field (nil: none sent, identity); nil when the client accepts none (406).
+    /// Of codings the client weighs equally, the smallest form.
     func form(acceptEncoding field: UnsafeBufferPointer<UInt8>?) -> CodedForm? {
         guard let field else { return forms[0] }
-        return AcceptEncoding.choose(CollectionOfOne(field), available: available).flatMap(form)
+        return AcceptEncoding.choose(CollectionOfOne(field), available: available, preference: preference).flatMap(form)
     }
 
     /// Notes a request for it: a read of the bit, and a write only the first time after a sweep.

@@ -252,7 +252,7 @@ extension TabService {
         case .legacyPlist: (offers, formats) = (Self.legacyOffers, [.legacyPlist])
         default: (offers, formats) = (Self.previewOffers, [.preview])
         }
-        let index = request.withHeader("Accept") { field -> Int? in
+        let index = request.withCombinedHeader("Accept") { field -> Int? in
             guard let field else { return 0 }
             return AcceptMediaType.choose(CollectionOfOne(field), offers: offers)
         }
@@ -377,7 +377,7 @@ extension HTTPResponse {
     /// (Squid does, keying on the URL with `?wait=`).
     init(longPoll prepared: PreparedResponse, extra: [HTTPHeader] = []) {
         let headers = prepared.headers.map { $0.name == "Cache-Control" ? HTTPHeader("Cache-Control", "no-store") : $0 }
-        self.init(status: prepared.status, headers: headers + extra, body: prepared.body)
+        self.init(sharing: prepared, headers: headers + extra)
     }
 }
 

@@ -117,7 +117,7 @@ extension TabService {
     /// `GET …/layout/versions/{version}/diff`: tab-level changes from `against` (default n−1) to n.
     func diffRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let against = request.query("against")
-        let plain = ManagementHeaders.prefersPlainText(request.header("Accept"))
+        let plain = ManagementHeaders.prefersPlainText(request.headerList("Accept"))
         return withLayoutAddress(match) { account, number in
             .deferred { await self.diff(account: account, to: number ?? 1, againstText: against, plainText: plain) }
         }

@@ -81,6 +81,26 @@ import Testing
         #expect(chosen.map { $0.token ?? "identity" } == expected)
     }
 
+    @Test func equalWeightsGoToTheSmallestCoding() {
+        let gzipSmaller = CodingPreference(identity: 1742, gzip: 500, br: 538)
+        let brSmaller = CodingPreference(identity: 1742, gzip: 639, br: 538)
+        let noBrotli = CodingPreference(identity: 1742, gzip: 639, br: nil)
+        #expect(gzipSmaller.order == (.gzip, .br, .identity))
+        #expect(brSmaller.order == (.br, .gzip, .identity))
+        #expect(noBrotli.order == (.gzip, .identity, .br))
+        #expect(CodingPreference(identity: 10, gzip: 10, br: 10) == .brotliFirst, "equal sizes keep br, gzip, identity")
+        let choose = { (lines: [String], preference: CodingPreference) in
+            withLines(lines) { AcceptEncoding.choose($0, available: [.br, .gzip], preference: preference) }
+        }
+        #expect(choose(["gzip, deflate, br"], brSmaller) == .br)
+        #expect(choose(["gzip, deflate, br"], gzipSmaller) == .gzip)
+        #expect(choose(["gzip", "br"], gzipSmaller) == .gzip, "lines are one list")
+        #expect(choose(["*"], gzipSmaller) == .gzip)
+        #expect(choose(["br;q=1.0, gzip;q=0.9"], gzipSmaller) == .br, "a higher weight beats a smaller size")
+        #expect(choose(["identity, gzip;q=0.5"], gzipSmaller) == .identity)
+        #expect(choose(["gzip;q=0, br;q=0, identity;q=0"], gzipSmaller) == nil)
+    }
+
     @Test func fieldsSplitOverLinesDecideAsOneList() {
         #expect(withLines(["application/x-plist;q=0.5", "application/json"]) { AcceptMediaType.choose($0, offers: offers) } == 0)
         #expect(withLines(["application/json;q=0", "application/x-plist"]) { AcceptMediaType.choose($0, offers: offers) } == 1)

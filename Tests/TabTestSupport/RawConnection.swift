@@ -136,6 +136,27 @@ public final class RawConnection: @unchecked Sendable {
         return buffered
     }
 
+    /// Every byte the server sends until a header block has arrived and then `quiet` seconds pass with nothing more
+    /// (or `seconds` in all): an answer exactly as sent, with whatever follows its header block. The bytes are
+    /// consumed: the next read starts after them.
+    public func readRawAnswer(seconds: Double = 3, quiet: Double = 0.15) async throws -> [UInt8] {
+        try await offPool {
+            let deadline = now() + seconds
+            var bytes = self.leftover(seconds: 0)
+            while now() < deadline, !bytes.containsHeaderEnd {
+                bytes = self.leftover(seconds: 0.1)
+            }
+            var count = bytes.count
+            while now() < deadline {
+                bytes = self.leftover(seconds: quiet)
+                if bytes.count == count { break }
+                count = bytes.count
+            }
+            self.buffered.removeAll()
+            return bytes
+        }
+    }
+
     public func waitReadable(seconds: Double) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         return poll(&descriptor, 1, Int32(max(1, seconds * 1000))) > 0
@@ -224,4 +245,15 @@ public func now() -> Double {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+extension [UInt8] {
+    /// Whether the bytes hold a blank line (`CRLF CRLF`), the end of a header block.
+    fileprivate var containsHeaderEnd: Bool {
+        guard count >= 4 else { return false }
+        for index in 0...(count - 4) where self[index] == 13 && self[index + 1] == 10 && self[index + 2] == 13 && self[index + 3] == 10 {
+            return true
+        }
+        return false
+    }
 }
