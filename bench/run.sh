@@ -198,13 +198,28 @@ if [ "${ACCOUNTS:-100000}" != 0 ]; then
     ACCOUNTS=${ACCOUNTS:-100000} bash bench/accounts.sh | tee "$work/accounts.md"
 fi
 
+# Readers while strings tables are written: the 304 load at ACCOUNTS layouts, alone and with a strings PUT/s.
+: >"$work/stringswrites.md"
+if [ "${ACCOUNTS:-100000}" != 0 ]; then
+    echo "== readers while a strings table is written every second" >&2
+    {
+        echo "Readers' p99 with a strings PUT every second (\`bench/strings-writes.py\`: another locale's table than the"
+        echo "readers', interleaved with the same load alone; the goal is a difference under 1 ms):"
+        echo
+        echo "| load | alone | with writes | difference |"
+        echo "|---|---|---|---|"
+        ACCOUNTS=${ACCOUNTS:-100000} ROUNDS=$ROUNDS DURATION=$((DURATION < 5 ? 5 : DURATION)) CONNECTIONS=256 BIN=$BIN \
+            python3 bench/strings-writes.py
+    } | tee "$work/stringswrites.md"
+fi
+
 {
     echo "Run of $(date -u +%Y-%m-%d) (\`make bench\`$([ "${BENCH_QUICK:-0}" = 1 ] && echo ", BENCH_QUICK=1"),"\
         "${ROUNDS} rounds of ${DURATION} s per cell; the whole run took $(( ($(date +%s) - started_at + 30) / 60 )) min)."\
         "Binary: \`$BIN\`, built $(date -u -r "$BIN" '+%Y-%m-%d %H:%M UTC'); the repository is at commit"\
         "$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' with uncommitted changes')"\
         "$([ "$BIN" = .build/release/tabserver ] && echo "(\`make bench\` built the binary from it)" || echo "(a BIN given by hand may come from other sources)")."
-    for part in reads tls writes flame longpoll accounts; do
+    for part in reads tls writes flame longpoll accounts stringswrites; do
         if [ -s "$work/$part.md" ]; then
             echo
             cat "$work/$part.md"
