@@ -2,16 +2,6 @@ import TabDelivery
 
 /// ``DeliveryRows`` on SQLite (inside `BEGIN IMMEDIATE`: one writer at a time).
 extension SQLiteRows {
-    private static func bind(_ cells: [WebhookSQL.Cell]) -> [SQLiteValue] {
-        cells.map { cell in
-            switch cell {
-            case .text(let text): text.map { .text($0) } ?? .null
-            case .int(let number): number.map { .int64($0) } ?? .null
-            case .bytes(let bytes): .blob(bytes)
-            }
-        }
-    }
-
     private func rollouts(_ sql: String, _ parameters: [SQLiteValue]) throws(StoreError) -> [Rollout] {
         try db.query(sql, parameters) { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row.blob(0)) }
     }

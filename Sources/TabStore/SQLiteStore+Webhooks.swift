@@ -2,7 +2,8 @@ import TabWebhooks
 
 /// ``WebhookRows`` on SQLite (inside `BEGIN IMMEDIATE`: one claimer at a time, so no row locks are needed).
 extension SQLiteRows {
-    private static func bind(_ cells: [WebhookSQL.Cell]) -> [SQLiteValue] {
+    /// Cells of the shared SQL (webhooks, pointers, rollouts) as SQLite values.
+    static func bind(_ cells: [WebhookSQL.Cell]) -> [SQLiteValue] {
         cells.map { cell in
             switch cell {
             case .text(let text): text.map { .text($0) } ?? .null

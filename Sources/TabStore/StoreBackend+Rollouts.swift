@@ -105,22 +105,22 @@ public struct RecordedRollout: Sendable {
 
 extension StoreBackend {
     public func pointed(account: String, environment: String) async throws(StoreError) -> StoredVersion? {
-        try await deliveryTransaction { (rows) throws(StoreError) in try WriteRule.pointed(account, environment, rows) }
+        try await transaction { (rows) throws(StoreError) in try WriteRule.pointed(account, environment, rows) }
     }
 
     public func pointers(account: String) async throws(StoreError) -> [String: Int] {
-        try await deliveryTransaction { (rows) throws(StoreError) in try rows.pointers(account: account) }
+        try await transaction { (rows) throws(StoreError) in try rows.pointers(account: account) }
     }
 
     public func latestRollout(account: String, environment: String) async throws(StoreError) -> (Rollout, ServedCounts)? {
-        try await deliveryTransaction { (rows) throws(StoreError) in
+        try await transaction { (rows) throws(StoreError) in
             guard let rollout = try rows.latestRollout(account: account, environment: environment) else { return nil }
             return (rollout, try rows.served(rollout))
         }
     }
 
     public func rolloutsUnderWay() async throws(StoreError) -> [Rollout] {
-        try await deliveryTransaction { (rows) throws(StoreError) in try rows.rolloutsUnderWay() }
+        try await transaction { (rows) throws(StoreError) in try rows.rolloutsUnderWay() }
     }
 
     public func startRollout(
@@ -129,17 +129,10 @@ extension StoreBackend {
             @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
             throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
-        try await deliveryTransaction { (rows) throws(StoreError) in
-            let current = try WriteRule.pointed(account, environment, rows).flatMap {
-                $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag)
-            }
+        try await transaction { (rows) throws(StoreError) in
+            let current = try WriteRule.layoutPointer(account, environment, rows)
             let latest = try rows.latestRollout(account: account, environment: environment)
-            var availability: [Int: VersionAvailability] = [:]
-            let newest = try rows.latest(account: account)?.version ?? 0
-            if newest > 0 {
-                for number in 1...newest { availability[number] = .available }
-            }
-            for deletion in try Self.deletions(account, rows) { availability[deletion] = .deleted }
+            let availability = try WriteRule.availability(account, rows)
             let id = try rows.nextRolloutID(account: account, environment: environment)
             let change: RolloutChange
             do throws(DeliveryError) {
@@ -162,7 +155,7 @@ extension StoreBackend {
         account: String, environment: String, author: String, audit: StoredAuditEntry?,
         _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
-        try await deliveryTransaction { (rows) throws(StoreError) in
+        try await transaction { (rows) throws(StoreError) in
             guard let stored = try rows.latestRollout(account: account, environment: environment) else { throw .notFound }
             return try WriteRule.recordRollout(stored, author: author, audit: audit, rows, change)
         }
@@ -170,7 +163,7 @@ extension StoreBackend {
 
     public func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError) {
         guard !counts.isEmpty else { return }
-        try await deliveryTransaction { (rows) throws(StoreError) in
+        try await transaction { (rows) throws(StoreError) in
             for (rollout, served) in counts { try rows.saveServed(rollout, replica: replica, counts: served) }
         }
     }
@@ -183,18 +176,10 @@ extension StoreBackend {
                 _ availability: [Int: VersionAvailability]
             ) throws(DeliveryError) -> PromotionOutcome
     ) async throws(StoreError) -> Promotion {
-        try await deliveryTransaction { (rows) throws(StoreError) in
-            func pointer(_ environment: String) throws(StoreError) -> Pointer? {
-                try WriteRule.pointed(account, environment, rows).flatMap { $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag) }
-            }
+        try await transaction { (rows) throws(StoreError) in
             let latest = try rows.latestRollout(account: account, environment: to)
-            var availability: [Int: VersionAvailability] = [:]
-            let newest = try rows.latest(account: account)?.version ?? 0
-            if newest > 0 {
-                for number in 1...newest { availability[number] = .available }
-            }
-            for deletion in try Self.deletions(account, rows) { availability[deletion] = .deleted }
-            let (source, target) = (try pointer(from), try pointer(to))
+            let availability = try WriteRule.availability(account, rows)
+            let (source, target) = (try WriteRule.layoutPointer(account, from, rows), try WriteRule.layoutPointer(account, to, rows))
             let id = try rows.nextRolloutID(account: account, environment: to)
             let outcome: PromotionOutcome
             do throws(DeliveryError) {
@@ -222,14 +207,14 @@ extension StoreBackend {
     }
 
     public func pointedStrings(locale: String, environment: String) async throws(StoreError) -> StoredStrings? {
-        try await deliveryTransaction { (rows) throws(StoreError) in try WriteRule.pointedStrings(locale, environment, rows) }
+        try await transaction { (rows) throws(StoreError) in try WriteRule.pointedStrings(locale, environment, rows) }
     }
 
     public func promoteStrings(
         locale: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
         _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
     ) async throws(StoreError) -> (StoredStrings, moved: Bool) {
-        try await deliveryTransaction { (rows) throws(StoreError) in
+        try await transaction { (rows) throws(StoreError) in
             let source = try WriteRule.pointedStrings(locale, from, rows).map { Pointer(version: $0.version, etag: $0.etag) }
             let target = try WriteRule.pointedStrings(locale, to, rows).map { Pointer(version: $0.version, etag: $0.etag) }
             let outcome: PromotionOutcome
@@ -252,19 +237,24 @@ extension StoreBackend {
             }
         }
     }
-
-    private static func deletions(_ account: String, _ rows: any StoreRows) throws(StoreError) -> [Int] {
-        try rows.deletedVersions(account: account)
-    }
-
-    private func deliveryTransaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R)
-        async throws(StoreError) -> R
-    {
-        try await executor.run { () throws(StoreError) in try self.writeTransaction(body) }
-    }
 }
 
 extension WriteRule {
+    /// `environment`'s pointer for `account` as TabDelivery takes it: nil when none, or when it points at a deletion.
+    static func layoutPointer(_ account: String, _ environment: String, _ rows: any StoreRows) throws(StoreError) -> Pointer? {
+        try pointed(account, environment, rows).flatMap { $0.deleted ? nil : Pointer(version: $0.version, etag: $0.etag) }
+    }
+
+    /// Which of `account`'s versions exist and which record a deletion (versions are 1, 2, … contiguous).
+    static func availability(_ account: String, _ rows: any StoreRows) throws(StoreError) -> [Int: VersionAvailability] {
+        var availability: [Int: VersionAvailability] = [:]
+        let newest = try rows.latest(account: account)?.version ?? 0
+        if newest > 0 {
+            for number in 1...newest { availability[number] = .available }
+        }
+        for deletion in try rows.deletedVersions(account: account) { availability[deletion] = .deleted }
+        return availability
+    }
     /// The version of a strings table `environment` points at.
     static func pointedStrings(_ locale: String, _ environment: String, _ rows: any StoreRows) throws(StoreError) -> StoredStrings? {
         guard let number = try rows.stringsPointer(locale: locale, environment: environment) else { return nil }

@@ -134,8 +134,9 @@ extension StoreBackend {
         }
     }
 
-    private func transaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R) async throws(StoreError) -> R
-    {
+    /// Runs `body` as one write transaction on the store's thread, with its deadline (the webhooks', pointers' and
+    /// rollouts' calls).
+    func transaction<R: Sendable>(_ body: @escaping @Sendable (any StoreRows) throws(StoreError) -> R) async throws(StoreError) -> R {
         try await executor.run { () throws(StoreError) in try self.writeTransaction(body) }
     }
 }

@@ -5,27 +5,8 @@ import TabStore
 /// revision is the one read: of replicas racing to record a step, exactly one does. Pointer moves and rollout changes
 /// are announced (`pointer|rollout <account> <ms> <origin>`), delivered at commit.
 extension PGRows {
-    private static func bind(_ cells: [WebhookSQL.Cell]) -> [PGValue] {
-        cells.map { cell in
-            switch cell {
-            case .text(let text): .optional(text)
-            case .int(let number): .optional(number.map { String($0) })
-            case .bytes(let bytes): .bytes(bytes)
-            }
-        }
-    }
-
-    private func run(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [[PGValue]] {
-        try db.execute(WebhookSQL.numbered(sql), parameters)
-    }
-
     private func rollouts(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [Rollout] {
         try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row[0].bytea) }
-    }
-
-    private func announce(_ kind: String, account: String) throws(StoreError) {
-        _ = try db.execute(
-            "SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("\(kind) \(account) \(currentTimeMillis()) \(origin)")])
     }
 
     func pointer(account: String, environment: String) throws(StoreError) -> Int? {
@@ -34,7 +15,7 @@ extension PGRows {
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         _ = try run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
-        try announce("pointer", account: account)
+        try announce("pointer", account)
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
@@ -44,7 +25,7 @@ extension PGRows {
     /// Announced as `stringspointer <locale> …`: the other replicas read the table's pointers again.
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
         _ = try run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .text(String(version))])
-        try announce("stringspointer", account: locale)
+        try announce("stringspointer", locale)
     }
 
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
@@ -78,13 +59,13 @@ extension PGRows {
 
     func insert(_ rollout: Rollout) throws(StoreError) {
         _ = try run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
-        try announce("rollout", account: rollout.account)
+        try announce("rollout", rollout.account)
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
         let updated = try run(DeliverySQL.updateRollout + " RETURNING 1", Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
         guard !updated.isEmpty else { return false }
-        try announce("rollout", account: rollout.account)
+        try announce("rollout", rollout.account)
         return true
     }
 

@@ -5,7 +5,8 @@ import TabWebhooks
 /// takes (`FOR UPDATE SKIP LOCKED`), so that claimers on every replica take different deliveries whatever else
 /// serializes them.
 extension PGRows {
-    private static func bind(_ cells: [WebhookSQL.Cell]) -> [PGValue] {
+    /// Cells of the shared SQL (webhooks, pointers, rollouts) as PostgreSQL parameters.
+    static func bind(_ cells: [WebhookSQL.Cell]) -> [PGValue] {
         cells.map { cell in
             switch cell {
             case .text(let text): .optional(text)
@@ -15,7 +16,8 @@ extension PGRows {
         }
     }
 
-    private func run(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [[PGValue]] {
+    /// Runs shared SQL written with `?` placeholders.
+    func run(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [[PGValue]] {
         try db.execute(WebhookSQL.numbered(sql), parameters)
     }
 

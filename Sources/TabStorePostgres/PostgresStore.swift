@@ -268,6 +268,11 @@ struct PGRows: StoreRows {
     /// Named in each notification (``PostgresStore/origin``).
     let origin: String
 
+    /// Tells the other replicas, at commit: `<kind> <name> <committed ms> <origin>` on the store's channel.
+    func announce(_ kind: String, _ name: String, atMillis millis: Int64 = currentTimeMillis()) throws(StoreError) {
+        _ = try db.execute("SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("\(kind) \(name) \(millis) \(origin)")])
+    }
+
     func latest(account: String) throws(StoreError) -> StoredVersion? {
         try db.execute(
             "SELECT \(PostgresStore.columns) FROM layout_versions WHERE account = $1 ORDER BY version DESC LIMIT 1", [.text(account)]
@@ -301,9 +306,7 @@ struct PGRows: StoreRows {
                 .text(record.etag), .text(String(record.createdAtMillis)), .optional(record.author), .optional(record.message),
                 .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"), .optional(record.extends),
             ])
-        _ = try db.execute(
-            "SELECT pg_notify($1, $2)",
-            [.text(PostgresStore.channel), .text("layout \(record.account) \(record.createdAtMillis) \(origin)")])
+        try announce("layout", record.account, atMillis: record.createdAtMillis)
     }
 
     func insert(_ record: StoredStrings) throws(StoreError) {
@@ -313,9 +316,7 @@ struct PGRows: StoreRows {
                 .text(record.locale), .text(String(record.version)), .bytes(record.source), .text(record.contentType), .text(record.etag),
                 .text(String(record.createdAtMillis)), .optional(record.author),
             ])
-        _ = try db.execute(
-            "SELECT pg_notify($1, $2)",
-            [.text(PostgresStore.channel), .text("strings \(record.locale) \(record.createdAtMillis) \(origin)")])
+        try announce("strings", record.locale, atMillis: record.createdAtMillis)
     }
 
     func tokens() throws(StoreError) -> [StoredToken] {
@@ -339,8 +340,6 @@ struct PGRows: StoreRows {
         _ = try db.execute(TokenRows.deleteSecrets, [.text(token.id)])
         for secret in TokenRows.secretCells(token) { _ = try db.execute(TokenRows.insertSecret, secret.map(PGValue.optional)) }
         guard announce else { return }
-        _ = try db.execute(
-            "SELECT pg_notify($1, $2)",
-            [.text(PostgresStore.channel), .text("token \(token.id) \(currentTimeMillis()) \(origin)")])
+        try self.announce("token", token.id)
     }
 }
