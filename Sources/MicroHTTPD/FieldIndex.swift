@@ -47,6 +47,11 @@ struct FieldIndex {
         }
     }
 
+    /// Calls `visit` with every line, in the order received (after ``isReady(_:)`` returned true).
+    func forEachLine(_ visit: (Entry) -> Void) {
+        for entry in entries[..<count] { visit(entry) }
+    }
+
     /// The first line named `name`, as `MHD_lookup_connection_value` gives it: nil when absent or without a value.
     func firstValue(named name: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
         for entry in entries[..<count] where entry.name.count == name.count && sameIgnoringCase(entry.name, name) {

@@ -21,6 +21,8 @@ final class Metrics: Sendable {
     private let latencyCount = Counter()
     let cacheHits = Atomic<Int>(0)
     let cacheMisses = Atomic<Int>(0)
+    /// Reads answered from the read memo (``ReadMemo``): a subset of the cache hits.
+    let memoHits = Atomic<Int>(0)
     let storeOperations = Counter()
     let storeErrors = Counter()
     /// The delay of the last change seen from another replica, in milliseconds.
@@ -76,6 +78,9 @@ final class Metrics: Sendable {
         out += "# HELP tabserver_variant_cache_hits_total Requests served from an already compiled variant.\n"
         out += "# TYPE tabserver_variant_cache_hits_total counter\n"
         out += "tabserver_variant_cache_hits_total \(cacheHits.load(ordering: .relaxed))\n"
+        out += "# HELP tabserver_read_memo_hits_total Reads answered as the same bytes were answered before at this snapshot.\n"
+        out += "# TYPE tabserver_read_memo_hits_total counter\n"
+        out += "tabserver_read_memo_hits_total \(memoHits.load(ordering: .relaxed))\n"
         out += "# HELP tabserver_variant_cache_misses_total Variants compiled on first request.\n"
         out += "# TYPE tabserver_variant_cache_misses_total counter\n"
         out += "tabserver_variant_cache_misses_total \(cacheMisses.load(ordering: .relaxed))\n"

@@ -34,6 +34,7 @@ struct ChangeEvent: Sendable, Equatable {
 /// under a lock that only guards the reference (no compile ever runs inside it).
 final class Publisher: Sendable {
     private let published: Mutex<Snapshot>
+    private let publishedSequence = Atomic<UInt64>(1)
     private let queue = DispatchQueue(label: "tabserver.publisher")
     let waiters = ChangeWaiters()
     let feed = ChangeFeed(capacity: 1024)
@@ -42,6 +43,9 @@ final class Publisher: Sendable {
 
     /// The snapshot requests are served from.
     var snapshot: Snapshot { published.withLock { $0 } }
+
+    /// The published snapshot's sequence number, without taking its lock (set before a writer hears back).
+    var sequence: UInt64 { publishedSequence.load(ordering: .acquiring) }
 
     /// Runs `change` against the latest snapshot on the publisher's queue. When it returns a new snapshot, that
     /// snapshot is published with the next sequence number and `events` (stamped with it) are delivered.
@@ -58,6 +62,7 @@ final class Publisher: Sendable {
                 let sequence = base.sequence + 1
                 let stamped = next.published(as: sequence)
                 self.published.withLock { $0 = stamped }
+                self.publishedSequence.store(sequence, ordering: .releasing)
                 let delivered = events.map { event in
                     var event = event
                     event.sequence = sequence

@@ -76,6 +76,8 @@ struct RouteMatch: Sendable {
     let second: String?
     /// What the request's token may do (nil on open routes).
     let grant: Grant?
+    /// The template's slot in `tabserver_http_requests_total`.
+    let slot: Int
 
     /// The name behind the token ("" on open routes): the author of a change.
     var author: String { grant?.name ?? "" }

@@ -45,7 +45,9 @@ extension TabService {
                     (304, "{description: 'Not modified (same ETag, no body).'}"), (400, APIOperation.problem),
                     (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.serveTabs(request, account: match["account"], format: nil) },
+        ) { service, request, match in
+            service.serveTabs(request, account: match["account"], format: nil, remembering: match.grant == nil ? match.slot : nil)
+        },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
             APIOperation(
@@ -62,7 +64,9 @@ extension TabService {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.serveTabs(request, account: match["account"], format: .legacyPlist) },
+        ) { service, request, match in
+            service.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.grant == nil ? match.slot : nil)
+        },
         Route(
             .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
             APIOperation(

@@ -34,9 +34,12 @@ extension TabService {
     /// - Parameter buildHere: build a missing variant on this thread (a request replayed on the builder's turn);
     ///   otherwise a miss is built by ``VariantBuilder`` and the request answered when it is done.
     func serveTabs(
-        _ request: borrowing HTTPRequest, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false
+        _ request: borrowing HTTPRequest, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false,
+        remembering slot: Int? = nil
     ) -> HTTPReply {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        // Read before anything the answer is made of (see ``ReadMemo``).
+        let generation = budget.generation
         let format: RepresentationFormat
         switch negotiateFormat(request, fixed: fixed) {
         case .success(let chosen): format = chosen
@@ -116,8 +119,16 @@ extension TabService {
         switch decision {
         case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok))
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
-        case .ok: return .prepared(form.ok)
-        case .notModified: return .prepared(form.notModified)
+        case .ok, .notModified:
+            let response = decision == .ok ? form.ok : form.notModified
+            // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout (time and
+            // install), every coded form made (a brotli form made later would change the choice).
+            if let slot, representation.completer == nil, snapshot.contents.rollouts.isEmpty {
+                readMemo.remember(
+                    request, sequence: published.sequence, generation: generation,
+                    answer: ReadMemo.Answer(response: response, representation: representation, slot: slot))
+            }
+            return .prepared(response)
         case .preconditionFailed:
             return .response(
                 Problem(

@@ -83,6 +83,8 @@ public final class TabService: HTTPHandler {
     let armCounts = ArmCountsRegistry()
     /// Names this replica's rows of answer counts in a shared store.
     let replicaID = StoredWebhook.newID()
+    /// Answers to repeated reads (see ``ReadMemo``).
+    let readMemo = ReadMemo()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -148,6 +150,7 @@ public final class TabService: HTTPHandler {
         var dropped = 0
         for entry in snapshot.entries.values { dropped += entry.sweep() }  // resolved entries only; never resolves
         budget.evictions.add(dropped, ordering: .relaxed)
+        if dropped > 0 { budget.swept() }
         budget.sweepFinished()
         logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
     }
@@ -176,6 +179,16 @@ public final class TabService: HTTPHandler {
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
         let started = nanoseconds()
+        if request.admission == nil,
+            let remembered = readMemo.answer(request, sequence: publisher.sequence, generation: budget.generation)
+        {
+            // What the route and its handler answered to these very bytes at this snapshot (counted as they count it).
+            remembered.representation.markUsed()
+            metrics.cacheHits.add(1, ordering: .relaxed)
+            metrics.memoHits.add(1, ordering: .relaxed)
+            metrics.record(slot: remembered.slot, status: remembered.response.status, nanoseconds: nanoseconds() &- started)
+            return .prepared(remembered.response)
+        }
         let (slot, route, reply, grant) = self.dispatch(request)
         switch reply {
         case .prepared(let prepared):
@@ -320,7 +333,7 @@ public final class TabService: HTTPHandler {
         guard let route = table.route(request.method, onTemplate: index) else {
             return .refuse(slot: template.slot, Problem.methodNotAllowed(template.allow).response)
         }
-        let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant)
+        let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant, slot: template.slot)
         if case .scoped(let scope, let target) = route.access, let grant,
             let refusal = grant.authorize(
                 Self.accessRequest(scope, target, match, environment: target == .service ? nil : managedEnvironmentName(request)))

@@ -19,8 +19,12 @@ final class VariantBudget: Sendable {
     private let count = Atomic<Int>(0)
     private let sweeping = Atomic<Bool>(false)
     let evictions = Atomic<Int>(0)
+    private let sweeps = Atomic<UInt64>(0)
 
     init(limit: Int) { self.limit = limit }
+
+    /// Sweeps finished so far: answers remembered before one may hold a representation it dropped (``ReadMemo``).
+    var generation: UInt64 { sweeps.load(ordering: .acquiring) }
 
     var bytes: Int { held.load(ordering: .relaxed) }
     var representations: Int { count.load(ordering: .relaxed) }
@@ -39,6 +43,9 @@ final class VariantBudget: Sendable {
     }
 
     func sweepFinished() { sweeping.store(false, ordering: .releasing) }
+
+    /// Counts a sweep that dropped representations, after it dropped them.
+    func swept() { sweeps.add(1, ordering: .releasing) }
 }
 
 /// A layout ready to serve: resolved once, its variants compiled on first request and kept.
