@@ -236,7 +236,7 @@ struct HeaderBlockFacts {
                 ? "whitespace between a header field name and its colon" : "a header field name contains a character a token does not allow"
             return false
         }
-        for byte in value where (byte < 0x20 && byte != 0x09) || byte == 0x7F {
+        if containsControlByte(value) {
             violation = "a header field value contains a control character"
             return false
         }
@@ -286,6 +286,28 @@ private let fieldReceived: MHD_KeyValueIteratorN = { cls, _, key, keySize, value
     let valueBytes = UnsafeBufferPointer(
         start: value.map { UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self) }, count: value == nil ? 0 : valueSize)
     return facts.pointee.inspect(name: name, value: valueBytes) ? MHD_Result.YES : MHD_Result.NO
+}
+
+/// Whether a field value holds a control character (below 0x20 except tab, or DEL): eight bytes at a time, and byte by
+/// byte only in a word that may hold one (values are read once per request, on the hot path).
+@inline(__always)
+func containsControlByte(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+    func isControl(_ byte: UInt8) -> Bool { (byte < 0x20 && byte != 0x09) || byte == 0x7F }
+    guard let base = value.baseAddress else { return false }
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highBits: UInt64 = 0x8080_8080_8080_8080
+    var index = 0
+    while index + 8 <= value.count {
+        let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+        // Some byte < 0x20 (tab included), or some byte == 0x7F (a zero byte of word ^ 0x7F…): exact as a test,
+        // and bytes ≥ 0x80 (obs-text, allowed) never set it.
+        let below = (word &- ones &* 0x20) & ~word & highBits
+        let flipped = word ^ (ones &* 0x7F)
+        let delete = (flipped &- ones) & ~flipped & highBits
+        if below | delete != 0, (index..<index + 8).contains(where: { isControl(base[$0]) }) { return true }
+        index += 8
+    }
+    return (index..<value.count).contains { isControl(base[$0]) }
 }
 
 /// RFC 9110 §5.6.2 `tchar`.

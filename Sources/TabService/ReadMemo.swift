@@ -35,8 +35,9 @@ final class ReadMemo: Sendable {
         }
     }
 
-    /// The longest identity remembered (a browser's cookies make longer ones; they are answered the usual way).
-    static let maxIdentityBytes = 2048
+    /// The longest identity remembered (a browser's cookies make longer ones; they are answered the usual way):
+    /// up to 1 KiB, Swift's temporary allocations are on the stack, beyond it they may be on the heap.
+    static let maxIdentityBytes = 1024
     static let slotsPerThread = 512
 
     /// Tells this memo's answers from another service's in the same process (tests run several).
