@@ -166,14 +166,16 @@ func inspectTarget(_ uri: UnsafePointer<CChar>, limit: Int, maxParameters: Int) 
 
 /// What one pass over a request's header fields found (`MHD_get_connection_values_n`).
 struct HeaderBlockFacts {
-    /// The first RFC 9112 violation, as a sentence for a problem document.
-    var violation: String?
+    /// The first RFC 9112 violation, as a sentence for a problem document. Static text and the buffer below keep
+    /// the facts a plain value: scanned on every request, copied without reference counting.
+    var violation: StaticString?
     var contentLengthLines = 0
     /// The first Content-Length line's value (nil when absent; `Int.max` when it does not fit).
     var contentLength: Int?
     var transferEncodingLines = 0
-    /// The first Transfer-Encoding line's value, trimmed, when it is not exactly `chunked`.
-    var unsupportedCoding: String?
+    /// The first Transfer-Encoding line's value, trimmed, when it is not exactly `chunked` (libmicrohttpd's bytes: valid
+    /// during the access handler's call, as the facts are).
+    var unsupportedCoding: UnsafeBufferPointer<UInt8>?
     var chunked = false
     var hostLines = 0
     /// One past the last byte of the last field value.
@@ -252,7 +254,7 @@ struct HeaderBlockFacts {
                 if equalsIgnoringCase(coding, "chunked") {
                     chunked = true
                 } else {
-                    unsupportedCoding = String(decoding: coding, as: UTF8.self)
+                    unsupportedCoding = coding
                 }
             }
         }
@@ -261,7 +263,7 @@ struct HeaderBlockFacts {
 
     /// The first RFC 9112 message-framing violation of this request, given what its request line said.
     func framingViolation(http11: Bool) -> RequestRefusal? {
-        if let violation { return .malformed(violation) }
+        if let violation { return .malformed(violation.description) }
         if hostLines > 1 { return .malformed("more than one Host field") }
         if http11 && hostLines == 0 { return .malformed("an HTTP/1.1 request without a Host field") }
         if contentLengthLines > 1 { return .malformed("more than one Content-Length field line") }
@@ -270,7 +272,7 @@ struct HeaderBlockFacts {
         if contentLengthLines > 0 { return .malformed("Content-Length together with Transfer-Encoding") }
         if !http11 { return .malformed("Transfer-Encoding in an HTTP/1.0 request") }
         if transferEncodingLines > 1 { return .malformed("more than one Transfer-Encoding field line") }
-        if let unsupportedCoding { return .transferCodingNotImplemented(unsupportedCoding) }
+        if let unsupportedCoding { return .transferCodingNotImplemented(String(decoding: unsupportedCoding, as: UTF8.self)) }
         return nil
     }
 

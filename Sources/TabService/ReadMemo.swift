@@ -18,8 +18,11 @@ import Synchronization
 ///
 /// Each libmicrohttpd worker thread has its own table (no lock, no shared cache line on the hot path), direct
 /// mapped, of ``slotsPerThread`` answers; a table lives as long as its thread. A slot holds the identity's bytes
-/// and a reference to a cached representation: at most ``slotsPerThread`` × (``maxIdentityBytes`` + one
-/// representation) per thread, and nothing after a sweep (whose generation empties it lazily).
+/// and a reference to a cached representation of at most ``maxRepresentationCost`` bytes. A representation the
+/// cache or the snapshot has dropped stays alive while a slot still holds it (a lookup that lands on a slot from
+/// an earlier snapshot or generation empties it): at most ``slotsPerThread`` × (``maxIdentityBytes`` +
+/// ``maxRepresentationCost``) = 4.25 MiB per worker thread beyond the cache's bound, ~250 bytes per slot in use
+/// when the cache holds what the memo does.
 final class ReadMemo: Sendable {
     /// What a hit answers: the shared response, the representation it is a form of (marked used on every hit, as a
     /// cache hit marks it) and the metrics slot of the route.
@@ -38,7 +41,10 @@ final class ReadMemo: Sendable {
     /// The longest identity remembered (a browser's cookies make longer ones; they are answered the usual way):
     /// up to 1 KiB, Swift's temporary allocations are on the stack, beyond it they may be on the heap.
     static let maxIdentityBytes = 1024
-    static let slotsPerThread = 512
+    static let slotsPerThread = 256
+    /// The largest representation remembered (``Representation/cost``: every form's body and ~2 KiB each): an app's
+    /// layout in one locale is 5–15 KiB.
+    static let maxRepresentationCost = 16 << 10
 
     /// Tells this memo's answers from another service's in the same process (tests run several).
     private let owner: UInt64
@@ -68,7 +74,7 @@ final class ReadMemo: Sendable {
 
     /// ``remember(_:sequence:generation:answer:)`` for an identity's bytes.
     func remember(identity: UnsafeRawBufferPointer, sequence: UInt64, generation: UInt64, answer: Answer) {
-        guard identity.count <= Self.maxIdentityBytes else { return }
+        guard identity.count <= Self.maxIdentityBytes, answer.representation.cost <= Self.maxRepresentationCost else { return }
         MemoTable.current().store(
             identity, hash: Self.hash(identity), owner: owner, sequence: sequence, generation: generation, answer: answer)
     }
@@ -132,8 +138,12 @@ private final class MemoTable {
 
     func find(_ identity: UnsafeRawBufferPointer, hash: UInt64, owner: UInt64, sequence: UInt64, generation: UInt64) -> ReadMemo.Answer? {
         let slot = slots + Int(truncatingIfNeeded: hash) & mask
-        guard slot.pointee.hash == hash, slot.pointee.owner == owner, slot.pointee.sequence == sequence,
-            slot.pointee.generation == generation, let stored = slot.pointee.identity, stored.count == identity.count,
+        guard slot.pointee.owner == owner, slot.pointee.sequence == sequence, slot.pointee.generation == generation else {
+            // From an earlier snapshot or cache generation: let go of its representation now.
+            if slot.pointee.owner == owner { slot.pointee.answer = nil }
+            return nil
+        }
+        guard slot.pointee.hash == hash, let stored = slot.pointee.identity, stored.count == identity.count,
             memcmp(stored.baseAddress!, identity.baseAddress!, identity.count) == 0
         else { return nil }
         return slot.pointee.answer

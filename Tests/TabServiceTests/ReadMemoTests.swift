@@ -63,12 +63,39 @@ import Testing
         }
     }
 
+    @Test func aLookupAtALaterSnapshotLetsGoOfTheEarlierAnswer() throws {
+        let memo = ReadMemo()
+        weak var held: ReadMemo.Answer?
+        do {
+            let stored = try Self.answer()
+            held = stored
+            Self.withBytes("GET /v1/accounts/jack/tabs") { memo.remember(identity: $0, sequence: 1, generation: 0, answer: stored) }
+        }
+        #expect(held != nil, "the slot holds the answer")
+        Self.withBytes("GET /v1/accounts/jack/tabs") { #expect(memo.answer(identity: $0, sequence: 2, generation: 0) == nil) }
+        #expect(held == nil, "a stale slot lets go of its representation")
+    }
+
+    @Test func aLargeRepresentationIsNotRemembered() throws {
+        let memo = ReadMemo()
+        var generator = SystemRandomNumberGenerator()
+        let body = (0..<(ReadMemo.maxRepresentationCost)).map { _ in UInt8.random(in: 0x61...0x7A, using: &generator) }
+        let large = try Self.answer(String(decoding: body, as: UTF8.self))
+        #expect(large.representation.cost > ReadMemo.maxRepresentationCost)
+        Self.withBytes("GET /v1/accounts/large/tabs") { identity in
+            memo.remember(identity: identity, sequence: 1, generation: 0, answer: large)
+            #expect(memo.answer(identity: identity, sequence: 1, generation: 0) == nil)
+        }
+    }
+
     @Test func theHashSpreadsNearlyEqualIdentities() {
         var seen: Set<UInt64> = []
         for index in 0..<1000 {
-            Self.withBytes("GET /v1/accounts/account\(index)/tabs") { _ = seen.insert(ReadMemo.hash($0) & 511) }
+            Self.withBytes("GET /v1/accounts/account\(index)/tabs") {
+                _ = seen.insert(ReadMemo.hash($0) & UInt64(ReadMemo.slotsPerThread - 1))
+            }
         }
-        #expect(seen.count > 400, "1,000 accounts over 512 slots use most of them")
+        #expect(seen.count > ReadMemo.slotsPerThread * 9 / 10, "1,000 accounts use most slots")
     }
 
     // MARK: Over a socket
