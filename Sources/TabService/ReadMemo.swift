@@ -26,16 +26,10 @@ import Synchronization
 final class ReadMemo: Sendable {
     /// What a hit answers: the shared response, the representation it is a form of (marked used on every hit, as a
     /// cache hit marks it) and the metrics slot of the route.
-    final class Answer: Sendable {
+    struct Answer: Sendable {
         let response: PreparedResponse
         let representation: Representation
         let slot: Int
-
-        init(response: PreparedResponse, representation: Representation, slot: Int) {
-            self.response = response
-            self.representation = representation
-            self.slot = slot
-        }
     }
 
     /// The longest identity remembered (a browser's cookies make longer ones; they are answered the usual way):
