@@ -63,12 +63,15 @@ final class ReadMemo: Sendable {
 
     /// ``answer(_:sequence:generation:)`` for an identity's bytes.
     func answer(identity: UnsafeRawBufferPointer, sequence: UInt64, generation: UInt64) -> Answer? {
-        MemoTable.current().find(identity, hash: Self.hash(identity), owner: owner, sequence: sequence, generation: generation)
+        guard !identity.isEmpty else { return nil }  // a request's identity holds its method at least
+        return MemoTable.current().find(identity, hash: Self.hash(identity), owner: owner, sequence: sequence, generation: generation)
     }
 
     /// ``remember(_:sequence:generation:answer:)`` for an identity's bytes.
     func remember(identity: UnsafeRawBufferPointer, sequence: UInt64, generation: UInt64, answer: Answer) {
-        guard identity.count <= Self.maxIdentityBytes, answer.representation.cost <= Self.maxRepresentationCost else { return }
+        guard !identity.isEmpty, identity.count <= Self.maxIdentityBytes, answer.representation.cost <= Self.maxRepresentationCost else {
+            return
+        }
         MemoTable.current().store(
             identity, hash: Self.hash(identity), owner: owner, sequence: sequence, generation: generation, answer: answer)
     }

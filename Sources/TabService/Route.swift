@@ -79,6 +79,9 @@ struct RouteMatch: Sendable {
     /// The template's slot in `tabserver_http_requests_total`.
     let slot: Int
 
+    /// The slot a memoised answer is counted under (``ReadMemo``): only on open routes, whose answers no token chose.
+    var memoSlot: Int? { grant == nil ? slot : nil }
+
     /// The name behind the token ("" on open routes): the author of a change.
     var author: String { grant?.name ?? "" }
 

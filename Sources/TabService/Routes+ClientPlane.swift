@@ -46,7 +46,7 @@ extension TabService {
                     (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
         ) { service, request, match in
-            service.serveTabs(request, account: match["account"], format: nil, remembering: match.grant == nil ? match.slot : nil)
+            service.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
@@ -65,7 +65,7 @@ extension TabService {
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
         ) { service, request, match in
-            service.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.grant == nil ? match.slot : nil)
+            service.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
