@@ -13,7 +13,8 @@ public struct ServedCounts: Sendable, Hashable, Encodable {
 
 /// The body of `GET …/layout/rollout` as API.md gives it: `{"id", "environment", "version", "stableVersion",
 /// "percent", "steps", "step", "nextStepAt", "state", "seed", "startedAt", "served"}`, plus `"reason"` once rolled
-/// back with one. A fixed-percent rollout has `"steps": []`; `step` and `nextStepAt` are `null` when there is none.
+/// back with one, and `"history"`: every recorded change, oldest first. A fixed-percent rollout has `"steps": []`;
+/// `step` and `nextStepAt` are `null` when there is none.
 public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var id: Int
     public var environment: String
@@ -30,9 +31,37 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var startedAt: String
     public var served: ServedCounts
     public var reason: String?
+    public var history: [HistoryLine]
+
+    /// One recorded change: `{"at", "author", "change", "state", "percent", "step", "message"}`, plus `"reason"` for
+    /// a rollback with one (`step` as the document's, `null` when there is none).
+    public struct HistoryLine: Sendable, Hashable, Encodable {
+        public var at: String
+        public var author: String
+        public var change: String
+        public var state: RolloutState
+        public var percent: Percent
+        public var step: Int?
+        public var message: String
+        public var reason: String?
+
+        private enum Key: String, CodingKey { case at, author, change, state, percent, step, message, reason }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(at, forKey: .at)
+            try container.encode(author, forKey: .author)
+            try container.encode(change, forKey: .change)
+            try container.encode(state, forKey: .state)
+            try container.encode(percent, forKey: .percent)
+            try container.encode(step, forKey: .step)
+            try container.encode(message, forKey: .message)
+            try container.encodeIfPresent(reason, forKey: .reason)
+        }
+    }
 
     private enum Key: String, CodingKey {
-        case id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, reason
+        case id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, reason, history
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -50,6 +79,7 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
         try container.encode(startedAt, forKey: .startedAt)
         try container.encode(served, forKey: .served)
         try container.encodeIfPresent(reason, forKey: .reason)
+        try container.encode(history, forKey: .history)
     }
 
     /// The document as JSON, keys sorted.
@@ -86,7 +116,13 @@ extension Rollout {
         return RolloutDocument(
             id: id, environment: environment.text, version: candidateVersion, stableVersion: stableVersion, percent: status.percent,
             steps: steps, step: status.step, nextStepAt: status.nextChangeAt?.rfc3339, state: status.state, seed: seed,
-            startedAt: startAt.rfc3339, served: served, reason: reason)
+            startedAt: startAt.rfc3339, served: served, reason: reason,
+            history: history.map { line in
+                let transition = line.transition
+                return RolloutDocument.HistoryLine(
+                    at: transition.at.rfc3339, author: line.author, change: transition.kind.rawValue, state: transition.state,
+                    percent: transition.percent, step: transition.step, message: message(for: transition), reason: transition.reason)
+            })
     }
 
     /// The change-feed event of one of this rollout's transitions.

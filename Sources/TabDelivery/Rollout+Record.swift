@@ -43,6 +43,42 @@ private struct StoredRollout: Codable {
     var rolledBackAt: Int64?
     var reason: String?
     var revision: Int
+    /// Absent in records written before the history was kept (they read as an empty history).
+    var history: [Entry]?
+
+    /// A ``RolloutHistoryEntry``: the transition's kind and state by name, its percent in basis points.
+    struct Entry: Codable {
+        var kind: String
+        var at: Int64
+        var state: String
+        var basisPoints: Int
+        var step: Int?
+        var reason: String?
+        var author: String
+        var revision: Int
+
+        init(_ entry: RolloutHistoryEntry) {
+            let transition = entry.transition
+            kind = transition.kind.rawValue
+            at = transition.at.unixMillis
+            state = transition.state.rawValue
+            basisPoints = transition.percent.basisPoints
+            step = transition.step
+            reason = transition.reason
+            author = entry.author
+            revision = entry.revision
+        }
+
+        /// The line, or nil when it names a kind or state this build does not know (a newer release wrote it).
+        var entry: RolloutHistoryEntry? {
+            guard let kind = RolloutTransition.Kind(rawValue: kind), let state = RolloutState(rawValue: state),
+                let percent = Percent(basisPoints: basisPoints)
+            else { return nil }
+            let transition = RolloutTransition(
+                kind: kind, at: Timestamp(unixMillis: at), state: state, percent: percent, step: step, reason: reason)
+            return RolloutHistoryEntry(transition: transition, author: author, revision: revision)
+        }
+    }
 
     init(_ rollout: Rollout) {
         id = rollout.id
@@ -72,6 +108,7 @@ private struct StoredRollout: Codable {
         case nil: break
         }
         revision = rollout.revision
+        history = rollout.history.map(Entry.init)
     }
 
     /// The rollout, or nil when a field holds what no rollout can.
@@ -113,6 +150,7 @@ private struct StoredRollout: Codable {
         return Rollout(
             id: id, account: account, environment: environment, candidateVersion: candidateVersion, stableVersion: stableVersion,
             schedule: schedule, seed: seed, testers: testerIDs, createdAt: Timestamp(unixMillis: createdAt),
-            startAt: Timestamp(unixMillis: startAt), progress: progress, revision: revision)
+            startAt: Timestamp(unixMillis: startAt), progress: progress, revision: revision,
+            history: (history ?? []).compactMap(\.entry))
     }
 }

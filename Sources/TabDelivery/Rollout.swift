@@ -44,6 +44,8 @@ public struct Rollout: Sendable, Hashable {
     /// Grows by one with every recorded change: the store updates a rollout only where its revision is still the
     /// one it read, so that of replicas racing to record a step exactly one does.
     public internal(set) var revision: Int
+    /// The changes recorded so far, oldest first (at most ``historyLimit``).
+    public internal(set) var history: [RolloutHistoryEntry] = []
 
     /// The recorded progress of a rollout.
     public struct Progress: Sendable, Hashable {

@@ -38,7 +38,7 @@ extension TabService {
                 let recorded = try await store.changeRollout(
                     account: rollout.account, environment: rollout.environment.text, author: Self.clockAuthor, audit: nil
                 ) { stored in stored.advanced(to: Self.now) }
-                await publish(recorded, author: Self.clockAuthor)
+                await publish(recorded)
             } catch .conflict {
                 // Another replica recorded it first: serve what it recorded.
                 try? await loadRollouts(account: rollout.account)
@@ -108,7 +108,7 @@ extension TabService {
                             account: rollout.account, environment: rollout.environment.text, author: author,
                             audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
                         ) { (stored) throws(DeliveryError) in try stored.rolledBack(reason: reason, at: Self.now) }
-                        await self.publish(recorded, author: author)
+                        await self.publish(recorded)
                         rolledBack.append(
                             .object([
                                 "account": .string(rollout.account), "environment": .string(rollout.environment.text),

@@ -1,4 +1,5 @@
 import Logging
+import TabDelivery
 import TabLayout
 import TabStore
 
@@ -32,6 +33,17 @@ extension TabService {
             case .rollout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await loadRollouts(account: account)
+            case .rolloutRecorded(let account, let environment, let id, let revision, let committed):
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                // The change's lines of history become this replica's `event: rollout`s (and wake the account's
+                // long-polls); a rollout that another one replaced since has no lines to give here.
+                var announcing: (EnvironmentName, [ChangeEvent])?
+                if let name = environmentList.names.first(where: { $0.text == environment }),
+                    let (rollout, _) = try await store.latestRollout(account: account, environment: environment), rollout.id == id
+                {
+                    announcing = (name, rolloutEvents(rollout, at: revision))
+                }
+                try await loadRollouts(account: account, announcing: announcing)
             case .token(let id, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await reloadTokens()

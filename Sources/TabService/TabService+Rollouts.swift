@@ -46,7 +46,7 @@ extension TabService {
                             account: account, environment: environment, id: id, current: current, latest: latest,
                             precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
                 }
-                await self.publish(recorded, author: author)
+                await self.publish(recorded)
                 return self.rolloutAnswer(recorded.rollout, status: 201)
             } catch {
                 return self.storeProblem(error)
@@ -91,7 +91,7 @@ extension TabService {
                     await self.publishPromotion(record, from: promotion.from, to: promotion.to, author: author)
                     return self.written(record, status: created ? 201 : 200)
                 case .rollout(let recorded):
-                    await self.publish(recorded, author: author)
+                    await self.publish(recorded)
                     return self.rolloutAnswer(recorded.rollout, status: 201)
                 }
             } catch {
@@ -204,7 +204,7 @@ extension TabService {
                 let recorded = try await self.store.changeRollout(
                     account: account, environment: environment.text, author: author,
                     audit: AuditContext.current?.entry(action: action, account: account, status: 200), change)
-                await self.publish(recorded, author: author)
+                await self.publish(recorded)
                 return self.rolloutAnswer(recorded.rollout, status: 200)
             } catch .notFound {
                 return Problem.delivery(.notFound(.rollout(account: account, environment: environment.text))).response
@@ -223,7 +223,7 @@ extension TabService {
     /// Makes a recorded rollout change visible: the snapshot serves the rollout as recorded (and the candidate once
     /// completed), its transitions go to `/v1/events`, and held long-polls of the account are woken (each answers
     /// only when its own representation changed: the installs a step moved).
-    func publish(_ recorded: RecordedRollout, author: String) async {
+    func publish(_ recorded: RecordedRollout) async {
         guard !recorded.transitions.isEmpty || recorded.pointed != nil else { return }
         let rollout = recorded.rollout
         var candidate: StoredVersion?
@@ -239,12 +239,8 @@ extension TabService {
         let document = pointed.flatMap { record in try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)) }
         let counts = armCounts.counts(for: rollout)
         let logger = self.logger
-        let events = recorded.transitions.map { transition in
-            let event = rollout.event(for: transition, author: author)
-            return ChangeEvent(
-                kind: .rollout, account: rollout.account, locale: nil, version: rollout.candidateVersion, etag: "", author: author,
-                atMillis: transition.at.unixMillis, deleted: false, sequence: 0, affected: [rollout.account], data: event.json)
-        }
+        // The store put the change's transitions in the rollout's history, as its author's, at its revision.
+        let events = recorded.transitions.isEmpty ? [] : rolloutEvents(rollout, at: rollout.revision)
         await publish(in: rollout.environment) { snapshot in
             var next = snapshot
             var affected: Set<String> = [rollout.account]
@@ -264,8 +260,19 @@ extension TabService {
         }
     }
 
-    /// Serves the rollouts under way in every environment (at start, and after another replica changed one).
-    func loadRollouts(account: String? = nil) async throws(StoreError) {
+    /// The `event: rollout` of each line of `rollout`'s history recorded at `revision` (one change), as its author's.
+    func rolloutEvents(_ rollout: Rollout, at revision: Int) -> [ChangeEvent] {
+        rollout.history(at: revision).map { line in
+            ChangeEvent(
+                kind: .rollout, account: rollout.account, locale: nil, version: rollout.candidateVersion, etag: "", author: line.author,
+                atMillis: line.transition.at.unixMillis, deleted: false, sequence: 0, affected: [rollout.account],
+                data: rollout.event(for: line.transition, author: line.author).json)
+        }
+    }
+
+    /// Serves the rollouts under way in every environment (at start, and after another replica changed one), and
+    /// gives `/v1/events` the events `announcing` names, in the publication of their environment.
+    func loadRollouts(account: String? = nil, announcing: (EnvironmentName, [ChangeEvent])? = nil) async throws(StoreError) {
         let underWay = try await store.rolloutsUnderWay().filter { account == nil || $0.account == account }
         var candidates: [String: StoredVersion] = [:]
         for rollout in underWay {
@@ -287,7 +294,7 @@ extension TabService {
                         rollout, account: name, candidate: rollout.flatMap { candidateRecords[ArmCountsRegistry.key($0)] },
                         counts: rollout.map(counts.counts(for:)), logger: logger)
                 }
-                return (next, [])
+                return (next, announcing?.0 == environment ? announcing?.1 ?? [] : [])
             }
         }
     }

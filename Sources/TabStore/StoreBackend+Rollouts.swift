@@ -140,10 +140,7 @@ extension StoreBackend {
             } catch {
                 throw .refused(error)
             }
-            try rows.insert(change.rollout)
-            try WriteRule.record(audit, version: change.rollout.candidateVersion, rows)
-            for transition in change.transitions { try Outbox.enqueue(change.rollout.event(for: transition, author: author), rows) }
-            return RecordedRollout(rollout: change.rollout, transitions: change.transitions, pointed: nil)
+            return try WriteRule.insertRollout(change, author: author, audit: audit, rows)
         }
     }
 
@@ -198,10 +195,7 @@ extension StoreBackend {
                 try Outbox.enqueue(promotion: record, from: from, to: to, author: author, rows)
                 return .moved(record, created: creates)
             case .rollout(let change):
-                try rows.insert(change.rollout)
-                try WriteRule.record(audit, version: change.rollout.candidateVersion, rows)
-                for transition in change.transitions { try Outbox.enqueue(change.rollout.event(for: transition, author: author), rows) }
-                return .rollout(RecordedRollout(rollout: change.rollout, transitions: change.transitions, pointed: nil))
+                return .rollout(try WriteRule.insertRollout(change, author: author, audit: audit, rows))
             }
         }
     }
@@ -267,14 +261,27 @@ extension WriteRule {
         return try rows.version(account: account, number: number)
     }
 
-    /// Records `change(stored)` where the stored revision is still `stored`'s, and moves the pointer on completion.
+    /// Records a new rollout (its first transitions in its history as `author`'s), with `audit` and its events for
+    /// the webhooks.
+    static func insertRollout(_ change: RolloutChange, author: String, audit: StoredAuditEntry?, _ rows: any StoreRows)
+        throws(StoreError) -> RecordedRollout
+    {
+        let made = change.recorded(by: author)
+        try rows.insert(made.rollout)
+        try record(audit, version: made.rollout.candidateVersion, rows)
+        for transition in made.transitions { try Outbox.enqueue(made.rollout.event(for: transition, author: author), rows) }
+        return RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: nil)
+    }
+
+    /// Records `change(stored)` (its transitions in the rollout's history as `author`'s) where the stored revision is
+    /// still `stored`'s, and moves the pointer on completion.
     static func recordRollout(
         _ stored: Rollout, author: String, audit: StoredAuditEntry?, _ rows: any StoreRows,
         _ change: (Rollout) throws(DeliveryError) -> RolloutChange
     ) throws(StoreError) -> RecordedRollout {
         let made: RolloutChange
         do throws(DeliveryError) {
-            made = try change(stored)
+            made = try change(stored).recorded(by: author)
         } catch {
             throw .refused(error)
         }

@@ -59,14 +59,25 @@ extension PGRows {
 
     func insert(_ rollout: Rollout) throws(StoreError) {
         _ = try run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
-        try announce("rollout", rollout.account)
+        try announceRecorded(rollout)
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
         let updated = try run(DeliverySQL.updateRollout + " RETURNING 1", Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
         guard !updated.isEmpty else { return false }
-        try announce("rollout", rollout.account)
+        try announceRecorded(rollout)
         return true
+    }
+
+    /// Announces a recorded rollout change twice: `rolloutrecorded <account> <ms> <origin> <environment> <id>
+    /// <revision>` for replicas that give its events to `/v1/events`, and `rollout <account> <ms> <origin>` for those
+    /// of an older release (which skip the first: it has more words than they read).
+    private func announceRecorded(_ rollout: Rollout) throws(StoreError) {
+        let millis = currentTimeMillis()
+        try announce(
+            "rolloutrecorded", rollout.account, atMillis: millis,
+            then: "\(rollout.environment.text) \(rollout.id) \(rollout.revision)")
+        try announce("rollout", rollout.account, atMillis: millis)
     }
 
     func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {

@@ -11,7 +11,8 @@ import TabStore
 /// key on (account, version) lets exactly one of any number of racing writers insert the next version), and
 /// every commit is announced with NOTIFY so that other replicas reload what changed (``watch(_:)``).
 public final class PostgresStore: StoreBackend {
-    /// The channel commits are announced on; the payload is `layout|strings|token <name> <committed ms> <origin>`.
+    /// The channel commits are announced on; the payload is `<kind> <name> <committed ms> <origin>` (kinds `layout`,
+    /// `strings`, `token`, `pointer`, `stringspointer`, `rollout`), or `rolloutrecorded` with three more words.
     static let channel = "tabserver_changes"
 
     private let url: String
@@ -204,9 +205,22 @@ struct ChangeListener {
                 let rowsAnnounced = Set(batch.compactMap { $0.hasPrefix("layout ") ? $0.split(separator: " ").dropFirst().first : nil })
                 let stringsAnnounced = Set(
                     batch.compactMap { $0.hasPrefix("strings ") ? $0.split(separator: " ").dropFirst().first : nil })
+                // A rollout change is announced twice (see `announceRecorded`): the plain one only from an older release.
+                let rolloutsRecorded = Set(
+                    batch.compactMap { $0.hasPrefix("rolloutrecorded ") ? $0.split(separator: " ").dropFirst().first : nil })
                 for payload in batch {
                     // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
                     let parts = payload.split(separator: " ")
+                    if parts.count == 7, parts[0] == "rolloutrecorded" {
+                        // "rolloutrecorded <account> <ms> <origin> <environment> <id> <revision>"
+                        guard parts[3] != origin, let millis = Int64(parts[2]), let id = Int(parts[5]), let revision = Int(parts[6])
+                        else { continue }
+                        onChange(
+                            .rolloutRecorded(
+                                account: String(parts[1]), environment: String(parts[4]), rollout: id, revision: revision,
+                                committedAtMillis: millis))
+                        continue
+                    }
                     guard parts.count == 3 || parts.count == 4, let millis = Int64(parts[2]) else { continue }
                     let own = parts.count == 4 && parts[3] == origin
                     if parts[0] == "token" {
@@ -218,7 +232,8 @@ struct ChangeListener {
                         onChange(.strings(locale: String(parts[1]), committedAtMillis: millis))
                     } else if parts[0] == "pointer" || parts[0] == "rollout" {
                         // A pointer moved or a rollout changed: no row counted by the safety net below.
-                        guard !own, parts[0] == "rollout" || !rowsAnnounced.contains(parts[1]) else { continue }
+                        guard !own, parts[0] == "rollout" ? !rolloutsRecorded.contains(parts[1]) : !rowsAnnounced.contains(parts[1])
+                        else { continue }
                         let account = String(parts[1])
                         onChange(
                             parts[0] == "pointer"
@@ -269,8 +284,11 @@ struct PGRows: StoreRows {
     let origin: String
 
     /// Tells the other replicas, at commit: `<kind> <name> <committed ms> <origin>` on the store's channel.
-    func announce(_ kind: String, _ name: String, atMillis millis: Int64 = currentTimeMillis()) throws(StoreError) {
-        _ = try db.execute("SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text("\(kind) \(name) \(millis) \(origin)")])
+    func announce(_ kind: String, _ name: String, atMillis millis: Int64 = currentTimeMillis(), then more: String? = nil)
+        throws(StoreError)
+    {
+        let payload = "\(kind) \(name) \(millis) \(origin)" + (more.map { " \($0)" } ?? "")
+        _ = try db.execute("SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text(payload)])
     }
 
     func latest(account: String) throws(StoreError) -> StoredVersion? {

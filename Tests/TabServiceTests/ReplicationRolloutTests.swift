@@ -57,4 +57,77 @@ extension ReplicationTests {
         #expect(actions.filter { $0 == "rollout.completed" }.count == 1, "\(actions)")
         #expect(actions.filter { $0 == "rollout.start" }.count == 1, "\(actions)")
     }
+
+    /// A change recorded through replica A reaches B's clients as it reaches A's: B's `/v1/events` gives the change's
+    /// `event: rollout` with its author, and a long-poll held on B by an install the change moves answers at once.
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func aRolloutChangeThroughOneReplicaIsAnEventAndAWakeOnTheOther() async throws {
+        let database = try Self.freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let a = try await ServerProcess.start(store: database, directory: directory)
+        defer { a.kill9() }
+        let b = try await ServerProcess.start(store: database, directory: directory)
+        defer { b.kill9() }
+        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+
+        let first = try await put(a.port, "raised", ["one"])
+        let etag = try #require(first.header("ETag"))
+        let client = HTTPTestClient(port: a.port)
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/raised/layout?publish=false",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["one", "two"]))
+        #expect(draft.status == 200)
+        let started = try await client.send(
+            "POST", "/v1/accounts/raised/layout/rollout",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]),
+            body: Array(#"{"version": 2, "percent": 1, "seed": "fixed"}"#.utf8))
+        #expect(started.status == 201, "\(started.text)")
+
+        // An install that B serves the stable version (1) while the rollout is at 1%.
+        var held: (install: String, etag: String)?
+        let learning = ContinuousClock.now
+        while held == nil, ContinuousClock.now - learning < .seconds(3) {
+            for install in (0..<20).map({ "install-\($0)" }) {
+                let onB = try await HTTPTestClient(port: b.port).send(
+                    "GET", "/v1/accounts/raised/tabs", headers: [("X-Install-Id", install)])
+                guard onB.header("Vary")?.contains("X-Install-Id") == true else { break }
+                if onB.json?["version"] as? Int == 1, let tag = onB.header("ETag") {
+                    held = (install, tag)
+                    break
+                }
+            }
+            if held == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let (install, stableTag) = try #require(held, "B serves the rollout with the stable version to some install")
+
+        // On B: a change feed from now, and that install's long-poll for 20 s.
+        let feed = Task { try await HTTPTestClient(port: b.port).send("GET", "/v1/events", headers: ServiceHarness.admin()) }
+        let waitStarted = ContinuousClock.now
+        let poll = Task {
+            try await HTTPTestClient(port: b.port).send(
+                "GET", "/v1/accounts/raised/tabs?wait=20", headers: [("X-Install-Id", install), ("If-None-Match", stableTag)])
+        }
+        try await Task.sleep(for: .milliseconds(500))  // both are held on B
+
+        let raised = try await client.send(
+            "PATCH", "/v1/accounts/raised/layout/rollout", headers: ServiceHarness.admin([("Content-Type", "application/json")]),
+            body: Array(#"{"percent": 100}"#.utf8))
+        #expect(raised.status == 200, "\(raised.text)")
+
+        let answer = try await poll.value
+        #expect(answer.status == 200 && answer.json?["version"] as? Int == 2, "\(answer.status) \(answer.text)")
+        #expect(ContinuousClock.now - waitStarted < .seconds(5), "B's long-poll answered when A recorded the raise, not at its deadline")
+        let events = try await feed.value.text
+        #expect(events.contains("event: rollout"), "\(events)")
+        #expect(events.contains(#""percent":100"#) && events.contains(#""state":"running""#), "\(events)")
+        #expect(
+            events.contains(#""author":""#) && !events.contains(#""author":"tabserver""#), "the operator's change, as theirs: \(events)")
+
+        // Both replicas show the same history of the rollout.
+        let onA = try await client.send("GET", "/v1/accounts/raised/layout/rollout", headers: ServiceHarness.admin())
+        let onB = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/raised/layout/rollout", headers: ServiceHarness.admin())
+        let changes = (onA.json?["history"] as? [[String: Any]])?.compactMap { $0["change"] as? String }
+        #expect(changes == ["started", "raised"], "\(onA.text)")
+        #expect((onB.json?["history"] as? [[String: Any]])?.count == 2)
+    }
 }

@@ -111,6 +111,27 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
+    func everyRecordedChangeIsInTheRolloutsHistoryAsItsAuthorsAtItsRevision(backend: Backend) async throws {
+        let store = try backend.open()
+        let first = try await store.append(write("a", "{\"n\":1}", .ifNoneMatchAny))
+        let candidate = try await store.append(draft("a", "{\"n\":2}", .ifMatch([first.etag])))
+        _ = try await start(store, "a", try plan(candidate.version, percent: 10), ifMatch: first.etag)
+        let raised = try await store.changeRollout(account: "a", environment: Self.production, author: "ops", audit: nil) {
+            (stored) throws(DeliveryError) in
+            try stored.patched(RolloutPatch(percent: Percent(20), paused: true), at: Timestamp(unixMillis: currentTimeMillis()))
+        }
+        let back = try await store.changeRollout(account: "a", environment: Self.production, author: "alertmanager", audit: nil) {
+            (stored) throws(DeliveryError) in try stored.rolledBack(reason: "crashes", at: Timestamp(unixMillis: currentTimeMillis()))
+        }
+        let (stored, _) = try #require(try await store.latestRollout(account: "a", environment: Self.production))
+        #expect(stored == back.rollout)
+        #expect(stored.history.map(\.author) == ["tester", "ops", "ops", "alertmanager"])
+        #expect(stored.history.map(\.transition.kind) == [.started, .raised, .paused, .rolledBack])
+        #expect(stored.history(at: raised.rollout.revision).count == 2 && stored.history(at: stored.revision).count == 1)
+        #expect(stored.history.map(\.revision) == [1, raised.rollout.revision, raised.rollout.revision, back.rollout.revision])
+    }
+
+    @Test(arguments: Backend.available)
     func aRolloutIsUpdatedOnlyWhereItsRevisionIsTheOneRead(backend: Backend) async throws {
         let store = try #require(try backend.open() as? any StoreBackend)
         let first = try await store.append(write("a", "{\"n\":1}", .ifNoneMatchAny))
