@@ -9,10 +9,18 @@ extension TabService {
           application/json:
             schema:
               type: object
-              required: [id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served]
+              required: [id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, history]
               properties:
                 state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
                 served: {type: object, required: [candidate, stable]}
+                history:
+                  type: array
+                  items:
+                    type: object
+                    required: [at, author, change, state, percent, step, message]
+                    properties:
+                      change: {type: string, enum: [scheduled, started, stepped, raised, paused, resumed, completed, rolledBack]}
+                      state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
         """
 
     static let rolloutRoutes: [Route] = [

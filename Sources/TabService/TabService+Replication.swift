@@ -1,15 +1,24 @@
 import Logging
+import Synchronization
 import TabDelivery
 import TabLayout
 import TabStore
 
 extension TabService {
     /// Follows changes that other replicas commit to a shared store, so that every replica's snapshot
-    /// converges (within the store's notification delay, and its periodic check as a safety net).
+    /// converges (within the store's notification delay, and its periodic check as a safety net). Changes are
+    /// applied one at a time, in the order announced: a refresh that read the store earlier never publishes after
+    /// one that read it later (a rollout's older revision over a newer one, its events out of order).
     func followStoreChanges() {
+        // Each change's refresh waits for the one before it.
+        let latest = Mutex<Task<Void, Never>?>(nil)
         store.watch { [weak self] change in
-            guard let self else { return }
-            Task { await self.refresh(after: change) }
+            latest.withLock { previous in
+                previous = Task { [previous] in
+                    await previous?.value
+                    await self?.refresh(after: change)
+                }
+            }
         }
     }
 

@@ -100,12 +100,12 @@ extension ReplicationTests {
         }
         let (install, stableTag) = try #require(held, "B serves the rollout with the stable version to some install")
 
-        // On B: a change feed from now, and that install's long-poll for 20 s.
+        // On B: a change feed from now, and that install's long-poll for 8 s.
         let feed = Task { try await HTTPTestClient(port: b.port).send("GET", "/v1/events", headers: ServiceHarness.admin()) }
         let waitStarted = ContinuousClock.now
         let poll = Task {
             try await HTTPTestClient(port: b.port).send(
-                "GET", "/v1/accounts/raised/tabs?wait=20", headers: [("X-Install-Id", install), ("If-None-Match", stableTag)])
+                "GET", "/v1/accounts/raised/tabs?wait=8", headers: [("X-Install-Id", install), ("If-None-Match", stableTag)])
         }
         try await Task.sleep(for: .milliseconds(500))  // both are held on B
 
