@@ -314,13 +314,21 @@ extension TabService {
     }
 
     /// Publishes `record` (a version this replica or another committed) and its change event.
-    func commit(_ record: StoredVersion, document: LayoutDocument?, in environment: EnvironmentName? = nil) async {
+    func commit(_ record: StoredVersion, document: LayoutDocument?, in environment: EnvironmentName? = nil, event: ChangeEvent? = nil)
+        async
+    {
         webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publish(in: environment ?? environmentList.served) { snapshot in
-            guard let next = snapshot.applying(record, document: document, logger: logger) else { return nil }
+            // A given event (a promotion) is told even when the snapshot serves the record already (a replica that
+            // learned of the pointer's move first).
+            guard let next = snapshot.applying(record, document: document, logger: logger) ?? (event == nil ? nil : snapshot) else {
+                return nil
+            }
             let affected = snapshot.dependents(of: record.account).union(next.dependents(of: record.account)).union([record.account])
-            return (next, [ChangeEvent(layout: record, affected: affected)])
+            var told = event ?? ChangeEvent(layout: record, affected: affected)
+            told.affected = affected
+            return (next, [told])
         }
     }
 

@@ -28,16 +28,15 @@ extension TabService {
             switch change {
             case .layout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                for environment in environmentList.names {
-                    guard let record = try await store.pointed(account: account, environment: environment.text) else { continue }
-                    let document = record.deleted ? nil : try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-                    await commit(record, document: document, in: environment)
-                }
+                try await refreshLayout(account)
             case .strings(let locale, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                for environment in environmentList.names {
-                    guard let record = try await store.pointedStrings(locale: locale, environment: environment.text) else { continue }
-                    await commit(strings: record, table: try StringsTable.read(record.source), in: environment)
+                try await refreshStrings(locale)
+            case .promoted(let promotion):
+                metrics.noteReplicationLag(millis: currentTimeMillis() - promotion.committedAtMillis)
+                switch promotion.subject {
+                case .layout(let account): try await refreshLayout(account, promoted: promotion)
+                case .strings(let locale): try await refreshStrings(locale, promoted: promotion)
                 }
             case .rollout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
@@ -65,6 +64,36 @@ extension TabService {
         } catch {
             metrics.storeErrors.add()
             logger.error("following a store change (\(change)) failed: \(error)")
+        }
+    }
+
+    /// Serves what every environment points at for `account`; the version `promoted` moved `to` to is told as that
+    /// promotion (`event: promote`), any other change as a layout's.
+    private func refreshLayout(_ account: String, promoted promotion: PromotionNotice? = nil) async throws {
+        for environment in environmentList.names {
+            guard let record = try await store.pointed(account: account, environment: environment.text) else { continue }
+            if let promotion, promotion.to == environment.text, promotion.version == record.version {
+                await publishPromotion(
+                    record, from: promotion.from, to: environment, author: promotion.author, atMillis: promotion.committedAtMillis)
+                continue
+            }
+            let document = record.deleted ? nil : try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+            await commit(record, document: document, in: environment)
+        }
+    }
+
+    /// Serves what every environment points at for the `locale` strings table, as ``refreshLayout(_:promoted:)`` does.
+    private func refreshStrings(_ locale: String, promoted promotion: PromotionNotice? = nil) async throws {
+        for environment in environmentList.names {
+            guard let record = try await store.pointedStrings(locale: locale, environment: environment.text) else { continue }
+            let table = try StringsTable.read(record.source)
+            if let promotion, promotion.to == environment.text, promotion.version == record.version {
+                await publishPromotion(
+                    strings: record, table: table, from: promotion.from, to: environment, author: promotion.author,
+                    atMillis: promotion.committedAtMillis)
+                continue
+            }
+            await commit(strings: record, table: table, in: environment)
         }
     }
 

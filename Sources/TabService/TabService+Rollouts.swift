@@ -88,7 +88,8 @@ extension TabService {
                 case .unchanged(let record):
                     return self.written(record, status: 200)
                 case .moved(let record, let created):
-                    await self.publishPromotion(record, from: promotion.from, to: promotion.to, author: author)
+                    await self.publishPromotion(
+                        record, from: promotion.from.text, to: promotion.to, author: author, atMillis: currentTimeMillis())
                     return self.written(record, status: created ? 201 : 200)
                 case .rollout(let recorded):
                     await self.publish(recorded)
@@ -126,13 +127,9 @@ extension TabService {
                     try promotion.decide(locale: locale, fromPointer: source, current: current, precondition: precondition)
                 }
                 if moved, let table = try? StringsTable.read(record.source) {
-                    let now = currentTimeMillis()
-                    let event = ChangeEvent(
-                        kind: .promote, account: nil, locale: locale, version: record.version, etag: record.etag, author: author,
-                        atMillis: now, deleted: false, sequence: 0, affected: nil,
-                        data: ChangeEventData.promotion(
-                            record, from: promotion.from.text, to: promotion.to.text, author: author, atMillis: now))
-                    await self.commit(strings: record, table: table, in: promotion.to, event: event)
+                    await self.publishPromotion(
+                        strings: record, table: table, from: promotion.from.text, to: promotion.to, author: author,
+                        atMillis: currentTimeMillis())
                 }
                 return json(
                     200, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
@@ -143,21 +140,28 @@ extension TabService {
         }
     }
 
-    /// Serves a promoted version in `to` and tells `/v1/events` (`event: promote`).
-    func publishPromotion(_ record: StoredVersion, from: EnvironmentName, to: EnvironmentName, author: String) async {
-        webhookWorker.poke()
-        let document = try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-        let logger = self.logger
-        let now = currentTimeMillis()
-        await publish(in: to) { snapshot in
-            let next = snapshot.applying(record, document: document, logger: logger) ?? snapshot
-            let affected = snapshot.dependents(of: record.account).union(next.dependents(of: record.account)).union([record.account])
-            let event = ChangeEvent(
-                kind: .promote, account: record.account, locale: nil, version: record.version, etag: record.etag, author: author,
-                atMillis: now, deleted: false, sequence: 0, affected: affected,
-                data: ChangeEventData.promotion(record, from: from.text, to: to.text, author: author, atMillis: now))
-            return (next, [event])
-        }
+    /// Serves a promoted version in `to` and tells `/v1/events` (`event: promote`): on the replica that promoted, and
+    /// on the others when the store announces it.
+    func publishPromotion(_ record: StoredVersion, from: String, to: EnvironmentName, author: String, atMillis: Int64) async {
+        let event = ChangeEvent(
+            kind: .promote, account: record.account, locale: nil, version: record.version, etag: record.etag, author: author,
+            atMillis: atMillis, deleted: false, sequence: 0, affected: nil,
+            data: ChangeEventData.promotion(record, from: from, to: to.text, author: author, atMillis: atMillis))
+        await commit(
+            record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)), in: to, event: event)
+    }
+
+    /// Serves a promoted strings table in `to` and tells `/v1/events` (`event: promote`, for every account).
+    func publishPromotion(
+        strings record: StoredStrings, table: StringsTable, from: String, to: EnvironmentName, author: String, atMillis: Int64
+    )
+        async
+    {
+        let event = ChangeEvent(
+            kind: .promote, account: nil, locale: record.locale, version: record.version, etag: record.etag, author: author,
+            atMillis: atMillis, deleted: false, sequence: 0, affected: nil,
+            data: ChangeEventData.promotion(record, from: from, to: to.text, author: author, atMillis: atMillis))
+        await commit(strings: record, table: table, in: to, event: event)
     }
 
     /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.

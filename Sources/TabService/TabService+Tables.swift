@@ -132,7 +132,10 @@ extension TabService {
         webhookWorker.poke()  // the write committed its deliveries with it
         let logger = self.logger
         await publish(in: environment ?? environmentList.served) { snapshot in
-            guard let next = snapshot.applying(strings: record, table: table, logger: logger) else { return nil }
+            // A given event (a promotion) is told even when the snapshot serves the table already.
+            guard let next = snapshot.applying(strings: record, table: table, logger: logger) ?? (event == nil ? nil : snapshot) else {
+                return nil
+            }
             return (next, [event ?? ChangeEvent(strings: record)])
         }
     }

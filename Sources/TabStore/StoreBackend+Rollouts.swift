@@ -12,6 +12,8 @@ public protocol DeliveryRows {
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int?
     /// Points an environment at a version of a strings table (announced to the other replicas).
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError)
+    /// Tells the other replicas of a promotion, at commit (stores no other process reads do nothing).
+    func announce(_ promotion: PromotionNotice) throws(StoreError)
     /// One version of a strings table.
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings?
     /// Accounts whose version in `environment` extends `account` (deletions excluded).
@@ -192,7 +194,11 @@ extension StoreBackend {
                 guard let record = try rows.version(account: account, number: version) else { throw .notFound }
                 try rows.setPointer(account: account, environment: to, version: version)
                 try WriteRule.record(audit, version: version, rows)
-                try Outbox.enqueue(promotion: record, from: from, to: to, author: author, rows)
+                let now = currentTimeMillis()
+                try Outbox.enqueue(promotion: record, from: from, to: to, author: author, atMillis: now, rows)
+                try rows.announce(
+                    PromotionNotice(
+                        subject: .layout(account: account), from: from, to: to, version: version, author: author, committedAtMillis: now))
                 return .moved(record, created: creates)
             case .rollout(let change):
                 return .rollout(try WriteRule.insertRollout(change, author: author, audit: audit, rows))
@@ -225,6 +231,10 @@ extension StoreBackend {
                 guard let record = try rows.strings(locale: locale, number: version) else { throw .notFound }
                 try rows.setStringsPointer(locale: locale, environment: to, version: version)
                 try WriteRule.record(audit, version: version, rows)
+                try rows.announce(
+                    PromotionNotice(
+                        subject: .strings(locale: locale), from: from, to: to, version: version, author: author,
+                        committedAtMillis: currentTimeMillis()))
                 return (record, true)
             case .rollout:
                 throw .refused(.invalidBody([FieldProblem(pointer: "/rollout", message: "strings tables are promoted at once")]))

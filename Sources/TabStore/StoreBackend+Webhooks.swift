@@ -167,10 +167,9 @@ enum Outbox {
     }
 
     /// A promotion (`promote`), its data the `event: promote` of `/v1/events`.
-    static func enqueue(promotion record: StoredVersion, from: String, to: String, author: String, _ rows: any StoreRows)
-        throws(StoreError)
-    {
-        let now = currentTimeMillis()
+    static func enqueue(
+        promotion record: StoredVersion, from: String, to: String, author: String, atMillis now: Int64, _ rows: any StoreRows
+    ) throws(StoreError) {
         let event = try? WebhookEvent(
             kind: .promote, account: record.account, timestamp: Date(millis: now),
             data: ChangeEventData.promotion(record, from: from, to: to, author: author, atMillis: now))

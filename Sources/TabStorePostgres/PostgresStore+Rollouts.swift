@@ -3,7 +3,7 @@ import TabStore
 
 /// ``DeliveryRows`` on PostgreSQL. Writers hold the store's advisory lock, and a rollout is updated only where its
 /// revision is the one read: of replicas racing to record a step, exactly one does. Pointer moves and rollout changes
-/// are announced (`pointer|rollout <account> <ms> <origin>`), delivered at commit.
+/// are announced (`pointer|rollout <account> <ms> <origin>`, and the longer announcements below), delivered at commit.
 extension PGRows {
     private func rollouts(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [Rollout] {
         try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row[0].bytea) }
@@ -69,6 +69,19 @@ extension PGRows {
         return true
     }
 
+    /// Announces a promotion (`promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>`, the
+    /// author percent-encoded), beside the pointer's own announcement that replicas of an older release read.
+    func announce(_ promotion: PromotionNotice) throws(StoreError) {
+        let (kind, name) =
+            switch promotion.subject {
+            case .layout(let account): ("promoted", account)
+            case .strings(let locale): ("stringspromoted", locale)
+            }
+        try announce(
+            kind, name, atMillis: promotion.committedAtMillis,
+            then: "\(promotion.from) \(promotion.to) \(promotion.version) \(NotificationWord.encode(promotion.author))")
+    }
+
     /// Announces a recorded rollout change twice: `rolloutrecorded <account> <ms> <origin> <environment> <id>
     /// <revision>` for replicas that give its events to `/v1/events`, and `rollout <account> <ms> <origin>` for those
     /// of an older release (which skip the first: it has more words than they read).
@@ -94,5 +107,43 @@ extension PGRows {
             .first
         return ServedCounts(
             candidate: row.flatMap { $0[0].text.flatMap { Int($0) } } ?? 0, stable: row.flatMap { $0[1].text.flatMap { Int($0) } } ?? 0)
+    }
+}
+
+/// A word of a notification's payload (words are separated by spaces): bytes other than letters, digits and
+/// `-._~` percent-encoded.
+enum NotificationWord {
+    static func encode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    /// The text of an encoded word; nil when an escape is cut short or not hexadecimal, or the bytes are not UTF-8.
+    static func decode(_ word: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var index = word.utf8.startIndex
+        while index < word.utf8.endIndex {
+            let byte = word.utf8[index]
+            index = word.utf8.index(after: index)
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let end = word.utf8.index(index, offsetBy: 2, limitedBy: word.utf8.endIndex),
+                let value = UInt8(String(decoding: word.utf8[index..<end], as: UTF8.self), radix: 16)
+            else { return nil }
+            bytes.append(value)
+            index = end
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 }

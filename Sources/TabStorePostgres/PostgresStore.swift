@@ -12,7 +12,8 @@ import TabStore
 /// every commit is announced with NOTIFY so that other replicas reload what changed (``watch(_:)``).
 public final class PostgresStore: StoreBackend {
     /// The channel commits are announced on; the payload is `<kind> <name> <committed ms> <origin>` (kinds `layout`,
-    /// `strings`, `token`, `pointer`, `stringspointer`, `rollout`), or `rolloutrecorded` with three more words.
+    /// `strings`, `token`, `pointer`, `stringspointer`, `rollout`), or `rolloutrecorded` with three more words, or
+    /// `promoted`/`stringspromoted` with four.
     static let channel = "tabserver_changes"
 
     private let url: String
@@ -205,12 +206,30 @@ struct ChangeListener {
                 let rowsAnnounced = Set(batch.compactMap { $0.hasPrefix("layout ") ? $0.split(separator: " ").dropFirst().first : nil })
                 let stringsAnnounced = Set(
                     batch.compactMap { $0.hasPrefix("strings ") ? $0.split(separator: " ").dropFirst().first : nil })
-                // A rollout change is announced twice (see `announceRecorded`): the plain one only from an older release.
-                let rolloutsRecorded = Set(
-                    batch.compactMap { $0.hasPrefix("rolloutrecorded ") ? $0.split(separator: " ").dropFirst().first : nil })
+                // A rollout change and a promotion are announced twice (see `announceRecorded`, `announce(_:)`): the
+                // plain announcement is for replicas of an older release.
+                func named(_ kind: String) -> Set<Substring> {
+                    Set(batch.compactMap { $0.hasPrefix(kind + " ") ? $0.split(separator: " ").dropFirst().first : nil })
+                }
+                let rolloutsRecorded = named("rolloutrecorded")
+                let (promoted, stringsPromoted) = (named("promoted"), named("stringspromoted"))
                 for payload in batch {
                     // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
                     let parts = payload.split(separator: " ")
+                    if parts.count == 8, parts[0] == "promoted" || parts[0] == "stringspromoted" {
+                        // "promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>"
+                        guard parts[3] != origin, let millis = Int64(parts[2]), let version = Int(parts[6]),
+                            let author = NotificationWord.decode(parts[7])
+                        else { continue }
+                        let name = String(parts[1])
+                        onChange(
+                            .promoted(
+                                PromotionNotice(
+                                    subject: parts[0] == "promoted" ? .layout(account: name) : .strings(locale: name),
+                                    from: String(parts[4]),
+                                    to: String(parts[5]), version: version, author: author, committedAtMillis: millis)))
+                        continue
+                    }
                     if parts.count == 7, parts[0] == "rolloutrecorded" {
                         // "rolloutrecorded <account> <ms> <origin> <environment> <id> <revision>"
                         guard parts[3] != origin, let millis = Int64(parts[2]), let id = Int(parts[5]), let revision = Int(parts[6])
@@ -228,11 +247,13 @@ struct ChangeListener {
                         if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
                     } else if parts[0] == "stringspointer" {
                         // A strings table's pointer moved (a promotion; a write announces its row as well): no row.
-                        guard !own, !stringsAnnounced.contains(parts[1]) else { continue }
+                        guard !own, !stringsAnnounced.contains(parts[1]), !stringsPromoted.contains(parts[1]) else { continue }
                         onChange(.strings(locale: String(parts[1]), committedAtMillis: millis))
                     } else if parts[0] == "pointer" || parts[0] == "rollout" {
                         // A pointer moved or a rollout changed: no row counted by the safety net below.
-                        guard !own, parts[0] == "rollout" ? !rolloutsRecorded.contains(parts[1]) : !rowsAnnounced.contains(parts[1])
+                        guard !own,
+                            parts[0] == "rollout"
+                                ? !rolloutsRecorded.contains(parts[1]) : !rowsAnnounced.contains(parts[1]) && !promoted.contains(parts[1])
                         else { continue }
                         let account = String(parts[1])
                         onChange(

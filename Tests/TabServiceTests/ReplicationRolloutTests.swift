@@ -130,4 +130,43 @@ extension ReplicationTests {
         #expect(changes == ["started", "raised"], "\(onA.text)")
         #expect((onB.json?["history"] as? [[String: Any]])?.count == 2)
     }
+
+    /// A promotion through replica A is `event: promote` on B's change feed too (not the `event: layout` of a pointer
+    /// that moved), with its environments and author, for a layout and for a strings table.
+    @Test(.enabled(if: ReplicationTests.enabled))
+    func aPromotionThroughOneReplicaIsAPromoteEventOnTheOther() async throws {
+        let database = try Self.freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let environments = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_ENVIRONMENTS": "staging,production"]
+        let a = try await ServerProcess.start(store: database, directory: directory, environment: environments)
+        defer { a.kill9() }
+        let b = try await ServerProcess.start(store: database, directory: directory, environment: environments)
+        defer { b.kill9() }
+        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let json = [("Content-Type", "application/json")]
+        let client = HTTPTestClient(port: a.port)
+        #expect(try await put(a.port, "promoted", ["one"]).status == 201, "written to staging")
+        let strings = try await client.send(
+            "PUT", "/v1/strings/de-AT", headers: ServiceHarness.admin([("Content-Type", "text/plain")]),
+            body: Array(#""HOME_TAB" = "Daheim";"#.utf8))
+        #expect(strings.status == 201)
+        try await Task.sleep(for: .milliseconds(500))  // B has both
+
+        for (path, subject) in [
+            ("/v1/accounts/promoted/layout/promote", #""account":"promoted""#), ("/v1/strings/de-AT/promote", #""locale":"de-AT""#),
+        ] {
+            let feed = Task { try await HTTPTestClient(port: b.port).send("GET", "/v1/events", headers: ServiceHarness.admin()) }
+            try await Task.sleep(for: .milliseconds(300))  // held on B
+            let promoted = try await client.send(
+                "POST", path, headers: ServiceHarness.admin(json + [("If-None-Match", "*")]), body: Array(#"{"from": "staging"}"#.utf8))
+            #expect([200, 201].contains(promoted.status), "\(path): \(promoted.text)")
+            let events = try await feed.value.text
+            #expect(events.contains("event: promote") && !events.contains("event: layout"), "\(path): \(events)")
+            #expect(
+                events.contains(subject) && events.contains(#""from":"staging""#) && events.contains(#""environment":"production""#), "\(events)")
+            #expect(events.contains(#""author":""#), "\(events)")
+        }
+        let onB = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/promoted/tabs")
+        #expect(onB.json?["layout"] as? String == "promoted", "B serves the promoted layout in production")
+    }
 }
