@@ -108,3 +108,28 @@ def test_a_promotion_shows_its_diff_first_and_then_moves_the_next_pointer(browse
     browser.driver.execute_script("document.getElementById('rollout').scrollIntoView()")
     browser.screenshot("23-environments-promoted")
     assert browser.log_problems() == []
+
+
+def test_a_promotion_made_elsewhere_reaches_the_page_through_the_change_feed(browser, server):
+    # Another operator saves version 4 to staging and promotes it to production with the API, not this page.
+    status, headers, _ = server.request("GET", "/v1/accounts/jack/layout")
+    assert status == 200
+    source = server.layout("jack")[2].replace('"title": "Stories"', '"title": "Tales"')
+    status, _, body = server.request(
+        "PUT", "/v1/accounts/jack/layout", source.encode(), {"Content-Type": "application/json", "If-Match": headers["ETag"]}
+    )
+    assert status == 200, body
+    browser.until(lambda: texts(browser, "#environment-rows tr") == ["staging\tversion 4", "production\tversion 3"], "the save")
+    production = server.request("GET", "/v1/accounts/jack/layout?environment=production")[1]["ETag"]
+    status, _, body = server.request(
+        "POST", "/v1/accounts/jack/layout/promote", json.dumps({"from": "staging"}).encode(),
+        {"Content-Type": "application/json", "If-Match": production},
+    )
+    assert status == 200, body
+    browser.until(lambda: texts(browser, "#environment-rows tr") == ["staging\tversion 4", "production\tversion 4"], "the promotion")
+    browser.until(
+        lambda: any("jack promoted from staging to production → version 4" in text for text in texts(browser, "#feed-list li")),
+        "the promotion in the change feed",
+    )
+    assert browser.log_problems() == []
+

@@ -185,6 +185,14 @@ def test_a_rollback_from_the_page_records_its_reason(browser, server):
     browser.by_id("rollout-rollback").click()
     browser.until(lambda: browser.text("rollout-state") == "rolled back", "the rollback")
     assert browser.text("rollout-reason") == REASON
+    # The rollout's history: each change with the server's message and its author (the time as the browser writes it).
+    history = browser.driver.find_elements("css selector", "#rollout-history li")
+    assert [item.get_attribute("data-change") for item in history] == ["started", "rolledBack"]
+    assert [re.sub(r"^.*? (?=rollout 1)", "", item.text) for item in history] == [
+        "rollout 1 of version 2: started, 50% by console",
+        f"rollout 1 of version 2: rolled back to version 1: {REASON} by console",
+    ]
+    assert all(item.find_element("css selector", "time").get_attribute("datetime").endswith("Z") for item in history)
     assert not browser.by_id("rollout-errors").is_displayed()
     browser.until(lambda: "Rolled back: rollout #1 is rolled back" in browser.status(), "the rollback announced")
     ended = rollout(server, "jack")

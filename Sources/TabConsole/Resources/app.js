@@ -618,6 +618,9 @@ function feedItem(event, change) {
     item.append(open);
   } else if (event.type === "strings") {
     item.append(`strings ${change.locale ?? ""}`);
+  } else if (event.type === "promote") {
+    const subject = change.account ?? `strings ${change.locale ?? ""}`;
+    item.append(`${subject} promoted from ${change.from ?? "?"} to ${change.environment ?? "?"}`);
   } else {
     item.append(event.type);
   }
@@ -638,7 +641,7 @@ async function onFeedEvent(event) {
     if (state.account && !editor.dirty) discardAndLoad().catch(fail);
     return;
   }
-  if (event.type !== "layout" && event.type !== "strings" && event.type !== "rollout") return;
+  if (!["layout", "strings", "rollout", "promote"].includes(event.type)) return;
   let change;
   try {
     change = JSON.parse(event.data);
@@ -649,6 +652,13 @@ async function onFeedEvent(event) {
   while (ui.feedList.children.length > feedLimit) ui.feedList.lastElementChild.remove();
   if (event.type === "rollout") {
     rollout.onEvent(change);
+    return;
+  }
+  if (event.type === "promote") {
+    // A pointer moved to a version that exists already: the environments' rows (and what they serve) follow.
+    if (change.account && change.account === state.account) refreshHistory().catch(fail);
+    if (change.locale && state.account) refreshVariant().catch(fail);
+    loadAccounts().catch(fail);
     return;
   }
   if (state.ownETags.has(change.etag)) return;

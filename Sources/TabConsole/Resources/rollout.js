@@ -50,6 +50,7 @@ export class RolloutPanel {
       next: byId("rollout-next"),
       reason: byId("rollout-reason"),
       steps: byId("rollout-steps"),
+      history: byId("rollout-history"),
       advance: byId("rollout-advance"),
       setPercent: byId("rollout-set-percent"),
       raise: byId("rollout-raise"),
@@ -181,6 +182,7 @@ export class RolloutPanel {
     ui.reason.hidden = !rollout.reason;
     ui.reason.previousElementSibling.hidden = !rollout.reason;
     this.renderSteps();
+    this.renderHistory();
     this.renderArm("stable", rollout.stableVersion, rollout.served?.stable);
     this.renderArm("candidate", rollout.version, rollout.served?.candidate);
 
@@ -217,6 +219,25 @@ export class RolloutPanel {
         } else if (rollout.step !== null && index < rollout.step) {
           item.className = "done";
         }
+        return item;
+      }),
+    );
+  }
+
+  /** Every recorded change, oldest first: when, what (the server's message) and by whom. */
+  renderHistory() {
+    const lines = Array.isArray(this.rollout.history) ? this.rollout.history : [];
+    this.ui.history.replaceChildren(
+      ...lines.map((line) => {
+        const item = document.createElement("li");
+        item.dataset.change = line.change;
+        const time = document.createElement("time");
+        time.dateTime = line.at;
+        time.textContent = formatTime(line.at);
+        const author = document.createElement("span");
+        author.className = "author";
+        author.textContent = `by ${line.author}`;
+        item.append(time, ` ${line.message} `, author);
         return item;
       }),
     );
