@@ -33,8 +33,8 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var reason: String?
     public var history: [HistoryLine]
 
-    /// One recorded change: `{"at", "author", "change", "state", "percent", "step", "message"}`, plus `"reason"` for
-    /// a rollback with one (`step` as the document's, `null` when there is none).
+    /// One recorded change: `{"at", "author", "change", "state", "percent", "message"}`, plus `"step"` for a
+    /// change within a stepped rollout (as the document's) and `"reason"` for a rollback with one.
     public struct HistoryLine: Sendable, Hashable, Encodable {
         public var at: String
         public var author: String
@@ -44,20 +44,6 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
         public var step: Int?
         public var message: String
         public var reason: String?
-
-        private enum Key: String, CodingKey { case at, author, change, state, percent, step, message, reason }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(at, forKey: .at)
-            try container.encode(author, forKey: .author)
-            try container.encode(change, forKey: .change)
-            try container.encode(state, forKey: .state)
-            try container.encode(percent, forKey: .percent)
-            try container.encode(step, forKey: .step)
-            try container.encode(message, forKey: .message)
-            try container.encodeIfPresent(reason, forKey: .reason)
-        }
     }
 
     private enum Key: String, CodingKey {

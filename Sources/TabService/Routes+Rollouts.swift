@@ -17,7 +17,7 @@ extension TabService {
                   type: array
                   items:
                     type: object
-                    required: [at, author, change, state, percent, step, message]
+                    required: [at, author, change, state, percent, message]
                     properties:
                       change: {type: string, enum: [scheduled, started, stepped, raised, paused, resumed, completed, rolledBack]}
                       state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}

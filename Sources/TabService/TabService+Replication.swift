@@ -32,9 +32,10 @@ extension TabService {
             case .strings(let locale, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await refreshStrings(locale)
-            case .promoted(let promotion):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - promotion.committedAtMillis)
-                switch promotion.subject {
+            case .promoted(let subject, let from, let to, let version, let author, let committed):
+                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                let promotion = Promoted(from: from, to: to, version: version, author: author, atMillis: committed)
+                switch subject {
                 case .layout(let account): try await refreshLayout(account, promoted: promotion)
                 case .strings(let locale): try await refreshStrings(locale, promoted: promotion)
                 }
@@ -67,14 +68,17 @@ extension TabService {
         }
     }
 
+    /// A promotion another replica announced.
+    private typealias Promoted = (from: String, to: String, version: Int, author: String, atMillis: Int64)
+
     /// Serves what every environment points at for `account`; the version `promoted` moved `to` to is told as that
     /// promotion (`event: promote`), any other change as a layout's.
-    private func refreshLayout(_ account: String, promoted promotion: PromotionNotice? = nil) async throws {
+    private func refreshLayout(_ account: String, promoted promotion: Promoted? = nil) async throws {
         for environment in environmentList.names {
             guard let record = try await store.pointed(account: account, environment: environment.text) else { continue }
             if let promotion, promotion.to == environment.text, promotion.version == record.version {
                 await publishPromotion(
-                    record, from: promotion.from, to: environment, author: promotion.author, atMillis: promotion.committedAtMillis)
+                    record, from: promotion.from, to: environment, author: promotion.author, atMillis: promotion.atMillis)
                 continue
             }
             let document = record.deleted ? nil : try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
@@ -83,14 +87,14 @@ extension TabService {
     }
 
     /// Serves what every environment points at for the `locale` strings table, as ``refreshLayout(_:promoted:)`` does.
-    private func refreshStrings(_ locale: String, promoted promotion: PromotionNotice? = nil) async throws {
+    private func refreshStrings(_ locale: String, promoted promotion: Promoted? = nil) async throws {
         for environment in environmentList.names {
             guard let record = try await store.pointedStrings(locale: locale, environment: environment.text) else { continue }
             let table = try StringsTable.read(record.source)
             if let promotion, promotion.to == environment.text, promotion.version == record.version {
                 await publishPromotion(
                     strings: record, table: table, from: promotion.from, to: environment, author: promotion.author,
-                    atMillis: promotion.committedAtMillis)
+                    atMillis: promotion.atMillis)
                 continue
             }
             await commit(strings: record, table: table, in: environment)

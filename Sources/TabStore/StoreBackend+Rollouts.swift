@@ -13,7 +13,8 @@ public protocol DeliveryRows {
     /// Points an environment at a version of a strings table (announced to the other replicas).
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError)
     /// Tells the other replicas of a promotion, at commit (stores no other process reads do nothing).
-    func announce(_ promotion: PromotionNotice) throws(StoreError)
+    func announcePromotion(_ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64)
+        throws(StoreError)
     /// One version of a strings table.
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings?
     /// Accounts whose version in `environment` extends `account` (deletions excluded).
@@ -196,9 +197,7 @@ extension StoreBackend {
                 try WriteRule.record(audit, version: version, rows)
                 let now = currentTimeMillis()
                 try Outbox.enqueue(promotion: record, from: from, to: to, author: author, atMillis: now, rows)
-                try rows.announce(
-                    PromotionNotice(
-                        subject: .layout(account: account), from: from, to: to, version: version, author: author, committedAtMillis: now))
+                try rows.announcePromotion(.layout(account: account), from: from, to: to, version: version, author: author, atMillis: now)
                 return .moved(record, created: creates)
             case .rollout(let change):
                 return .rollout(try WriteRule.insertRollout(change, author: author, audit: audit, rows))
@@ -231,10 +230,8 @@ extension StoreBackend {
                 guard let record = try rows.strings(locale: locale, number: version) else { throw .notFound }
                 try rows.setStringsPointer(locale: locale, environment: to, version: version)
                 try WriteRule.record(audit, version: version, rows)
-                try rows.announce(
-                    PromotionNotice(
-                        subject: .strings(locale: locale), from: from, to: to, version: version, author: author,
-                        committedAtMillis: currentTimeMillis()))
+                try rows.announcePromotion(
+                    .strings(locale: locale), from: from, to: to, version: version, author: author, atMillis: currentTimeMillis())
                 return (record, true)
             case .rollout:
                 throw .refused(.invalidBody([FieldProblem(pointer: "/rollout", message: "strings tables are promoted at once")]))

@@ -9,9 +9,9 @@ public enum StoreChange: Sendable, Equatable {
     case rolloutRecorded(account: String, environment: String, rollout: Int, revision: Int, committedAtMillis: Int64)
     /// A strings table has a new version.
     case strings(locale: String, committedAtMillis: Int64)
-    /// An environment was pointed at another environment's version (`POST …/promote`): what `/v1/events` tells as
-    /// `event: promote`. The pointer's own announcement (`layout` or `strings`) may come too.
-    case promoted(PromotionNotice)
+    /// An environment (`to`) was pointed at the version another one (`from`) points at (`POST …/promote`), by
+    /// `author`: what `/v1/events` tells as `event: promote`. The pointer's own announcement may come too.
+    case promoted(PromotionSubject, from: String, to: String, version: Int, author: String, committedAtMillis: Int64)
     /// An API token was made, revoked or rotated: authentication must see it within a second.
     case token(id: String, committedAtMillis: Int64)
     /// Something changed that was not announced one by one (the periodic check found it): reload everything.
@@ -23,33 +23,15 @@ extension TabStore {
     public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {}
 }
 
-/// A promotion as the store announces it to the other replicas.
-public struct PromotionNotice: Sendable, Equatable {
-    public enum Subject: Sendable, Equatable {
-        case layout(account: String)
-        case strings(locale: String)
-    }
-
-    public var subject: Subject
-    public var from: String
-    public var to: String
-    /// The version `to` points at now.
-    public var version: Int
-    /// Who promoted (the token's name).
-    public var author: String
-    public var committedAtMillis: Int64
-
-    public init(subject: Subject, from: String, to: String, version: Int, author: String, committedAtMillis: Int64) {
-        self.subject = subject
-        self.from = from
-        self.to = to
-        self.version = version
-        self.author = author
-        self.committedAtMillis = committedAtMillis
-    }
+/// What a promotion moved: an account's layout or a strings table.
+public enum PromotionSubject: Sendable, Equatable {
+    case layout(account: String)
+    case strings(locale: String)
 }
 
 extension DeliveryRows {
     /// Stores that only this process writes have no one to tell.
-    public func announce(_ promotion: PromotionNotice) throws(StoreError) {}
+    public func announcePromotion(
+        _ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64
+    ) throws(StoreError) {}
 }

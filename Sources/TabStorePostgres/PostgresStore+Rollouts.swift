@@ -71,15 +71,15 @@ extension PGRows {
 
     /// Announces a promotion (`promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>`, the
     /// author percent-encoded), beside the pointer's own announcement that replicas of an older release read.
-    func announce(_ promotion: PromotionNotice) throws(StoreError) {
+    func announcePromotion(
+        _ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64
+    ) throws(StoreError) {
         let (kind, name) =
-            switch promotion.subject {
+            switch subject {
             case .layout(let account): ("promoted", account)
             case .strings(let locale): ("stringspromoted", locale)
             }
-        try announce(
-            kind, name, atMillis: promotion.committedAtMillis,
-            then: "\(promotion.from) \(promotion.to) \(promotion.version) \(NotificationWord.encode(promotion.author))")
+        try announce(kind, name, atMillis: atMillis, then: "\(from) \(to) \(version) \(NotificationWord.encode(author))")
     }
 
     /// Announces a recorded rollout change twice: `rolloutrecorded <account> <ms> <origin> <environment> <id>

@@ -224,10 +224,8 @@ struct ChangeListener {
                         let name = String(parts[1])
                         onChange(
                             .promoted(
-                                PromotionNotice(
-                                    subject: parts[0] == "promoted" ? .layout(account: name) : .strings(locale: name),
-                                    from: String(parts[4]),
-                                    to: String(parts[5]), version: version, author: author, committedAtMillis: millis)))
+                                parts[0] == "promoted" ? .layout(account: name) : .strings(locale: name), from: String(parts[4]),
+                                to: String(parts[5]), version: version, author: author, committedAtMillis: millis))
                         continue
                     }
                     if parts.count == 7, parts[0] == "rolloutrecorded" {

@@ -7,27 +7,18 @@ import Testing
 extension ReplicationTests {
     @Test(.enabled(if: ReplicationTests.enabled))
     func eachStepOfARolloutIsRecordedOnceByOneOfTwoReplicas() async throws {
-        let database = try Self.freshDatabase()
-        let directory = NSTemporaryDirectory()
-        let a = try await ServerProcess.start(store: database, directory: directory)
-        defer { a.kill9() }
-        let b = try await ServerProcess.start(store: database, directory: directory)
-        defer { b.kill9() }
-        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let (a, b) = try await Self.twoReplicas()
+        defer {
+            a.kill9()
+            b.kill9()
+        }
 
-        let first = try await put(a.port, "stepped", ["one"])
-        let etag = try #require(first.header("ETag"))
         let client = HTTPTestClient(port: a.port)
-        let draft = try await client.send(
-            "PUT", "/v1/accounts/stepped/layout?publish=false",
-            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["one", "two"]))
-        #expect(draft.status == 200)
-        let plan =
-            #"{"version": 2, "steps": [{"percent": 10, "hold": "PT1S"}, {"percent": 50, "hold": "PT1S"}, {"percent": 100, "hold": "PT1S"}]}"#
-        let started = try await client.send(
-            "POST", "/v1/accounts/stepped/layout/rollout",
-            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: Array(plan.utf8))
-        #expect(started.status == 201, "\(started.text)")
+        try await startRollout(
+            a.port, "stepped",
+            plan:
+                #"{"version": 2, "steps": [{"percent": 10, "hold": "PT1S"}, {"percent": 50, "hold": "PT1S"}, {"percent": 100, "hold": "PT1S"}]}"#
+        )
 
         // Replica B serves the rollout too (it learns of it from the store's notification), with the same arms as A.
         let learning = ContinuousClock.now
@@ -62,26 +53,14 @@ extension ReplicationTests {
     /// `event: rollout` with its author, and a long-poll held on B by an install the change moves answers at once.
     @Test(.enabled(if: ReplicationTests.enabled))
     func aRolloutChangeThroughOneReplicaIsAnEventAndAWakeOnTheOther() async throws {
-        let database = try Self.freshDatabase()
-        let directory = NSTemporaryDirectory()
-        let a = try await ServerProcess.start(store: database, directory: directory)
-        defer { a.kill9() }
-        let b = try await ServerProcess.start(store: database, directory: directory)
-        defer { b.kill9() }
-        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let (a, b) = try await Self.twoReplicas()
+        defer {
+            a.kill9()
+            b.kill9()
+        }
 
-        let first = try await put(a.port, "raised", ["one"])
-        let etag = try #require(first.header("ETag"))
         let client = HTTPTestClient(port: a.port)
-        let draft = try await client.send(
-            "PUT", "/v1/accounts/raised/layout?publish=false",
-            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["one", "two"]))
-        #expect(draft.status == 200)
-        let started = try await client.send(
-            "POST", "/v1/accounts/raised/layout/rollout",
-            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]),
-            body: Array(#"{"version": 2, "percent": 1, "seed": "fixed"}"#.utf8))
-        #expect(started.status == 201, "\(started.text)")
+        try await startRollout(a.port, "raised", plan: #"{"version": 2, "percent": 1, "seed": "fixed"}"#)
 
         // An install that B serves the stable version (1) while the rollout is at 1%.
         var held: (install: String, etag: String)?
@@ -135,14 +114,12 @@ extension ReplicationTests {
     /// that moved), with its environments and author, for a layout and for a strings table.
     @Test(.enabled(if: ReplicationTests.enabled))
     func aPromotionThroughOneReplicaIsAPromoteEventOnTheOther() async throws {
-        let database = try Self.freshDatabase()
-        let directory = NSTemporaryDirectory()
-        let environments = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_ENVIRONMENTS": "staging,production"]
-        let a = try await ServerProcess.start(store: database, directory: directory, environment: environments)
-        defer { a.kill9() }
-        let b = try await ServerProcess.start(store: database, directory: directory, environment: environments)
-        defer { b.kill9() }
-        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let (a, b) = try await Self.twoReplicas(
+            environment: ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_ENVIRONMENTS": "staging,production"])
+        defer {
+            a.kill9()
+            b.kill9()
+        }
         let json = [("Content-Type", "application/json")]
         let client = HTTPTestClient(port: a.port)
         #expect(try await put(a.port, "promoted", ["one"]).status == 201, "written to staging")
@@ -163,7 +140,8 @@ extension ReplicationTests {
             let events = try await feed.value.text
             #expect(events.contains("event: promote") && !events.contains("event: layout"), "\(path): \(events)")
             #expect(
-                events.contains(subject) && events.contains(#""from":"staging""#) && events.contains(#""environment":"production""#), "\(events)")
+                events.contains(subject) && events.contains(#""from":"staging""#) && events.contains(#""environment":"production""#),
+                "\(events)")
             #expect(events.contains(#""author":""#), "\(events)")
         }
         let onB = try await HTTPTestClient(port: b.port).send("GET", "/v1/accounts/promoted/tabs")

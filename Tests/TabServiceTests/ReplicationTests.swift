@@ -13,6 +13,33 @@ import Testing
         return try PostgresStore.createDatabase(serverURL: try #require(serverURL), name: name)
     }
 
+    /// Two replicas on a fresh database, their listeners listening (the caller kills both when done).
+    static func twoReplicas(environment: [String: String] = ["TABSERVER_ADMIN_TOKEN": ServiceHarness.token]) async throws -> (
+        ServerProcess, ServerProcess
+    ) {
+        let database = try freshDatabase()
+        let directory = NSTemporaryDirectory()
+        let a = try await ServerProcess.start(store: database, directory: directory, environment: environment)
+        let b = try await ServerProcess.start(store: database, directory: directory, environment: environment)
+        try await Task.sleep(for: .milliseconds(300))
+        return (a, b)
+    }
+
+    /// Writes version 1 of `account` through `port`, a draft version 2, and starts a rollout of it with `plan`.
+    func startRollout(_ port: UInt16, _ account: String, plan: String) async throws {
+        let first = try await put(port, account, ["one"])
+        let etag = try #require(first.header("ETag"))
+        let client = HTTPTestClient(port: port)
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/\(account)/layout?publish=false",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["one", "two"]))
+        #expect(draft.status == 200)
+        let started = try await client.send(
+            "POST", "/v1/accounts/\(account)/layout/rollout",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: Array(plan.utf8))
+        #expect(started.status == 201, "\(started.text)")
+    }
+
     func put(_ port: UInt16, _ account: String, _ titles: [String], ifMatch: String? = nil) async throws -> HTTPTestClient.Response {
         var headers = ServiceHarness.admin([("Content-Type", "application/json")])
         if let ifMatch { headers.append(("If-Match", ifMatch)) }
@@ -61,13 +88,11 @@ import Testing
     /// so the writer does not read and parse its own write again.
     @Test(.enabled(if: ReplicationTests.enabled))
     func aReplicaReadsOnlyOtherReplicasChangesBack() async throws {
-        let database = try Self.freshDatabase()
-        let directory = NSTemporaryDirectory()
-        let a = try await ServerProcess.start(store: database, directory: directory)
-        defer { a.kill9() }
-        let b = try await ServerProcess.start(store: database, directory: directory)
-        defer { b.kill9() }
-        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let (a, b) = try await Self.twoReplicas()
+        defer {
+            a.kill9()
+            b.kill9()
+        }
         #expect(try await put(a.port, "own", ["one"]).status == 201)
         let replicated = { (port: UInt16) async throws -> Int in
             let text = try await HTTPTestClient(port: port).send("GET", "/metrics").text
@@ -107,13 +132,11 @@ extension ReplicationTests {
 
     @Test(.enabled(if: ReplicationTests.enabled))
     func aTokenRevokedOnOneReplicaIsRefusedOnTheOtherWithinASecond() async throws {
-        let database = try Self.freshDatabase()
-        let directory = NSTemporaryDirectory()
-        let a = try await ServerProcess.start(store: database, directory: directory)
-        defer { a.kill9() }
-        let b = try await ServerProcess.start(store: database, directory: directory)
-        defer { b.kill9() }
-        try await Task.sleep(for: .milliseconds(300))  // both listeners are listening
+        let (a, b) = try await Self.twoReplicas()
+        defer {
+            a.kill9()
+            b.kill9()
+        }
 
         let token = try await makeToken(a.port, #"{"name": "dashboard", "scopes": ["read"]}"#)
         let made = try #require(try await secondsUntil(b.port, token.secret, gets: 200), "B never accepted the new token")

@@ -51,11 +51,15 @@ import Testing
         }
         try await seen.settle(count: 4)
         let changes = seen.all
-        let promotions = changes.compactMap { change -> PromotionNotice? in if case .promoted(let notice) = change { notice } else { nil } }
-        #expect(promotions.map(\.subject) == [.layout(account: "x"), .strings(locale: "fr")], "\(changes)")
-        #expect(promotions.map(\.author) == [author, "release bot"])
-        #expect(promotions.allSatisfy { $0.from == "production" && $0.to == "staging" })
-        #expect(promotions.map(\.version) == [first.version, table.version])
+        let promotions = changes.compactMap { change -> (PromotionSubject, [String])? in
+            guard case .promoted(let subject, let from, let to, let version, let author, _) = change else { return nil }
+            return (subject, [from, to, String(version), author])
+        }
+        #expect(promotions.map(\.0) == [.layout(account: "x"), .strings(locale: "fr")], "\(changes)")
+        #expect(
+            promotions.map(\.1) == [
+                ["production", "staging", String(first.version), author], ["production", "staging", String(table.version), "release bot"],
+            ])
         // The writes are told once each; the promotions' pointer moves (announced for an older release) are not told
         // again as a layout's or a table's change.
         #expect(changes.count == 4, "\(changes)")
