@@ -89,7 +89,7 @@ extension TabService {
             representations.append(object)
         }
         var body = Array("{\"account\":".utf8) + CanonicalJSON.encode(.string(account))
-        body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(rfc3339Millis(currentTimeMillisecond())))
+        body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(Timestamp(unixMillis: currentTimeMillisecond()).rfc3339))
         body += Array(",\"representations\":[".utf8) + Array(representations.joined(separator: [UInt8(ascii: ",")])) + Array("]}".utf8)
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")], body: body)

@@ -459,7 +459,7 @@ extension TabService {
         let entries: [JSONValue] = versions.map { record in
             var entry: [String: JSONValue] = [
                 "version": .integer(Int64(record.version)), "etag": .string(record.etag),
-                "createdAt": .string(rfc3339Millis(record.createdAtMillis)), "deleted": .bool(record.deleted),
+                "createdAt": .string(Timestamp(unixMillis: record.createdAtMillis).rfc3339), "deleted": .bool(record.deleted),
             ]
             if let author = record.author { entry["author"] = .string(author) }
             if let message = record.message { entry["message"] = .string(message) }
@@ -491,11 +491,4 @@ extension ChangeEvent {
 func objectMembers(_ value: JSONValue) -> [String: JSONValue] {
     if case .object(let members) = value { return members }
     return [:]
-}
-
-/// `2026-11-22T05:21:00.123Z`
-func rfc3339Millis(_ millis: Int64) -> String {
-    let base = UTCDateTime(unixSeconds: millis / 1000).rfc3339
-    let fraction = String(1000 + millis % 1000).dropFirst()
-    return base.dropLast() + "." + fraction + "Z"
 }

@@ -37,7 +37,7 @@ extension TabService {
         let entries: [JSONValue] = page.map { record in
             .object([
                 "account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag),
-                "updatedAt": .string(rfc3339Millis(record.createdAtMillis)),
+                "updatedAt": .string(Timestamp(unixMillis: record.createdAtMillis).rfc3339),
             ])
         }
         let next: JSONValue? = records.count > limit ? page.last.map { .string($0.account) } : nil

@@ -2,6 +2,7 @@ import Foundation
 import MicroHTTPD
 import Synchronization
 import TabAccess
+import TabDelivery
 import TabLayout
 import TabStore
 import TabWebhooks
@@ -168,11 +169,11 @@ extension TabService {
         var object: [String: JSONValue] = [
             "id": .string(webhook.id), "url": .string(webhook.url), "events": .array(webhook.events.map { .string($0) }),
             "accounts": .array(webhook.accounts.map { .string($0) }), "active": .bool(webhook.active),
-            "createdAt": .string(ChangeEventData.rfc3339Millis(webhook.createdAtMillis)),
+            "createdAt": .string(Timestamp(unixMillis: webhook.createdAtMillis).rfc3339),
         ]
         if let reason = webhook.disabledReason { object["disabledReason"] = .string(reason) }
         if let until = webhook.previousUntilMillis, until > currentTimeMillis() {
-            object["previousSecretExpiresAt"] = .string(ChangeEventData.rfc3339Millis(until))
+            object["previousSecretExpiresAt"] = .string(Timestamp(unixMillis: until).rfc3339)
         }
         return object
     }

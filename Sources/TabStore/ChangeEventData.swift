@@ -1,3 +1,4 @@
+import TabDelivery
 /// The `data` of a change event, one source for `/v1/events` and webhook payloads: a canonical JSON object
 /// (members sorted by name, no whitespace, `/` not escaped) of `account` or `locale`, `at` (RFC 3339 with
 /// milliseconds), `author`, `deleted` (only when true), `etag` and `version`.
@@ -33,7 +34,7 @@ public enum ChangeEventData {
         _ subject: (String, String), version: Int, etag: String, from: String, to: String, author: String, atMillis: Int64
     ) -> [UInt8] {
         let members: [(String, [UInt8])] = [
-            (subject.0, string(subject.1)), ("at", string(rfc3339Millis(atMillis))), ("author", string(author)),
+            (subject.0, string(subject.1)), ("at", string(Timestamp(unixMillis: atMillis).rfc3339)), ("author", string(author)),
             ("environment", string(to)), ("etag", string(etag)), ("from", string(from)), ("version", Array(String(version).utf8)),
         ].sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
         var out: [UInt8] = [UInt8(ascii: "{")]
@@ -49,7 +50,7 @@ public enum ChangeEventData {
         account: String?, locale: String?, version: Int, etag: String, author: String?, atMillis: Int64, deleted: Bool
     ) -> [UInt8] {
         var members: [(String, [UInt8])] = [
-            ("at", string(rfc3339Millis(atMillis))), ("etag", string(etag)), ("version", Array(String(version).utf8)),
+            ("at", string(Timestamp(unixMillis: atMillis).rfc3339)), ("etag", string(etag)), ("version", Array(String(version).utf8)),
         ]
         if let account { members.append(("account", string(account))) }
         if let locale { members.append(("locale", string(locale))) }
@@ -81,26 +82,5 @@ public enum ChangeEventData {
             }
         }
         return out + [UInt8(ascii: "\"")]
-    }
-
-    /// `2026-11-22T05:21:00.123Z`.
-    public static func rfc3339Millis(_ millis: Int64) -> String {
-        let seconds = millis >= 0 ? millis / 1000 : (millis - 999) / 1000
-        let fraction = millis - seconds * 1000
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let rest = seconds - days * 86400
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let three = String(1000 + fraction).dropFirst()
-        return "\(year)-\(two(month))-\(two(day))T\(two(rest / 3600)):\(two(rest / 60 % 60)):\(two(rest % 60)).\(three)Z"
     }
 }
