@@ -63,7 +63,7 @@ let package = Package(
             name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
-        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery"], swiftSettings: strict),
+        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
         .target(name: "TabDelivery", swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.

@@ -10,17 +10,17 @@ struct AuditContext: Sendable {
     @TaskLocal static var current: AuditContext?
 
     let actor: String
-    let tokenID: String?
+    let tokenID: TokenID?
     let address: String
     let method: String
     let path: String
     let requestID: String
 
     /// The entry of a change: `action` on `account` answered with `status` (the store adds the version made).
-    func entry(action: String, account: String?, status: Int) -> StoredAuditEntry {
-        StoredAuditEntry(
-            atMillis: currentTimeMillis(), actor: actor, tokenID: tokenID, address: address, method: method, path: path, action: action,
-            account: account, status: status, requestID: requestID)
+    func entry(action: String, account: String?, status: Int) -> AuditEntry {
+        AuditEntry(
+            at: Date(), actor: actor, tokenID: tokenID, address: address, method: method, path: path,
+            action: action, account: account, status: status, requestID: requestID)
     }
 }
 
@@ -30,10 +30,10 @@ struct AuditContext: Sendable {
 final class RefusalBuffer: Sendable {
     /// Distinct keys held between writes; refusals beyond are counted in the log line of the next write.
     static let capacity = 4096
-    private let pending = Mutex<(entries: [String: StoredAuditEntry], dropped: Int)>(([:], 0))
+    private let pending = Mutex<(entries: [String: AuditEntry], dropped: Int)>(([:], 0))
 
     /// Adds `entry`; true when the buffer was empty (the caller schedules a write).
-    func add(_ entry: StoredAuditEntry) -> Bool {
+    func add(_ entry: AuditEntry) -> Bool {
         pending.withLock { state in
             let wasEmpty = state.entries.isEmpty
             guard let key = entry.coalescingKey else { return wasEmpty }
@@ -49,9 +49,9 @@ final class RefusalBuffer: Sendable {
     }
 
     /// Everything held, and how many refusals did not fit; the buffer is empty afterwards.
-    func take() -> (entries: [StoredAuditEntry], dropped: Int) {
+    func take() -> (entries: [AuditEntry], dropped: Int) {
         pending.withLock { state in
-            let taken = (state.entries.values.sorted { $0.atMillis < $1.atMillis }, state.dropped)
+            let taken = (state.entries.values.sorted { $0.at < $1.at }, state.dropped)
             state = ([:], 0)
             return taken
         }
@@ -62,7 +62,7 @@ extension TabService {
     /// The context of a changing request by `grant`.
     func auditContext(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
         AuditContext(
-            actor: grant.name, tokenID: grant.tokenID?.rawValue, address: clientAddress(request), method: request.method.token,
+            actor: grant.name, tokenID: grant.tokenID, address: clientAddress(request), method: request.method.token,
             path: request.path, requestID: requestID)
     }
 
@@ -71,10 +71,7 @@ extension TabService {
         let entry = AuditEntry.refusal(
             refusal, grant: grant, at: Date(), address: clientAddress(request), method: request.method.token, path: request.path,
             account: account)
-        let stored = StoredAuditEntry(
-            atMillis: entry.at.millis, actor: entry.actor, tokenID: entry.tokenID?.rawValue, address: entry.address, method: entry.method,
-            path: entry.path, action: entry.action, account: entry.account, status: entry.status, coalescingKey: entry.coalescingKey)
-        guard refusals.add(stored) else { return }
+        guard refusals.add(entry) else { return }
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(1))
             await self?.writeRefusals()
@@ -111,13 +108,13 @@ extension TabService {
             var after = query.after?.afterID ?? 0
             // Entries the token may not read are skipped; more are fetched until the page (and one more) is full.
             while readable.count <= query.limit {
-                let batch: [StoredAuditEntry]
+                let batch: [AuditEntry]
                 do throws(StoreError) {
                     batch = try await self.store.audit(afterID: after, limit: query.limit + 1, account: query.account, actor: query.actor)
                 } catch {
                     return self.storeProblem(error)
                 }
-                readable += batch.map(AuditEntry.init).filter { grant?.mayRead($0) ?? true }
+                readable += batch.filter { grant?.mayRead($0) ?? true }
                 guard batch.count == query.limit + 1, let last = batch.last else { break }
                 after = last.id
             }
@@ -154,16 +151,5 @@ extension TabService {
             if deleted < 500 { break }
         }
         if pruned > 0 { logger.info("audit: \(pruned) entries older than \(age / 86_400_000) days pruned") }
-    }
-}
-
-extension AuditEntry {
-    /// The store's entry as TabAccess defines it.
-    init(_ stored: StoredAuditEntry) {
-        self.init(
-            id: stored.id, at: Date(millis: stored.atMillis), actor: stored.actor, tokenID: stored.tokenID.flatMap { TokenID($0) },
-            address: stored.address, method: stored.method, path: stored.path, action: stored.action, account: stored.account,
-            environment: stored.environment, version: stored.version, status: stored.status, requestID: stored.requestID,
-            count: stored.count)
     }
 }

@@ -75,11 +75,3 @@ extension AccessToken {
             })
     }
 }
-
-extension Date {
-    /// The date `millis` milliseconds after 1970-01-01 UTC.
-    init(millis: Int64) { self.init(timeIntervalSince1970: Double(millis) / 1000) }
-
-    /// Milliseconds since 1970-01-01 UTC, rounded down.
-    var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
-}

@@ -1,49 +1,5 @@
-/// One entry of the audit log as the store keeps it (`TabAccess.AuditEntry` is its meaning and JSON form): who
-/// did what, to which account, with what outcome. Entries of changes are written in the change's transaction;
-/// refusals on their own, coalesced per ``coalescingKey``.
-public struct StoredAuditEntry: Sendable, Equatable {
-    /// The store's sequence number (0 until stored): only grows.
-    public var id: Int64
-    public var atMillis: Int64
-    public var actor: String
-    public var tokenID: String?
-    public var address: String
-    public var method: String
-    public var path: String
-    public var action: String
-    public var account: String?
-    public var environment: String?
-    public var version: Int?
-    public var status: Int
-    public var requestID: String?
-    /// How many requests it stands for (coalesced refusals).
-    public var count: Int
-    /// Entries with the same key are one entry whose `count` grows; nil for changes.
-    public var coalescingKey: String?
-
-    /// An entry.
-    public init(
-        id: Int64 = 0, atMillis: Int64, actor: String, tokenID: String?, address: String, method: String, path: String, action: String,
-        account: String? = nil, environment: String? = nil, version: Int? = nil, status: Int, requestID: String? = nil, count: Int = 1,
-        coalescingKey: String? = nil
-    ) {
-        self.id = id
-        self.atMillis = atMillis
-        self.actor = actor
-        self.tokenID = tokenID
-        self.address = address
-        self.method = method
-        self.path = path
-        self.action = action
-        self.account = account
-        self.environment = environment
-        self.version = version
-        self.status = status
-        self.requestID = requestID
-        self.count = count
-        self.coalescingKey = coalescingKey
-    }
-}
+import Foundation
+import TabAccess
 
 /// The SQL of the audit log, once for SQLite and PostgreSQL (`$n` placeholders in order of first use, text cells).
 public enum AuditRows {
@@ -72,11 +28,12 @@ public enum AuditRows {
             SELECT id FROM audit_log WHERE at_ms < $1 AND id < (SELECT MAX(id) FROM audit_log) ORDER BY id LIMIT $2)
         """
 
-    public static func cells(_ entry: StoredAuditEntry) -> [String?] {
+    /// The cells of ``insert`` for `entry` (its time in Unix milliseconds; refusals with their ``AuditEntry/coalescingKey``).
+    public static func cells(_ entry: AuditEntry) -> [String?] {
         [
-            String(entry.atMillis), entry.actor, entry.tokenID, entry.address, entry.method, entry.path, entry.action, entry.account,
-            entry.environment, entry.version.map(String.init), String(entry.status), entry.requestID, String(entry.count),
-            entry.coalescingKey,
+            String(entry.at.millis), entry.actor, entry.tokenID?.rawValue, entry.address, entry.method, entry.path, entry.action,
+            entry.account, entry.environment, entry.version.map(String.init), String(entry.status), entry.requestID,
+            String(entry.count), entry.coalescingKey,
         ]
     }
 
@@ -86,8 +43,8 @@ public enum AuditRows {
 
     /// Entries from rows of ``select``.
     /// - Throws: ``StoreError/unavailable(_:)`` when a required cell is NULL or not a number.
-    public static func decode(_ rows: [[String?]]) throws(StoreError) -> [StoredAuditEntry] {
-        try rows.map { (row) throws(StoreError) -> StoredAuditEntry in
+    public static func decode(_ rows: [[String?]]) throws(StoreError) -> [AuditEntry] {
+        try rows.map { (row) throws(StoreError) -> AuditEntry in
             func text(_ column: Int) throws(StoreError) -> String {
                 guard column < row.count, let value = row[column] else { throw .unavailable("audit row: column \(column) is NULL") }
                 return value
@@ -96,10 +53,10 @@ public enum AuditRows {
                 guard let value = Int64(try text(column)) else { throw .unavailable("audit row: column \(column) is not a number") }
                 return value
             }
-            return StoredAuditEntry(
-                id: try number(0), atMillis: try number(1), actor: try text(2), tokenID: row[3], address: try text(4), method: try text(5),
-                path: try text(6), action: try text(7), account: row[8], environment: row[9], version: row[10].flatMap { Int($0) },
-                status: Int(try number(11)), requestID: row[12], count: Int(try number(13)), coalescingKey: row[14])
+            return AuditEntry(
+                id: try number(0), at: Date(millis: try number(1)), actor: try text(2), tokenID: row[3].flatMap { TokenID($0) },
+                address: try text(4), method: try text(5), path: try text(6), action: try text(7), account: row[8], environment: row[9],
+                version: row[10].flatMap { Int($0) }, status: Int(try number(11)), requestID: row[12], count: Int(try number(13)))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TabAccess
 import TabDelivery
 import TabWebhooks
 
@@ -9,7 +10,7 @@ public final class MemoryStore: StoreBackend {
         var layouts: [String: [StoredVersion]] = [:]
         var strings: [String: [StoredStrings]] = [:]
         var tokens: [String: StoredToken] = [:]
-        var audit: [StoredAuditEntry] = []
+        var audit: [AuditEntry] = []
         var lastAuditID: Int64 = 0
         var webhooks: [String: StoredWebhook] = [:]
         var deliveries: [String: StoredDelivery] = [:]
@@ -67,7 +68,7 @@ public final class MemoryStore: StoreBackend {
         state.withLock { $0.tokens.values.sorted { $0.id < $1.id } }
     }
 
-    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry] {
         state.withLock { state in
             Array(
                 state.audit.filter { $0.id > afterID && (account == nil || $0.account == account) && (actor == nil || $0.actor == actor) }
@@ -110,7 +111,7 @@ private final class MemoryRows: StoreRows {
 
     func save(_ token: StoredToken, announce: Bool) throws(StoreError) { state.tokens[token.id] = token }
 
-    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) {
+    func insertAudit(_ entry: AuditEntry) throws(StoreError) {
         if let key = entry.coalescingKey, let index = state.audit.firstIndex(where: { $0.coalescingKey == key }) {
             state.audit[index].count += entry.count
             return
@@ -122,7 +123,7 @@ private final class MemoryRows: StoreRows {
     }
 
     func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
-        let doomed = Set(state.audit.filter { $0.atMillis < millis }.prefix(limit).map(\.id))
+        let doomed = Set(state.audit.filter { $0.at.millis < millis }.prefix(limit).map(\.id))
         state.audit.removeAll { doomed.contains($0.id) }
         return doomed.count
     }

@@ -1,5 +1,6 @@
 internal import CSQLite
 import Synchronization
+import TabAccess
 
 #if canImport(Glibc)
     import Glibc
@@ -105,8 +106,8 @@ public final class SQLiteStore: StoreBackend {
         try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db).tokens() }
     }
 
-    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
-        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [AuditEntry] in
             try AuditRows.decode(
                 try db.query(
                     AuditRows.select, SQLiteRows.bind(AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor))
@@ -190,7 +191,7 @@ struct SQLiteRows: StoreRows {
         for secret in TokenRows.secretCells(token) { try db.run(TokenRows.insertSecret, Self.bind(secret)) }
     }
 
-    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) { try db.run(AuditRows.insert, Self.bind(AuditRows.cells(entry))) }
+    func insertAudit(_ entry: AuditEntry) throws(StoreError) { try db.run(AuditRows.insert, Self.bind(AuditRows.cells(entry))) }
 
     func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
         try db.run(AuditRows.prune, [.int64(millis), .int(limit)])

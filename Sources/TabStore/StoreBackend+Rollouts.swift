@@ -1,3 +1,5 @@
+import Foundation
+import TabAccess
 import TabDelivery
 
 /// Environment pointers and rollouts inside one write transaction; each backend implements them.
@@ -47,14 +49,14 @@ public protocol RolloutStore: Sendable {
     /// Starts a rollout: `decide` gets the new rollout's id, the environment's pointer, the latest rollout and which
     /// versions exist, and returns the change to record, all in one transaction.
     func startRollout(
-        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        account: String, environment: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
             throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout
     /// Changes the account's newest rollout in an environment (see ``StoreBackend``'s implementation).
     func changeRollout(
-        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        account: String, environment: String, author: String, audit: AuditEntry?,
         _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout
     /// Stores this replica's answers per arm for the rollouts it served.
@@ -64,14 +66,14 @@ public protocol RolloutStore: Sendable {
     /// Points `to` at the version of a strings table `from` points at (``PromotionRequest/decide(locale:fromPointer:current:precondition:)``
     /// decides, in the transaction). Returns the record `to` points at and whether it moved.
     func promoteStrings(
-        locale: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        locale: String, from: String, to: String, author: String, audit: AuditEntry?,
         _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
     ) async throws(StoreError) -> (StoredStrings, moved: Bool)
     /// Promotes an account's layout from one environment to another: `decide` gets `from`'s pointer and what
     /// starting a rollout in `to` needs (``PromotionRequest/decide(account:fromPointer:context:)``), and its outcome is
     /// recorded in the same transaction (the pointer moved, or a rollout started), with `audit`.
     func promote(
-        account: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        account: String, from: String, to: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (
                 _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
@@ -127,7 +129,7 @@ extension StoreBackend {
     }
 
     public func startRollout(
-        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        account: String, environment: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
             throws(DeliveryError) -> RolloutChange
@@ -152,7 +154,7 @@ extension StoreBackend {
     /// one read, with the pointer move of a completion and `audit`, in one transaction; nothing is written when the
     /// change has no transitions. - Throws: ``StoreError/notFound`` when the account has no rollout there.
     public func changeRollout(
-        account: String, environment: String, author: String, audit: StoredAuditEntry?,
+        account: String, environment: String, author: String, audit: AuditEntry?,
         _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
         try await transaction { (rows) throws(StoreError) in
@@ -169,7 +171,7 @@ extension StoreBackend {
     }
 
     public func promote(
-        account: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        account: String, from: String, to: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (
                 _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
@@ -210,7 +212,7 @@ extension StoreBackend {
     }
 
     public func promoteStrings(
-        locale: String, from: String, to: String, author: String, audit: StoredAuditEntry?,
+        locale: String, from: String, to: String, author: String, audit: AuditEntry?,
         _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
     ) async throws(StoreError) -> (StoredStrings, moved: Bool) {
         try await transaction { (rows) throws(StoreError) in
@@ -270,7 +272,7 @@ extension WriteRule {
 
     /// Records a new rollout (its first transitions in its history as `author`'s), with `audit` and its events for
     /// the webhooks.
-    static func insertRollout(_ change: RolloutChange, author: String, audit: StoredAuditEntry?, _ rows: any StoreRows)
+    static func insertRollout(_ change: RolloutChange, author: String, audit: AuditEntry?, _ rows: any StoreRows)
         throws(StoreError) -> RecordedRollout
     {
         let made = change.recorded(by: author)
@@ -283,7 +285,7 @@ extension WriteRule {
     /// Records `change(stored)` (its transitions in the rollout's history as `author`'s) where the stored revision is
     /// still `stored`'s, and moves the pointer on completion.
     static func recordRollout(
-        _ stored: Rollout, author: String, audit: StoredAuditEntry?, _ rows: any StoreRows,
+        _ stored: Rollout, author: String, audit: AuditEntry?, _ rows: any StoreRows,
         _ change: (Rollout) throws(DeliveryError) -> RolloutChange
     ) throws(StoreError) -> RecordedRollout {
         let made: RolloutChange
@@ -305,8 +307,8 @@ extension WriteRule {
             if audit == nil {
                 // The clock's changes have no request: each is in the history as its author's, once, with the change.
                 try rows.insertAudit(
-                    StoredAuditEntry(
-                        atMillis: transition.at.unixMillis, actor: author, tokenID: nil, address: "", method: "",
+                    AuditEntry(
+                        at: Date(millis: transition.at.unixMillis), actor: author, tokenID: nil, address: "", method: "",
                         path: "/v1/accounts/\(stored.account)/layout/rollout", action: "rollout.\(transition.kind.rawValue)",
                         account: stored.account, environment: stored.environment.text, version: made.rollout.candidateVersion, status: 200))
             }

@@ -1,3 +1,5 @@
+import TabAccess
+
 /// The token and audit operations of ``TabStore``, once for every backend: each runs on the backend's thread, writes in one
 /// write transaction.
 extension StoreBackend {
@@ -5,7 +7,7 @@ extension StoreBackend {
         try await executor.run { () throws(StoreError) in try self.readTokens() }
     }
 
-    public func createToken(_ token: StoredToken, audit: StoredAuditEntry?) async throws(StoreError) {
+    public func createToken(_ token: StoredToken, audit: AuditEntry?) async throws(StoreError) {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
                 guard try !rows.tokens().contains(where: { $0.id == token.id }) else { throw .conflict }
@@ -16,7 +18,7 @@ extension StoreBackend {
     }
 
     public func editToken(
-        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
+        id: String, audit: AuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
     ) async throws(StoreError) -> TokenEdit {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) -> TokenEdit in
@@ -33,13 +35,13 @@ extension StoreBackend {
         }
     }
 
-    public func appendAudit(_ entry: StoredAuditEntry) async throws(StoreError) {
+    public func appendAudit(_ entry: AuditEntry) async throws(StoreError) {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in try rows.insertAudit(entry) }
         }
     }
 
-    public func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [StoredAuditEntry] {
+    public func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [AuditEntry] {
         try await executor.run { () throws(StoreError) in try self.readAudit(afterID: afterID, limit: limit, account: account, actor: actor)
         }
     }

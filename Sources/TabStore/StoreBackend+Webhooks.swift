@@ -1,25 +1,26 @@
 import Foundation
+import TabAccess
 import TabDelivery
 import TabWebhooks
 
 /// The webhook endpoints and their outbox (`GET|POST|DELETE /v1/webhooks…` and the delivery worker).
 public protocol WebhookStore: Sendable {
     /// Stores a new webhook. - Throws: ``StoreError/conflict`` when its id is taken.
-    func createWebhook(_ webhook: StoredWebhook, audit: StoredAuditEntry?) async throws(StoreError)
+    func createWebhook(_ webhook: StoredWebhook, audit: AuditEntry?) async throws(StoreError)
     /// Every webhook, oldest first.
     func webhooks() async throws(StoreError) -> [StoredWebhook]
     /// One webhook, or nil.
     func webhook(id: String) async throws(StoreError) -> StoredWebhook?
     /// Deletes a webhook and its deliveries. - Throws: ``StoreError/notFound``.
-    func deleteWebhook(id: String, audit: StoredAuditEntry?) async throws(StoreError)
+    func deleteWebhook(id: String, audit: AuditEntry?) async throws(StoreError)
     /// Applies `edit` to the webhook `id` in one write transaction and returns the result. - Throws: ``StoreError/notFound``.
-    func editWebhook(id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void)
+    func editWebhook(id: String, audit: AuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void)
         async throws(StoreError)
         -> StoredWebhook
     /// A webhook's deliveries with event ids above `afterEvent`, oldest first, at most `limit`.
     func deliveries(webhookID: String, afterEvent: Int64, limit: Int) async throws(StoreError) -> [StoredDelivery]
     /// Makes a delivery pending again, due at `atMillis`. - Throws: ``StoreError/notFound``.
-    func redeliver(webhookID: String, deliveryID: String, atMillis: Int64, audit: StoredAuditEntry?) async throws(StoreError)
+    func redeliver(webhookID: String, deliveryID: String, atMillis: Int64, audit: AuditEntry?) async throws(StoreError)
         -> StoredDelivery
     /// Claims up to `limit` pending deliveries due at `atMillis` of active webhooks: each is pushed `leaseMillis`
     /// into the future in the same transaction, so no other worker (or replica) takes it while it is being sent,
@@ -51,7 +52,7 @@ public protocol WebhookRows {
 }
 
 extension StoreBackend {
-    public func createWebhook(_ webhook: StoredWebhook, audit: StoredAuditEntry?) async throws(StoreError) {
+    public func createWebhook(_ webhook: StoredWebhook, audit: AuditEntry?) async throws(StoreError) {
         try await transaction { (rows) throws(StoreError) in
             guard try !rows.webhooks().contains(where: { $0.id == webhook.id }) else { throw .conflict }
             try rows.save(webhook)
@@ -67,7 +68,7 @@ extension StoreBackend {
         try await transaction { (rows) throws(StoreError) in try rows.webhooks().first { $0.id == id } }
     }
 
-    public func deleteWebhook(id: String, audit: StoredAuditEntry?) async throws(StoreError) {
+    public func deleteWebhook(id: String, audit: AuditEntry?) async throws(StoreError) {
         try await transaction { (rows) throws(StoreError) in
             guard try rows.deleteWebhook(id: id) else { throw .notFound }
             try WriteRule.record(audit, version: nil, rows)
@@ -75,7 +76,7 @@ extension StoreBackend {
     }
 
     public func editWebhook(
-        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void
+        id: String, audit: AuditEntry?, _ edit: @escaping @Sendable (inout StoredWebhook) -> Void
     ) async throws(StoreError) -> StoredWebhook {
         try await transaction { (rows) throws(StoreError) -> StoredWebhook in
             guard var webhook = try rows.webhooks().first(where: { $0.id == id }) else { throw .notFound }
@@ -93,7 +94,7 @@ extension StoreBackend {
     }
 
     public func redeliver(
-        webhookID: String, deliveryID: String, atMillis: Int64, audit: StoredAuditEntry?
+        webhookID: String, deliveryID: String, atMillis: Int64, audit: AuditEntry?
     ) async throws(StoreError) -> StoredDelivery {
         try await transaction { (rows) throws(StoreError) -> StoredDelivery in
             guard var stored = try rows.delivery(id: deliveryID), stored.delivery.webhookID == webhookID else { throw .notFound }

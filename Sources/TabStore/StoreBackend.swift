@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import TabAccess
 import TabDelivery
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
@@ -19,7 +20,7 @@ public protocol StoreRows: WebhookRows, DeliveryRows {
     /// Every API token, revoked and expired ones included, by id.
     func tokens() throws(StoreError) -> [StoredToken]
     /// Inserts an audit entry (adding to the count of the entry with its coalescing key, if there is one).
-    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError)
+    func insertAudit(_ entry: AuditEntry) throws(StoreError)
     /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
     func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int
     /// Inserts or replaces a token and its secrets; `announce` tells the other replicas (revocation and rotation
@@ -44,7 +45,7 @@ public protocol StoreBackend: TabStore {
     func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion?
     func readCurrentStrings(environment: String) throws(StoreError) -> [StoredStrings]
     func readTokens() throws(StoreError) -> [StoredToken]
-    func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry]
+    func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry]
     /// Whether the database answers a trivial query. Blocking.
     func readPing() -> Bool
 }
@@ -81,7 +82,7 @@ extension StoreBackend {
     }
 
     public func delete(
-        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: AuditEntry?
     ) async throws(StoreError) -> StoredVersion {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
@@ -95,7 +96,7 @@ extension StoreBackend {
 
     public func appendStrings(
         locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
-        audit: StoredAuditEntry?
+        audit: AuditEntry?
     ) async throws(StoreError) -> StoredStrings {
         try await executor.run { () throws(StoreError) in
             try self.writeTransaction { (rows) throws(StoreError) in
@@ -150,7 +151,7 @@ enum WriteRule {
     }
 
     /// Stores a change's audit entry, with the version it made, in the change's transaction.
-    static func record(_ audit: StoredAuditEntry?, version: Int?, _ rows: any StoreRows) throws(StoreError) {
+    static func record(_ audit: AuditEntry?, version: Int?, _ rows: any StoreRows) throws(StoreError) {
         guard var audit else { return }
         audit.version = version
         try rows.insertAudit(audit)

@@ -90,6 +90,6 @@ extension Date {
     /// The instant `millis` milliseconds after 1970-01-01 UTC.
     public init(millis: Int64) { self.init(timeIntervalSince1970: TimeInterval(millis) / 1000) }
 
-    /// Milliseconds since 1970-01-01 UTC.
-    public var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since 1970-01-01 UTC, rounded down (as the clock's `currentTimeMillis()`).
+    public var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
 }

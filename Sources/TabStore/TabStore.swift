@@ -1,4 +1,5 @@
 import ContentHash
+import TabAccess
 import TabDelivery
 
 /// One immutable version of an account's layout (or, with `deleted`, the record that it was deleted).
@@ -195,7 +196,7 @@ public struct LayoutWrite: Sendable {
     /// source to find out). The store refuses the write when a named base has no layout.
     public var extends: String?
     /// The audit entry of the write, stored in its transaction with the new version's number.
-    public var audit: StoredAuditEntry?
+    public var audit: AuditEntry?
     /// The environment the write enters (its pointer is checked and, when `publish`, moved).
     public var environment: String = TabStoreDefaults.environment
     /// Whether the environment's pointer moves to the new version; false stores a draft (`?publish=false`).
@@ -232,7 +233,7 @@ public protocol TabStore: WebhookStore, RolloutStore {
     /// Appends a deletion record and points `environment` at it (the account falls back to `default` there), and
     /// `audit` in the same transaction.
     func delete(
-        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+        account: String, environment: String, precondition: WritePrecondition, author: String?, audit: AuditEntry?
     ) async throws(StoreError) -> StoredVersion
     /// The version of every global strings table `environment` points at.
     func currentStrings(environment: String) async throws(StoreError) -> [StoredStrings]
@@ -240,26 +241,26 @@ public protocol TabStore: WebhookStore, RolloutStore {
     /// it, and stores `audit` in the same transaction.
     func appendStrings(
         locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
-        audit: StoredAuditEntry?
+        audit: AuditEntry?
     ) async throws(StoreError) -> StoredStrings
     /// Every API token, revoked and expired ones included, by id.
     func tokens() async throws(StoreError) -> [StoredToken]
     /// Stores a new token, and `audit` in the same transaction. - Throws: ``StoreError/conflict`` when its id is taken.
-    func createToken(_ token: StoredToken, audit: StoredAuditEntry?) async throws(StoreError)
+    func createToken(_ token: StoredToken, audit: AuditEntry?) async throws(StoreError)
     /// Reads the token `id` and every token in one write transaction and applies `edit`'s decision there, so that
     /// a check over all tokens (the last admin token) holds until commit. Returns the decision.
     /// `audit` is stored in the same transaction when the decision is to replace.
     /// - Throws: ``StoreError/notFound`` when there is no token `id`.
     func editToken(
-        id: String, audit: StoredAuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
+        id: String, audit: AuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
     ) async throws(StoreError) -> TokenEdit
     /// Records that the token `id` was used at `millis` (not announced to other replicas).
     func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError)
     /// Appends an entry on its own (a refused request); one with the coalescing key of an existing entry adds to
     /// its count.
-    func appendAudit(_ entry: StoredAuditEntry) async throws(StoreError)
+    func appendAudit(_ entry: AuditEntry) async throws(StoreError)
     /// Entries after `afterID`, oldest first, at most `limit`, of `account` and `actor` when given.
-    func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [StoredAuditEntry]
+    func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [AuditEntry]
     /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
     func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int
     /// Whether the store answers (for `/readyz`).
@@ -288,7 +289,7 @@ extension TabStore {
     }
 
     /// A deletion in the default environment.
-    public func delete(account: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?) async throws(StoreError)
+    public func delete(account: String, precondition: WritePrecondition, author: String?, audit: AuditEntry?) async throws(StoreError)
         -> StoredVersion
     {
         try await delete(
@@ -306,7 +307,7 @@ extension TabStore {
 
     /// A strings table version in the default environment.
     public func appendStrings(
-        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: StoredAuditEntry?
+        locale: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?, audit: AuditEntry?
     ) async throws(StoreError) -> StoredStrings {
         try await appendStrings(
             locale: locale, environment: TabStoreDefaults.environment, source: source, contentType: contentType,

@@ -1,6 +1,7 @@
 internal import CLibPQ
 import Foundation
 import Synchronization
+import TabAccess
 import TabStore
 
 #if canImport(Glibc)
@@ -142,8 +143,8 @@ public final class PostgresStore: StoreBackend {
         try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try PGRows(db: db, origin: origin).tokens() }
     }
 
-    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [StoredAuditEntry] {
-        try connection.withLock { (db) throws(StoreError) -> [StoredAuditEntry] in
+    public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry] {
+        try connection.withLock { (db) throws(StoreError) -> [AuditEntry] in
             let cells = AuditRows.selectCells(afterID: afterID, limit: limit, account: account, actor: actor).map(PGValue.optional)
             return try AuditRows.decode(try db.execute(AuditRows.select, cells).map { $0.map(\.text) })
         }
@@ -362,7 +363,7 @@ struct PGRows: StoreRows {
             tokens: cells(try db.execute(TokenRows.selectTokens)), secrets: cells(try db.execute(TokenRows.selectSecrets)))
     }
 
-    func insertAudit(_ entry: StoredAuditEntry) throws(StoreError) {
+    func insertAudit(_ entry: AuditEntry) throws(StoreError) {
         _ = try db.execute(AuditRows.insert, AuditRows.cells(entry).map(PGValue.optional))
     }
 

@@ -1,14 +1,14 @@
 import Foundation
+import TabAccess
 import Testing
 
 @testable import TabStore
 
-private func entry(_ action: String, account: String? = nil, actor: String = "ci", at millis: Int64 = 1_000, key: String? = nil)
-    -> StoredAuditEntry
-{
-    StoredAuditEntry(
-        atMillis: millis, actor: actor, tokenID: nil, address: "192.0.2.1", method: "PUT", path: "/x", action: action, account: account,
-        status: key == nil ? 200 : 401, requestID: "r1", coalescingKey: key)
+/// An entry of `action` (a refusal, 401, is coalesced per address and minute: ``AuditEntry/coalescingKey``).
+private func entry(_ action: String, account: String? = nil, actor: String = "ci", at millis: Int64 = 1_000) -> AuditEntry {
+    AuditEntry(
+        at: Date(millis: millis), actor: actor, tokenID: nil, address: "192.0.2.1", method: "PUT", path: "/x", action: action,
+        account: account, status: action == "refused" ? 401 : 200, requestID: "r1")
 }
 
 /// The audit part of the store contract, on every backend this machine has.
@@ -37,8 +37,8 @@ private func entry(_ action: String, account: String? = nil, actor: String = "ci
     @Test(arguments: Backend.available)
     func refusalsWithOneKeyAreOneEntryWhoseCountGrows(backend: Backend) async throws {
         let store = try backend.open()
-        for _ in 0..<5 { try await store.appendAudit(entry("refused", key: "192.0.2.1 401 7")) }
-        try await store.appendAudit(entry("refused", key: "192.0.2.1 401 8"))
+        for second in 0..<5 { try await store.appendAudit(entry("refused", at: 7 * 60_000 + Int64(second) * 1_000)) }
+        try await store.appendAudit(entry("refused", at: 8 * 60_000))
         let log = try await store.audit(afterID: 0, limit: 10, account: nil, actor: nil)
         #expect(log.map(\.count) == [5, 1] && log.map(\.coalescingKey) == ["192.0.2.1 401 7", "192.0.2.1 401 8"])
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TabAccess
 import TabDelivery
 import TabStorePostgres
 import Testing
@@ -65,16 +66,15 @@ import Testing
                 secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", previousSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
                 previousUntilMillis: 7_000, createdAtMillis: 500, createdBy: "ci"))
         var audited = write("audited", "{}", .none)
-        audited.audit = StoredAuditEntry(
-            atMillis: 1_000, actor: "ci", tokenID: "aaaaaaaaaaaaaaaa", address: "192.0.2.1", method: "PUT",
+        audited.audit = AuditEntry(
+            at: Date(millis: 1_000), actor: "ci", tokenID: TokenID("aaaaaaaaaaaaaaaa"), address: "192.0.2.1", method: "PUT",
             path: "/v1/accounts/audited/layout",
             action: "layout.put", account: "audited", status: 201, requestID: "r-1")
         _ = try await store.append(audited)
         try await store.appendAudit(
-            StoredAuditEntry(
-                atMillis: 2_000, actor: "anonymous", tokenID: nil, address: "192.0.2.2", method: "GET", path: "/v1/accounts",
-                action: "refused",
-                status: 401, count: 3, coalescingKey: "192.0.2.2 401 0"))
+            AuditEntry(
+                at: Date(millis: 2_000), actor: "anonymous", tokenID: nil, address: "192.0.2.2", method: "GET", path: "/v1/accounts",
+                action: "refused", status: 401, count: 3))
         // A draft under a running rollout, and one replica's answer counts: rows in rollouts and rollout_served (every
         // account above has its row in layout_pointers).
         let stable = try await store.append(write("staged", "{}", .none))
