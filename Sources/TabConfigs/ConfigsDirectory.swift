@@ -157,7 +157,7 @@ public struct ConfigsDirectory: Sendable {
                             account: file.name, fromPointer: source,
                             context: RolloutStartContext(
                                 account: file.name, environment: EnvironmentName(environment)!, id: id, current: target,
-                                latest: latest, precondition: Precondition(precondition),
+                                latest: latest, precondition: precondition,
                                 now: Timestamp(unixMillis: currentTimeMillis()),
                                 availability: { $0 == record.version ? .available : .missing }))
                     }
@@ -194,7 +194,7 @@ public struct ConfigsDirectory: Sendable {
                     _ = try await store.promoteStrings(locale: file.name, from: from, to: environment, author: "configs", audit: nil) {
                         (source, current) throws(DeliveryError) in
                         try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
-                            locale: file.name, fromPointer: source, current: current, precondition: Precondition(precondition))
+                            locale: file.name, fromPointer: source, current: current, precondition: precondition)
                     }
                 } else {
                     let record = try await store.appendStrings(

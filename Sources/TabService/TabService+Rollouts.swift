@@ -32,7 +32,7 @@ extension TabService {
         } catch {
             return .response(Problem.delivery(error).response)
         }
-        let precondition = Precondition(writePrecondition(request))
+        let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
             do throws(StoreError) {
@@ -70,7 +70,7 @@ extension TabService {
             auditRefusal(refusal, grant: grant, request, account: account)
             return .response(Self.refusalResponse(refusal))
         }
-        let precondition = Precondition(writePrecondition(request))
+        let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
             do throws(StoreError) {
@@ -116,7 +116,7 @@ extension TabService {
             auditRefusal(refusal, grant: grant, request, account: nil)
             return .response(Self.refusalResponse(refusal))
         }
-        let precondition = Precondition(writePrecondition(request))
+        let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
             do throws(StoreError) {

@@ -63,14 +63,3 @@ public enum DeliverySQL {
         return rollout
     }
 }
-
-extension Precondition {
-    /// TabDelivery's form of a write's `If-Match` / `If-None-Match` (the same rule, applied to a pointer).
-    public init(_ precondition: WritePrecondition) {
-        switch precondition {
-        case .none: self = .none
-        case .ifMatch(let tags): self = .ifMatch(tags)
-        case .ifNoneMatchAny: self = .ifNoneMatchAny
-        }
-    }
-}

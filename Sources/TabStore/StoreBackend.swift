@@ -120,7 +120,7 @@ enum WriteRule {
         let latest = try rows.latest(account: write.account)
         let pointed = try pointed(write.account, write.environment, rows)
         try checkRollout(account: write.account, environment: write.environment, moving: write.publish, rows)
-        try write.precondition.check(current: pointed.flatMap { $0.deleted ? nil : $0.etag })
+        try write.precondition.checkWrite(current: pointed.flatMap { $0.deleted ? nil : $0.etag })
         if let base = write.extends, !base.isEmpty {
             guard let held = try Self.pointed(base, write.environment, rows), !held.deleted else { throw .missingBase(base) }
         }
@@ -163,7 +163,7 @@ enum WriteRule {
         guard let pointed = try pointed(account, environment, rows), !pointed.deleted, let latest = try rows.latest(account: account)
         else { throw .notFound }
         try checkRollout(account: account, environment: environment, moving: true, rows)
-        try precondition.check(current: pointed.etag)
+        try precondition.checkWrite(current: pointed.etag)
         let dependents = try rows.accounts(extending: account, environment: environment).filter { $0 != account }.sorted()
         guard dependents.isEmpty else { throw .extended(by: dependents) }
         var record = StoredVersion.deletion(after: latest, author: author)
@@ -182,7 +182,7 @@ enum WriteRule {
         _ rows: any StoreRows
     ) throws(StoreError) -> StoredStrings {
         let latest = try rows.latestStrings(locale: locale)
-        try precondition.check(current: try pointedStrings(locale, environment, rows)?.etag)
+        try precondition.checkWrite(current: try pointedStrings(locale, environment, rows)?.etag)
         let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
         do throws(StoreError) {
             try rows.insert(record)

@@ -104,27 +104,22 @@ public struct StoredStrings: Sendable, Equatable {
     }
 }
 
-/// What a write requires of the record's current state (RFC 9110 §13.1).
-public enum WritePrecondition: Sendable, Equatable {
-    /// No precondition: allowed only when nothing exists yet (else ``StoreError/preconditionRequired``).
-    case none
-    /// `If-Match`: the current tag must be one of these (strong comparison); `*` matches any current record.
-    case ifMatch([String])
-    /// `If-None-Match: *`: create only.
-    case ifNoneMatchAny
+/// What a write requires of the record's current state (RFC 9110 §13.1): TabDelivery's ``Precondition``, the one
+/// rule for writes and for the pointers promotions and rollouts move.
+public typealias WritePrecondition = Precondition
 
-    /// Checks the precondition against the current tag (nil: no current record).
+extension Precondition {
+    /// ``check(current:)`` with the store's errors.
     /// - Throws: ``StoreError/preconditionRequired`` or ``StoreError/preconditionFailed(current:)``.
-    public func check(current: String?) throws(StoreError) {
-        switch self {
-        case .none:
-            if current != nil { throw .preconditionRequired }
-        case .ifNoneMatchAny:
-            if current != nil { throw .preconditionFailed(current: current) }
-        case .ifMatch(let tags):
-            guard let current, tags.contains("*") || tags.contains(current) else {
-                throw .preconditionFailed(current: current)
-            }
+    public func checkWrite(current: String?) throws(StoreError) {
+        do throws(DeliveryError) {
+            try check(current: current)
+        } catch .preconditionFailed(let tag) {
+            throw .preconditionFailed(current: tag)
+        } catch .preconditionRequired {
+            throw .preconditionRequired
+        } catch {
+            throw .refused(error)  // `check` throws only the two above
         }
     }
 }
