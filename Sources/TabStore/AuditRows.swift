@@ -44,19 +44,13 @@ public enum AuditRows {
     /// Entries from rows of ``select``.
     /// - Throws: ``StoreError/unavailable(_:)`` when a required cell is NULL or not a number.
     public static func decode(_ rows: [[String?]]) throws(StoreError) -> [AuditEntry] {
-        try rows.map { (row) throws(StoreError) -> AuditEntry in
-            func text(_ column: Int) throws(StoreError) -> String {
-                guard column < row.count, let value = row[column] else { throw .unavailable("audit row: column \(column) is NULL") }
-                return value
-            }
-            func number(_ column: Int) throws(StoreError) -> Int64 {
-                guard let value = Int64(try text(column)) else { throw .unavailable("audit row: column \(column) is not a number") }
-                return value
-            }
+        try rows.map { (cells) throws(StoreError) -> AuditEntry in
+            let row = TextCells(cells: cells, row: "audit row")
             return AuditEntry(
-                id: try number(0), at: Date(millis: try number(1)), actor: try text(2), tokenID: row[3].flatMap { TokenID($0) },
-                address: try text(4), method: try text(5), path: try text(6), action: try text(7), account: row[8], environment: row[9],
-                version: row[10].flatMap { Int($0) }, status: Int(try number(11)), requestID: row[12], count: Int(try number(13)))
+                id: try row.number(0), at: Date(millis: try row.number(1)), actor: try row.required(2),
+                tokenID: row[3].flatMap { TokenID($0) }, address: try row.required(4), method: try row.required(5),
+                path: try row.required(6), action: try row.required(7), account: row[8], environment: row[9],
+                version: row[10].flatMap { Int($0) }, status: Int(try row.number(11)), requestID: row[12], count: Int(try row.number(13)))
         }
     }
 }

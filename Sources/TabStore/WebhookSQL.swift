@@ -85,36 +85,23 @@ public enum WebhookSQL {
 
     /// A `webhooks` row read as text cells.
     public static func webhook(_ cells: [String?]) throws(StoreError) -> StoredWebhook {
-        func required(_ i: Int) throws(StoreError) -> String {
-            guard i < cells.count, let text = cells[i] else { throw .unavailable("webhook row: column \(i) is NULL") }
-            return text
-        }
-        func number(_ i: Int) throws(StoreError) -> Int64 {
-            guard let value = Int64(try required(i)) else { throw .unavailable("webhook row: column \(i) is not a number") }
-            return value
-        }
+        let row = TextCells(cells: cells, row: "webhook row")
         return StoredWebhook(
-            id: try required(0), url: try required(1), events: try required(2).split(separator: " ").map(String.init),
-            accounts: try required(3).split(separator: " ").map(String.init), secret: try required(4), previousSecret: cells[5],
-            previousUntilMillis: cells[6].flatMap { Int64($0) }, active: try number(7) != 0, disabledReason: cells[8],
-            createdAtMillis: try number(9), createdBy: cells[10])
+            id: try row.required(0), url: try row.required(1), events: try row.required(2).split(separator: " ").map(String.init),
+            accounts: try row.required(3).split(separator: " ").map(String.init), secret: try row.required(4), previousSecret: cells[5],
+            previousUntilMillis: cells[6].flatMap { Int64($0) }, active: try row.number(7) != 0, disabledReason: cells[8],
+            createdAtMillis: try row.number(9), createdBy: cells[10])
     }
 
     /// A `webhook_deliveries` row: its first ten columns as text cells, and the payload.
     public static func delivery(_ cells: [String?], payload: [UInt8]) throws(StoreError) -> StoredDelivery {
-        func required(_ i: Int) throws(StoreError) -> String {
-            guard i < cells.count, let text = cells[i] else { throw .unavailable("delivery row: column \(i) is NULL") }
-            return text
-        }
-        func number(_ i: Int) throws(StoreError) -> Int64 {
-            guard let value = Int64(try required(i)) else { throw .unavailable("delivery row: column \(i) is not a number") }
-            return value
-        }
-        guard let state = Delivery.State(rawValue: try required(5)) else { throw .unavailable("delivery row: unknown state") }
+        let row = TextCells(cells: cells, row: "delivery row")
+        guard let state = Delivery.State(rawValue: try row.required(5)) else { throw .unavailable("delivery row: unknown state") }
         let delivery = Delivery(
-            id: try required(0), webhookID: try required(1), eventID: try number(2), type: try required(3), attempts: Int(try number(4)),
+            id: try row.required(0), webhookID: try row.required(1), eventID: try row.number(2), type: try row.required(3),
+            attempts: Int(try row.number(4)),
             state: state, lastStatus: cells[6].flatMap { Int($0) }, lastError: cells[7],
-            nextAttemptAt: cells[8].flatMap { Int64($0) }.map { Date(millis: $0) }, at: Date(millis: try number(9)))
+            nextAttemptAt: cells[8].flatMap { Int64($0) }.map { Date(millis: $0) }, at: Date(millis: try row.number(9)))
         return StoredDelivery(delivery: delivery, payload: payload)
     }
 }
