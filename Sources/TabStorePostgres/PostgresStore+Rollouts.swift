@@ -1,3 +1,4 @@
+import Foundation
 import TabDelivery
 import TabStore
 
@@ -110,40 +111,15 @@ extension PGRows {
     }
 }
 
-/// A word of a notification's payload (words are separated by spaces): bytes other than letters, digits and
-/// `-._~` percent-encoded.
+/// A word of a notification's payload (words are separated by spaces): percent-encoded, only RFC 3986's unreserved
+/// ASCII characters left as they are.
 enum NotificationWord {
+    private static let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+
     static func encode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
-            }
-        }
-        return out
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""  // nil only for invalid UTF-16, which a String is not
     }
 
     /// The text of an encoded word; nil when an escape is cut short or not hexadecimal, or the bytes are not UTF-8.
-    static func decode(_ word: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var index = word.utf8.startIndex
-        while index < word.utf8.endIndex {
-            let byte = word.utf8[index]
-            index = word.utf8.index(after: index)
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let end = word.utf8.index(index, offsetBy: 2, limitedBy: word.utf8.endIndex),
-                let value = UInt8(String(decoding: word.utf8[index..<end], as: UTF8.self), radix: 16)
-            else { return nil }
-            bytes.append(value)
-            index = end
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
+    static func decode(_ word: Substring) -> String? { String(word).removingPercentEncoding }
 }

@@ -203,15 +203,14 @@ struct ChangeListener {
             while !stopped.isSet {
                 guard connection.waitForNotifications(milliseconds: 1000) else { break }
                 let batch = connection.takeNotifications()
-                // A published write announces its row (`layout`) and its pointer (`pointer`) at one commit: one change.
-                let rowsAnnounced = Set(batch.compactMap { $0.hasPrefix("layout ") ? $0.split(separator: " ").dropFirst().first : nil })
-                let stringsAnnounced = Set(
-                    batch.compactMap { $0.hasPrefix("strings ") ? $0.split(separator: " ").dropFirst().first : nil })
-                // A rollout change and a promotion are announced twice (see `announceRecorded`, `announce(_:)`): the
-                // plain announcement is for replicas of an older release.
+                /// The names `kind` announced in this batch.
                 func named(_ kind: String) -> Set<Substring> {
                     Set(batch.compactMap { $0.hasPrefix(kind + " ") ? $0.split(separator: " ").dropFirst().first : nil })
                 }
+                // A published write announces its row (`layout`) and its pointer (`pointer`) at one commit: one change.
+                let (rowsAnnounced, stringsAnnounced) = (named("layout"), named("strings"))
+                // A rollout change and a promotion are announced twice (see `announceRecorded`, `announcePromotion`):
+                // the plain announcement is for replicas of an older release.
                 let rolloutsRecorded = named("rolloutrecorded")
                 let (promoted, stringsPromoted) = (named("promoted"), named("stringspromoted"))
                 for payload in batch {
