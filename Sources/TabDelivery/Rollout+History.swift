@@ -9,12 +9,6 @@ public struct RolloutHistoryEntry: Sendable, Hashable {
     public var author: String
     /// The rollout's ``Rollout/revision`` once the change that made this line was recorded.
     public var revision: Int
-
-    public init(transition: RolloutTransition, author: String, revision: Int) {
-        self.transition = transition
-        self.author = author
-        self.revision = revision
-    }
 }
 
 extension Rollout {
