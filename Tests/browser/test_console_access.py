@@ -14,6 +14,7 @@ import urllib.parse
 from datetime import datetime
 
 from console_harness import CONSOLE_TOKEN, WAIT_SECONDS, account_names, focused
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -92,8 +93,11 @@ def test_the_tokens_page_makes_a_token_whose_secret_works_within_its_scope_only(
     # Its use shows as "last used" once the server has noted it.
     def last_used():
         browser.by_id("token-reload").click()
-        row = token_row(browser, "ci-jack")
-        return row is not None and cells(row)[6] not in ("never", "")
+        try:
+            row = token_row(browser, "ci-jack")
+            return row is not None and cells(row)[6] not in ("never", "")
+        except StaleElementReferenceException:
+            return False  # the reload redrew the list while it was read: read it again on the next poll
 
     browser.until(last_used, "the token's last use in the list")
     browser.by_id("token-secret-done").click()
