@@ -34,6 +34,8 @@ public enum AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case allAccounts
         /// Its `environments` do not include this one.
         case environment(String)
+        /// What the request would make or touch (a token, a webhook) reaches past the caller's own grant.
+        case beyondGrant(String)
     }
 
     /// No `Authorization: Bearer` at all.
@@ -85,6 +87,7 @@ public enum AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .insufficientScope(_, .account(let account)): "the token's accounts do not include '\(account)'"
         case .insufficientScope(_, .allAccounts): "this needs a token whose accounts are '*'"
         case .insufficientScope(_, .environment(let environment)): "the token's environments do not include '\(environment)'"
+        case .insufficientScope(_, .beyondGrant(let what)): "\(what) reaches past this token's own scopes, accounts or environments"
         }
     }
 

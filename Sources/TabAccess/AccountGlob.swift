@@ -30,6 +30,11 @@ public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible 
     /// Whether the glob names `account`.
     public func matches(_ account: some StringProtocol) -> Bool { glob.matches(account) }
 
+    /// Whether every account `other` names is one this glob names too. Sound because an account glob's only
+    /// wildcard is `*` and `*` is never a literal: when this glob matches `other`'s text, each `*` of that text is
+    /// swallowed by one of this glob's stars, which swallow whatever the `*` stands for just as well.
+    public func encloses(_ other: AccountGlob) -> Bool { glob.matches(other.glob.pattern) }
+
     /// Whether the glob names every account.
     public var isAll: Bool { glob.matchesEverything }
 

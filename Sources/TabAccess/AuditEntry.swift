@@ -57,21 +57,47 @@ public struct AuditEntry: Sendable, Equatable, Codable {
         self.count = count
     }
 
-    /// The entry for a refused request: `refused`, its status, the token's name and id when the token was known.
+    /// The longest path a refusal's entry keeps, in UTF-8 bytes: anyone can send a refused request, and its path is
+    /// theirs to make long.
+    public static let maximumRefusedPathBytes = 256
+
+    /// The entry for a refused request: `refused`, its status, the token's name and id when the token was known, and
+    /// its path cut to ``maximumRefusedPathBytes`` (on a character boundary, `…` marking the cut).
     public static func refusal(
         _ refusal: AccessRefusal, grant: Grant?, at: Date, address: String, method: String, path: String,
         account: String? = nil, environment: String? = nil, requestID: String? = nil
     ) -> AuditEntry {
         AuditEntry(
-            at: at, actor: grant?.name ?? anonymous, tokenID: grant?.tokenID, address: address, method: method, path: path,
-            action: "refused", account: account, environment: environment, status: refusal.status, requestID: requestID)
+            at: at, actor: grant?.name ?? anonymous, tokenID: grant?.tokenID, address: address, method: method,
+            path: bounded(path, bytes: maximumRefusedPathBytes), action: "refused", account: account, environment: environment,
+            status: refusal.status, requestID: requestID)
     }
 
-    /// The key under which repeated refusals are coalesced: address, status and the minute they fall in. A flood
-    /// of refused requests from one address grows the log by one entry per minute, its `count` counting them.
+    /// `text` when it fits in `bytes` UTF-8 bytes, else its longest prefix that fits with `…` after it.
+    static func bounded(_ text: String, bytes: Int) -> String {
+        guard text.utf8.count > bytes else { return text }
+        var kept = ""
+        var used = 0
+        let budget = bytes - "…".utf8.count
+        for character in text {
+            let size = character.utf8.count
+            guard used + size <= budget else { break }
+            kept.append(character)
+            used += size
+        }
+        return kept + "…"
+    }
+
+    /// The key under which repeated refusals are coalesced, within the minute they fall in. Refusals without a
+    /// valid token (401, `anonymous`) share one key per status and minute whatever their address: a flood from
+    /// 20,000 addresses is one entry (its address the first one's) with a `count`. Refusals of a valid token (403) are
+    /// keyed by address, token, account and environment: one token's refusals are never counted under another's.
     public var coalescingKey: String? {
         guard action == "refused" else { return nil }
-        return "\(address) \(status) \(Int64((at.timeIntervalSince1970 / 60).rounded(.down)))"
+        let minute = Int64((at.timeIntervalSince1970 / 60).rounded(.down))
+        if actor == Self.anonymous && tokenID == nil && status == 401 { return "anonymous \(status) \(minute)" }
+        let token = tokenID?.rawValue ?? "name:" + actor
+        return "\(address) \(status) \(minute) \(token) \(account ?? "-") \(environment ?? "-")"
     }
 
     enum CodingKeys: String, CodingKey {
@@ -134,6 +160,12 @@ public struct AuditPage: Sendable, Equatable, Encodable {
     public init(fetched entries: [AuditEntry], limit: Int) {
         self.entries = Array(entries.prefix(limit))
         next = entries.count > limit ? self.entries.last.map { AuditCursor(after: $0.id) } : nil
+    }
+
+    /// A page that ends before it is full: the store rows examined for it ran out of budget at `next`.
+    public init(entries: [AuditEntry], next: AuditCursor) {
+        self.entries = entries
+        self.next = next
     }
 
     enum CodingKeys: String, CodingKey { case entries, next }

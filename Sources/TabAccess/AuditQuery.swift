@@ -41,6 +41,9 @@ public struct AuditQuery: Sendable, Equatable {
     public static let defaultLimit = 100
     /// The largest page.
     public static let maximumLimit = 1000
+    /// The most rows one request reads to fill a page of entries its token may read; past it the page ends short,
+    /// with a `next` after the last row read.
+    public static let maximumExamined = 5000
 
     /// Entries after this cursor; nil from the start.
     public var after: AuditCursor?

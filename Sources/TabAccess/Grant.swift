@@ -42,6 +42,34 @@ public struct Grant: Sendable, Equatable {
         authorize(AccessRequest(scope: .read, account: account, environment: environment)) == nil
     }
 
+    /// Whether a token or webhook with these scopes, accounts and environments would reach nothing this grant does
+    /// not: nobody gives more than they hold, and list, rotate and revoke reach only tokens within the caller's
+    /// grant (docs/security.md, "A narrowed admin"). `environments` nil is every environment.
+    public func encloses(scopes: some Collection<Scope>, accounts: [AccountGlob], environments: Set<String>?) -> Bool {
+        scopes.allSatisfy { self.scopes.grant($0) } && accounts.allSatisfy(encloses(glob:)) && encloses(environments: environments)
+    }
+
+    /// Whether `token` reaches nothing this grant does not (``encloses(scopes:accounts:environments:)``).
+    public func encloses(_ token: AccessToken) -> Bool {
+        encloses(scopes: token.scopes, accounts: token.accounts, environments: token.environments)
+    }
+
+    /// Whether a webhook for `accounts` reaches nothing this grant does not: its accounts within the grant's, and
+    /// the grant over every environment (a webhook hears the events of all of them).
+    public func encloses(webhookAccounts accounts: [AccountGlob]) -> Bool {
+        environments == nil && accounts.allSatisfy(encloses(glob:))
+    }
+
+    /// Whether every account `glob` names is covered by one of this grant's globs.
+    public func encloses(glob: AccountGlob) -> Bool { accounts.contains { $0.encloses(glob) } }
+
+    /// Whether `environments` (nil: every one) are all within this grant's.
+    public func encloses(environments other: Set<String>?) -> Bool {
+        guard let mine = environments else { return true }
+        guard let other else { return false }
+        return other.isSubset(of: mine)
+    }
+
     /// Why the grant does not allow `request`, or nil when it does.
     public func authorize(_ request: AccessRequest) -> AccessRefusal? {
         guard scopes.grant(request.scope) else { return .insufficientScope(request.scope, .scope) }

@@ -1,5 +1,5 @@
-/// What a token may do. `write` and `deploy` each imply `read`; `admin` implies everything (API.md, "Tokens,
-/// scopes and audit").
+/// What a token may do. `write` and `deploy` each imply `read`; `deploy` implies `rollback`; `admin` implies
+/// everything (docs/access-and-webhooks.md).
 public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
     /// Management GETs, `/v1/events`, `/v1/audit`.
     case read
@@ -7,6 +7,8 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
     case write
     /// Promote, rollouts, `/v1/alerts`.
     case deploy
+    /// Rolling a rollout back, by hand or through `/v1/alerts`, and nothing else: Alertmanager's token.
+    case rollback
     /// Everything, including tokens and webhooks.
     case admin
 
@@ -15,7 +17,8 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
         switch self {
         case .read: [.read]
         case .write: [.read, .write]
-        case .deploy: [.read, .deploy]
+        case .deploy: [.read, .deploy, .rollback]
+        case .rollback: [.rollback]
         case .admin: Set(Scope.allCases)
         }
     }
@@ -26,6 +29,11 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
     public static func < (a: Scope, b: Scope) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!  // Both are cases, so both are found.
     }
+}
+
+extension Scope {
+    /// Every scope's name, in order, for messages: `read, write, deploy, rollback, admin`.
+    public static let names = allCases.map(\.rawValue).joined(separator: ", ")
 }
 
 extension Collection<Scope> {

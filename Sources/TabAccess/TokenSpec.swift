@@ -71,11 +71,11 @@ public struct TokenSpec: Sendable, Equatable {
                     scopes.insert(scope)
                 } else {
                     errors.append(
-                        FieldError(pointer: "/scopes/\(index)", message: "'\(item)' is not a scope (read, write, deploy, admin)"))
+                        FieldError(pointer: "/scopes/\(index)", message: "'\(item)' is not a scope (\(Scope.names))"))
                 }
             }
         } else {
-            errors.append(FieldError(pointer: "/scopes", message: "scopes must be a non-empty array of read, write, deploy, admin"))
+            errors.append(FieldError(pointer: "/scopes", message: "scopes must be a non-empty array of \(Scope.names)"))
         }
 
         var accounts: [AccountGlob] = [.all]

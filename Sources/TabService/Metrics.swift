@@ -30,6 +30,11 @@ final class Metrics: Sendable {
 
     /// Changes read from the store because another replica made them.
     let replicatedChanges = Counter()
+    /// Audit entries written: a change's (in its transaction) or a refusal's (coalesced, each write once a second).
+    let auditChangeWrites = Counter()
+    let auditRefusalWrites = Counter()
+    /// Audit entries deleted by age (`--audit-retention`) or by the row budget (`--audit-max-rows`).
+    let auditPruned = Counter()
 
     func noteReplicationLag(millis: Int64) {
         replicationLagMillis.store(Int(max(0, millis)), ordering: .relaxed)
@@ -108,6 +113,13 @@ final class Metrics: Sendable {
         out += "# HELP tabserver_replicated_changes_total Changes another replica made, read from the shared store.\n"
         out += "# TYPE tabserver_replicated_changes_total counter\n"
         out += "tabserver_replicated_changes_total \(replicatedChanges.current)\n"
+        out += "# HELP tabserver_audit_writes_total Audit entries written (a refusal's write may add to a coalesced entry).\n"
+        out += "# TYPE tabserver_audit_writes_total counter\n"
+        out += "tabserver_audit_writes_total{kind=\"change\"} \(auditChangeWrites.current)\n"
+        out += "tabserver_audit_writes_total{kind=\"refusal\"} \(auditRefusalWrites.current)\n"
+        out += "# HELP tabserver_audit_pruned_total Audit entries deleted for their age or beyond the row budget.\n"
+        out += "# TYPE tabserver_audit_pruned_total counter\n"
+        out += "tabserver_audit_pruned_total \(auditPruned.current)\n"
         return out
     }
 }

@@ -88,6 +88,8 @@ struct Problem {
     var detail: String
     var errors: [LayoutDiagnostic] = []
     var headers: [HTTPHeader] = []
+    /// Extension members (RFC 9457 §3.2), e.g. the `refused` list of `POST /v1/alerts`.
+    var extensions: [String: JSONValue] = [:]
 
     init(_ kind: ProblemKind, detail: String, errors: [LayoutDiagnostic] = [], headers: [HTTPHeader] = []) {
         self.kind = kind
@@ -114,6 +116,7 @@ struct Problem {
                     return .object(entry)
                 })
         }
+        object.merge(extensions) { standard, _ in standard }
         return HTTPResponse(
             status: status, headers: [HTTPHeader("Content-Type", "application/problem+json")] + headers,
             body: CanonicalJSON.encode(.object(object)))

@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabAccess
 import TabDelivery
 import TabLayout
 import TabStore
@@ -89,7 +90,9 @@ extension TabService {
 
     /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that
     /// account's running rollouts (in its `environment` label's environment when it has one), reason
-    /// `"{alertname}: {summary}"`. Resolved alerts change nothing.
+    /// `"{alertname}: {summary}"`. Resolved alerts change nothing. Each rollback is authorized as the rollback
+    /// route would authorize it (the token's accounts and environments); refused ones are listed in `refused` and
+    /// audited, and the answer is 403 when every rollback asked for was refused.
     func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let payload: AlertmanagerPayload
         do throws(DeliveryError) {
@@ -98,22 +101,33 @@ extension TabService {
             return .response(Problem.delivery(error).response)
         }
         let author = match.author
+        let grant = match.grant
+        let refusalEntry = RefusalEntryMaker(self, request, grant: grant)
         return .deferred {
             var rolledBack: [JSONValue] = []
+            var refused: [JSONValue] = []
+            var lastRefusal: AccessRefusal?
             do throws(StoreError) {
                 let underWay = try await self.store.rolloutsUnderWay()
                 for (rollout, reason) in payload.rollbacks(among: underWay, at: Self.now) {
+                    let named: [String: JSONValue] = [
+                        "account": .string(rollout.account), "environment": .string(rollout.environment.text),
+                        "rollout": .integer(Int64(rollout.id)),
+                    ]
+                    let access = AccessRequest(scope: .rollback, target: .account(rollout.account), environment: rollout.environment.text)
+                    if let refusal = grant?.authorize(access) {
+                        self.bufferRefusal(refusalEntry.entry(refusal, account: rollout.account, environment: rollout.environment.text))
+                        refused.append(.object(named.merging(["reason": .string(refusal.clientDescription)]) { $1 }))
+                        lastRefusal = refusal
+                        continue
+                    }
                     do throws(StoreError) {
                         let recorded = try await self.store.changeRollout(
                             account: rollout.account, environment: rollout.environment.text, author: author,
                             audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
                         ) { (stored) throws(DeliveryError) in try stored.rolledBack(reason: reason, at: Self.now) }
                         await self.publish(recorded)
-                        rolledBack.append(
-                            .object([
-                                "account": .string(rollout.account), "environment": .string(rollout.environment.text),
-                                "rollout": .integer(Int64(rollout.id)), "reason": .string(reason),
-                            ]))
+                        rolledBack.append(.object(named.merging(["reason": .string(reason)]) { $1 }))
                     } catch .refused {
                         continue  // it ended meanwhile
                     }
@@ -121,7 +135,14 @@ extension TabService {
             } catch {
                 return self.storeProblem(error)
             }
-            return json(200, ["rolledBack": .array(rolledBack)])
+            if rolledBack.isEmpty, let lastRefusal {
+                var problem = Problem(
+                    .insufficientScope, detail: "the token may roll back none of the \(refused.count) rollouts the alerts name",
+                    headers: [HTTPHeader("WWW-Authenticate", lastRefusal.wwwAuthenticate)])
+                problem.extensions["refused"] = .array(refused)
+                return problem.response
+            }
+            return json(200, ["rolledBack": .array(rolledBack), "refused": .array(refused)])
         }
     }
 }

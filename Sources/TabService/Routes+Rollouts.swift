@@ -128,7 +128,7 @@ extension TabService {
             }
         },
         Route(
-            .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.deploy, .account), label: "layout_rollout_rollback",
+            .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.rollback, .account), label: "layout_rollout_rollback",
             APIOperation(
                 "Everyone gets the stable version at once; the reason is recorded.", parameters: [environmentParameter],
                 requestBody: """
@@ -144,7 +144,7 @@ extension TabService {
             }
         },
         Route(
-            .post, "/v1/alerts", .scoped(.deploy, .service), label: "alerts",
+            .post, "/v1/alerts", .scoped(.rollback, .service), label: "alerts",
             APIOperation(
                 "Prometheus Alertmanager's webhook (version 4): firing alerts with an account label roll back its rollouts.",
                 requestBody: """
@@ -156,12 +156,12 @@ extension TabService {
                     (
                         200,
                         """
-                        description: The rollouts rolled back.
+                        description: The rollouts rolled back, and those the token may not roll back (refused).
                         content:
-                          application/json: {schema: {type: object, required: [rolledBack]}}
+                          application/json: {schema: {type: object, required: [rolledBack, refused]}}
                         """
                     ),
-                    (413, APIOperation.problem), (422, APIOperation.problem),
+                    (403, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
         ) { service, request, match in service.alertsRoute(request, match) },
     ]

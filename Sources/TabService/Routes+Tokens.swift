@@ -41,7 +41,7 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, _, _ in service.listTokensRoute() },
+        ) { service, _, match in service.listTokensRoute(match) },
         Route(
             .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token",
             APIOperation(
@@ -50,7 +50,7 @@ extension TabService {
                     (204, "{description: Revoked.}"), (404, APIOperation.problem),
                     (409, APIOperation.problem),
                 ])
-        ) { service, _, match in service.revokeTokenRoute(match) },
+        ) { service, request, match in service.revokeTokenRoute(request, match) },
         Route(
             .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate",
             APIOperation(

@@ -58,6 +58,28 @@ final class RefusalBuffer: Sendable {
     }
 }
 
+/// What a refusal's audit entry keeps of its request (address, method, path), taken while the request is at hand.
+struct RefusalEntryMaker: Sendable {
+    let grant: Grant?
+    let address: String
+    let method: String
+    let path: String
+
+    init(_ service: TabService, _ request: borrowing HTTPRequest, grant: Grant?) {
+        self.grant = grant
+        address = service.clientAddress(request)
+        method = request.method.token
+        path = request.path
+    }
+
+    /// The entry of `refusal` about `account` in `environment`, now.
+    func entry(_ refusal: AccessRefusal, account: String?, environment: String? = nil) -> AuditEntry {
+        AuditEntry.refusal(
+            refusal, grant: grant, at: Date(), address: address, method: method, path: path, account: account,
+            environment: environment)
+    }
+}
+
 extension TabService {
     /// The context of a changing request by `grant`.
     func auditContext(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
@@ -68,9 +90,12 @@ extension TabService {
 
     /// Records a refused management request (401, 403): buffered, coalesced, written within a second.
     func auditRefusal(_ refusal: AccessRefusal, grant: Grant?, _ request: borrowing HTTPRequest, account: String?) {
-        let entry = AuditEntry.refusal(
-            refusal, grant: grant, at: Date(), address: clientAddress(request), method: request.method.token, path: request.path,
-            account: account)
+        bufferRefusal(RefusalEntryMaker(self, request, grant: grant).entry(refusal, account: account))
+    }
+
+    /// Buffers a refusal's entry (``auditRefusal(_:grant:_:account:)``; ``RefusalEntryMaker`` for refusals decided
+    /// after the request is gone, as `POST /v1/alerts` decides each rollback).
+    func bufferRefusal(_ entry: AuditEntry) {
         guard refusals.add(entry) else { return }
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(1))
@@ -84,6 +109,7 @@ extension TabService {
         for entry in entries {
             do throws(StoreError) {
                 try await store.appendAudit(entry)
+                metrics.auditRefusalWrites.add()
             } catch {
                 logger.error("writing an audit entry failed: \(error)")
             }
@@ -106,50 +132,64 @@ extension TabService {
         return .deferred {
             var readable: [AuditEntry] = []
             var after = query.after?.afterID ?? 0
-            // Entries the token may not read are skipped; more are fetched until the page (and one more) is full.
+            var examined = 0
+            // Entries the token may not read are skipped; more are fetched until the page (and one more) is full, or
+            // until a page's worth of work is done: then the page ends there and `next` continues after the last row
+            // examined, so that a narrow token's page costs a bounded read, never a walk of the whole log.
+            let batchSize = max(query.limit + 1, 200)
             while readable.count <= query.limit {
                 let batch: [AuditEntry]
                 do throws(StoreError) {
-                    batch = try await self.store.audit(afterID: after, limit: query.limit + 1, account: query.account, actor: query.actor)
+                    batch = try await self.store.audit(afterID: after, limit: batchSize, account: query.account, actor: query.actor)
                 } catch {
                     return self.storeProblem(error)
                 }
-                readable += batch.filter { grant?.mayRead($0) ?? true }
-                guard batch.count == query.limit + 1, let last = batch.last else { break }
-                after = last.id
+                examined += batch.count
+                for entry in batch {
+                    after = entry.id
+                    if grant?.mayRead(entry) ?? true { readable.append(entry) }
+                    if readable.count > query.limit { break }
+                }
+                guard batch.count == batchSize else { break }
+                if examined >= AuditQuery.maximumExamined, readable.count <= query.limit {
+                    return Self.tokenJSON(200, AuditPage(entries: readable, next: AuditCursor(after: after)))
+                }
             }
             return Self.tokenJSON(200, AuditPage(fetched: readable, limit: query.limit))
         }
     }
 
-    /// Deletes entries older than the retention, in batches, every hour while the service lives.
+    /// Deletes entries older than the retention or beyond the row budget, in batches, every minute while the service
+    /// lives (a flood of refusals between two runs adds at most 60 written keys a second, ``RefusalBuffer``).
     func pruneAuditInTheBackground() {
         let retention = Int64(configuration.auditRetentionDays) * 86_400_000
+        let rows = Int64(configuration.auditMaxRows)
         Task { [weak self] in
             while true {
                 do {  // the service is held only while it prunes, never across the sleep
                     guard let service = self else { return }
-                    await service.pruneAudit(olderThanMillis: retention)
+                    await service.pruneAudit(olderThanMillis: retention, keepingNewest: rows)
                 }
-                try? await Task.sleep(for: .seconds(3600))
+                try? await Task.sleep(for: .seconds(60))
             }
         }
     }
 
-    /// Deletes entries older than `age` milliseconds, 500 at a time (at most 50,000 a call).
-    func pruneAudit(olderThanMillis age: Int64) async {
+    /// Deletes entries older than `age` milliseconds or beyond the newest `rows`, 500 at a time (at most 50,000 a call).
+    func pruneAudit(olderThanMillis age: Int64, keepingNewest rows: Int64) async {
         var pruned = 0
         for _ in 0..<100 {
             let deleted: Int
             do throws(StoreError) {
-                deleted = try await store.pruneAudit(beforeMillis: currentTimeMillis() - age, limit: 500)
+                deleted = try await store.pruneAudit(beforeMillis: currentTimeMillis() - age, keepingNewest: rows, limit: 500)
             } catch {
                 logger.error("pruning the audit log failed: \(error)")
                 return
             }
             pruned += deleted
+            metrics.auditPruned.add(deleted)
             if deleted < 500 { break }
         }
-        if pruned > 0 { logger.info("audit: \(pruned) entries older than \(age / 86_400_000) days pruned") }
+        if pruned > 0 { logger.info("audit: \(pruned) entries older than \(age / 86_400_000) days or beyond the newest \(rows) pruned") }
     }
 }

@@ -106,10 +106,12 @@ extension TabService {
             if let refusal = heldBudget.reserve(address) {
                 let whose = refusal == .total ? "this server holds" : "this client address holds"
                 let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
+                // The connection closes with the answer (libmicrohttpd honours the response's `Connection: close`):
+                // a refused poll must not keep a slot of the reserve that keeps /healthz and writes answering.
                 return .response(
                     Problem(
                         .tooManyHeld, detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
-                        headers: [HTTPHeader("Retry-After", "5")]
+                        headers: [HTTPHeader("Retry-After", "5"), HTTPHeader("Connection", "close")]
                     ).response)
             }
             return hold(

@@ -17,6 +17,9 @@ extension TabService {
         } catch {
             return .response(Self.invalidFields(error, what: "token body"))
         }
+        if let grant = match.grant, !grant.encloses(scopes: spec.scopes, accounts: spec.accounts, environments: spec.environments) {
+            return refuseBeyondGrant("the new token", grant: grant, request)
+        }
         let (token, secret) = AccessToken.issue(spec, createdBy: match.author, at: now)
         return .deferred {
             do throws(StoreError) {
@@ -31,23 +34,27 @@ extension TabService {
         }
     }
 
-    /// Every token, without secrets, with `lastUsedAt` (read from the store: other replicas note uses too).
-    func listTokensRoute() -> HTTPReply {
-        .deferred {
+    /// Every token within the caller's grant, without secrets, with `lastUsedAt` (read from the store: other replicas
+    /// note uses too).
+    func listTokensRoute(_ match: RouteMatch) -> HTTPReply {
+        let grant = match.grant
+        return .deferred {
             let records: [StoredToken]
             do throws(StoreError) {
                 records = try await self.store.tokens()
             } catch {
                 return self.tokenStoreProblem(error)
             }
-            let tokens = records.compactMap(AccessToken.init).sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) }
+            let tokens = records.compactMap(AccessToken.init).filter { grant?.encloses($0) ?? true }.sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) }
             return Self.tokenJSON(200, TokenList(tokens: tokens.map(\.listed)))
         }
     }
 
     /// Revokes the token (204; again is 204), or 409 when it is the last admin token and no bootstrap token exists.
-    func revokeTokenRoute(_ match: RouteMatch) -> HTTPReply {
+    func revokeTokenRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         guard let id = TokenID(match["id"]) else { return .response(Problem.notFound("no token '\(match["id"].prefix(64))'").response) }
+        if let refused = refusalOfTokenBeyondGrant(id, match.grant, request) { return refused }
+        let grant = match.grant
         let bootstrap = credentials.bootstrapTokens
         let now = Date()
         return .deferred {
@@ -56,6 +63,7 @@ extension TabService {
                 let audit = AuditContext.current?.entry(action: "token.revoke", account: nil, status: 204)
                 decision = try await self.store.editToken(id: id.rawValue, audit: audit) { record, all in
                     guard var token = AccessToken(record) else { return .refuse("the stored token cannot be read") }
+                    guard grant?.encloses(token) ?? true else { return .refuse(Self.beyondGrant) }
                     if token.revokedAt != nil { return .unchanged }
                     if let conflict = token.revocationConflict(among: all.compactMap(AccessToken.init), bootstrap: bootstrap, at: now) {
                         return .refuse(conflict)
@@ -69,6 +77,8 @@ extension TabService {
             switch decision {
             case .unchanged:
                 return HTTPResponse(status: 204)
+            case .refuse(Self.beyondGrant):
+                return Self.refusalResponse(.insufficientScope(.admin, .beyondGrant("the token")))
             case .refuse(let reason):
                 return Problem(.lastAdminToken, detail: reason).response
             case .replace(let record):
@@ -88,6 +98,8 @@ extension TabService {
         } catch {
             return .response(Self.invalidFields(error, what: "rotation body"))
         }
+        if let refused = refusalOfTokenBeyondGrant(id, match.grant, request) { return refused }
+        let grant = match.grant
         let secret = IssuedSecret(for: id)
         let now = Date()
         return .deferred {
@@ -96,6 +108,7 @@ extension TabService {
                 let audit = AuditContext.current?.entry(action: "token.rotate", account: nil, status: 200)
                 decision = try await self.store.editToken(id: id.rawValue, audit: audit) { record, _ in
                     guard var token = AccessToken(record) else { return .refuse("the stored token cannot be read") }
+                    guard grant?.encloses(token) ?? true else { return .refuse(Self.beyondGrant) }
                     guard token.isActive(at: now) else { return .refuse("the token is revoked or expired: make a new one") }
                     token.rotate(to: secret, at: now, overlap: rotation.overlap)
                     return .replace(token.stored)
@@ -104,6 +117,8 @@ extension TabService {
                 return self.tokenStoreProblem(error)
             }
             switch decision {
+            case .refuse(Self.beyondGrant):
+                return Self.refusalResponse(.insufficientScope(.admin, .beyondGrant("the token")))
             case .refuse(let reason):
                 return Problem(.tokenInactive, detail: reason).response
             case .unchanged:
@@ -134,6 +149,24 @@ extension TabService {
                 logger.warning("noting a token's use failed: \(error)")
             }
         }
+    }
+
+    /// The edit's refusal when the stored token reaches past the caller's grant (a token another replica made since
+    /// this one's directory was read).
+    private static let beyondGrant = "beyond the caller's grant"
+
+    /// 403 (audited) when the token `id` reaches past `grant`, as far as this replica's directory knows it.
+    private func refusalOfTokenBeyondGrant(_ id: TokenID, _ grant: Grant?, _ request: borrowing HTTPRequest) -> HTTPReply? {
+        guard let grant, let token = credentials.directory.token(id: id), !grant.encloses(token) else { return nil }
+        return refuseBeyondGrant("the token", grant: grant, request)
+    }
+
+    /// 403 `insufficient_scope` (audited): what the request would make or touch reaches past `grant`.
+    func refuseBeyondGrant(_ what: String, grant: Grant, _ request: borrowing HTTPRequest) -> HTTPReply {
+        let refusal = AccessRefusal.insufficientScope(.admin, .beyondGrant(what))
+        logger.warning("access refused", metadata: ["token": "\(grant.name)", "reason": "\(refusal.description)"])
+        auditRefusal(refusal, grant: grant, request, account: nil)
+        return .response(Self.refusalResponse(refusal))
     }
 
     private func tokenStoreProblem(_ error: StoreError) -> HTTPResponse {

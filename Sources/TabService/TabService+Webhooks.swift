@@ -19,6 +19,9 @@ extension TabService {
         } catch {
             return .response(Self.invalidWebhook(error.errors))
         }
+        if let grant = match.grant, !grant.encloses(webhookAccounts: spec.subscription.accounts) {
+            return refuseBeyondGrant("the webhook", grant: grant, request)
+        }
         let author = match.author
         return .deferred {
             do throws(WebhookAddressError) {
@@ -47,9 +50,10 @@ extension TabService {
 
     /// `GET /v1/webhooks`.
     func listWebhooksRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        .deferred {
+        let grant = match.grant
+        return .deferred {
             do throws(StoreError) {
-                let all = try await self.store.webhooks()
+                let all = try await self.store.webhooks().filter { Self.webhook($0, isWithin: grant) }
                 return json(200, ["webhooks": .array(all.map { .object(Self.webhookJSON($0)) })])
             } catch {
                 return self.storeProblem(error)
@@ -60,9 +64,12 @@ extension TabService {
     /// `GET /v1/webhooks/{id}`.
     func readWebhookRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let id = match["id"]
+        let grant = match.grant
         return .deferred {
             do throws(StoreError) {
-                guard let webhook = try await self.store.webhook(id: id) else { return Self.noWebhook(id) }
+                guard let webhook = try await self.store.webhook(id: id), Self.webhook(webhook, isWithin: grant) else {
+                    return Self.noWebhook(id)
+                }
                 return json(200, Self.webhookJSON(webhook))
             } catch {
                 return self.storeProblem(error)
@@ -73,8 +80,10 @@ extension TabService {
     /// `DELETE /v1/webhooks/{id}`: the endpoint and its deliveries (pending ones are not sent).
     func deleteWebhookRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let id = match["id"]
+        let grant = match.grant
         return .deferred {
             do throws(StoreError) {
+                guard try await self.webhookExists(id, within: grant) else { return Self.noWebhook(id) }
                 try await self.store.deleteWebhook(
                     id: id, audit: AuditContext.current?.entry(action: "webhook.delete", account: nil, status: 204))
                 return HTTPResponse(status: 204, headers: [], body: [])
@@ -89,10 +98,12 @@ extension TabService {
     /// `POST /v1/webhooks/{id}/rotate-secret`: a new secret (shown once); the replaced one signs for 24 h more.
     func rotateWebhookSecretRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let id = match["id"]
+        let grant = match.grant
         return .deferred {
             let now = Date()
             let fresh = Mutex<String?>(nil)
             do throws(StoreError) {
+                guard try await self.webhookExists(id, within: grant) else { return Self.noWebhook(id) }
                 let audit = AuditContext.current?.entry(action: "webhook.rotate-secret", account: nil, status: 200)
                 let webhook = try await self.store.editWebhook(id: id, audit: audit) { webhook in
                     guard var keyring = webhook.keyring() else { return }
@@ -129,9 +140,10 @@ extension TabService {
             }
             limit = value
         }
+        let grant = match.grant
         return .deferred { [after, limit] in
             do throws(StoreError) {
-                guard try await self.store.webhook(id: id) != nil else { return Self.noWebhook(id) }
+                guard try await self.webhookExists(id, within: grant) else { return Self.noWebhook(id) }
                 let fetched = try await self.store.deliveries(webhookID: id, afterEvent: after, limit: limit + 1)
                 let page = Array(fetched.prefix(limit))
                 let next = fetched.count > limit ? page.last.map { "\"\($0.delivery.eventID)\"" } ?? "null" : "null"
@@ -148,8 +160,10 @@ extension TabService {
     func redeliverRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let id = match["id"]
         let deliveryID = match["delivery"]
+        let grant = match.grant
         return .deferred {
             do throws(StoreError) {
+                guard try await self.webhookExists(id, within: grant) else { return Self.noWebhook(id) }
                 let audit = AuditContext.current?.entry(action: "webhook.redeliver", account: nil, status: 202)
                 let stored = try await self.store.redeliver(
                     webhookID: id, deliveryID: deliveryID, atMillis: currentTimeMillis(), audit: audit)
@@ -176,6 +190,20 @@ extension TabService {
             object["previousSecretExpiresAt"] = .string(Timestamp(unixMillis: until).rfc3339)
         }
         return object
+    }
+
+    /// Whether `webhook` reaches nothing past `grant` (nil: a bootstrap token's everything). Webhooks beyond a
+    /// token's grant are not listed and are 404 to it, as if they did not exist.
+    static func webhook(_ webhook: StoredWebhook, isWithin grant: Grant?) -> Bool {
+        guard let grant else { return true }
+        let accounts = webhook.accounts.compactMap { try? AccountGlob($0) }
+        return accounts.count == webhook.accounts.count && grant.encloses(webhookAccounts: accounts)
+    }
+
+    /// Whether the webhook `id` exists and is within `grant`.
+    private func webhookExists(_ id: String, within grant: Grant?) async throws(StoreError) -> Bool {
+        guard let webhook = try await store.webhook(id: id) else { return false }
+        return Self.webhook(webhook, isWithin: grant)
     }
 
     static func noWebhook(_ id: String) -> HTTPResponse { Problem.notFound("no webhook \(id)").response }

@@ -37,6 +37,8 @@ public struct ServiceConfiguration: Sendable {
     public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
+    /// The most entries the audit log keeps (`--audit-max-rows`); the oldest beyond are pruned each minute.
+    public var auditMaxRows: Int = 1_000_000
     /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
@@ -208,6 +210,7 @@ public final class TabService: HTTPHandler {
             let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
             return .deferred {
                 var response = await AuditContext.$current.withValue(audit) { await work() }
+                if audit != nil, response.status < 400 { metrics.auditChangeWrites.add() }
                 self.finish(&response, route: route, id: context.id)
                 metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
                 self.log(context, response)

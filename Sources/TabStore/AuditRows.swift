@@ -22,10 +22,14 @@ public enum AuditRows {
         AND (CAST($2 AS TEXT) IS NULL OR account = CAST($2 AS TEXT)) AND (CAST($3 AS TEXT) IS NULL OR actor = CAST($3 AS TEXT))
         ORDER BY id LIMIT $4
         """
-    /// Deletes at most `$2` of the oldest entries dated before `$1`, never the newest (whose id the next one follows).
+    /// Deletes at most `$3` of the oldest entries: those dated before `$1`, and those beyond the newest `$2` (ids
+    /// only grow by one and only the oldest are deleted, so the newest `$2` are the ids within `$2` of the largest);
+    /// never the newest entry (whose id the next one follows).
     public static let prune = """
         DELETE FROM audit_log WHERE id IN (
-            SELECT id FROM audit_log WHERE at_ms < $1 AND id < (SELECT MAX(id) FROM audit_log) ORDER BY id LIMIT $2)
+            SELECT id FROM audit_log
+            WHERE (at_ms < CAST($1 AS BIGINT) OR id <= (SELECT MAX(id) FROM audit_log) - CAST($2 AS BIGINT))
+            AND id < (SELECT MAX(id) FROM audit_log) ORDER BY id LIMIT CAST($3 AS BIGINT))
         """
 
     /// The cells of ``insert`` for `entry` (its time in Unix milliseconds; refusals with their ``AuditEntry/coalescingKey``).

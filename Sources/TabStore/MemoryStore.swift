@@ -122,8 +122,10 @@ private final class MemoryRows: StoreRows {
         state.audit.append(stored)
     }
 
-    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
-        let doomed = Set(state.audit.filter { $0.at.millis < millis }.prefix(limit).map(\.id))
+    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) throws(StoreError) -> Int {
+        let newest = state.audit.last?.id ?? 0
+        let doomed = Set(
+            state.audit.filter { ($0.at.millis < millis || $0.id <= newest - rows) && $0.id < newest }.prefix(limit).map(\.id))
         state.audit.removeAll { doomed.contains($0.id) }
         return doomed.count
     }

@@ -193,8 +193,8 @@ struct SQLiteRows: StoreRows {
 
     func insertAudit(_ entry: AuditEntry) throws(StoreError) { try db.run(AuditRows.insert, Self.bind(AuditRows.cells(entry))) }
 
-    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
-        try db.run(AuditRows.prune, [.int64(millis), .int(limit)])
+    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) throws(StoreError) -> Int {
+        try db.run(AuditRows.prune, [.int64(millis), .int64(rows), .int(limit)])
         return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
     }
 

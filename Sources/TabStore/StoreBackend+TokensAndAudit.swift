@@ -46,9 +46,11 @@ extension StoreBackend {
         }
     }
 
-    public func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int {
+    public func pruneAudit(beforeMillis millis: Int64, keepingNewest kept: Int64, limit: Int) async throws(StoreError) -> Int {
         try await executor.run { () throws(StoreError) in
-            try self.writeTransaction { (rows) throws(StoreError) in try rows.pruneAudit(beforeMillis: millis, limit: limit) }
+            try self.writeTransaction { (rows) throws(StoreError) in
+                try rows.pruneAudit(beforeMillis: millis, keepingNewest: kept, limit: limit)
+            }
         }
     }
 

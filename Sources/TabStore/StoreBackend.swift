@@ -21,8 +21,8 @@ public protocol StoreRows: WebhookRows, DeliveryRows {
     func tokens() throws(StoreError) -> [StoredToken]
     /// Inserts an audit entry (adding to the count of the entry with its coalescing key, if there is one).
     func insertAudit(_ entry: AuditEntry) throws(StoreError)
-    /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
-    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int
+    /// Deletes at most `limit` of the oldest entries dated before `millis` or beyond the newest `rows`; returns how many.
+    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) throws(StoreError) -> Int
     /// Inserts or replaces a token and its secrets; `announce` tells the other replicas (revocation and rotation
     /// must reach them within a second; a `lastUsedAt` update need not).
     func save(_ token: StoredToken, announce: Bool) throws(StoreError)

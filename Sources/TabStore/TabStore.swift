@@ -256,8 +256,9 @@ public protocol TabStore: WebhookStore, RolloutStore {
     func appendAudit(_ entry: AuditEntry) async throws(StoreError)
     /// Entries after `afterID`, oldest first, at most `limit`, of `account` and `actor` when given.
     func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [AuditEntry]
-    /// Deletes at most `limit` of the oldest entries dated before `millis`; returns how many.
-    func pruneAudit(beforeMillis millis: Int64, limit: Int) async throws(StoreError) -> Int
+    /// Deletes at most `limit` of the oldest entries: those dated before `millis` and those beyond the newest `rows`
+    /// (`--audit-max-rows`); returns how many.
+    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) async throws(StoreError) -> Int
     /// Whether the store answers (for `/readyz`).
     func ping() async -> Bool
     /// Calls `onChange` (on a thread of the store's) for changes committed by other processes.

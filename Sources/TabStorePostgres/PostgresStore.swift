@@ -366,9 +366,10 @@ struct PGRows: StoreRows {
         _ = try db.execute(AuditRows.insert, AuditRows.cells(entry).map(PGValue.optional))
     }
 
-    func pruneAudit(beforeMillis millis: Int64, limit: Int) throws(StoreError) -> Int {
+    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) throws(StoreError) -> Int {
         let sql = "WITH pruned AS (\(AuditRows.prune) RETURNING 1) SELECT count(*) FROM pruned"
-        return Int(try db.execute(sql, [.text(String(millis)), .text(String(limit))]).first?[0].text ?? "0") ?? 0
+        let cells: [PGValue] = [.text(String(millis)), .text(String(rows)), .text(String(limit))]
+        return Int(try db.execute(sql, cells).first?[0].text ?? "0") ?? 0
     }
 
     /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.

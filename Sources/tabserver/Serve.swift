@@ -53,6 +53,8 @@ struct Serve: AsyncParsableCommand {
     var environments: String?
     @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
     var auditRetention: Int?
+    @Option(help: "The most entries the audit log keeps, the oldest pruned first (env TABSERVER_AUDIT_MAX_ROWS; default 1000000).")
+    var auditMaxRows: Int?
     @Flag(
         help:
             "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
@@ -137,6 +139,8 @@ struct Serve: AsyncParsableCommand {
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
+        service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000
+        guard service.auditMaxRows >= 1000 else { throw ValidationError("--audit-max-rows is 1000 or more") }
         service.webhookDeliveries = true
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {

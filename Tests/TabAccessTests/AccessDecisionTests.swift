@@ -178,3 +178,46 @@ extension Result {
         #expect(admin.isActive(at: Self.now))
     }
 }
+
+/// Nobody gives more than they hold: a narrowed `admin` may make, list, rotate and revoke only tokens within its own
+/// grant, and make webhooks only for accounts within its own (docs/security.md, "A narrowed admin").
+@Suite struct NarrowedGrantTests {
+    static let narrowed = Grant(
+        name: "ja-admin", tokenID: TokenID("aaaaaaaaaaaaaaaa"), scopes: [.admin], accounts: [try! AccountGlob("ja*")],
+        environments: ["staging"])
+
+    static func globs(_ texts: String...) -> [AccountGlob] { texts.map { try! AccountGlob($0) } }
+
+    @Test func aNarrowedAdminCannotMakeAnUnrestrictedToken() {
+        #expect(!Self.narrowed.encloses(scopes: [.admin], accounts: [.all], environments: nil))
+        #expect(!Self.narrowed.encloses(scopes: [.write], accounts: Self.globs("ja*"), environments: nil), "every environment")
+        #expect(!Self.narrowed.encloses(scopes: [.write], accounts: Self.globs("jill"), environments: ["staging"]))
+        #expect(!Self.narrowed.encloses(scopes: [.write], accounts: Self.globs("j*"), environments: ["staging"]))
+        #expect(!Self.narrowed.encloses(scopes: [.write], accounts: Self.globs("*a*"), environments: ["staging"]))
+    }
+
+    @Test func aNarrowedAdminMayGiveWhatItHolds() {
+        #expect(Self.narrowed.encloses(scopes: [.write, .deploy], accounts: Self.globs("jack", "ja-*", "ja*x"), environments: ["staging"]))
+        #expect(Self.narrowed.encloses(scopes: [.admin], accounts: Self.globs("ja*"), environments: ["staging"]))
+        let writer = Grant(name: "w", tokenID: nil, scopes: [.write])
+        #expect(!writer.encloses(scopes: [.deploy], accounts: [.all], environments: nil), "write does not give deploy")
+        #expect(writer.encloses(scopes: [.read], accounts: [.all], environments: nil))
+        #expect(Grant.bootstrap(name: "root").encloses(scopes: Set(Scope.allCases), accounts: [.all], environments: nil))
+    }
+
+    @Test func aGlobEnclosesWhatItsStarsSwallow() throws {
+        func encloses(_ outer: String, _ inner: String) throws -> Bool { try AccountGlob(outer).encloses(AccountGlob(inner)) }
+        #expect(try encloses("*", "*") && encloses("*", "ja*") && encloses("ja*", "ja*") && encloses("ja*", "jack"))
+        #expect(try encloses("*ck", "ja*ck") && encloses("a*b*c", "a*b*c") && encloses("*a*", "*a"))
+        #expect(try !encloses("ja*", "*") && !encloses("ja*", "j*") && !encloses("*ck", "ja*") && !encloses("jack", "ja*"))
+        #expect(try !encloses("a*b", "a*") && !encloses("*x*y", "*y"))
+    }
+
+    @Test func webhooksNeedTheAccountsAndEveryEnvironment() {
+        #expect(!Self.narrowed.encloses(webhookAccounts: [.all]))
+        #expect(!Self.narrowed.encloses(webhookAccounts: Self.globs("jack")), "a webhook hears every environment")
+        let everywhere = Grant(name: "ja", tokenID: nil, scopes: [.admin], accounts: Self.globs("ja*"))
+        #expect(everywhere.encloses(webhookAccounts: Self.globs("jack", "ja-*")))
+        #expect(!everywhere.encloses(webhookAccounts: Self.globs("jill")))
+    }
+}

@@ -46,17 +46,40 @@ import Testing
         #expect(try JSONDecoder().decode(AuditEntry.self, from: JSONEncoder().encode(entry)) == entry)
     }
 
-    @Test func refusalsFromOneAddressCoalescePerMinute() throws {
+    @Test func anonymousRefusalsCoalescePerMinuteWhateverTheirAddress() throws {
         func refusal(_ seconds: TimeInterval, _ address: String, _ refusal: AccessRefusal = .invalidToken(.unknown)) -> AuditEntry {
             .refusal(refusal, grant: nil, at: Self.at.addingTimeInterval(seconds), address: address, method: "GET", path: "/v1/accounts")
         }
         #expect(refusal(0, "a").coalescingKey == refusal(59, "a").coalescingKey)
         #expect(refusal(0, "a").coalescingKey != refusal(60, "a").coalescingKey)
-        #expect(refusal(0, "a").coalescingKey != refusal(0, "b").coalescingKey)
+        #expect(refusal(0, "a").coalescingKey == refusal(0, "b").coalescingKey, "20,000 addresses are one entry a minute")
         #expect(refusal(0, "a").coalescingKey != refusal(0, "a", .insufficientScope(.write, .scope)).coalescingKey)
         let change = AuditEntry(
             at: Self.at, actor: "x", tokenID: nil, address: "a", method: "PUT", path: "/", action: "layout.write", status: 200)
         #expect(change.coalescingKey == nil)
+    }
+
+    @Test func refusalsOfValidTokensAreKeyedByTokenAndTarget() throws {
+        let a = Grant(name: "a", tokenID: TokenID("aaaaaaaaaaaaaaaa"), scopes: [.read])
+        let b = Grant(name: "b", tokenID: TokenID("bbbbbbbbbbbbbbbb"), scopes: [.read])
+        func refusal(_ grant: Grant, _ account: String, address: String = "a") -> AuditEntry {
+            .refusal(
+                .insufficientScope(.write, .scope), grant: grant, at: Self.at, address: address, method: "PUT",
+                path: "/v1/accounts/\(account)/layout", account: account)
+        }
+        #expect(refusal(a, "x").coalescingKey == refusal(a, "x").coalescingKey)
+        #expect(refusal(a, "x").coalescingKey != refusal(b, "x").coalescingKey, "token B's 403 is not counted under A's")
+        #expect(refusal(a, "x").coalescingKey != refusal(a, "y").coalescingKey, "nor another account's")
+        #expect(refusal(a, "x").coalescingKey != refusal(a, "x", address: "b").coalescingKey)
+    }
+
+    @Test func aRefusedPathIsKeptToAtMost256Bytes() throws {
+        let long = "/v1/accounts/" + String(repeating: "é", count: 4000)
+        let entry = AuditEntry.refusal(.missingToken, grant: nil, at: Self.at, address: "a", method: "GET", path: long)
+        #expect(entry.path.utf8.count <= AuditEntry.maximumRefusedPathBytes)
+        #expect(entry.path.hasPrefix("/v1/accounts/é") && entry.path.hasSuffix("…"))
+        let short = AuditEntry.refusal(.missingToken, grant: nil, at: Self.at, address: "a", method: "GET", path: "/v1/tokens")
+        #expect(short.path == "/v1/tokens")
     }
 
     @Test func aCursorRoundTripsAndIsURLSafe() throws {

@@ -3,9 +3,10 @@ import Testing
 @testable import TabAccess
 
 @Suite struct ScopeTests {
-    @Test func writeAndDeployImplyReadAndAdminImpliesEverything() {
+    @Test func writeAndDeployImplyReadDeployImpliesRollbackAndAdminImpliesEverything() {
         let table: [Scope: Set<Scope>] = [
-            .read: [.read], .write: [.read, .write], .deploy: [.read, .deploy], .admin: Set(Scope.allCases),
+            .read: [.read], .write: [.read, .write], .deploy: [.read, .deploy, .rollback], .rollback: [.rollback],
+            .admin: Set(Scope.allCases),
         ]
         for holder in Scope.allCases {
             for needed in Scope.allCases {
@@ -15,6 +16,7 @@ import Testing
         #expect(![Scope.write, .deploy].grant(.admin))
         #expect([Scope.write, .deploy].grant(.deploy))
         #expect(![Scope]().grant(.read))
+        #expect(![Scope.rollback].grant(.read) && ![Scope.rollback].grant(.deploy), "Alertmanager's token reads nothing")
     }
 }
 

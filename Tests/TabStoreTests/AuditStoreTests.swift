@@ -40,7 +40,7 @@ private func entry(_ action: String, account: String? = nil, actor: String = "ci
         for second in 0..<5 { try await store.appendAudit(entry("refused", at: 7 * 60_000 + Int64(second) * 1_000)) }
         try await store.appendAudit(entry("refused", at: 8 * 60_000))
         let log = try await store.audit(afterID: 0, limit: 10, account: nil, actor: nil)
-        #expect(log.map(\.count) == [5, 1] && log.map(\.coalescingKey) == ["192.0.2.1 401 7", "192.0.2.1 401 8"])
+        #expect(log.map(\.count) == [5, 1] && log.map(\.coalescingKey) == ["192.0.2.1 401 7 name:ci - -", "192.0.2.1 401 8 name:ci - -"])
     }
 
     @Test(arguments: Backend.available)
@@ -61,10 +61,22 @@ private func entry(_ action: String, account: String? = nil, actor: String = "ci
         let store = try backend.open()
         for index in 0..<5 { try await store.appendAudit(entry("old\(index)", at: 1_000)) }
         try await store.appendAudit(entry("new", at: 9_000))
-        #expect(try await store.pruneAudit(beforeMillis: 5_000, limit: 3) == 3)
-        #expect(try await store.pruneAudit(beforeMillis: 5_000, limit: 3) == 2)
-        #expect(try await store.pruneAudit(beforeMillis: 5_000, limit: 3) == 0)
+        #expect(try await store.pruneAudit(beforeMillis: 5_000, keepingNewest: .max, limit: 3) == 3)
+        #expect(try await store.pruneAudit(beforeMillis: 5_000, keepingNewest: .max, limit: 3) == 2)
+        #expect(try await store.pruneAudit(beforeMillis: 5_000, keepingNewest: .max, limit: 3) == 0)
         #expect(try await store.audit(afterID: 0, limit: 10, account: nil, actor: nil).map(\.action) == ["new"])
+    }
+
+    @Test(arguments: Backend.available)
+    func aRowBudgetKeepsTheNewestEntriesWhateverTheirAge(backend: Backend) async throws {
+        let store = try backend.open()
+        for index in 0..<10 { try await store.appendAudit(entry("e\(index)", at: 9_000 + Int64(index))) }
+        #expect(try await store.pruneAudit(beforeMillis: 0, keepingNewest: 4, limit: 500) == 6)
+        #expect(try await store.pruneAudit(beforeMillis: 0, keepingNewest: 4, limit: 500) == 0)
+        #expect(try await store.audit(afterID: 0, limit: 20, account: nil, actor: nil).map(\.action) == ["e6", "e7", "e8", "e9"])
+        try await store.appendAudit(entry("e10", at: 9_100))
+        #expect(try await store.pruneAudit(beforeMillis: 0, keepingNewest: 4, limit: 500) == 1)
+        #expect(try await store.audit(afterID: 0, limit: 20, account: nil, actor: nil).map(\.action) == ["e7", "e8", "e9", "e10"])
     }
 
     @Test(arguments: Backend.available)
