@@ -37,6 +37,8 @@ public struct ServiceConfiguration: Sendable {
     public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
+    /// Days delivered and failed webhook deliveries are kept (`--webhook-retention`); pruned hourly.
+    public var webhookRetentionDays: Int = 30
     /// The most entries the audit log keeps (`--audit-max-rows`); the oldest beyond are pruned each minute.
     public var auditMaxRows: Int = 1_000_000
     /// Where webhooks may deliver (`--webhook-allow-private`: `AddressPolicy.allowEverything`).
@@ -116,7 +118,8 @@ public final class TabService: HTTPHandler {
         }
         publisher = Publisher(served)
         webhookWorker = WebhookWorker(
-            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger)
+            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
+            retention: .seconds(configuration.webhookRetentionDays * 86_400))
         try await reloadTokens()
         try await loadRollouts()
         followStoreChanges()

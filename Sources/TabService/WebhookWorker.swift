@@ -4,11 +4,13 @@ import Synchronization
 import TabStore
 import TabWebhooks
 
-/// Sends the outbox: every `pollInterval` (and at once when poked after a write) it claims due deliveries from the
-/// store (leased, so each attempt is made by one worker across replicas), checks the URL's addresses again,
-/// signs with the webhook's current secrets, POSTs through ``WebhookHTTPClient`` with the 10 s deadline, and
-/// records the outcome with the retry schedule; a `410 Gone` disables the webhook. It runs on its own task and
-/// Dispatch workers: request threads and the publisher never wait for it.
+/// Sends the outbox: every `pollInterval` (and at once when poked after a write, or when an attempt ends and frees a
+/// slot) it claims due deliveries from the store (leased, so each attempt is made by one worker across replicas),
+/// checks the URL's addresses again, signs with the webhook's current secrets, POSTs through ``WebhookHTTPClient``
+/// with the 10 s deadline, and records the outcome with the retry schedule; a `410 Gone` disables the webhook. At
+/// most ``slots`` attempts are in flight, at most ``perWebhook`` of one webhook, and each slot is claimed again as
+/// soon as it frees: a receiver that never answers holds its own two slots, never the others' deliveries. It runs on
+/// its own task and Dispatch workers: request threads and the publisher never wait for it.
 final class WebhookWorker: Sendable {
     let store: any TabStore
     let policy: AddressPolicy
@@ -18,19 +20,32 @@ final class WebhookWorker: Sendable {
     let counters = WebhookCounters()
     /// How long a claimed delivery is held before another worker may take it: past the attempt's deadline.
     static let leaseMillis: Int64 = 60_000
-    /// Deliveries attempted at once.
-    static let batch = 8
+    /// Attempts in flight at once, over every webhook.
+    static let slots = 16
+    /// Attempts in flight at once for one webhook.
+    static let perWebhook = 2
     let pollInterval: Duration
+    /// How long delivered and failed deliveries are kept (`--webhook-retention`).
+    let retention: Duration
 
     private let task = Mutex<Task<Void, Never>?>(nil)
     private let poked = Atomic<Bool>(false)
+    /// Attempts in flight, by webhook id.
+    private let inFlight = Mutex<[String: Int]>([:])
+    /// The attempts' tasks, so that ``stop()`` waits for them to be recorded.
+    private let attempts = Mutex<[UInt64: Task<Void, Never>]>([:])
+    private let nextAttempt = Atomic<UInt64>(0)
 
-    init(store: any TabStore, policy: AddressPolicy, resolver: any HostResolver, logger: Logger, pollInterval: Duration = .seconds(1)) {
+    init(
+        store: any TabStore, policy: AddressPolicy, resolver: any HostResolver, logger: Logger, pollInterval: Duration = .seconds(1),
+        retention: Duration = .seconds(30 * 86_400)
+    ) {
         self.store = store
         self.policy = policy
         self.resolver = resolver
         self.logger = logger
         self.pollInterval = pollInterval
+        self.retention = retention
     }
 
     /// Starts the loop (once).
@@ -46,6 +61,7 @@ final class WebhookWorker: Sendable {
         let running = task.withLock { $0 }
         running?.cancel()
         await running?.value
+        for attempt in attempts.withLock({ Array($0.values) }) { await attempt.value }
     }
 
     /// Stops the loop without waiting (attempts in flight finish and are recorded on their own).
@@ -55,9 +71,14 @@ final class WebhookWorker: Sendable {
     func poke() { poked.store(true, ordering: .relaxed) }
 
     private func run() async {
+        var lastPrune = ContinuousClock.now - .seconds(3600)
         while !Task.isCancelled {
-            let attempted = await sendDue()
-            if attempted > 0 { continue }
+            if ContinuousClock.now - lastPrune >= .seconds(3600) {
+                lastPrune = ContinuousClock.now
+                await pruneFinished()
+            }
+            let started = await startDue()
+            if started > 0 { continue }
             let slices = max(1, Int(pollInterval / .milliseconds(50)))
             for _ in 0..<slices where !Task.isCancelled && !poked.exchange(false, ordering: .relaxed) {
                 try? await Task.sleep(for: .milliseconds(50))
@@ -65,20 +86,64 @@ final class WebhookWorker: Sendable {
         }
     }
 
-    /// Claims and attempts one batch of due deliveries; returns how many were attempted.
-    @discardableResult
-    func sendDue(now: Date = Date()) async -> Int {
+    /// Claims due deliveries for the free slots and starts their attempts without waiting for them; returns how
+    /// many were started. An attempt that ends pokes the loop, which claims for its slot at once.
+    private func startDue(now: Date = Date()) async -> Int {
+        let busy = inFlight.withLock { $0 }
+        let free = Self.slots - busy.values.reduce(0, +)
+        guard free > 0 else { return 0 }
         let claimed: [ClaimedDelivery]
         do throws(StoreError) {
-            claimed = try await store.claimDueDeliveries(atMillis: now.millis, leaseMillis: Self.leaseMillis, limit: Self.batch)
+            claimed = try await store.claimDueDeliveries(
+                atMillis: now.millis, leaseMillis: Self.leaseMillis, limit: free, perWebhook: Self.perWebhook, busy: busy)
         } catch {
             logger.debug("webhook outbox not read: \(error)")
             return 0
         }
-        await withTaskGroup(of: Void.self) { group in
-            for delivery in claimed { group.addTask { await self.attempt(delivery) } }
+        for delivery in claimed {
+            let webhook = delivery.webhook.id
+            inFlight.withLock { $0[webhook, default: 0] += 1 }
+            let number = nextAttempt.add(1, ordering: .relaxed).newValue
+            // Made under the lock, so that the task's own removal (which takes the lock) comes after its insertion.
+            attempts.withLock { tasks in
+                tasks[number] = Task.detached { [self] in
+                    await attempt(delivery)
+                    inFlight.withLock { counts in
+                        counts[webhook, default: 1] -= 1
+                        if counts[webhook] == 0 { counts[webhook] = nil }
+                    }
+                    _ = attempts.withLock { $0.removeValue(forKey: number) }
+                    poke()
+                }
+            }
         }
         return claimed.count
+    }
+
+    /// Claims and attempts the due deliveries there are slots for, and waits for them; returns how many were
+    /// attempted (tests drive the outbox with it).
+    @discardableResult
+    func sendDue(now: Date = Date()) async -> Int {
+        let started = await startDue(now: now)
+        while let pending = attempts.withLock({ $0.values.first }) { await pending.value }
+        return started
+    }
+
+    /// Deletes delivered and failed deliveries older than the retention, 500 a statement.
+    private func pruneFinished() async {
+        let before = Date().millis - Int64(retention / .milliseconds(1))
+        var pruned = 0
+        for _ in 0..<100 {
+            do throws(StoreError) {
+                let deleted = try await store.pruneFinishedDeliveries(beforeMillis: before, limit: 500)
+                pruned += deleted
+                if deleted < 500 { break }
+            } catch {
+                logger.warning("pruning webhook deliveries failed: \(error)")
+                break
+            }
+        }
+        if pruned > 0 { logger.info("webhooks: \(pruned) delivered or failed deliveries past the retention pruned") }
     }
 
     /// One attempt of one delivery, recorded.

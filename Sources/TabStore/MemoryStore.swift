@@ -165,15 +165,30 @@ extension MemoryRows {
                 .sorted { $0.delivery.eventID < $1.delivery.eventID }.prefix(limit))
     }
 
-    func dueDeliveries(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredDelivery] {
+    func dueDeliveries(atMillis: Int64, perWebhook: Int, limit: Int) throws(StoreError) -> [StoredDelivery] {
         let now = Date(millis: atMillis)
+        var taken: [String: Int] = [:]
         return Array(
             state.deliveries.values.filter { stored in
                 stored.delivery.state == .pending && (stored.delivery.nextAttemptAt.map { $0 <= now } ?? false)
                     && state.webhooks[stored.delivery.webhookID]?.active == true
             }
             .sorted { ($0.delivery.nextAttemptAt ?? now, $0.delivery.eventID) < ($1.delivery.nextAttemptAt ?? now, $1.delivery.eventID) }
+            .filter { stored in
+                taken[stored.delivery.webhookID, default: 0] += 1
+                return taken[stored.delivery.webhookID]! <= perWebhook
+            }
             .prefix(limit))
+    }
+
+    func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        let newest = try lastEventID()
+        let doomed = state.deliveries.values.filter {
+            [.delivered, .failed].contains($0.delivery.state) && $0.delivery.at.millis < beforeMillis && $0.delivery.eventID < newest
+        }
+        .sorted { $0.delivery.at < $1.delivery.at }.prefix(limit)
+        for stored in doomed { state.deliveries[stored.delivery.id] = nil }
+        return doomed.count
     }
 }
 

@@ -50,7 +50,12 @@ extension SQLiteRows {
         try deliveryRows(WebhookSQL.selectDeliveries, [.text(webhookID), .int64(afterEvent), .int(limit)])
     }
 
-    func dueDeliveries(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredDelivery] {
-        try deliveryRows(WebhookSQL.selectDue, [.int64(atMillis), .int(limit)])
+    func dueDeliveries(atMillis: Int64, perWebhook: Int, limit: Int) throws(StoreError) -> [StoredDelivery] {
+        try deliveryRows(WebhookSQL.selectDue, [.int64(atMillis), .int(perWebhook), .int(limit)])
+    }
+
+    func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        try db.run(WebhookSQL.pruneFinished, [.int64(beforeMillis), .int(limit)])
+        return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
     }
 }

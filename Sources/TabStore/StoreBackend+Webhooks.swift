@@ -22,10 +22,14 @@ public protocol WebhookStore: Sendable {
     /// Makes a delivery pending again, due at `atMillis`. - Throws: ``StoreError/notFound``.
     func redeliver(webhookID: String, deliveryID: String, atMillis: Int64, audit: AuditEntry?) async throws(StoreError)
         -> StoredDelivery
-    /// Claims up to `limit` pending deliveries due at `atMillis` of active webhooks: each is pushed `leaseMillis`
-    /// into the future in the same transaction, so no other worker (or replica) takes it while it is being sent,
-    /// and a worker that dies mid-attempt leaves it due again when the lease ends.
-    func claimDueDeliveries(atMillis: Int64, leaseMillis: Int64, limit: Int) async throws(StoreError) -> [ClaimedDelivery]
+    /// Claims up to `limit` pending deliveries due at `atMillis` of active webhooks, at most `perWebhook` of one
+    /// webhook counting the `busy` attempts the caller has in flight for it: each is pushed `leaseMillis` into the
+    /// future in the same transaction, so no other worker (or replica) takes it while it is being sent, and a worker
+    /// that dies mid-attempt leaves it due again when the lease ends.
+    func claimDueDeliveries(atMillis: Int64, leaseMillis: Int64, limit: Int, perWebhook: Int, busy: [String: Int])
+        async throws(StoreError) -> [ClaimedDelivery]
+    /// Deletes delivered and failed deliveries made before `beforeMillis` (`--webhook-retention`), at most `limit`.
+    func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) async throws(StoreError) -> Int
     /// Records an attempt's outcome (`delivery` as `Delivery.record` left it); a `disableReason` marks its webhook
     /// inactive in the same transaction (a `410 Gone`).
     func recordAttempt(_ delivery: StoredDelivery, disableReason: String?) async throws(StoreError)
@@ -46,9 +50,11 @@ public protocol WebhookRows {
     func update(_ delivery: Delivery) throws(StoreError)
     func delivery(id: String) throws(StoreError) -> StoredDelivery?
     func deliveries(webhookID: String, afterEvent: Int64, limit: Int) throws(StoreError) -> [StoredDelivery]
-    /// Pending deliveries of active webhooks due at `atMillis`, soonest first; PostgreSQL locks them
-    /// (`FOR UPDATE SKIP LOCKED`), so that concurrent claimers take different rows.
-    func dueDeliveries(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredDelivery]
+    /// Pending deliveries of active webhooks due at `atMillis`, at most `perWebhook` of each, soonest first;
+    /// PostgreSQL locks them (`FOR UPDATE SKIP LOCKED`), so that concurrent claimers take different rows.
+    func dueDeliveries(atMillis: Int64, perWebhook: Int, limit: Int) throws(StoreError) -> [StoredDelivery]
+    /// Deletes at most `limit` delivered or failed deliveries made before `beforeMillis`; returns how many.
+    func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) throws(StoreError) -> Int
 }
 
 extension StoreBackend {
@@ -105,14 +111,21 @@ extension StoreBackend {
         }
     }
 
-    public func claimDueDeliveries(atMillis: Int64, leaseMillis: Int64, limit: Int) async throws(StoreError) -> [ClaimedDelivery] {
+    public func claimDueDeliveries(atMillis: Int64, leaseMillis: Int64, limit: Int, perWebhook: Int, busy: [String: Int])
+        async throws(StoreError) -> [ClaimedDelivery]
+    {
         try await transaction { (rows) throws(StoreError) -> [ClaimedDelivery] in
-            let due = try rows.dueDeliveries(atMillis: atMillis, limit: limit)
+            // Rows of busy webhooks may come first and be skipped: fetch enough to fill `limit` past them.
+            let skippable = busy.values.reduce(0) { $0 + min($1, perWebhook) }
+            let due = try rows.dueDeliveries(atMillis: atMillis, perWebhook: perWebhook, limit: limit + skippable)
             guard !due.isEmpty else { return [] }
             let webhooks = Dictionary(try rows.webhooks().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             var claimed: [ClaimedDelivery] = []
-            for var stored in due {
+            var inFlight = busy
+            for var stored in due where claimed.count < limit {
                 guard let webhook = webhooks[stored.delivery.webhookID] else { continue }
+                guard inFlight[webhook.id, default: 0] < perWebhook else { continue }
+                inFlight[webhook.id, default: 0] += 1
                 var leased = stored.delivery
                 leased.nextAttemptAt = Date(millis: atMillis + leaseMillis)
                 try rows.update(leased)
@@ -121,6 +134,10 @@ extension StoreBackend {
             }
             return claimed
         }
+    }
+
+    public func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await transaction { (rows) throws(StoreError) in try rows.pruneFinishedDeliveries(beforeMillis: beforeMillis, limit: limit) }
     }
 
     public func recordAttempt(_ delivery: StoredDelivery, disableReason: String?) async throws(StoreError) {
@@ -192,6 +209,11 @@ enum Outbox {
 }
 
 extension WebhookStore {
+    /// ``claimDueDeliveries(atMillis:leaseMillis:limit:perWebhook:busy:)`` with nothing in flight and no limit per webhook.
+    public func claimDueDeliveries(atMillis: Int64, leaseMillis: Int64, limit: Int) async throws(StoreError) -> [ClaimedDelivery] {
+        try await claimDueDeliveries(atMillis: atMillis, leaseMillis: leaseMillis, limit: limit, perWebhook: limit, busy: [:])
+    }
+
     /// ``createWebhook(_:audit:)`` without an audit entry (stores written outside a request: tests, `migrate`).
     public func createWebhook(_ webhook: StoredWebhook) async throws(StoreError) { try await createWebhook(webhook, audit: nil) }
     /// ``deleteWebhook(id:audit:)`` without an audit entry.

@@ -35,11 +35,25 @@ public enum WebhookSQL {
     public static let selectDelivery = "SELECT \(deliveryColumns) FROM webhook_deliveries WHERE id = ?"
     public static let selectDeliveries =
         "SELECT \(deliveryColumns) FROM webhook_deliveries WHERE webhook_id = ? AND event_id > ? ORDER BY event_id LIMIT ?"
-    /// Due deliveries; PostgreSQL appends `FOR UPDATE SKIP LOCKED`.
+    /// Due deliveries, at most `?` (the second parameter) of each webhook, soonest first; PostgreSQL appends
+    /// `FOR UPDATE SKIP LOCKED` (allowed on the outer query, which has no window function).
     public static let selectDue = """
-        SELECT \(deliveryColumns) FROM webhook_deliveries
-        WHERE state = 'pending' AND next_attempt_ms <= ? AND webhook_id IN (SELECT id FROM webhooks WHERE active = 1)
+        SELECT \(deliveryColumns) FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM (
+                SELECT id, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY next_attempt_ms, event_id) AS n
+                FROM webhook_deliveries
+                WHERE state = 'pending' AND next_attempt_ms <= ? AND webhook_id IN (SELECT id FROM webhooks WHERE active = 1)
+            ) AS ranked WHERE n <= ?)
         ORDER BY next_attempt_ms, event_id LIMIT ?
+        """
+    /// Deletes at most `?` (the second) delivered or failed deliveries made before `?` (the first), never the one with
+    /// the highest event id (the next event's id follows it).
+    public static let pruneFinished = """
+        DELETE FROM webhook_deliveries WHERE id IN (
+            SELECT id FROM webhook_deliveries
+            WHERE state IN ('delivered', 'failed') AND at_ms < ?
+            AND event_id < (SELECT MAX(event_id) FROM webhook_deliveries)
+            ORDER BY at_ms LIMIT ?)
         """
 
     /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (none of these statements has `?` elsewhere).

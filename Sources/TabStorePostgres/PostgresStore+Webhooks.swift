@@ -56,7 +56,13 @@ extension PGRows {
         try deliveryRows(WebhookSQL.selectDeliveries, [.text(webhookID), .text(String(afterEvent)), .text(String(limit))])
     }
 
-    func dueDeliveries(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredDelivery] {
-        try deliveryRows(WebhookSQL.selectDue + " FOR UPDATE SKIP LOCKED", [.text(String(atMillis)), .text(String(limit))])
+    func dueDeliveries(atMillis: Int64, perWebhook: Int, limit: Int) throws(StoreError) -> [StoredDelivery] {
+        try deliveryRows(
+            WebhookSQL.selectDue + " FOR UPDATE SKIP LOCKED", [.text(String(atMillis)), .text(String(perWebhook)), .text(String(limit))])
+    }
+
+    func pruneFinishedDeliveries(beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        let sql = "WITH pruned AS (\(WebhookSQL.pruneFinished) RETURNING 1) SELECT count(*) FROM pruned"
+        return Int(try run(sql, [.text(String(beforeMillis)), .text(String(limit))]).first?.first?.text ?? "0") ?? 0
     }
 }

@@ -55,6 +55,8 @@ struct Serve: AsyncParsableCommand {
     var auditRetention: Int?
     @Option(help: "The most entries the audit log keeps, the oldest pruned first (env TABSERVER_AUDIT_MAX_ROWS; default 1000000).")
     var auditMaxRows: Int?
+    @Option(help: "Days delivered and failed webhook deliveries are kept (env TABSERVER_WEBHOOK_RETENTION; default 30).")
+    var webhookRetention: Int?
     @Flag(
         help:
             "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
@@ -141,6 +143,8 @@ struct Serve: AsyncParsableCommand {
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000
         guard service.auditMaxRows >= 1000 else { throw ValidationError("--audit-max-rows is 1000 or more") }
+        service.webhookRetentionDays = try webhookRetention ?? environment.integer("TABSERVER_WEBHOOK_RETENTION") ?? 30
+        guard service.webhookRetentionDays >= 1 else { throw ValidationError("--webhook-retention is a number of days, 1 or more") }
         service.webhookDeliveries = true
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {

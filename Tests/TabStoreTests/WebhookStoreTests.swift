@@ -141,6 +141,41 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         #expect(Set(fromFirst).isDisjoint(with: Set(fromSecond)))
     }
 
+    /// One dead receiver's backlog never fills a claim: at most `perWebhook` of a webhook, counting those in flight.
+    @Test(arguments: Backend.available)
+    func aClaimTakesAtMostTwoOfOneWebhookCountingThoseInFlight(backend: Backend) async throws {
+        let store = try backend.open()
+        try await store.createWebhook(hook("wh_dead"))
+        for index in 0..<6 { _ = try await store.append(write("a\(index)", "{}", .ifNoneMatchAny)) }
+        try await store.createWebhook(hook("wh_live"))
+        _ = try await store.append(write("z", "{}", .ifNoneMatchAny))
+        let now = currentTimeMillis() + 1000
+        let first = try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 8, perWebhook: 2, busy: [:])
+        #expect(first.filter { $0.webhook.id == "wh_dead" }.count == 2 && first.filter { $0.webhook.id == "wh_live" }.count == 1)
+        let busy = try await store.claimDueDeliveries(
+            atMillis: now, leaseMillis: 30_000, limit: 8, perWebhook: 2, busy: ["wh_dead": 2])
+        #expect(busy.isEmpty, "both of wh_dead's slots are taken: \(busy.map(\.webhook.id))")
+        let one = try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 8, perWebhook: 2, busy: ["wh_dead": 1])
+        #expect(one.map(\.webhook.id) == ["wh_dead"])
+    }
+
+    @Test(arguments: Backend.available)
+    func finishedDeliveriesPastTheRetentionArePrunedButNeverTheNewest(backend: Backend) async throws {
+        let store = try backend.open()
+        try await store.createWebhook(hook("wh_a"))
+        for index in 0..<3 { _ = try await store.append(write("a\(index)", "{}", .ifNoneMatchAny)) }
+        let now = currentTimeMillis() + 1000
+        for var claimed in try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 10).map(\.delivery) {
+            _ = claimed.delivery.record(.status(204), at: Date(millis: now))
+            try await store.recordAttempt(claimed, disableReason: nil)
+        }
+        _ = try await store.append(write("pending", "{}", .ifNoneMatchAny))
+        #expect(try await store.pruneFinishedDeliveries(beforeMillis: now - 60_000, limit: 10) == 0, "none is old enough")
+        #expect(try await store.pruneFinishedDeliveries(beforeMillis: now + 60_000, limit: 10) == 3)
+        let left = try await store.deliveries(webhookID: "wh_a", afterEvent: 0, limit: 10)
+        #expect(left.map(\.delivery.state) == [.pending], "the pending one stays")
+    }
+
     static func claimAll(_ store: PostgresStore, at now: Int64) async throws -> [String] {
         var ids: [String] = []
         while true {
