@@ -79,8 +79,11 @@ final class WebhookWorker: Sendable {
             }
             let started = await startDue()
             if started > 0 { continue }
+            // Sleeps until the poll interval ends or a poke (a write, a freed slot) cuts it short. (A `for … where`
+            // here skipped one slice per poke and slept on: a freed slot waited out the whole interval.)
             let slices = max(1, Int(pollInterval / .milliseconds(50)))
-            for _ in 0..<slices where !Task.isCancelled && !poked.exchange(false, ordering: .relaxed) {
+            for _ in 0..<slices {
+                if Task.isCancelled || poked.exchange(false, ordering: .relaxed) { break }
                 try? await Task.sleep(for: .milliseconds(50))
             }
         }

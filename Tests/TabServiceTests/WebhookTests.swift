@@ -172,6 +172,45 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         #expect(((afterRotation.last?["headers"] as? [String: String])?["webhook-signature"] ?? "").split(separator: " ").count == 2)
     }
 
+    /// A receiver that accepts connections and never answers holds its own two attempts (10 s each), never the
+    /// deliveries of the others (docs/security.md, review 4, finding 5).
+    @Test func aBlackHoledReceiverDoesNotHoldAHealthyOnesDeliveries() async throws {
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let blackHole = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(blackHole) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(blackHole, $0, length) == 0 && getsockname(blackHole, $0, &length) == 0 && listen(blackHole, 64) == 0
+            }
+        }
+        try #require(listening)  // the kernel completes handshakes into the backlog; nobody ever reads
+        let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let dead = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json,
+            body: jsonBody(["url": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/hook", "events": ["layout"]]))
+        #expect(dead.status == 201)
+        let live = try await client.send(
+            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
+        try receiver.use(secret: try #require(live.json?["secret"] as? String))
+        let began = Date()
+        for index in 0..<10 {
+            let put = try await client.send(
+                "PUT", "/v1/accounts/blackhole-\(index)/layout",
+                headers: ServiceHarness.admin([("If-None-Match", "*"), ("Content-Type", "application/json")]), body: document(["Home"]))
+            #expect(put.status == 201)
+        }
+        let received = try await receiver.received(atLeast: 10, within: 8)
+        let seconds = Date().timeIntervalSince(began)
+        #expect(received.count == 10 && seconds < 5, "\(received.count) of 10 in \(seconds) s while the other receiver hangs")
+    }
+
     @Test func goneDisablesTheWebhookAFailureIsRetriedAndARedirectIsNotFollowed() async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
