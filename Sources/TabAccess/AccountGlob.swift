@@ -1,3 +1,5 @@
+import Foundation
+
 /// A token's (or webhook's) `accounts` entry: a `Glob` whose literal characters are those of account names
 /// (`[A-Za-z0-9._-]`) and whose one wildcard is `*` (API.md: only `*`), 1 to 128 characters. `*` alone, the default, is every
 /// account; only it gives access to what belongs to no account (global strings tables).
@@ -29,6 +31,35 @@ public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// Whether the glob names `account`.
     public func matches(_ account: some StringProtocol) -> Bool { glob.matches(account) }
+
+    /// The most globs one token or webhook may list: each request matches against all of them.
+    public static let maximumCount = 64
+
+    /// The `accounts` member of a token or webhook body (`/accounts`): a non-empty array of at most
+    /// ``maximumCount`` globs, every problem added to `errors` at its pointer.
+    public static func list(from value: Any, errors: inout [FieldError]) -> [AccountGlob] {
+        guard let list = value as? [Any], !list.isEmpty else {
+            errors.append(FieldError(pointer: "/accounts", message: "accounts must be a non-empty array of globs"))
+            return []
+        }
+        guard list.count <= maximumCount else {
+            errors.append(FieldError(pointer: "/accounts", message: "at most \(maximumCount) account globs, not \(list.count)"))
+            return []
+        }
+        var globs: [AccountGlob] = []
+        for (index, item) in list.enumerated() {
+            guard let text = item as? String else {
+                errors.append(FieldError(pointer: "/accounts/\(index)", message: "an account glob is a string"))
+                continue
+            }
+            do throws(Invalid) {
+                globs.append(try AccountGlob(text))
+            } catch {
+                errors.append(FieldError(pointer: "/accounts/\(index)", message: error.description))
+            }
+        }
+        return globs
+    }
 
     /// Whether every account `other` names is one this glob names too. Sound because an account glob's only
     /// wildcard is `*` and `*` is never a literal: when this glob matches `other`'s text, each `*` of that text is

@@ -61,7 +61,7 @@ public struct TokenSpec: Sendable, Equatable {
         let name = object["name"] as? String
         let nameIsValid = name.map { (1...128).contains($0.count) && !$0.unicodeScalars.contains(where: \.properties.isControlLike) }
         if nameIsValid != true {
-            errors.append(FieldError(pointer: "/name", message: "name must be a string of 1 to 128 characters, none of them controls"))
+            errors.append(FieldError(pointer: "/name", message: "name must be a string of 1 to 128 characters, none of them controls or bidi and other format characters"))
         }
 
         var scopes = Set<Scope>()
@@ -79,24 +79,7 @@ public struct TokenSpec: Sendable, Equatable {
         }
 
         var accounts: [AccountGlob] = [.all]
-        if let value = object["accounts"] {
-            accounts = []
-            if let list = value as? [Any], !list.isEmpty {
-                for (index, item) in list.enumerated() {
-                    guard let text = item as? String else {
-                        errors.append(FieldError(pointer: "/accounts/\(index)", message: "an account glob is a string"))
-                        continue
-                    }
-                    do throws(AccountGlob.Invalid) {
-                        accounts.append(try AccountGlob(text))
-                    } catch {
-                        errors.append(FieldError(pointer: "/accounts/\(index)", message: error.description))
-                    }
-                }
-            } else {
-                errors.append(FieldError(pointer: "/accounts", message: "accounts must be a non-empty array of globs"))
-            }
-        }
+        if let value = object["accounts"] { accounts = AccountGlob.list(from: value, errors: &errors) }
 
         var environments: Set<String>?
         if let value = object["environments"] {
@@ -175,5 +158,6 @@ extension Unicode.Scalar.Properties {
     /// audit entries and the console should hold.
     fileprivate var isControlLike: Bool {
         generalCategory == .control || generalCategory == .lineSeparator || generalCategory == .paragraphSeparator
+            || generalCategory == .format  // bidi overrides and isolates (U+202A…202E, U+2066…2069), zero-width marks
     }
 }

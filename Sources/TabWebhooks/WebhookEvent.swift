@@ -121,20 +121,7 @@ public struct WebhookSpec: Sendable, Equatable {
             errors.append(FieldError(pointer: "/events", message: "events must be a non-empty array of layout, strings, rollout, promote"))
         }
         var accounts: [AccountGlob] = [.all]
-        if let value = object["accounts"] {
-            accounts = []
-            if let list = value as? [Any], !list.isEmpty {
-                for (index, item) in list.enumerated() {
-                    do throws(AccountGlob.Invalid) {
-                        accounts.append(try AccountGlob(item as? String ?? "\(item)"))
-                    } catch {
-                        errors.append(FieldError(pointer: "/accounts/\(index)", message: error.description))
-                    }
-                }
-            } else {
-                errors.append(FieldError(pointer: "/accounts", message: "accounts must be a non-empty array of globs"))
-            }
-        }
+        if let value = object["accounts"] { accounts = AccountGlob.list(from: value, errors: &errors) }
         guard errors.isEmpty, let url else { throw InvalidFields(errors: errors) }
         self.url = url
         subscription = WebhookSubscription(events: events, accounts: accounts)

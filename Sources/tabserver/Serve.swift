@@ -72,7 +72,7 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let environment = Environment()
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        LoggingSystem.bootstrap { QuotingLogHandler.standardError(label: $0) }
         var logger = Logger(label: "tabserver")
         logger.logLevel = .info
 
