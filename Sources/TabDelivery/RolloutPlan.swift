@@ -51,6 +51,9 @@ public struct RolloutPlan: Sendable, Hashable {
     public static let maximumHoldMillis: Int64 = 30 * 86_400_000
     /// How far in the past `startAt` may be (a clock a little behind the store's is no error).
     public static let startAtTolerance: Int64 = 60_000
+    /// How far ahead `startAt` may be: a scheduled rollout holds the account's publishing until it ends, so one set
+    /// for 9999 would freeze it.
+    public static let startAtHorizon: Int64 = 366 * 86_400_000
     public static let maximumSteps = 100
     public static let maximumInstalls = 1000
     public static let maximumSeedLength = 256
@@ -89,6 +92,8 @@ public struct RolloutPlan: Sendable, Hashable {
             startAt = reader.time(value, at: pointer)
             if let time = startAt, time.milliseconds(since: now) < -startAtTolerance {
                 reader.fail(pointer, "\(time.rfc3339) is in the past (now is \(now.rfc3339)); leave startAt out to start at once")
+            } else if let time = startAt, time.milliseconds(since: now) > startAtHorizon {
+                reader.fail(pointer, "\(time.rfc3339) is more than a year ahead (now is \(now.rfc3339))")
             }
         }
         var seed: String?

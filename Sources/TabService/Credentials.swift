@@ -127,15 +127,18 @@ extension TabService {
     }
 
     /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
-    /// right-most address of `X-Forwarded-For` (or, without it, of `Forwarded: for=`) that is not itself a trusted
-    /// proxy, as nginx's `real_ip_recursive` takes it. Entries left of that are the client's own claims and are not
-    /// believed; a chain of nothing but trusted proxies gives its left-most entry.
+    /// right-most address of the one header the proxies write (`--forwarded-header`: `X-Forwarded-For` by default,
+    /// or `Forwarded: for=`) that is not itself a trusted proxy, as nginx's `real_ip_recursive` takes it. Entries
+    /// left of that are the client's own claims and are not believed; a chain of nothing but trusted proxies gives its
+    /// left-most entry. The other header is never read: a proxy that writes none would pass the client's own through.
     func clientAddress(_ request: borrowing HTTPRequest) -> String {
         let peer = request.clientAddress
         guard configuration.trustedProxies.contains(peer) else { return peer }
         var chain: [String] = []
-        if let forwardedFor = request.headerList("X-Forwarded-For") {
-            chain = forwardedFor.split(separator: ",").map { Self.nodeAddress($0.trimmingCharacters(in: " \t")) }
+        if configuration.forwardedHeader == .xForwardedFor {
+            if let forwardedFor = request.headerList("X-Forwarded-For") {
+                chain = forwardedFor.split(separator: ",").map { Self.nodeAddress($0.trimmingCharacters(in: " \t")) }
+            }
         } else if let forwarded = request.headerList("Forwarded") {
             for element in forwarded.split(separator: ",") {
                 for pair in element.split(separator: ";") {

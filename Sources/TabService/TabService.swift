@@ -23,6 +23,8 @@ public struct ServiceConfiguration: Sendable {
     /// Peers (IP addresses as text) whose `X-Forwarded-For` / `Forwarded: for=` names the client: behind a proxy,
     /// failed logins are counted per real client, not per proxy. Empty: the socket's peer is the client.
     public var trustedProxies: Set<String>
+    /// The header the trusted proxies write the client's address in (`--forwarded-header`); the other is ignored.
+    public var forwardedHeader: ForwardedHeader = .xForwardedFor
     /// Failed authentications one address may make in a minute before it is refused (429) for 30 s; 0: never.
     public var authFailuresPerMinute: Int
     /// Long-polls held at once, across all clients (503 with `Retry-After` beyond). `ServerApplication` sets it
@@ -48,6 +50,14 @@ public struct ServiceConfiguration: Sendable {
     /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
     /// must not claim deliveries.
     public var webhookDeliveries = false
+
+    /// Where a trusted proxy names the client.
+    public enum ForwardedHeader: String, Sendable, CaseIterable {
+        /// `X-Forwarded-For` (nginx's `$proxy_add_x_forwarded_for`, HAProxy's `option forwardfor`).
+        case xForwardedFor = "x-forwarded-for"
+        /// RFC 7239's `Forwarded: for=`.
+        case forwarded
+    }
 
     public init(
         cacheControl: String = "no-cache", errorCacheControl: String = "no-store", maxWaitSeconds: Int = 300,

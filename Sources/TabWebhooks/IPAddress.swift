@@ -28,7 +28,8 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     public var isIPv4: Bool { bytes.count == 4 }
 
     /// The IPv4 address embedded in an IPv6 one by a form that reaches it: IPv4-mapped `::ffff:0:0/96`,
-    /// IPv4-compatible `::/96`, NAT64 `64:ff9b::/96` (RFC 6052) and 6to4 `2002::/16` (RFC 3056). Nil otherwise.
+    /// IPv4-compatible `::/96`, SIIT's IPv4-translated `::ffff:0:0:0/96` (RFC 2765, e.g. `::ffff:0:7f00:1`), NAT64
+    /// `64:ff9b::/96` (RFC 6052) and 6to4 `2002::/16` (RFC 3056). Nil otherwise.
     public var embeddedIPv4: IPAddress? {
         guard bytes.count == 16 else { return nil }
         let b = bytes
@@ -36,6 +37,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
             return IPAddress(bytes: Array(b[12..<16]))
         }
         if b[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] { return IPAddress(bytes: Array(b[12..<16])) }
+        if b[0..<12] == [0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0] { return IPAddress(bytes: Array(b[12..<16])) }
         if b[0] == 0x20 && b[1] == 0x02 { return IPAddress(bytes: Array(b[2..<6])) }
         return nil
     }

@@ -43,6 +43,11 @@ struct Serve: AsyncParsableCommand {
             "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
     )
     var trustedProxy: [String] = []
+    @Option(
+        help:
+            "The header the trusted proxies name the client in: x-forwarded-for (default) or forwarded; the other is ignored (env TABSERVER_FORWARDED_HEADER)."
+    )
+    var forwardedHeader: String?
     @Option(help: "Failed logins per address and minute before a 30 s lockout (env TABSERVER_AUTH_FAILURES; default 10; 0: never).")
     var authFailures: Int?
     @Option(
@@ -139,6 +144,11 @@ struct Serve: AsyncParsableCommand {
                     }
                     : trustedProxy),
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        let header = forwardedHeader ?? environment["TABSERVER_FORWARDED_HEADER"] ?? "x-forwarded-for"
+        guard let forwarded = ServiceConfiguration.ForwardedHeader(rawValue: header.lowercased()) else {
+            throw ValidationError("--forwarded-header is x-forwarded-for or forwarded, not '\(header)'")
+        }
+        service.forwardedHeader = forwarded
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
         service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000

@@ -55,6 +55,7 @@ import Testing
         (#"{"version": "2", "percent": 5}"#, "/version", "version number"),
         (#"{"version": 2.5, "percent": 5}"#, "/version", "version number"),
         (#"{"version": 2, "percent": 5, "startAt": "2026-11-25T15:58:59Z"}"#, "/startAt", "in the past"),
+        (#"{"version": 2, "percent": 5, "startAt": "9999-12-31T00:00:00Z"}"#, "/startAt", "more than a year ahead"),
         (#"{"version": 2, "percent": 5, "startAt": "tomorrow"}"#, "/startAt", "RFC 3339"),
         (#"{"version": 2, "percent": 5, "seed": ""}"#, "/seed", "empty"),
         (#"{"version": 2, "percent": 5, "seed": 7}"#, "/seed", "string"),

@@ -96,6 +96,24 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(TabService.nodeAddress("192.0.2.1:4711") == "192.0.2.1" && TabService.nodeAddress("2001:db8::1") == "2001:db8::1")
     }
 
+    /// A trusted proxy that writes no forwarding header passes the client's own `Forwarded` through: only the header
+    /// the proxies are configured to write is read (docs/security.md, review 4, finding 8).
+    @Test func onlyTheConfiguredForwardingHeaderIsBelieved() async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)], trustedProxies: ["10.0.0.1"])
+        let byDefault = try await TabService(store: MemoryStore(), configuration: configuration, logger: logger)
+        let forged = TestRequest(.get, "/", headers: [("Forwarded", "for=203.0.113.9")], clientAddress: "10.0.0.1").request
+        #expect(byDefault.clientAddress(forged) == "10.0.0.1", "the client's own Forwarded is not believed")
+        let named = TestRequest(.get, "/", headers: [("X-Forwarded-For", "198.51.100.4")], clientAddress: "10.0.0.1").request
+        #expect(byDefault.clientAddress(named) == "198.51.100.4")
+        configuration.forwardedHeader = .forwarded
+        let rfc7239 = try await TabService(store: MemoryStore(), configuration: configuration, logger: logger)
+        let quoted = TestRequest(.get, "/", headers: [("Forwarded", "for=\"[2001:db8::7]:4711\"")], clientAddress: "10.0.0.1").request
+        #expect(rfc7239.clientAddress(quoted) == "2001:db8::7")
+        #expect(rfc7239.clientAddress(named) == "10.0.0.1", "now X-Forwarded-For is the one not read")
+    }
+
     @Test func everyCodingIsItsOwnRepresentationAndRevalidatesTo304() async throws {
         let service = try await inProcessService()
         let identity = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr")]))
