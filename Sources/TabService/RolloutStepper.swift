@@ -61,6 +61,7 @@ extension TabService {
         }
         var states = ""
         var answers = ""
+        var errors = ""
         for rollout in served {
             let status = rollout.rollout.status(at: now)
             let labels = "account=\"\(rollout.rollout.account)\",environment=\"\(rollout.rollout.environment.text)\""
@@ -71,10 +72,13 @@ extension TabService {
             let counts = rollout.counts.served
             answers += "tabserver_rollout_answers_total{\(labels),arm=\"candidate\"} \(counts.candidate)\n"
             answers += "tabserver_rollout_answers_total{\(labels),arm=\"stable\"} \(counts.stable)\n"
+            errors += "tabserver_rollout_server_errors_total{\(labels)} \(rollout.counts.serverErrors.load(ordering: .relaxed))\n"
         }
         out += "# HELP tabserver_rollout_state 1 on the state a rollout under way is in.\n# TYPE tabserver_rollout_state gauge\n" + states
         out += "# HELP tabserver_rollout_answers_total Answers per rollout arm on this replica.\n"
         out += "# TYPE tabserver_rollout_answers_total counter\n" + answers
+        out += "# HELP tabserver_rollout_server_errors_total Client-plane 5xx answers for a rollout's account on this replica.\n"
+        out += "# TYPE tabserver_rollout_server_errors_total counter\n" + errors
         return out
     }
 

@@ -50,6 +50,8 @@ final class ServedRollout: Sendable {
 final class ArmCounts: Sendable {
     let candidate = Atomic<Int>(0)
     let stable = Atomic<Int>(0)
+    /// Client-plane 5xx answers for the rollout's account while it is served (not stored: a per-replica counter).
+    let serverErrors = Atomic<Int>(0)
 
     var served: ServedCounts {
         ServedCounts(candidate: candidate.load(ordering: .relaxed), stable: stable.load(ordering: .relaxed))
@@ -98,6 +100,14 @@ extension Snapshot {
     func countServed(_ account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) {
         guard !contents.rollouts.isEmpty else { return }
         contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]?.count(install, at: now())
+    }
+
+    /// Counts a 5xx answered to a client-plane request for `account` against the rollout serving it, if one is under
+    /// way: `tabserver_rollout_server_errors_total`, the per-rollout signal an alert rule can roll back on.
+    func countServerError(_ account: String) {
+        guard !contents.rollouts.isEmpty else { return }
+        contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]?.counts.serverErrors.add(
+            1, ordering: .relaxed)
     }
 
     /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).

@@ -83,7 +83,9 @@ extension TabService {
                 entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow)
             {
             case .success(let built): representation = built
-            case .failure(let problem): return .response(problem.response)
+            case .failure(let problem):
+                snapshot.countServerError(account)
+                return .response(problem.response)
             }
         }
         snapshot.countServed(account, install: install, at: Self.now)
@@ -104,6 +106,7 @@ extension TabService {
                 environment: environment)
             let address = clientAddress(request)
             if let refusal = heldBudget.reserve(address) {
+                snapshot.countServerError(account)
                 let whose = refusal == .total ? "this server holds" : "this client address holds"
                 let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
                 // The connection closes with the answer (libmicrohttpd honours the response's `Connection: close`):
@@ -186,6 +189,7 @@ extension TabService {
             }
             switch built {
             case nil:
+                self.snapshot.countServerError(account)
                 return Problem(
                     .busy, detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]

@@ -28,17 +28,22 @@ import Testing
     /// The vectors API.md publishes.
     @Test(arguments: [
         ("", "a", 216), ("jack:production:1", "install-0", 4673), ("fixed-seed", "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77", 1095),
+        ("", "é", 8917), ("jack:production:1", "ünïcødé-📱", 7603),
     ])
     func bucketMatchesTheVectorsOfTheContract(seed: String, installID: String, bucket: Int) {
         #expect(Bucket.of(installID: installID, seed: seed) == bucket)
         #expect(install(installID).bucket(seed: seed) == bucket)
     }
 
-    /// The hash runs over UTF-8 bytes: a non-ASCII id hashes its bytes, not its UTF-16 units.
-    @Test func bucketHashesUTF8Bytes() {
-        let id = "café-☕"
-        let expected = Bucket.fnv1a32(String(Bucket.fnv1a32(Array("s".utf8) + Array(id.utf8))).utf8) % 10_000
+    /// The hash runs over UTF-16 code units, as GrowthBook's SDKs hash a string (`charCodeAt`): a non-ASCII id hashes
+    /// its units (an emoji's two surrogates), not its UTF-8 bytes; an ASCII id hashes the same either way.
+    @Test func bucketHashesUTF16CodeUnits() {
+        let id = "café-☕📱"
+        let expected = Bucket.fnv1a32(String(Bucket.fnv1a32(Array("s".utf16) + Array(id.utf16))).utf8) % 10_000
         #expect(Bucket.of(installID: id, seed: "s") == Int(expected))
+        let bytes = Bucket.fnv1a32(String(Bucket.fnv1a32(Array("s".utf8) + Array(id.utf8))).utf8) % 10_000
+        #expect(Int(bytes) != Int(expected), "UTF-8 bytes would give another bucket")
+        #expect(Bucket.fnv1a32("install-42".utf16) == Bucket.fnv1a32("install-42".utf8))
     }
 
     @Test func hundredThousandRandomInstallsSplitWithinOnePercentOfEachPercent() {
