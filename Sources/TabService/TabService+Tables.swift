@@ -18,19 +18,22 @@ extension TabService {
         let limit = limitAsked
         let after = request.query("after") ?? ""
         let snapshot: Snapshot
+        let listed: String
         switch managedEnvironment(request) {
-        case .success(let environment): snapshot = self.snapshot(for: environment)
+        case .success(let environment):
+            snapshot = self.snapshot(for: environment)
+            listed = environment.text
         case .failure(let problem): return .response(problem.response)
         }
-        return .deferred { self.accountsPage(snapshot, after: after, limit: limit, grant: grant) }
+        return .deferred { self.accountsPage(snapshot, environment: listed, after: after, limit: limit, grant: grant) }
     }
 
-    /// One page of the accounts with a layout of their own that the token may read, by name (off libmicrohttpd's
-    /// threads).
-    private func accountsPage(_ snapshot: Snapshot, after: String, limit: Int, grant: Grant?) -> HTTPResponse {
+    /// One page of the accounts with a layout of their own in `environment` that the token may read there, by name
+    /// (off libmicrohttpd's threads): a token narrowed to other environments lists none.
+    private func accountsPage(_ snapshot: Snapshot, environment: String, after: String, limit: Int, grant: Grant?) -> HTTPResponse {
         let records = snapshot.documents.values.map(\.record).filter {
             $0.account.utf8.lexicographicallyPrecedes(after.utf8) == false && $0.account != after
-                && (grant?.mayRead(account: $0.account, environment: nil) ?? true)
+                && (grant?.mayRead(account: $0.account, environment: environment) ?? true)
         }
         .sorted { $0.account.utf8.lexicographicallyPrecedes($1.account.utf8) }
         let page = records.prefix(limit)
