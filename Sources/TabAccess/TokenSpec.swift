@@ -61,7 +61,10 @@ public struct TokenSpec: Sendable, Equatable {
         let name = object["name"] as? String
         let nameIsValid = name.map { (1...128).contains($0.count) && !$0.unicodeScalars.contains(where: \.properties.isControlLike) }
         if nameIsValid != true {
-            errors.append(FieldError(pointer: "/name", message: "name must be a string of 1 to 128 characters, none of them controls or bidi and other format characters"))
+            errors.append(
+                FieldError(
+                    pointer: "/name",
+                    message: "name must be a string of 1 to 128 characters, none of them controls or bidi and other format characters"))
         }
 
         var scopes = Set<Scope>()

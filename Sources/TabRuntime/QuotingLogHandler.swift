@@ -50,9 +50,11 @@ public struct QuotingLogHandler: LogHandler {
     }
 
     static func quoted(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            scalar.value > 0x20 && scalar.value != 0x7F && !"=\"\\".unicodeScalars.contains(scalar) && !isHidden(scalar)
-        }
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy { scalar in
+                scalar.value > 0x20 && scalar.value != 0x7F && !"=\"\\".unicodeScalars.contains(scalar) && !isHidden(scalar)
+            }
         if plain { return text }
         return "\"" + escaped(text).replacingAll("\"", with: "\\\"") + "\""
     }

@@ -45,7 +45,9 @@ extension TabService {
             } catch {
                 return self.tokenStoreProblem(error)
             }
-            let tokens = records.compactMap(AccessToken.init).filter { grant?.encloses($0) ?? true }.sorted { ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue) }
+            let tokens = records.compactMap(AccessToken.init).filter { grant?.encloses($0) ?? true }.sorted {
+                ($0.createdAt, $0.id.rawValue) < ($1.createdAt, $1.id.rawValue)
+            }
             return Self.tokenJSON(200, TokenList(tokens: tokens.map(\.listed)))
         }
     }

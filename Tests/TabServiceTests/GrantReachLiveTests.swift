@@ -74,7 +74,8 @@ import Testing
             }
             return Array(#"{"version": "4", "status": "firing", "alerts": [\#(alerts.joined(separator: ","))]}"#.utf8)
         }
-        let onlyJohn = try await client.send("POST", "/v1/alerts", headers: Self.bearer(alertmanager.secret, Self.json), body: alert(["joroll"]))
+        let onlyJohn = try await client.send(
+            "POST", "/v1/alerts", headers: Self.bearer(alertmanager.secret, Self.json), body: alert(["joroll"]))
         #expect(onlyJohn.status == 403, "john is not the token's: \(onlyJohn.text)")
         #expect((onlyJohn.json?["refused"] as? [[String: Any]])?.first?["account"] as? String == "joroll", "\(onlyJohn.text)")
         let both = try await client.send(

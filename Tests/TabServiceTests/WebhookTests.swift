@@ -197,7 +197,8 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
             body: jsonBody(["url": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/hook", "events": ["layout"]]))
         #expect(dead.status == 201)
         let live = try await client.send(
-            "POST", "/v1/webhooks", headers: Self.json, body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
+            "POST", "/v1/webhooks", headers: Self.json,
+            body: jsonBody(["url": "http://127.0.0.1:\(receiver.port)/hook", "events": ["layout"]]))
         try receiver.use(secret: try #require(live.json?["secret"] as? String))
         let began = Date()
         for index in 0..<10 {

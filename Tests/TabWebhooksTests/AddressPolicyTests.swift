@@ -51,7 +51,8 @@ import Testing
         ("::", .unspecified), ("::1", .loopback), ("fc00::1", .private), ("fd12:3456::1", .private), ("fe80::1", .linkLocal),
         ("febf::1", .linkLocal), ("fec0::1", .private), ("ff02::1", .multicast), ("::ffff:127.0.0.1", .loopback),
         ("::ffff:169.254.169.254", .linkLocal), ("::ffff:10.1.2.3", .private), ("::127.0.0.1", .loopback),
-        ("64:ff9b::7f00:1", .loopback), ("::ffff:0:7f00:1", .loopback), ("::ffff:0:a00:1", .private), ("64:ff9b::a9fe:a9fe", .linkLocal), ("64:ff9b:1::1", .private),
+        ("64:ff9b::7f00:1", .loopback), ("::ffff:0:7f00:1", .loopback), ("::ffff:0:a00:1", .private), ("64:ff9b::a9fe:a9fe", .linkLocal),
+        ("64:ff9b:1::1", .private),
         ("2002:7f00:1::", .loopback), ("2002:c0a8:101::1", .private), ("2001:0:4136:e378::1", .reserved), ("100::1", .reserved),
     ]
 
