@@ -48,8 +48,15 @@ final class WebhookReceiver: @unchecked Sendable {
 
     /// A port nothing listens on now (the system's pick, released).
     static func freePort() throws -> Int {
+        let (fd, port) = try boundSocket(listening: false)
+        close(fd)
+        return port
+    }
+
+    /// A TCP socket bound to a port of the system's pick on 127.0.0.1 (listening when asked: the kernel then
+    /// completes handshakes into its backlog whether or not anyone accepts); the caller closes it.
+    static func boundSocket(listening: Bool) throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -57,8 +64,11 @@ final class WebhookReceiver: @unchecked Sendable {
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw RawConnection.Failure(description: "no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
+        guard bound, !listening || listen(fd, 64) == 0 else {
+            close(fd)
+            throw RawConnection.Failure(description: "no free port")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     func use(secret: String) throws { try Data(secret.utf8).write(to: URL(fileURLWithPath: secretFile)) }
@@ -177,24 +187,14 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
     @Test func aBlackHoledReceiverDoesNotHoldAHealthyOnesDeliveries() async throws {
         let receiver = try WebhookReceiver()
         defer { receiver.stop() }
-        let blackHole = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(blackHole) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let listening = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(blackHole, $0, length) == 0 && getsockname(blackHole, $0, &length) == 0 && listen(blackHole, 64) == 0
-            }
-        }
-        try #require(listening)  // the kernel completes handshakes into the backlog; nobody ever reads
+        let blackHole = try WebhookReceiver.boundSocket(listening: true)  // nobody ever accepts or reads
+        defer { close(blackHole.fd) }
         let harness = try await ServiceHarness(webhookPolicy: .allowEverything)
         defer { harness.application.stop() }
         let client = harness.client()
         let dead = try await client.send(
             "POST", "/v1/webhooks", headers: Self.json,
-            body: jsonBody(["url": "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/hook", "events": ["layout"]]))
+            body: jsonBody(["url": "http://127.0.0.1:\(blackHole.port)/hook", "events": ["layout"]]))
         #expect(dead.status == 201)
         let live = try await client.send(
             "POST", "/v1/webhooks", headers: Self.json,
