@@ -1,0 +1,179 @@
+package io.tabserver.tabclient;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.SocketTimeoutException;
+import java.net.URL;
+import java.text.ParseException;
+import java.text.SimpleDateFormat;
+import java.util.Date;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TimeZone;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import org.json.JSONObject;
+
+/** One HTTP exchange over {@link HttpURLConnection}, with a deadline for the whole of it and cancellation. */
+final class Http {
+    /** The largest body read (a bundle is at most 8 MiB; a layout 2 MiB per locale). */
+    static final int MAXIMUM_BODY = 8 << 20;
+
+    /** Ends exchanges that outlive their deadline (a server that trickles bytes defeats a per-read timeout alone). */
+    private static final ScheduledThreadPoolExecutor WATCHDOG = new ScheduledThreadPoolExecutor(1, new ThreadFactory() {
+        @Override
+        public Thread newThread(Runnable task) {
+            Thread thread = new Thread(task, "tabclient-deadline");
+            thread.setDaemon(true);
+            return thread;
+        }
+    });
+
+    static {
+        WATCHDOG.setRemoveOnCancelPolicy(true);
+    }
+
+    private Http() {}
+
+    /** One answer: status, header fields (read case-insensitively), body. */
+    static final class Answer {
+        final int status;
+        final Map<String, List<String>> headers;
+        final byte[] body;
+
+        Answer(int status, Map<String, List<String>> headers, byte[] body) {
+            this.status = status;
+            this.headers = headers;
+            this.body = body;
+        }
+
+        /** The field's value; several lines are one comma-separated list (RFC 9110 §5.3). */
+        String header(String name) {
+            for (Map.Entry<String, List<String>> field : headers.entrySet()) {
+                if (field.getKey() != null && field.getKey().equalsIgnoreCase(name)) return Strings.join(", ", field.getValue());
+            }
+            return null;
+        }
+
+        /** Whether {@code Vary} names {@code X-Install-Id}: one arm of a running rollout. */
+        boolean variesByInstall() {
+            String vary = header("Vary");
+            if (vary == null) return false;
+            for (String name : vary.split(",")) {
+                if (name.trim().equalsIgnoreCase("X-Install-Id")) return true;
+            }
+            return false;
+        }
+
+        /** {@code Retry-After} in milliseconds (delta-seconds or an HTTP date), or -1. */
+        long retryAfterMillis() {
+            String value = header("Retry-After");
+            if (value == null) return -1;
+            value = value.trim();
+            try {
+                long seconds = Long.parseLong(value);
+                return seconds >= 0 ? seconds * 1000 : -1;
+            } catch (NumberFormatException notSeconds) {
+                SimpleDateFormat format = new SimpleDateFormat("EEE, dd MMM yyyy HH:mm:ss zzz", Locale.US);
+                format.setTimeZone(TimeZone.getTimeZone("GMT"));
+                try {
+                    Date date = format.parse(value);
+                    return Math.max(0, date.getTime() - System.currentTimeMillis());
+                } catch (ParseException notADate) {
+                    return -1;
+                }
+            }
+        }
+
+        /** The {@code detail} (else {@code title}) of a problem+json body, or null. */
+        String problemDetail() {
+            try {
+                JSONObject problem = Json.parseObject(new String(body, CompiledLayout.UTF8));
+                String detail = Json.string(problem, "detail", "", false);
+                return detail != null ? detail : Json.string(problem, "title", "", false);
+            } catch (Json.Invalid e) {
+                return null;
+            }
+        }
+    }
+
+    /** One request in flight; {@link #cancel()} from any thread ends it. */
+    static final class Call {
+        private final HttpURLConnection connection;
+        /** 0 running, 1 past its deadline, 2 cancelled. */
+        private volatile int ended;
+
+        Call(URL url, Map<String, String> headers, int timeoutMillis) throws TabClientException {
+            try {
+                connection = (HttpURLConnection) url.openConnection();
+            } catch (IOException e) {
+                throw new TabClientException(TabClientException.Kind.TRANSPORT, "no answer: " + e);
+            }
+            connection.setUseCaches(false);
+            connection.setConnectTimeout(timeoutMillis);
+            connection.setReadTimeout(timeoutMillis);
+            for (Map.Entry<String, String> field : headers.entrySet()) connection.setRequestProperty(field.getKey(), field.getValue());
+        }
+
+        void cancel() {
+            ended = 2;
+            connection.disconnect();
+        }
+
+        /** Sends the request and reads the whole answer within {@code deadlineMillis}. */
+        Answer run(long deadlineMillis) throws TabClientException {
+            ScheduledFuture<?> deadline = WATCHDOG.schedule(new Runnable() {
+                @Override
+                public void run() {
+                    if (ended == 0) {
+                        ended = 1;
+                        connection.disconnect();
+                    }
+                }
+            }, deadlineMillis, TimeUnit.MILLISECONDS);
+            boolean complete = false;
+            try {
+                int status = connection.getResponseCode();
+                InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+                byte[] body = stream == null ? new byte[0] : readAll(stream);
+                if (ended != 0) throw ended(deadlineMillis);
+                complete = true;
+                return new Answer(status, connection.getHeaderFields(), body);
+            } catch (SocketTimeoutException e) {
+                if (ended == 2) throw ended(deadlineMillis);
+                throw new TabClientException(TabClientException.Kind.TIMED_OUT, "no answer within " + deadlineMillis + " ms");
+            } catch (IOException e) {
+                if (ended != 0) throw ended(deadlineMillis);
+                throw new TabClientException(TabClientException.Kind.TRANSPORT, "no answer: " + e);
+            } finally {
+                deadline.cancel(false);
+                // A complete answer leaves its connection to the keep-alive pool; anything else closes it.
+                if (!complete && ended == 0) connection.disconnect();
+            }
+        }
+
+        private TabClientException ended(long deadlineMillis) {
+            return ended == 2 ? new TabClientException(TabClientException.Kind.CANCELLED, "cancelled")
+                    : new TabClientException(TabClientException.Kind.TIMED_OUT, "no answer within " + deadlineMillis + " ms");
+        }
+    }
+
+    static byte[] readAll(InputStream stream) throws IOException {
+        try {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            byte[] chunk = new byte[16384];
+            for (int n; (n = stream.read(chunk)) > 0;) {
+                bytes.write(chunk, 0, n);
+                if (bytes.size() > MAXIMUM_BODY) throw new IOException("the answer is larger than " + MAXIMUM_BODY + " bytes");
+            }
+            return bytes.toByteArray();
+        } finally {
+            stream.close();
+        }
+    }
+}

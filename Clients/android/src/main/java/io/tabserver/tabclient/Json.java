@@ -1,0 +1,141 @@
+package io.tabserver.tabclient;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+import org.json.JSONTokener;
+
+/**
+ * Strict reading over {@code org.json} (Android's, which is lenient: unquoted strings, comments, trailing text, "5"
+ * read as 5): one value and nothing after it, and typed getters that refuse a value of another type.
+ */
+final class Json {
+    private Json() {}
+
+    /** Thrown for a document that is not the expected shape; the message is {@code "/pointer: what"}. */
+    static final class Invalid extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Invalid(String message) { super(message); }
+    }
+
+    /** The one JSON object {@code text} holds. */
+    static JSONObject parseObject(String text) throws Invalid {
+        JSONTokener tokener = new JSONTokener(text);
+        Object value;
+        try {
+            value = tokener.nextValue();
+            if (tokener.nextClean() != 0) throw new Invalid("not JSON: text after the document");
+        } catch (JSONException e) {
+            throw new Invalid("not JSON: " + e.getMessage());
+        }
+        if (!(value instanceof JSONObject)) throw new Invalid("not JSON: not an object");
+        return (JSONObject) value;
+    }
+
+    /** The value at {@code key}; null when it is absent or JSON {@code null}. */
+    static Object opt(JSONObject object, String key) {
+        Object value = object.opt(key);
+        return value == JSONObject.NULL ? null : value;
+    }
+
+    static String string(JSONObject object, String key, String pointer, boolean required) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) {
+            if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
+            return null;
+        }
+        if (!(value instanceof String)) throw new Invalid(pointer + "/" + key + ": expected a string");
+        return (String) value;
+    }
+
+    static Integer integer(JSONObject object, String key, String pointer) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) return null;
+        if (value instanceof Integer || value instanceof Long) {
+            long number = ((Number) value).longValue();
+            if (number >= Integer.MIN_VALUE && number <= Integer.MAX_VALUE) return (int) number;
+        }
+        if (value instanceof Double) {
+            double number = (Double) value;
+            if (number == Math.rint(number) && Math.abs(number) <= Integer.MAX_VALUE) return (int) number;
+        }
+        throw new Invalid(pointer + "/" + key + ": expected an integer");
+    }
+
+    static Double number(JSONObject object, String key, String pointer) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) return null;
+        if (!(value instanceof Number)) throw new Invalid(pointer + "/" + key + ": expected a number");
+        return ((Number) value).doubleValue();
+    }
+
+    static Boolean bool(JSONObject object, String key, String pointer) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) return null;
+        if (!(value instanceof Boolean)) throw new Invalid(pointer + "/" + key + ": expected true or false");
+        return (Boolean) value;
+    }
+
+    static JSONObject object(JSONObject object, String key, String pointer, boolean required) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) {
+            if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
+            return null;
+        }
+        if (!(value instanceof JSONObject)) throw new Invalid(pointer + "/" + key + ": expected an object");
+        return (JSONObject) value;
+    }
+
+    static JSONArray array(JSONObject object, String key, String pointer, boolean required) throws Invalid {
+        Object value = opt(object, key);
+        if (value == null) {
+            if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
+            return null;
+        }
+        if (!(value instanceof JSONArray)) throw new Invalid(pointer + "/" + key + ": expected an array");
+        return (JSONArray) value;
+    }
+
+    static JSONObject objectAt(JSONArray array, int index, String pointer) throws Invalid {
+        Object value = array.opt(index);
+        if (!(value instanceof JSONObject)) throw new Invalid(pointer + "/" + index + ": expected an object");
+        return (JSONObject) value;
+    }
+
+    static List<String> keys(JSONObject object) {
+        List<String> keys = new ArrayList<String>();
+        for (Iterator<String> it = object.keys(); it.hasNext();) keys.add(it.next());
+        return keys;
+    }
+
+    /** Whether two parsed JSON values are the same value (object key order and 1 vs 1.0 do not matter). */
+    static boolean same(Object a, Object b) {
+        if (a == JSONObject.NULL || a == null) return b == JSONObject.NULL || b == null;
+        if (a instanceof JSONObject) {
+            if (!(b instanceof JSONObject)) return false;
+            JSONObject x = (JSONObject) a;
+            JSONObject y = (JSONObject) b;
+            if (x.length() != y.length()) return false;
+            for (String key : keys(x)) {
+                if (!y.has(key) || !same(x.opt(key), y.opt(key))) return false;
+            }
+            return true;
+        }
+        if (a instanceof JSONArray) {
+            if (!(b instanceof JSONArray)) return false;
+            JSONArray x = (JSONArray) a;
+            JSONArray y = (JSONArray) b;
+            if (x.length() != y.length()) return false;
+            for (int i = 0; i < x.length(); i++) {
+                if (!same(x.opt(i), y.opt(i))) return false;
+            }
+            return true;
+        }
+        if (a instanceof Number && b instanceof Number) return ((Number) a).doubleValue() == ((Number) b).doubleValue();
+        return a.equals(b);
+    }
+}

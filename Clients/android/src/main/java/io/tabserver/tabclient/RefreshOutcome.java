@@ -1,0 +1,38 @@
+package io.tabserver.tabclient;
+
+/** What {@link TabClient#refresh()} found. */
+public final class RefreshOutcome {
+    public enum Kind {
+        /** {@code 304}: the current layout is the server's. */
+        NOT_MODIFIED,
+        /** {@code 200} carrying the ETag of the current layout: it stays, the cache file is not written again. */
+        UNCHANGED,
+        /** {@code 200} with {@link #layout}, now current and stored. */
+        UPDATED,
+        /** {@code 200} with a lower {@code version} of the layout shown ({@link #dropped}): the current one stays ({@link #kept}). */
+        DROPPED_OLDER
+    }
+
+    public final Kind kind;
+    /** UPDATED: the new layout. */
+    public final CompiledLayout layout;
+    /** DROPPED_OLDER: what arrived and what stayed. */
+    public final LayoutReference dropped;
+    public final LayoutReference kept;
+
+    RefreshOutcome(Kind kind, CompiledLayout layout, LayoutReference dropped, LayoutReference kept) {
+        this.kind = kind;
+        this.layout = layout;
+        this.dropped = dropped;
+        this.kept = kept;
+    }
+
+    @Override
+    public String toString() {
+        switch (kind) {
+            case UPDATED: return "UPDATED " + layout.layout + " v" + layout.version;
+            case DROPPED_OLDER: return "DROPPED_OLDER " + dropped + " kept " + kept;
+            default: return kind.name();
+        }
+    }
+}

@@ -1,0 +1,412 @@
+package io.tabserver.tabclient;
+
+import java.io.File;
+import java.net.URL;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+
+/**
+ * Keeps an app's tab bar layout, as TabClient (Swift) does: shows the last good one at once (the disk's, else the
+ * bundled one), revalidates it with the server ({@code If-None-Match}), stores what the server sends (atomically), and
+ * follows changes by long-poll.
+ *
+ * <pre>{@code
+ * TabClient client = new TabClient(config, LayoutBundle.read(resources.openRawResource(R.raw.tabs_bundle)));
+ * show(client.current());                                   // at launch: never blocks, never empty
+ * client.addListener((layout, source) -> show(layout), ContextCompat.getMainExecutor(context));
+ * client.start();                                           // long-poll until stop()
+ * }</pre>
+ */
+public final class TabClient {
+    /** Where the layout {@link #current()} returns came from. */
+    public enum Source {
+        /** The layout bundled with the app (first launch, or the cache was unusable). */
+        BUNDLE,
+        /** The last good layout stored on disk by an earlier run. */
+        CACHE,
+        /** The server, during this run. */
+        SERVER
+    }
+
+    /** Told about each new layout (different from the one before), on the executor it was added with. */
+    public interface Listener {
+        void onLayout(CompiledLayout layout, Source source);
+    }
+
+    /** Told about every request's outcome, on the client's own threads (see {@link TabClientEvent}). */
+    public interface EventListener {
+        void onEvent(TabClientEvent event);
+    }
+
+    private static final class State {
+        final CompiledLayout layout;
+        /** Sent as {@code If-None-Match}: the ETags of {@link #layout} (a bundled one has one per content coding). */
+        final List<String> validators;
+        final Source source;
+        /** The ETag in the cache file (null: no file, or none read or written yet). */
+        final String stored;
+        /** Whether {@link #layout} came in an answer whose {@code Vary} named {@code X-Install-Id}. */
+        final boolean perInstall;
+
+        State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall) {
+            this.layout = layout;
+            this.validators = Collections.unmodifiableList(new ArrayList<String>(validators));
+            this.source = source;
+            this.stored = stored;
+            this.perInstall = perInstall;
+        }
+
+        LayoutReference reference() {
+            return new LayoutReference(layout.layout, layout.version, validators.isEmpty() ? null : validators.get(0), source);
+        }
+    }
+
+    private static final class Registered {
+        final Listener listener;
+        final Executor executor;
+
+        Registered(Listener listener, Executor executor) {
+            this.listener = listener;
+            this.executor = executor;
+        }
+    }
+
+    private final TabClientConfig configuration;
+    private final String installId;
+    private final LayoutCache cache;
+    private volatile State state;
+    /** Serializes "store, then publish": two answers arriving together cannot publish out of order. */
+    private final Object storing = new Object();
+    private final CopyOnWriteArrayList<Registered> listeners = new CopyOnWriteArrayList<Registered>();
+    private final Random jitter = new Random();
+    private Poller poller;
+
+    /**
+     * Makes a client whose {@link #current()} is, at once, the last good layout on disk (of its environment), else the
+     * bundled one. Reads two small files (the layout and the install id; the id's is written on first use); makes no
+     * request.
+     *
+     * @throws TabClientException INVALID_ENVIRONMENT, INVALID_INSTALL_ID or INVALID_APP_VERSION for a configuration
+     *     that cannot be sent
+     */
+    public TabClient(TabClientConfig configuration, LayoutBundle bundle) throws TabClientException {
+        configuration.validate();
+        this.configuration = configuration;
+        LayoutBundle.Representation bundled =
+                bundle.representation(configuration.preferredLanguages, configuration.platform, configuration.appVersion);
+        State initial = new State(bundled.layout, bundled.validators, Source.BUNDLE, null, false);
+        TabClientException installIdNotStored = null;
+        File directory = configuration.cacheDirectory;
+        if (configuration.installId != null) {
+            installId = configuration.installId;
+        } else if (directory != null) {
+            InstallId.Resolution resolution = InstallId.resolve(directory);
+            installId = resolution.id;
+            installIdNotStored = resolution.notStored;
+        } else {
+            installId = InstallId.random();
+        }
+        if (directory != null) {
+            cache = new LayoutCache(directory, configuration.account, configuration.environment);
+            cache.removeLeftovers();
+            try {
+                LayoutCache.Entry entry = cache.load();
+                if (entry != null) {
+                    // An app update may ship a newer layout than an old cache holds.
+                    boolean bundleIsNewer = entry.layout.layout.equals(bundled.layout.layout)
+                            && version(bundled.layout) > version(entry.layout);
+                    initial = bundleIsNewer ? new State(initial.layout, initial.validators, Source.BUNDLE, entry.etag, false)
+                            : new State(entry.layout, Collections.singletonList(entry.etag), Source.CACHE, entry.etag, entry.perInstall);
+                }
+            } catch (TabClientException unusable) {
+                emit(new TabClientEvent(TabClientEvent.Kind.CACHE_IGNORED, initial.reference(), null, unusable, -1, null, false));
+                cache.remove();
+            }
+        } else {
+            cache = null;
+        }
+        state = initial;
+        if (installIdNotStored != null) emitFailure(installIdNotStored, -1);
+    }
+
+    private static int version(CompiledLayout layout) { return layout.version == null ? 0 : layout.version; }
+
+    /** The layout to show now: the newest valid one this client has (server, else disk, else bundle). Never blocks. */
+    public CompiledLayout current() { return state.layout; }
+
+    /** Where {@link #current()} came from. */
+    public Source source() { return state.source; }
+
+    /** The ETags sent as {@code If-None-Match} with the next request. */
+    public List<String> validators() { return state.validators; }
+
+    /** {@link #current()}'s name, version, ETag and source. */
+    public LayoutReference reference() { return state.reference(); }
+
+    /**
+     * The id sent as {@code X-Install-Id}: the configuration's, else the random one kept in the cache directory. Give
+     * it to whoever reproduces a rollout's buckets ({@link Bucket#of}); it identifies nothing but this install.
+     */
+    public String installId() { return installId; }
+
+    public TabClientConfig configuration() { return configuration; }
+
+    /** Calls {@code listener} on {@code executor} with each new layout (the app's main thread: {@code ContextCompat.getMainExecutor(context)}). */
+    public void addListener(Listener listener, Executor executor) { listeners.add(new Registered(listener, executor)); }
+
+    public void removeListener(Listener listener) {
+        for (Registered registered : listeners) {
+            if (registered.listener == listener) listeners.remove(registered);
+        }
+    }
+
+    /**
+     * Asks the server once whether {@link #current()} is still its layout; on {@code 200} validates, stores and
+     * publishes the new layout. On any failure {@link #current()} stays as it was. Blocks: not on the main thread.
+     */
+    public RefreshOutcome refresh() throws TabClientException {
+        try {
+            return fetch(null, null);
+        } catch (TabClientException e) {
+            emitFailure(e, -1);
+            throw e;
+        }
+    }
+
+    /**
+     * Follows the server's changes on a thread of the client's own until {@link #stop()}: long-polls with the current
+     * ETag, retries failures with exponential backoff and jitter, never sooner than {@code Retry-After}. Listeners hear
+     * of each new layout. Does nothing while already started.
+     */
+    public synchronized void start() {
+        if (poller != null && !poller.stopped) return;
+        poller = new Poller();
+        Thread thread = new Thread(poller, "tabclient-" + configuration.account);
+        thread.setDaemon(true);
+        poller.thread = thread;
+        thread.start();
+    }
+
+    /** Stops following: closes the request in flight and ends the polling thread; returns at once. */
+    public synchronized void stop() {
+        if (poller == null) return;
+        poller.stop();
+        poller = null;
+    }
+
+    /** Whether {@link #start()} is in effect. */
+    public synchronized boolean isStarted() { return poller != null; }
+
+    /** The long-poll loop of {@link #start()}. */
+    private final class Poller implements Runnable {
+        volatile boolean stopped;
+        volatile Http.Call call;
+        Thread thread;
+
+        void stop() {
+            stopped = true;
+            Http.Call running = call;
+            if (running != null) running.cancel();
+            thread.interrupt();
+        }
+
+        @Override
+        public void run() {
+            int wait = configuration.longPollWaitSeconds;
+            // An answer sooner than this was not held.
+            long tooSoon = Math.min(wait * 1000L / 2, 1000L);
+            int failures = 0;
+            while (!stopped) {
+                State before = state;
+                long started = System.nanoTime();
+                long delay = -1;
+                try {
+                    RefreshOutcome outcome = fetch(wait, this);
+                    boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
+                    if (news) {
+                        failures = 0;
+                    } else if ((System.nanoTime() - started) / 1000000 < tooSoon && state.validators.equals(before.validators)) {
+                        // Nothing new, the ETag unchanged, and sooner than a held poll ends: the server did not hold it (no
+                        // long-poll, stopping, or ignoring If-None-Match). Back off rather than ask again at once.
+                        failures += 1;
+                        delay = backoff(failures);
+                    } else {
+                        failures = 0;
+                    }
+                } catch (TabClientException e) {
+                    if (stopped || e.kind() == TabClientException.Kind.CANCELLED) return;
+                    failures += 1;
+                    delay = Math.max(backoff(failures), e.retryAfterMillis());
+                    emitFailure(e, delay);
+                }
+                if (delay >= 0) {
+                    try {
+                        Thread.sleep(delay);
+                    } catch (InterruptedException e) {
+                        if (stopped) return;
+                    }
+                }
+            }
+        }
+    }
+
+    /** {@code initialBackoff · 2^(failures−1)}, at most {@code maximumBackoff}, less a random part of up to half. */
+    long backoff(int failures) {
+        int exponent = Math.min(Math.max(failures - 1, 0), 30);
+        long full = Math.min(configuration.initialBackoffMillis << exponent, configuration.maximumBackoffMillis);
+        double share;
+        synchronized (jitter) {
+            share = jitter.nextDouble() * 0.5;
+        }
+        return full - (long) (full * share);
+    }
+
+    /** The request headers every request of this client sends. */
+    private Map<String, String> headers(List<String> validators) {
+        Map<String, String> headers = new LinkedHashMap<String, String>();
+        headers.put("Accept", "application/json");
+        String languages = configuration.acceptLanguage();
+        if (languages != null) headers.put("Accept-Language", languages);
+        if (configuration.platform != null) headers.put("X-Client-Platform", configuration.platform);
+        if (configuration.appVersion != null) headers.put("X-App-Version", configuration.appVersion);
+        if (configuration.environment != null) headers.put("Tabs-Environment", configuration.environment);
+        headers.put("X-Install-Id", installId);
+        if (!validators.isEmpty()) headers.put("If-None-Match", Strings.join(", ", validators));
+        return headers;
+    }
+
+    /** One request; {@code wait} (seconds) makes it a long-poll. */
+    RefreshOutcome fetch(Integer wait, Poller poller) throws TabClientException {
+        State shown = state;
+        List<String> validators = shown.validators;
+        URL url = configuration.tabsURL(wait);
+        int timeout = configuration.requestTimeoutMillis + (wait == null ? 0 : wait * 1000);
+        Http.Call call = new Http.Call(url, headers(validators), timeout);
+        if (poller != null) {
+            poller.call = call;
+            if (poller.stopped) call.cancel();
+        }
+        emit(new TabClientEvent(TabClientEvent.Kind.REQUEST_SENT, shown.reference(), null, null, -1, url.toString(), wait != null));
+        Http.Answer answer;
+        try {
+            answer = call.run(timeout);
+        } finally {
+            if (poller != null) poller.call = null;
+        }
+        switch (answer.status) {
+            case 304: {
+                LayoutReference confirmed;
+                synchronized (storing) {
+                    State now = state;
+                    if (now.validators.equals(validators)) {
+                        now = new State(now.layout, now.validators, Source.SERVER, now.stored, answer.variesByInstall());
+                        state = now;
+                    }
+                    confirmed = now.reference();
+                }
+                emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, confirmed));
+                return new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
+            }
+            case 200: {
+                String etag = answer.header("ETag");
+                if (etag == null || etag.isEmpty()) {
+                    throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
+                }
+                CompiledLayout layout = CompiledLayout.parse(answer.body);
+                return publish(layout, answer.body, etag, answer.variesByInstall());
+            }
+            default:
+                throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
+        }
+    }
+
+    /**
+     * Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer). An answer with
+     * a lower {@code version} of the layout shown, whatever its source, is dropped, except when the layout shown was one
+     * arm of a rollout ({@code perInstall}) and the answer is not: the rollout ended, and a rollback gives the
+     * candidate's installs the lower stable version. One carrying the ETag of the layout shown changes nothing; the
+     * cache file is written only when its ETag differs.
+     */
+    private RefreshOutcome publish(CompiledLayout layout, byte[] body, String etag, boolean perInstall) {
+        LayoutReference arrived = new LayoutReference(layout.layout, layout.version, etag, Source.SERVER);
+        RefreshOutcome outcome;
+        TabClientEvent event;
+        TabClientException failure = null;
+        synchronized (storing) {
+            State current = state;
+            boolean rolledBack = current.perInstall && !perInstall;
+            if (current.layout.layout.equals(layout.layout) && current.layout.version != null && layout.version != null
+                    && layout.version < current.layout.version && !rolledBack) {
+                LayoutReference kept = current.reference();
+                outcome = new RefreshOutcome(RefreshOutcome.Kind.DROPPED_OLDER, null, arrived, kept);
+                event = new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, kept, arrived, null, -1, null, false);
+            } else {
+                String stored = current.stored;
+                if (cache != null && !etag.equals(current.stored)) {
+                    try {
+                        cache.store(body, etag, perInstall);
+                        stored = etag;
+                    } catch (TabClientException e) {
+                        failure = e;
+                    }
+                }
+                if (current.validators.contains(etag)) {
+                    State now = new State(current.layout, current.validators, Source.SERVER, stored, perInstall);
+                    state = now;
+                    outcome = new RefreshOutcome(RefreshOutcome.Kind.UNCHANGED, null, null, null);
+                    event = TabClientEvent.of(TabClientEvent.Kind.UNCHANGED, now.reference());
+                } else {
+                    state = new State(layout, Collections.singletonList(etag), Source.SERVER, stored, perInstall);
+                    outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, layout, null, null);
+                    event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), arrived, null, -1, null, false);
+                    if (!layout.equals(current.layout)) notifyListeners(layout);
+                }
+            }
+        }
+        if (failure != null) emitFailure(failure, -1);
+        emit(event);
+        return outcome;
+    }
+
+    private void notifyListeners(final CompiledLayout layout) {
+        for (final Registered registered : listeners) {
+            registered.executor.execute(new Runnable() {
+                @Override
+                public void run() {
+                    registered.listener.onLayout(layout, Source.SERVER);
+                }
+            });
+        }
+    }
+
+    private void emitFailure(TabClientException error, long retryIn) {
+        emit(new TabClientEvent(TabClientEvent.Kind.FAILED, reference(), null, error, retryIn, null, false));
+    }
+
+    private void emit(TabClientEvent event) {
+        if (configuration.onEvent != null) configuration.onEvent.onEvent(event);
+    }
+
+    /**
+     * Downloads {@code …/tabs/bundle} for the configuration's languages, platform, app version and environment: what an
+     * app's build step ships, and what a program without a bundle starts from. No install id is made or sent.
+     */
+    public static LayoutBundle downloadBundle(TabClientConfig configuration) throws TabClientException {
+        if (configuration.environment != null && TabClientConfig.environmentProblem(configuration.environment) != null) {
+            configuration.validate();
+        }
+        Map<String, String> headers = new LinkedHashMap<String, String>();
+        headers.put("Accept", "application/json");
+        if (configuration.environment != null) headers.put("Tabs-Environment", configuration.environment);
+        Http.Answer answer = new Http.Call(configuration.bundleURL(), headers, configuration.requestTimeoutMillis)
+                .run(configuration.requestTimeoutMillis);
+        if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
+        return LayoutBundle.parse(new String(answer.body, CompiledLayout.UTF8));
+    }
+}

@@ -1,0 +1,60 @@
+package io.tabserver.tabclient;
+
+/**
+ * What happened to one request of a {@link TabClient} (see {@link TabClientConfig.Builder#onEvent}), naming the layouts
+ * it concerns: for logs and tests.
+ */
+public final class TabClientEvent {
+    public enum Kind {
+        /** A request went out to revalidate {@link #shown}; {@link #longPoll} when the server may hold it. */
+        REQUEST_SENT,
+        /** {@code 304}: {@link #shown} is the server's layout. */
+        NOT_MODIFIED,
+        /** {@code 200} carrying the ETag of the layout shown: nothing changed, nothing was written to disk. */
+        UNCHANGED,
+        /** {@code 200} with a valid layout ({@link #layout}), now shown and stored, in place of {@link #shown}. */
+        UPDATED,
+        /** {@code 200} with a lower {@code version} of the layout shown ({@link #layout}): dropped, {@link #shown} stays. */
+        DROPPED_OLDER,
+        /** The answer was refused or could not be stored ({@link #error}); {@link #shown} stays; {@link #retryInMillis}. */
+        FAILED,
+        /** The cache file could not be used and was removed ({@link #error}); {@link #shown} is the bundled layout. */
+        CACHE_IGNORED
+    }
+
+    public final Kind kind;
+    /** The layout shown after the event (for UPDATED: the one replaced). */
+    public final LayoutReference shown;
+    /** The layout that arrived (UPDATED, DROPPED_OLDER), else null. */
+    public final LayoutReference layout;
+    /** FAILED and CACHE_IGNORED: why; else null. */
+    public final TabClientException error;
+    /** FAILED: the delay before the long-poll asks again, or -1 (a refresh, a failed cache write). */
+    public final long retryInMillis;
+    /** REQUEST_SENT: the URL and whether it is a long-poll. */
+    public final String url;
+    public final boolean longPoll;
+
+    TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
+            boolean longPoll) {
+        this.kind = kind;
+        this.shown = shown;
+        this.layout = layout;
+        this.error = error;
+        this.retryInMillis = retryInMillis;
+        this.url = url;
+        this.longPoll = longPoll;
+    }
+
+    static TabClientEvent of(Kind kind, LayoutReference shown) { return new TabClientEvent(kind, shown, null, null, -1, null, false); }
+
+    @Override
+    public String toString() {
+        StringBuilder text = new StringBuilder(kind.name());
+        if (layout != null) text.append(' ').append(layout);
+        if (error != null) text.append(' ').append(error.getMessage());
+        if (retryInMillis >= 0) text.append(" retry in ").append(retryInMillis).append(" ms");
+        if (shown != null) text.append(" shown ").append(shown);
+        return text.toString();
+    }
+}
