@@ -127,6 +127,7 @@ final class Http {
 
         /** Sends the request and reads the whole answer within {@code deadlineMillis}. */
         Answer run(long deadlineMillis) throws TabClientException {
+            if (ended != 0) throw ended(deadlineMillis);
             ScheduledFuture<?> deadline = WATCHDOG.schedule(new Runnable() {
                 @Override
                 public void run() {
@@ -138,6 +139,10 @@ final class Http {
             }, deadlineMillis, TimeUnit.MILLISECONDS);
             boolean complete = false;
             try {
+                // Connected before the request is written: a cancel() that came before the socket existed (and so
+                // closed nothing) is seen here, and one that comes later closes the socket.
+                connection.connect();
+                if (ended != 0) throw ended(deadlineMillis);
                 int status = connection.getResponseCode();
                 InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
                 byte[] body = stream == null ? new byte[0] : readAll(stream);
@@ -153,7 +158,7 @@ final class Http {
             } finally {
                 deadline.cancel(false);
                 // A complete answer leaves its connection to the keep-alive pool; anything else closes it.
-                if (!complete && ended == 0) connection.disconnect();
+                if (!complete) connection.disconnect();
             }
         }
 

@@ -1,0 +1,94 @@
+package io.tabserver.tabclient;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+
+/** Reading the shared scenarios of {@code Clients/conformance} (its README describes the format). */
+final class Conformance {
+    private Conformance() {}
+
+    /** {@code Clients/conformance}: {@code TABCLIENT_CONFORMANCE}, else {@code ../conformance} from Clients/android. */
+    static Path directory() {
+        String override = System.getenv("TABCLIENT_CONFORMANCE");
+        Path path = override != null ? Paths.get(override) : Paths.get("..", "conformance");
+        if (!Files.isDirectory(path.resolve("scenarios"))) {
+            throw new IllegalStateException("no conformance scenarios at " + path.toAbsolutePath() + " (set TABCLIENT_CONFORMANCE)");
+        }
+        return path;
+    }
+
+    static JSONObject read(Path file) throws IOException {
+        try {
+            return Json.parseObject(new String(Files.readAllBytes(file), StandardCharsets.UTF_8));
+        } catch (Json.Invalid e) {
+            throw new IOException(file + ": " + e.getMessage());
+        }
+    }
+
+    /** The bundle document as an app ships it. */
+    static JSONObject bundle() throws IOException { return read(directory().resolve("jack.bundle.json")); }
+
+    /** Fails on a key the format does not have: a scenario is never half read. */
+    static void known(JSONObject object, String where, String... keys) {
+        Set<String> allowed = new HashSet<>(Arrays.asList(keys));
+        for (String key : Json.keys(object)) {
+            if (!allowed.contains(key)) throw new IllegalArgumentException(where + ": unknown key '" + key + "'");
+        }
+    }
+
+    /** A layout of the scenario format: the bundle's first layout with {@code version}, {@code title}, {@code name}, {@code brokenTag}. */
+    static JSONObject layout(JSONObject spec, JSONObject bundle) throws JSONException {
+        known(spec, "layout", "version", "title", "name", "brokenTag");
+        JSONObject layout = new JSONObject(bundle.getJSONArray("representations").getJSONObject(0).getJSONObject("layout").toString());
+        if (spec.has("version")) {
+            layout.put("version", spec.getInt("version"));
+            layout.getJSONArray("tabs").getJSONObject(0).put("title", "Version " + spec.getInt("version"));
+        }
+        if (spec.has("title")) layout.getJSONArray("tabs").getJSONObject(0).put("title", spec.getString("title"));
+        if (spec.has("name")) layout.put("layout", spec.getString("name"));
+        if (spec.optBoolean("brokenTag")) layout.getJSONArray("tabs").getJSONObject(1).put("tag", 9);
+        return layout;
+    }
+
+    /** What differs between a layout and an expected one (only the keys given), or null. */
+    static String compare(JSONObject expected, CompiledLayout actual) throws JSONException {
+        known(expected, "expected layout", "version", "title", "name");
+        List<String> differences = new ArrayList<>();
+        if (expected.has("version") && (actual.version == null || actual.version != expected.getInt("version"))) {
+            differences.add("version " + actual.version + ", expected " + expected.getInt("version"));
+        }
+        if (expected.has("title") && !actual.tabs.get(0).title.equals(expected.getString("title"))) {
+            differences.add("first title '" + actual.tabs.get(0).title + "', expected '" + expected.getString("title") + "'");
+        }
+        if (expected.has("name") && !actual.layout.equals(expected.getString("name"))) {
+            differences.add("layout '" + actual.layout + "', expected '" + expected.getString("name") + "'");
+        }
+        return differences.isEmpty() ? null : String.join(", ", differences);
+    }
+
+    static List<String> strings(JSONArray array) throws JSONException {
+        List<String> list = new ArrayList<>();
+        for (int i = 0; i < array.length(); i++) list.add(array.getString(i));
+        return list;
+    }
+
+    static List<String> directoryListing(File directory) {
+        String[] names = directory.list();
+        List<String> list = names == null ? new ArrayList<>() : new ArrayList<>(Arrays.asList(names));
+        Collections.sort(list);
+        return list;
+    }
+}

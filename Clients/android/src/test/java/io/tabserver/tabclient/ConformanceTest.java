@@ -1,0 +1,428 @@
+package io.tabserver.tabclient;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+/** Every scenario of {@code Clients/conformance/scenarios}, against a {@link FakeServer} on a real socket. */
+class ConformanceTest {
+    @TestFactory
+    Stream<DynamicTest> everyScenario() throws IOException {
+        List<Path> files;
+        try (Stream<Path> listing = Files.list(Conformance.directory().resolve("scenarios"))) {
+            files = listing.filter(p -> p.toString().endsWith(".json")).sorted().collect(Collectors.toList());
+        }
+        assertFalse(files.size() < 12, "at least 12 scenarios, found " + files.size());
+        return files.stream().map(file -> DynamicTest.dynamicTest(file.getFileName().toString(), () -> new Run(file).run()));
+    }
+
+    /** One scenario's run: its server, cache directory, client and what happened. */
+    static final class Run {
+        final Path file;
+        final JSONObject scenario;
+        final JSONObject bundleDocument;
+        final List<String> failures = new ArrayList<>();
+        final List<TabClientEvent> events = Collections.synchronizedList(new ArrayList<>());
+        TabClientConfig config;
+        LayoutBundle bundle;
+        File cacheDirectory;
+        TabClient client;
+        String previousInstallId;
+        /** The cache file's bytes and inode at the end of the last step (null: no file). */
+        Object[] cacheSnapshot;
+
+        Run(Path file) throws IOException {
+            this.file = file;
+            scenario = Conformance.read(file);
+            bundleDocument = Conformance.bundle();
+        }
+
+        void run() throws Exception {
+            Conformance.known(scenario, "scenario", "about", "covers", "config", "bundle", "files", "steps");
+            JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
+            Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
+                    "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs");
+            if (scenario.has("bundle")) {
+                JSONObject changes = scenario.getJSONObject("bundle");
+                Conformance.known(changes, "bundle", "version");
+                JSONObject layout = bundleDocument.getJSONArray("representations").getJSONObject(0).getJSONObject("layout");
+                if (changes.has("version")) layout.put("version", changes.getInt("version"));
+            }
+            bundle = LayoutBundle.parse(bundleDocument.toString());
+            cacheDirectory = c.optBoolean("cache", true) ? Files.createTempDirectory("tabclient-conformance").toFile() : null;
+            try (FakeServer server = new FakeServer()) {
+                TabClientConfig.Builder builder = TabClientConfig.builder(server.url(), c.optString("account", "jack"))
+                        .preferredLanguages(c.has("languages") ? Conformance.strings(c.getJSONArray("languages")) : Arrays.asList("en"))
+                        .platform(string(c, "platform")).appVersion(string(c, "appVersion")).environment(string(c, "environment"))
+                        .installId(string(c, "installId")).cacheDirectory(cacheDirectory)
+                        .requestTimeoutMillis(c.optInt("requestTimeoutMs", 5000)).longPollWaitSeconds(c.optInt("longPollWaitSeconds", 30))
+                        .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add);
+                config = builder.build();
+                if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
+                client = new TabClient(config, bundle);
+                JSONArray steps = scenario.getJSONArray("steps");
+                for (int i = 0; i < steps.length(); i++) step(i, steps.getJSONObject(i), server);
+            } finally {
+                if (client != null) client.stop();
+                if (cacheDirectory != null) delete(cacheDirectory);
+            }
+            if (!failures.isEmpty()) fail(file.getFileName() + ":\n  " + String.join("\n  ", failures));
+        }
+
+        static String string(JSONObject object, String key) throws JSONException { return object.isNull(key) ? null : object.getString(key); }
+
+        void writeFiles(JSONObject files) throws IOException, JSONException {
+            for (String name : Json.keys(files)) {
+                JSONObject spec = files.getJSONObject(name);
+                Conformance.known(spec, "files." + name, "text", "cache");
+                String text;
+                if (spec.has("text")) {
+                    text = spec.getString("text");
+                } else {
+                    JSONObject entry = spec.getJSONObject("cache");
+                    Conformance.known(entry, "files." + name + ".cache", "etag", "layout", "perInstall");
+                    JSONObject document = new JSONObject();
+                    document.put("etag", entry.getString("etag"));
+                    if (entry.optBoolean("perInstall")) document.put("perInstall", true);
+                    document.put("layout", Conformance.layout(entry.getJSONObject("layout"), bundleDocument));
+                    text = document.toString();
+                }
+                Files.write(new File(cacheDirectory, name).toPath(), text.getBytes(StandardCharsets.UTF_8));
+            }
+        }
+
+        List<FakeServer.Reply> replies(JSONArray answers) throws JSONException {
+            List<FakeServer.Reply> replies = new ArrayList<>();
+            for (int i = 0; i < answers.length(); i++) {
+                JSONObject answer = answers.getJSONObject(i);
+                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang");
+                FakeServer.Reply reply = new FakeServer.Reply();
+                reply.status = answer.optInt("status", 200);
+                boolean contentType = false;
+                JSONObject headers = answer.optJSONObject("headers");
+                if (headers != null) {
+                    for (String name : Json.keys(headers)) {
+                        reply.headers.add(new String[] {name, headers.getString(name)});
+                        contentType |= name.equalsIgnoreCase("Content-Type");
+                    }
+                }
+                if (answer.has("layout")) {
+                    reply.body = Conformance.layout(answer.getJSONObject("layout"), bundleDocument).toString().getBytes(StandardCharsets.UTF_8);
+                    if (!contentType) reply.headers.add(new String[] {"Content-Type", "application/json"});
+                } else if (answer.has("body")) {
+                    reply.body = answer.getString("body").getBytes(StandardCharsets.UTF_8);
+                }
+                if (answer.has("truncate")) reply.body = Arrays.copyOf(reply.body, Math.min(reply.body.length, answer.getInt("truncate")));
+                reply.delayMs = answer.optLong("delayMs");
+                reply.drop = answer.optBoolean("drop");
+                reply.hang = answer.optBoolean("hang");
+                replies.add(reply);
+            }
+            return replies;
+        }
+
+        void step(int index, JSONObject step, FakeServer server) throws Exception {
+            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect");
+            String where = "step " + index + " (" + step.getString("do") + ")";
+            server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
+                    "hold".equals(step.optString("then", "repeat")));
+            RefreshOutcome outcome = null;
+            TabClientException error = null;
+            CompiledLayout delivered = null;
+            long started = System.nanoTime();
+            switch (step.getString("do")) {
+                case "check":
+                    break;
+                case "refresh":
+                    try {
+                        outcome = client.refresh();
+                    } catch (TabClientException e) {
+                        error = e;
+                    }
+                    break;
+                case "next": {
+                    LinkedBlockingQueue<CompiledLayout> layouts = new LinkedBlockingQueue<>();
+                    // Stopped from the listener, on the polling thread, before it could ask again: as Swift's
+                    // iterator, which asks only when next() is called.
+                    TabClient stopping = client;
+                    TabClient.Listener listener = (layout, source) -> {
+                        stopping.stop();
+                        layouts.add(layout);
+                    };
+                    client.addListener(listener, Runnable::run);
+                    client.start();
+                    delivered = layouts.poll(15, TimeUnit.SECONDS);
+                    client.stop();
+                    client.removeListener(listener);
+                    if (delivered == null) {
+                        failures.add(where + ": no layout delivered within 15 s; requests: " + server.requests() + "; events: " + events);
+                    }
+                    break;
+                }
+                case "poll": {
+                    int wanted = step.getInt("requests");
+                    client.start();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                    while (server.requests().size() < wanted && System.nanoTime() < deadline) Thread.sleep(5);
+                    client.stop();
+                    break;
+                }
+                case "relaunch":
+                    previousInstallId = client.installId();
+                    client = new TabClient(config, bundle);
+                    break;
+                default:
+                    throw new IllegalArgumentException(where + ": unknown action");
+            }
+            long elapsedMs = (System.nanoTime() - started) / 1000000;
+            List<TabClientEvent> stepEvents;
+            synchronized (events) {
+                stepEvents = new ArrayList<>(events);
+                events.clear();
+            }
+            JSONObject expect = step.optJSONObject("expect") == null ? new JSONObject() : step.getJSONObject("expect");
+            check(where, expect, outcome, error, delivered, elapsedMs, stepEvents, server.requests());
+            cacheSnapshot = snapshot();
+        }
+
+        File cacheFile() {
+            return new File(cacheDirectory, config.account + (config.environment == null ? "" : "@" + config.environment) + ".tabs.json");
+        }
+
+        Object[] snapshot() throws IOException {
+            if (cacheDirectory == null || !cacheFile().isFile()) return null;
+            Path path = cacheFile().toPath();
+            return new Object[] {Files.readAllBytes(path), Files.getAttribute(path, "unix:ino")};
+        }
+
+        String bundleValidators() {
+            return String.join(", ", bundle.representation(config.preferredLanguages, config.platform, config.appVersion).validators);
+        }
+
+        /** A header value of the format: {@code $installId}, {@code $bundleValidators}, or itself. */
+        String resolve(String value) {
+            if (value.equals("$installId")) return client.installId();
+            if (value.equals("$bundleValidators")) return bundleValidators();
+            return value;
+        }
+
+        static String camel(String constant) {
+            StringBuilder text = new StringBuilder();
+            boolean upper = false;
+            for (char c : constant.toLowerCase(Locale.ROOT).toCharArray()) {
+                if (c == '_') {
+                    upper = true;
+                } else {
+                    text.append(upper ? Character.toUpperCase(c) : c);
+                    upper = false;
+                }
+            }
+            return text.toString();
+        }
+
+        static String errorName(TabClientException e) {
+            switch (e.kind()) {
+                case UNEXPECTED_STATUS: return "status";
+                case MISSING_ETAG: return "missingETag";
+                default: return camel(e.kind().name());
+            }
+        }
+
+        void check(String where, JSONObject expect, RefreshOutcome outcome, TabClientException error, CompiledLayout delivered, long elapsedMs,
+                List<TabClientEvent> stepEvents, List<FakeServer.Received> requests) throws IOException, JSONException {
+            Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
+                    "cache", "cacheUnchanged", "directory", "files", "installId", "events", "retryIn", "retryInBetween", "requests",
+                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs");
+            List<String> f = failures;
+            if (expect.has("outcome")) {
+                String actual = outcome != null ? camel(outcome.kind.name()) : "error " + (error == null ? "none" : error.getMessage());
+                if (!actual.equals(expect.getString("outcome"))) f.add(where + ": outcome " + actual + ", expected " + expect.getString("outcome"));
+            }
+            if (expect.has("error")) {
+                String actual = error != null ? errorName(error) : "no error (" + outcome + ")";
+                if (!actual.equals(expect.getString("error"))) {
+                    f.add(where + ": error " + actual + (error != null ? " (" + error.getMessage() + ")" : "") + ", expected " + expect.getString("error"));
+                }
+            }
+            if (expect.has("status") && (error == null || error.status() != expect.getInt("status"))) {
+                f.add(where + ": status " + (error == null ? "none" : error.status()) + ", expected " + expect.getInt("status"));
+            }
+            if (expect.has("detail") && (error == null || !expect.getString("detail").equals(error.detail()))) {
+                f.add(where + ": detail " + (error == null ? "none" : error.detail()) + ", expected " + expect.getString("detail"));
+            }
+            if (expect.has("layout")) {
+                String difference = Conformance.compare(expect.getJSONObject("layout"), client.current());
+                if (difference != null) f.add(where + ": the layout shown: " + difference);
+            }
+            if (expect.has("delivered")) {
+                String difference = delivered == null ? "none" : Conformance.compare(expect.getJSONObject("delivered"), delivered);
+                if (difference != null) f.add(where + ": the layout delivered: " + difference);
+            }
+            if (expect.has("source")) {
+                String actual = client.source().name().toLowerCase(Locale.ROOT);
+                if (!actual.equals(expect.getString("source"))) f.add(where + ": source " + actual + ", expected " + expect.getString("source"));
+            }
+            if (expect.has("validators")) {
+                Object wanted = expect.get("validators");
+                String expected = wanted instanceof String ? resolve((String) wanted) : String.join(", ", Conformance.strings((JSONArray) wanted));
+                String actual = String.join(", ", client.validators());
+                if (!actual.equals(expected)) f.add(where + ": validators " + actual + ", expected " + expected);
+            }
+            if (expect.has("cache")) {
+                File cacheFile = cacheFile();
+                if (expect.isNull("cache")) {
+                    if (cacheFile.exists()) f.add(where + ": a cache file exists: " + cacheFile.getName());
+                } else if (!cacheFile.isFile()) {
+                    f.add(where + ": no cache file " + cacheFile.getName());
+                } else {
+                    JSONObject wanted = expect.getJSONObject("cache");
+                    Conformance.known(wanted, where + " cache", "etag", "version", "perInstall");
+                    JSONObject stored;
+                    try {
+                        stored = Json.parseObject(new String(Files.readAllBytes(cacheFile.toPath()), StandardCharsets.UTF_8));
+                    } catch (Json.Invalid e) {
+                        throw new AssertionError(where + ": the cache file is not JSON: " + e.getMessage());
+                    }
+                    if (wanted.has("etag") && !wanted.getString("etag").equals(stored.optString("etag"))) {
+                        f.add(where + ": cache etag " + stored.optString("etag") + ", expected " + wanted.getString("etag"));
+                    }
+                    if (wanted.has("version") && stored.getJSONObject("layout").optInt("version") != wanted.getInt("version")) {
+                        f.add(where + ": cache version " + stored.getJSONObject("layout").opt("version") + ", expected " + wanted.getInt("version"));
+                    }
+                    if (wanted.has("perInstall") && stored.optBoolean("perInstall") != wanted.getBoolean("perInstall")) {
+                        f.add(where + ": cache perInstall " + stored.optBoolean("perInstall") + ", expected " + wanted.getBoolean("perInstall"));
+                    }
+                }
+            }
+            if (expect.optBoolean("cacheUnchanged")) {
+                Object[] now = snapshot();
+                boolean same = cacheSnapshot == null ? now == null
+                        : now != null && Arrays.equals((byte[]) cacheSnapshot[0], (byte[]) now[0]) && cacheSnapshot[1].equals(now[1]);
+                if (!same) f.add(where + ": the cache file was written (or removed)");
+            }
+            if (expect.has("directory")) {
+                List<String> actual = Conformance.directoryListing(cacheDirectory);
+                List<String> wanted = Conformance.strings(expect.getJSONArray("directory"));
+                if (!actual.equals(wanted)) f.add(where + ": cache directory " + actual + ", expected " + wanted);
+            }
+            if (expect.has("files")) {
+                JSONObject files = expect.getJSONObject("files");
+                for (String name : Json.keys(files)) {
+                    File file = new File(cacheDirectory, name);
+                    String actual = file.isFile() ? new String(Files.readAllBytes(file.toPath()), StandardCharsets.UTF_8) : null;
+                    String wanted = resolve(files.getString(name));
+                    if (!wanted.equals(actual)) f.add(where + ": file " + name + " holds " + actual + ", expected " + wanted);
+                }
+            }
+            if (expect.has("installId")) {
+                String wanted = expect.getString("installId");
+                String actual = client.installId();
+                boolean ok = wanted.equals("$uuid4") ? actual.matches("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+                        : wanted.equals("$previousInstallId") ? actual.equals(previousInstallId) : actual.equals(wanted);
+                if (!ok) f.add(where + ": install id " + actual + ", expected " + wanted + (previousInstallId != null ? " (" + previousInstallId + ")" : ""));
+            }
+            if (expect.has("events")) {
+                List<String> kinds = new ArrayList<>();
+                for (TabClientEvent event : stepEvents) kinds.add(camel(event.kind.name()));
+                for (String wanted : Conformance.strings(expect.getJSONArray("events"))) {
+                    if (!kinds.contains(wanted)) f.add(where + ": no " + wanted + " event among " + kinds);
+                }
+            }
+            List<Long> delays = new ArrayList<>();
+            for (TabClientEvent event : stepEvents) {
+                if (event.kind == TabClientEvent.Kind.FAILED && event.retryInMillis >= 0) delays.add(event.retryInMillis);
+            }
+            if (expect.has("retryIn")) {
+                List<Long> wanted = new ArrayList<>();
+                JSONArray array = expect.getJSONArray("retryIn");
+                for (int i = 0; i < array.length(); i++) wanted.add(array.getLong(i));
+                if (!delays.equals(wanted)) f.add(where + ": retry delays " + delays + ", expected " + wanted);
+            }
+            if (expect.has("retryInBetween")) {
+                JSONArray bounds = expect.getJSONArray("retryInBetween");
+                for (int i = 0; i < bounds.length(); i++) {
+                    long low = bounds.getJSONArray(i).getLong(0);
+                    long high = bounds.getJSONArray(i).getLong(1);
+                    if (i >= delays.size()) {
+                        f.add(where + ": only " + delays.size() + " retry delays");
+                        break;
+                    }
+                    if (delays.get(i) < low || delays.get(i) > high) f.add(where + ": retry delay " + i + " is " + delays.get(i) + " ms, expected " + low + "–" + high);
+                }
+                // Jitter: the draws are not all the exact doubling.
+                boolean allFull = true;
+                for (int i = 0; i < Math.min(delays.size(), bounds.length()); i++) allFull &= delays.get(i) == bounds.getJSONArray(i).getLong(1);
+                if (allFull) f.add(where + ": no jitter in " + delays);
+            }
+            if (expect.has("requestCount") && requests.size() != expect.getInt("requestCount")) {
+                f.add(where + ": " + requests.size() + " requests, expected " + expect.getInt("requestCount"));
+            }
+            if (expect.has("requests")) {
+                JSONArray wanted = expect.getJSONArray("requests");
+                for (int i = 0; i < wanted.length(); i++) {
+                    JSONObject w = wanted.getJSONObject(i);
+                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs");
+                    if (i >= requests.size()) {
+                        f.add(where + ": request " + i + " never came (" + requests.size() + " requests)");
+                        break;
+                    }
+                    FakeServer.Received r = requests.get(i);
+                    if (w.has("target") && !w.getString("target").equals(r.target())) {
+                        f.add(where + ": request " + i + " target " + r.target() + ", expected " + w.getString("target"));
+                    }
+                    JSONObject headers = w.optJSONObject("headers");
+                    if (headers != null) {
+                        for (String name : Json.keys(headers)) {
+                            String expected = resolve(headers.getString(name));
+                            if (!expected.equals(r.header(name))) {
+                                f.add(where + ": request " + i + " " + name + ": " + r.header(name) + ", expected " + expected);
+                            }
+                        }
+                    }
+                    JSONArray absent = w.optJSONArray("absent");
+                    if (absent != null) {
+                        for (String name : Conformance.strings(absent)) {
+                            if (r.header(name) != null) f.add(where + ": request " + i + " sent " + name + ": " + r.header(name));
+                        }
+                    }
+                    if (w.has("gapAtLeastMs") && i > 0) {
+                        long gap = (r.atNanos() - requests.get(i - 1).atNanos()) / 1000000;
+                        if (gap < w.getLong("gapAtLeastMs")) f.add(where + ": request " + i + " came " + gap + " ms after the one before, expected ≥ " + w.getLong("gapAtLeastMs"));
+                    }
+                }
+            }
+            if (expect.has("elapsedAtLeastMs") && elapsedMs < expect.getLong("elapsedAtLeastMs")) {
+                f.add(where + ": took " + elapsedMs + " ms, expected ≥ " + expect.getLong("elapsedAtLeastMs"));
+            }
+            if (expect.has("elapsedAtMostMs") && elapsedMs > expect.getLong("elapsedAtMostMs")) {
+                f.add(where + ": took " + elapsedMs + " ms, expected ≤ " + expect.getLong("elapsedAtMostMs"));
+            }
+        }
+    }
+
+    static void delete(File directory) throws IOException {
+        try (Stream<Path> walk = Files.walk(directory.toPath())) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).collect(Collectors.toList())) Files.deleteIfExists(path);
+        }
+    }
+}
