@@ -19,6 +19,8 @@ final class RawHTTPResponder: @unchecked Sendable {
         case respond(status: Int, headers: [(String, String)] = [], body: Data = Data())
         /// Never answer; note when the client closes the connection.
         case hold
+        /// Close the connection without answering.
+        case drop
     }
 
     /// A request as it arrived.
@@ -141,6 +143,8 @@ final class RawHTTPResponder: @unchecked Sendable {
                 if n <= 0 { return }
                 sent += n
             }
+        case .drop:
+            return
         case .hold:
             // Until the client closes (recv 0 or a reset); the receive timeout bounds the wait.
             while true {

@@ -1,0 +1,475 @@
+import Foundation
+import Testing
+
+@testable import TabClient
+
+/// Every scenario of `Clients/conformance/scenarios` (its README describes the format), the ones the Java client's
+/// `ConformanceTest` runs too, against a ``RawHTTPResponder`` on a real socket that plays each step's answers.
+@Suite struct ConformanceTests {
+    /// `Clients/conformance`: `TABCLIENT_CONFORMANCE`, else beside this package.
+    static let directory: URL = {
+        if let path = ProcessInfo.processInfo.environment["TABCLIENT_CONFORMANCE"] { return URL(fileURLWithPath: path) }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("conformance")
+    }()
+
+    static let scenarios: [String] = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("scenarios").path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.sorted()
+    }()
+
+    @Test func theSuiteIsThere() {
+        #expect(Self.scenarios.count >= 12, "\(Self.scenarios.count) scenarios in \(Self.directory.path)")
+    }
+
+    @Test(arguments: scenarios)
+    func scenario(_ name: String) async throws {
+        let run = try ScenarioRun(file: Self.directory.appendingPathComponent("scenarios").appendingPathComponent(name))
+        let failures = try await run.run()
+        for failure in failures { Issue.record(Comment(rawValue: "\(name): \(failure)")) }
+    }
+}
+
+/// A scenario's format error: a key the format does not have, a value of the wrong type.
+struct ScenarioError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One run of one scenario: its server, cache directory, client, and what went wrong.
+final class ScenarioRun {
+    typealias Object = [String: Any]
+
+    /// What the server does with one request of a step.
+    struct Planned: Sendable {
+        var reply: RawHTTPResponder.Reply
+        var delay: Duration?
+    }
+
+    /// The current step's answers, and the number of requests the server had before it.
+    struct Script: Sendable {
+        var planned: [Planned] = []
+        var holdAfter = false
+        var start = 0
+    }
+
+    let scenario: Object
+    var bundleDocument: Object
+    var failures: [String] = []
+    let events = EventLog()
+    var eventsSeen = 0
+    let script = Locked(Script())
+    var configuration: TabClientConfiguration!
+    var bundle: LayoutBundle!
+    var cacheDirectory: URL?
+    var client: TabClient!
+    var previousInstallID: String?
+    /// The cache file's bytes and inode at the end of the step before (nil: no file).
+    var snapshot: (Data, UInt64)?
+
+    init(file: URL) throws {
+        scenario = try Self.object(Data(contentsOf: file), file.lastPathComponent)
+        bundleDocument = try Self.object(
+            Data(contentsOf: ConformanceTests.directory.appendingPathComponent("jack.bundle.json")), "jack.bundle.json")
+    }
+
+    static func object(_ data: Data, _ name: String) throws -> Object {
+        guard let object = try JSONSerialization.jsonObject(with: data) as? Object else { throw ScenarioError("\(name) is not an object") }
+        return object
+    }
+
+    static func known(_ object: Object, _ keys: Set<String>, _ place: String) throws {
+        for key in object.keys where !keys.contains(key) { throw ScenarioError("\(place): unknown key '\(key)'") }
+    }
+
+    /// A layout of the format: the bundle's first layout with `version`, `title`, `name`, `brokenTag`.
+    func layout(_ spec: Object) throws -> Object {
+        try Self.known(spec, ["version", "title", "name", "brokenTag"], "layout")
+        let representations = bundleDocument["representations"] as? [Object] ?? []
+        guard var layout = representations.first?["layout"] as? Object, var tabs = layout["tabs"] as? [Object], tabs.count > 1 else {
+            throw ScenarioError("jack.bundle.json has no layout with two tabs")
+        }
+        if let version = spec["version"] as? Int {
+            layout["version"] = version
+            tabs[0]["title"] = "Version \(version)"
+        }
+        if let title = spec["title"] as? String { tabs[0]["title"] = title }
+        if let name = spec["name"] as? String { layout["layout"] = name }
+        if spec["brokenTag"] as? Bool == true { tabs[1]["tag"] = 9 }
+        layout["tabs"] = tabs
+        return layout
+    }
+
+    func run() async throws -> [String] {
+        try Self.known(scenario, ["about", "covers", "config", "bundle", "files", "steps"], "scenario")
+        let c = scenario["config"] as? Object ?? [:]
+        try Self.known(
+            c,
+            [
+                "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
+                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs",
+            ], "config")
+        if let changes = scenario["bundle"] as? Object {
+            try Self.known(changes, ["version"], "bundle")
+            if var representations = bundleDocument["representations"] as? [Object], var layout = representations[0]["layout"] as? Object {
+                if let version = changes["version"] { layout["version"] = version }
+                representations[0]["layout"] = layout
+                bundleDocument["representations"] = representations
+            }
+        }
+        bundle = try LayoutBundle.decode(JSONSerialization.data(withJSONObject: bundleDocument))
+        let script = self.script
+        let server = try RawHTTPResponder { index, _ in
+            let planned = script.withLock { script -> Planned? in
+                let position = index - script.start
+                if position < script.planned.count { return script.planned[position] }
+                return script.holdAfter ? nil : script.planned.last
+            }
+            guard let planned else { return .hold }
+            if let delay = planned.delay { Thread.sleep(forTimeInterval: delay.timeInterval) }
+            return planned.reply
+        }
+        defer { server.stop() }
+        if c["cache"] as? Bool ?? true { cacheDirectory = try Fixtures.temporaryDirectory() }
+        defer { if let cacheDirectory { try? FileManager.default.removeItem(at: cacheDirectory) } }
+        configuration = TabClientConfiguration(
+            server: server.url, account: c["account"] as? String ?? "jack", preferredLanguages: c["languages"] as? [String] ?? ["en"],
+            platform: c["platform"] as? String, appVersion: c["appVersion"] as? String, environment: c["environment"] as? String,
+            installID: c["installId"] as? String, cacheDirectory: cacheDirectory,
+            requestTimeout: .milliseconds(c["requestTimeoutMs"] as? Int ?? 5000),
+            longPollWait: .seconds(c["longPollWaitSeconds"] as? Int ?? 30),
+            initialBackoff: .milliseconds(c["initialBackoffMs"] as? Int ?? 50),
+            maximumBackoff: .milliseconds(c["maximumBackoffMs"] as? Int ?? 2000),
+            onEvent: events.handler)
+        if let files = scenario["files"] as? Object { try write(files) }
+        client = try TabClient(configuration: configuration, bundle: bundle)
+        for (index, step) in (scenario["steps"] as? [Object] ?? []).enumerated() { try await run(step, index: index, server: server) }
+        return failures
+    }
+
+    func write(_ files: Object) throws {
+        guard let cacheDirectory else { throw ScenarioError("files without a cache directory") }
+        for (name, value) in files {
+            guard let spec = value as? Object else { throw ScenarioError("files.\(name) is not an object") }
+            try Self.known(spec, ["text", "cache"], "files.\(name)")
+            var data: Data
+            if let text = spec["text"] as? String {
+                data = Data(text.utf8)
+            } else if let entry = spec["cache"] as? Object {
+                try Self.known(entry, ["etag", "layout", "perInstall"], "files.\(name).cache")
+                var document: Object = ["etag": entry["etag"] as? String ?? "", "layout": try layout(entry["layout"] as? Object ?? [:])]
+                if entry["perInstall"] as? Bool == true { document["perInstall"] = true }
+                data = try JSONSerialization.data(withJSONObject: document)
+            } else {
+                throw ScenarioError("files.\(name) has neither text nor cache")
+            }
+            try data.write(to: cacheDirectory.appendingPathComponent(name))
+        }
+    }
+
+    func planned(_ answers: [Object]) throws -> [Planned] {
+        try answers.map { answer in
+            try Self.known(answer, ["status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang"], "answer")
+            var headers = (answer["headers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+            var body = Data()
+            if let spec = answer["layout"] as? Object {
+                body = try JSONSerialization.data(withJSONObject: layout(spec))
+                if !headers.contains(where: { $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
+                    headers.append(("Content-Type", "application/json"))
+                }
+            } else if let text = answer["body"] as? String {
+                body = Data(text.utf8)
+            }
+            if let truncate = answer["truncate"] as? Int { body = body.prefix(truncate) }
+            let delay = (answer["delayMs"] as? Int).map { Duration.milliseconds($0) }
+            if answer["drop"] as? Bool == true { return Planned(reply: .drop, delay: delay) }
+            if answer["hang"] as? Bool == true { return Planned(reply: .hold, delay: nil) }
+            return Planned(reply: .respond(status: answer["status"] as? Int ?? 200, headers: headers, body: body), delay: delay)
+        }
+    }
+
+    func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
+        try Self.known(step, ["do", "answers", "then", "requests", "expect"], "step \(index)")
+        let action = step["do"] as? String ?? ""
+        let place = "step \(index) (\(action))"
+        let planned = try planned(step["answers"] as? [Object] ?? [])
+        let before = server.requests.count
+        script.withLock { $0 = Script(planned: planned, holdAfter: step["then"] as? String == "hold", start: before) }
+        var outcome: TabClient.RefreshOutcome?
+        var error: TabClientError?
+        var delivered: CompiledLayout?
+        let started = ContinuousClock.now
+        switch action {
+        case "check":
+            break
+        case "refresh":
+            do {
+                outcome = try await client.refresh()
+            } catch let failure {
+                error = failure
+            }
+        case "next":
+            let client = self.client!
+            let received = Locked<CompiledLayout?>(nil)
+            let task = Task {
+                var iterator = client.updates().makeAsyncIterator()
+                let layout = await iterator.next()
+                received.withLock { $0 = layout }
+            }
+            _ = await Fixtures.eventually(within: .seconds(15)) { received.withLock { $0 != nil } }
+            task.cancel()
+            await task.value
+            delivered = received.withLock { $0 }
+            if delivered == nil { failures.append("\(place): no layout delivered within 15 s") }
+        case "poll":
+            let wanted = step["requests"] as? Int ?? 1
+            let client = self.client!
+            let task = Task { for await _ in client.updates() {} }
+            _ = await Fixtures.eventually(within: .seconds(60)) { server.requests.count - before >= wanted }
+            task.cancel()
+            await task.value
+        case "relaunch":
+            previousInstallID = client.installID
+            client = try TabClient(configuration: configuration, bundle: bundle)
+        default:
+            throw ScenarioError("\(place): unknown action")
+        }
+        let elapsed = ContinuousClock.now - started
+        let all = events.all
+        let stepEvents = Array(all[eventsSeen...])
+        eventsSeen = all.count
+        let requests = Array(server.requests.dropFirst(before))
+        try check(
+            step["expect"] as? Object ?? [:], place: place, outcome: outcome, error: error, delivered: delivered, elapsed: elapsed,
+            events: stepEvents, requests: requests)
+        snapshot = try cacheSnapshot()
+    }
+
+    var cacheFile: URL? {
+        guard let cacheDirectory else { return nil }
+        let name = configuration.environment.map { "\(configuration.account)@\($0)" } ?? configuration.account
+        return cacheDirectory.appendingPathComponent("\(name).tabs.json")
+    }
+
+    func cacheSnapshot() throws -> (Data, UInt64)? {
+        guard let file = cacheFile, FileManager.default.fileExists(atPath: file.path) else { return nil }
+        return (try Data(contentsOf: file), try OlderAnswerTests.identity(of: file).inode)
+    }
+
+    var bundleValidators: String {
+        bundle.representation(
+            preferredLanguages: configuration.preferredLanguages, platform: configuration.platform, appVersion: configuration.appVersion)?
+            .validators.joined(separator: ", ") ?? ""
+    }
+
+    /// `$installId`, `$bundleValidators`, or the value itself.
+    func resolve(_ value: String) -> String {
+        switch value {
+        case "$installId": return client.installID
+        case "$bundleValidators": return bundleValidators
+        default: return value
+        }
+    }
+
+    static func name(of outcome: TabClient.RefreshOutcome) -> String {
+        switch outcome {
+        case .notModified: "notModified"
+        case .unchanged: "unchanged"
+        case .updated: "updated"
+        case .droppedOlder: "droppedOlder"
+        }
+    }
+
+    static func name(of error: TabClientError) -> String {
+        switch error {
+        case .unexpectedStatus: "status"
+        case .missingETag: "missingETag"
+        case .invalidLayout: "invalidLayout"
+        case .timedOut: "timedOut"
+        case .transport: "transport"
+        case .cancelled: "cancelled"
+        case .invalidBundle: "invalidBundle"
+        case .cacheWriteFailed: "cacheWriteFailed"
+        case .invalidEnvironment: "invalidEnvironment"
+        case .invalidInstallID: "invalidInstallId"
+        }
+    }
+
+    static func name(of event: TabClientEvent) -> String {
+        switch event {
+        case .requestSent: "requestSent"
+        case .notModified: "notModified"
+        case .unchanged: "unchanged"
+        case .updated: "updated"
+        case .droppedOlder: "droppedOlder"
+        case .failed: "failed"
+        case .cacheIgnored: "cacheIgnored"
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// What differs between `actual` and the expected layout (only the keys given), or nil.
+    static func compare(_ expected: Object, _ actual: CompiledLayout) throws -> String? {
+        try known(expected, ["version", "title", "name"], "expected layout")
+        var differences: [String] = []
+        if let version = expected["version"] as? Int, actual.version != version {
+            differences.append("version \(actual.version.map(String.init) ?? "none"), expected \(version)")
+        }
+        if let title = expected["title"] as? String, actual.tabs.first?.title != title {
+            differences.append("first title '\(actual.tabs.first?.title ?? "")', expected '\(title)'")
+        }
+        if let name = expected["name"] as? String, actual.layout != name {
+            differences.append("layout '\(actual.layout)', expected '\(name)'")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: ", ")
+    }
+
+    func check(
+        _ expect: Object, place: String, outcome: TabClient.RefreshOutcome?, error: TabClientError?, delivered: CompiledLayout?,
+        elapsed: Duration, events: [TabClientEvent], requests: [RawHTTPResponder.Received]
+    ) throws {
+        try Self.known(
+            expect,
+            [
+                "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
+                "directory",
+                "files", "installId", "events", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
+                "elapsedAtMostMs",
+            ], "\(place) expect")
+        func fail(_ text: String) { failures.append("\(place): \(text)") }
+        if let wanted = expect["outcome"] as? String {
+            let actual = outcome.map(Self.name(of:)) ?? "error \(error.map { "\($0)" } ?? "none")"
+            if actual != wanted { fail("outcome \(actual), expected \(wanted)") }
+        }
+        if let wanted = expect["error"] as? String {
+            let actual = error.map(Self.name(of:)) ?? "no error (\(outcome.map(Self.name(of:)) ?? "none"))"
+            if actual != wanted { fail("error \(actual)\(error.map { " (\($0))" } ?? ""), expected \(wanted)") }
+        }
+        var status: Int?
+        var detail: String?
+        if case .unexpectedStatus(let code, let text, _)? = error {
+            status = code
+            detail = text
+        }
+        if let wanted = expect["status"] as? Int, status != wanted {
+            fail("status \(status.map(String.init) ?? "none"), expected \(wanted)")
+        }
+        if let wanted = expect["detail"] as? String, detail != wanted { fail("detail \(detail ?? "none"), expected \(wanted)") }
+        if let wanted = expect["layout"] as? Object, let difference = try Self.compare(wanted, client.current) {
+            fail("the layout shown: \(difference)")
+        }
+        if let wanted = expect["delivered"] as? Object {
+            if let delivered {
+                if let difference = try Self.compare(wanted, delivered) { fail("the layout delivered: \(difference)") }
+            } else {
+                fail("no layout delivered")
+            }
+        }
+        if let wanted = expect["source"] as? String, "\(client.source)" != wanted { fail("source \(client.source), expected \(wanted)") }
+        if let wanted = expect["validators"] {
+            let expected = (wanted as? String).map(resolve) ?? (wanted as? [String] ?? []).joined(separator: ", ")
+            let actual = client.validators.joined(separator: ", ")
+            if actual != expected { fail("validators \(actual), expected \(expected)") }
+        }
+        if expect.keys.contains("cache") {
+            let file = cacheFile
+            let exists = file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+            if let wanted = expect["cache"] as? Object {
+                try Self.known(wanted, ["etag", "version", "perInstall"], "\(place) cache")
+                if let file, exists {
+                    let stored = try Self.object(Data(contentsOf: file), file.lastPathComponent)
+                    if let etag = wanted["etag"] as? String, stored["etag"] as? String != etag {
+                        fail("cache etag \(stored["etag"] ?? "none"), expected \(etag)")
+                    }
+                    if let version = wanted["version"] as? Int, (stored["layout"] as? Object)?["version"] as? Int != version {
+                        fail("cache version \((stored["layout"] as? Object)?["version"] ?? "none"), expected \(version)")
+                    }
+                    if let perInstall = wanted["perInstall"] as? Bool, (stored["perInstall"] as? Bool ?? false) != perInstall {
+                        fail("cache perInstall \(stored["perInstall"] ?? false), expected \(perInstall)")
+                    }
+                } else {
+                    fail("no cache file \(file?.lastPathComponent ?? "(no cache directory)")")
+                }
+            } else if exists {
+                fail("a cache file exists: \(file?.lastPathComponent ?? "")")
+            }
+        }
+        if expect["cacheUnchanged"] as? Bool == true {
+            let now = try cacheSnapshot()
+            let same = snapshot == nil ? now == nil : now != nil && snapshot?.0 == now?.0 && snapshot?.1 == now?.1
+            if !same { fail("the cache file was written (or removed)") }
+        }
+        if let wanted = expect["directory"] as? [String] {
+            let actual = cacheDirectory.map { ((try? FileManager.default.contentsOfDirectory(atPath: $0.path)) ?? []).sorted() } ?? []
+            if actual != wanted { fail("cache directory \(actual), expected \(wanted)") }
+        }
+        if let files = expect["files"] as? [String: String] {
+            for (name, content) in files.sorted(by: { $0.key < $1.key }) {
+                let file = cacheDirectory?.appendingPathComponent(name)
+                let actual = file.flatMap { try? String(contentsOf: $0, encoding: .utf8) }
+                if actual != resolve(content) { fail("file \(name) holds \(actual ?? "nothing"), expected \(resolve(content))") }
+            }
+        }
+        if let wanted = expect["installId"] as? String {
+            let actual = client.installID
+            let ok =
+                switch wanted {
+                case "$uuid4": InstallIDTests.isLowercaseUUIDv4(actual)
+                case "$previousInstallId": actual == previousInstallID
+                default: actual == wanted
+                }
+            if !ok { fail("install id \(actual), expected \(wanted) \(previousInstallID ?? "")") }
+        }
+        if let wanted = expect["events"] as? [String] {
+            let kinds = events.map(Self.name(of:))
+            for kind in wanted where !kinds.contains(kind) { fail("no \(kind) event among \(kinds)") }
+        }
+        let delays = events.compactMap { event -> Int? in
+            if case .failed(_, let retryIn?, _) = event { Self.milliseconds(retryIn) } else { nil }
+        }
+        if let wanted = expect["retryIn"] as? [Int], delays != wanted { fail("retry delays \(delays), expected \(wanted)") }
+        if let bounds = expect["retryInBetween"] as? [[Int]] {
+            for (index, bound) in bounds.enumerated() {
+                guard index < delays.count else {
+                    fail("only \(delays.count) retry delays")
+                    break
+                }
+                if delays[index] < bound[0] || delays[index] > bound[1] {
+                    fail("retry delay \(index) is \(delays[index]) ms, expected \(bound[0])–\(bound[1])")
+                }
+            }
+            if zip(delays, bounds).allSatisfy({ $0 == $1[1] }) { fail("no jitter in \(delays)") }
+        }
+        if let count = expect["requestCount"] as? Int, requests.count != count { fail("\(requests.count) requests, expected \(count)") }
+        for (index, wanted) in (expect["requests"] as? [Object] ?? []).enumerated() {
+            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs"], "\(place) request")
+            guard index < requests.count else {
+                fail("request \(index) never came (\(requests.count) requests)")
+                break
+            }
+            let request = requests[index]
+            if let target = wanted["target"] as? String, request.target != target {
+                fail("request \(index) target \(request.target), expected \(target)")
+            }
+            for (name, value) in (wanted["headers"] as? [String: String] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let expected = resolve(value)
+                if request.header(name) != expected {
+                    fail("request \(index) \(name): \(request.header(name) ?? "none"), expected \(expected)")
+                }
+            }
+            for name in wanted["absent"] as? [String] ?? [] {
+                if let value = request.header(name) { fail("request \(index) sent \(name): \(value)") }
+            }
+            if let gap = wanted["gapAtLeastMs"] as? Int, index > 0 {
+                let actual = Self.milliseconds(request.at - requests[index - 1].at)
+                if actual < gap { fail("request \(index) came \(actual) ms after the one before, expected ≥ \(gap)") }
+            }
+        }
+        let took = Self.milliseconds(elapsed)
+        if let least = expect["elapsedAtLeastMs"] as? Int, took < least { fail("took \(took) ms, expected ≥ \(least)") }
+        if let most = expect["elapsedAtMostMs"] as? Int, took > most { fail("took \(took) ms, expected ≤ \(most)") }
+    }
+}
