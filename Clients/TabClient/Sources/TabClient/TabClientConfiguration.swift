@@ -9,8 +9,9 @@ public struct TabClientConfiguration: Sendable {
     /// Sent as `Accept-Language`, best first (default: the user's preferred languages).
     public var preferredLanguages: [String]
     /// Sent as `X-Client-Platform`: `iphone`, `ipad`, `mac`, `tv`, `vision`, `android`; nil sends none (and the
-    /// server gives every tab). The default is `mac`, `tv` or `vision` on those systems and nil elsewhere: on
-    /// iOS pass `iphone` or `ipad` from `UIDevice.current.userInterfaceIdiom`.
+    /// server gives every tab). The default is the system's (``defaultPlatform``): on iOS `iphone` or `ipad` from the
+    /// device's model, `mac`, `tv` or `vision` on those systems; nil on Linux (no such platform: the server would
+    /// refuse another name).
     public var platform: String?
     /// Sent as `X-App-Version` (default: the main bundle's `CFBundleShortVersionString`, if any).
     public var appVersion: String?
@@ -60,7 +61,8 @@ public struct TabClientConfiguration: Sendable {
         self.onEvent = onEvent
     }
 
-    /// `mac`, `tv` or `vision` on those systems; nil elsewhere (iOS cannot tell iPhone from iPad without UIKit).
+    /// The system's platform: `iphone` or `ipad` on iOS (from the device's model identifier, so without UIKit and off
+    /// the main actor), `mac`, `tv` or `vision` on those systems; nil elsewhere (Linux is none of the server's platforms).
     public static var defaultPlatform: String? {
         #if os(macOS) || targetEnvironment(macCatalyst)
             return "mac"
@@ -68,10 +70,33 @@ public struct TabClientConfiguration: Sendable {
             return "tv"
         #elseif os(visionOS)
             return "vision"
+        #elseif os(iOS)
+            return platform(forModel: deviceModel())
         #else
             return nil
         #endif
     }
+
+    /// `iphone` for an iPhone's or iPod touch's model identifier (`iPhone15,2`, `iPod9,1`), `ipad` for an iPad's
+    /// (`iPad13,1`), else nil (an iPad app on a Mac reports the Mac's model: nil, every tab).
+    static func platform(forModel model: String?) -> String? {
+        guard let model else { return nil }
+        if model.hasPrefix("iPhone") || model.hasPrefix("iPod") { return "iphone" }
+        if model.hasPrefix("iPad") { return "ipad" }
+        return nil
+    }
+
+    #if os(iOS)
+        /// The device's model identifier: `hw.machine` (`iPhone15,2`), or in the Simulator the simulated device's.
+        static func deviceModel() -> String? {
+            if let simulated = ProcessInfo.processInfo.environment["SIMULATOR_MODEL_IDENTIFIER"] { return simulated }
+            var size = 0
+            guard sysctlbyname("hw.machine", nil, &size, nil, 0) == 0, size > 0 else { return nil }
+            var bytes = [CChar](repeating: 0, count: size)
+            guard sysctlbyname("hw.machine", &bytes, &size, nil, 0) == 0 else { return nil }
+            return bytes.withUnsafeBufferPointer { buffer in buffer.baseAddress.map { String(cString: $0) } }
+        }
+    #endif
 
     /// The app's `CFBundleShortVersionString`, when the process has one.
     public static var mainBundleVersion: String? {

@@ -48,6 +48,33 @@ import Testing
         #expect(request.header("Accept") == "application/json")
     }
 
+    @Test func theDefaultConfigurationSendsTheSystemsPlatformAndTheAppsVersion() async throws {
+        let responder = try RawHTTPResponder { _ in .respond(status: 304, headers: [("ETag", "\"b\"")]) }
+        // Only what an app must give: the platform and the version are the defaults.
+        let configuration = TabClientConfiguration(server: responder.url, account: "jack", cacheDirectory: nil)
+        #expect(configuration.platform == TabClientConfiguration.defaultPlatform)
+        #expect(configuration.appVersion == TabClientConfiguration.mainBundleVersion)
+        let client = try TabClient(configuration: configuration, bundle: try Fixtures.jackBundle())
+        #expect(try await client.refresh() == .notModified)
+        let request = try #require(responder.requests.first)
+        #expect(request.header("X-Client-Platform") == TabClientConfiguration.defaultPlatform)
+        #expect(request.header("X-App-Version") == TabClientConfiguration.mainBundleVersion)
+        #if os(Linux)
+            // No platform of the server's is Linux's: none is sent, rather than a name the server refuses with 400.
+            #expect(request.header("X-Client-Platform") == nil)
+        #else
+            #expect(request.header("X-Client-Platform") != nil)
+        #endif
+    }
+
+    @Test(arguments: [
+        ("iPhone15,2", "iphone"), ("iPhone17,1", "iphone"), ("iPod9,1", "iphone"), ("iPad13,1", "ipad"), ("iPad16,6", "ipad"),
+        ("MacBookPro18,3", nil), ("arm64", nil),
+    ])
+    func theDevicesModelNamesItsPlatform(model: String, platform: String?) {
+        #expect(TabClientConfiguration.platform(forModel: model) == platform)
+    }
+
     @Test func errorsAndGarbageKeepTheLastGoodLayout() async throws {
         let (good, goodBody) = try Self.serverLayout(title: "Good home")
         let broken = try #require(String(data: goodBody, encoding: .utf8)).replacingOccurrences(of: "\"tag\":1", with: "\"tag\":9")
