@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish squid apache2 haproxy prometheus-alertmanager
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test test-client lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
+.PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -40,6 +40,7 @@ test: test-deps
 	# Automatic rollback with Debian's real Alertmanager sending its webhook to a live server.
 	scripts/alertmanager-test "$$($(SWIFT) build --show-bin-path)/tabserver"
 	$(MAKE) --no-print-directory test-client
+	$(MAKE) --no-print-directory test-android
 
 ## test-client: the client package's own tests (Clients/TabClient, warnings as errors), and a throwaway app that
 ## depends on it alone, by path and by URL (scripts/client-app-test)
@@ -47,6 +48,15 @@ test-client:
 	$(SWIFT) build --package-path Clients/TabClient --build-tests -Xswiftc -warnings-as-errors
 	$(SWIFT) test --package-path Clients/TabClient --skip-build
 	scripts/client-app-test
+
+## test-android: the Java client (Clients/android) with Debian's JDK, JUnit 5 and org.json: builds the jar and POM, runs its
+## tests and the conformance scenarios, and the live test against the debug tabserver when one is built
+ANDROID_PACKAGES := openjdk-17-jdk-headless junit5 libandroid-json-java
+test-android:
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(ANDROID_PACKAGES)"
+	bin="$$($(SWIFT) build --show-bin-path 2>/dev/null)/tabserver"; \
+	if [ -x "$$bin" ]; then export TABSERVER_BIN="$$bin"; else echo "test-android: no $$bin, the live test is skipped"; fi; \
+	$(MAKE) --no-print-directory -C Clients/android test size
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Fuzz Clients Plugins
