@@ -1,0 +1,116 @@
+package io.tabserver.tabclient;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/**
+ * Against a real tabserver ({@code TABSERVER_BIN}, {@code make test-android} passes the debug build's): the first request
+ * with the server's own bundle is a 304, a change reaches the long-poll and the watcher within a second.
+ */
+@EnabledIfEnvironmentVariable(named = "TABSERVER_BIN", matches = ".+")
+class LiveServerTest {
+    static final String TOKEN = "android-live-test-token-0123456789";
+    final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    @Test
+    void jacksLayoutFromALiveServer() throws Exception {
+        int port;
+        try (ServerSocket free = new ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        String url = "http://127.0.0.1:" + port;
+        ProcessBuilder builder = new ProcessBuilder(System.getenv("TABSERVER_BIN"), "serve", "--port", String.valueOf(port), "--host", "127.0.0.1",
+                "--store", "memory:", "--configs", Paths.get("..", "..", "configs").toString()).redirectErrorStream(true)
+                .redirectOutput(new File("build/live-tabserver.log"));
+        builder.environment().put("TABSERVER_ADMIN_TOKEN", TOKEN);
+        Process server = builder.start();
+        File cache = Files.createTempDirectory("tabclient-live").toFile();
+        try {
+            waitUntilReady(url);
+            TabClientConfig config = TabClientConfig.builder(url, "jack").preferredLanguages("en").cacheDirectory(cache).longPollWaitSeconds(30).build();
+            LayoutBundle bundle = TabClient.downloadBundle(config);
+            TabClient client = new TabClient(config, bundle);
+            assertEquals(TabClient.Source.BUNDLE, client.source());
+            assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, client.refresh().kind, "the server's own bundle revalidates with a 304");
+            assertEquals(TabClient.Source.SERVER, client.source());
+            assertEquals("favourites", client.current().initialTab().id);
+
+            LinkedBlockingQueue<CompiledLayout> received = new LinkedBlockingQueue<>();
+            LinkedBlockingQueue<Long> receivedAt = new LinkedBlockingQueue<>();
+            client.addListener((layout, source) -> {
+                receivedAt.add(System.nanoTime());
+                received.add(layout);
+            }, Runnable::run);
+            client.start();
+            Thread.sleep(1500); // held, not polled
+            long changed = patchInitialTab(url, "home");
+            CompiledLayout layout = received.poll(30, TimeUnit.SECONDS);
+            assertNotNull(layout, "the change never reached the long-poll");
+            long after = (receivedAt.take() - changed) / 1000000;
+            assertTrue(after < 1000, "the change came " + after + " ms after it was acknowledged");
+            assertEquals("home", layout.initialTab().id);
+            assertEquals(layout, client.current());
+            client.stop();
+
+            // The watcher follows it too.
+            try (WatcherProcess watcher = new WatcherProcess(url, "--account", "jack", "--locale", "fr", "--wait", "30")) {
+                WatcherProcess.Print first = watcher.next(30);
+                assertNotNull(first, "no first print; stderr: " + watcher.errors);
+                assertTrue(first.text().contains("*Maison*"), first.text());
+                Thread.sleep(1000);
+                long back = patchInitialTab(url, "favourites");
+                WatcherProcess.Print second = watcher.next(30);
+                assertNotNull(second, "no second print; stderr: " + watcher.errors);
+                long printedAfter = (second.atNanos() - back) / 1000000;
+                assertTrue(printedAfter < 1000, "printed " + printedAfter + " ms after the change");
+                assertTrue(second.text().contains("| Maison | *Favoris [3]* |"), second.text());
+            }
+        } finally {
+            server.destroy();
+            server.waitFor(10, TimeUnit.SECONDS);
+            ConformanceTest.delete(cache);
+        }
+    }
+
+    void waitUntilReady(String url) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            try {
+                if (http.send(HttpRequest.newBuilder(URI.create(url + "/readyz")).build(), HttpResponse.BodyHandlers.discarding()).statusCode() == 200) return;
+            } catch (java.io.IOException notYet) {
+                // Not listening yet.
+            }
+            Thread.sleep(100);
+        }
+        throw new AssertionError("tabserver did not become ready; see build/live-tabserver.log");
+    }
+
+    /** Sets jack's initialTab with a merge patch (If-Match: the current ETag); returns when it was acknowledged. */
+    long patchInitialTab(String url, String tab) throws Exception {
+        URI layout = URI.create(url + "/v1/accounts/jack/layout");
+        HttpResponse<String> current = http.send(HttpRequest.newBuilder(layout).header("Authorization", "Bearer " + TOKEN).build(),
+                HttpResponse.BodyHandlers.ofString());
+        String etag = current.headers().firstValue("ETag").orElseThrow();
+        HttpResponse<String> patched = http.send(HttpRequest.newBuilder(layout).header("Authorization", "Bearer " + TOKEN).header("If-Match", etag)
+                .header("Content-Type", "application/merge-patch+json").method("PATCH", HttpRequest.BodyPublishers.ofString("{\"initialTab\":\"" + tab + "\"}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        long acknowledged = System.nanoTime();
+        assertEquals(200, patched.statusCode(), patched.body());
+        return acknowledged;
+    }
+}
