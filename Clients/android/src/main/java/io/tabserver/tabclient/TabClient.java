@@ -276,7 +276,7 @@ public final class TabClient {
         if (configuration.platform != null) headers.put("X-Client-Platform", configuration.platform);
         if (configuration.appVersion != null) headers.put("X-App-Version", configuration.appVersion);
         if (configuration.environment != null) headers.put("Tabs-Environment", configuration.environment);
-        headers.put("X-Install-Id", installId);
+        if (TabClientConfig.headerSafe(installId)) headers.put("X-Install-Id", installId);
         if (!validators.isEmpty()) headers.put("If-None-Match", Strings.join(", ", validators));
         return headers;
     }
@@ -285,7 +285,7 @@ public final class TabClient {
     RefreshOutcome fetch(Integer wait, Poller poller) throws TabClientException {
         State shown = state;
         List<String> validators = shown.validators;
-        URL url = configuration.tabsURL(wait);
+        URL url = configuration.tabsURL(wait, installId);
         int timeout = configuration.requestTimeoutMillis + (wait == null ? 0 : wait * 1000);
         Http.Call call = new Http.Call(url, headers(validators), timeout);
         if (poller != null) {

@@ -179,9 +179,28 @@ public final class TabClientConfig {
         }
     }
 
-    /** {@code …/v1/accounts/{account}/tabs}, with {@code ?wait=N} for a long-poll. */
-    URL tabsURL(Integer waitSeconds) throws TabClientException {
-        return url("/tabs" + (waitSeconds == null ? "" : "?wait=" + waitSeconds));
+    /**
+     * {@code …/v1/accounts/{account}/tabs}, with {@code ?wait=N} for a long-poll, and {@code installId=} for an install id
+     * that is not printable ASCII (see {@link #headerSafe}).
+     */
+    URL tabsURL(Integer waitSeconds, String installId) throws TabClientException {
+        StringBuilder query = new StringBuilder();
+        if (waitSeconds != null) query.append("?wait=").append(waitSeconds);
+        if (!headerSafe(installId)) query.append(query.length() == 0 ? '?' : '&').append("installId=").append(encode(installId));
+        return url("/tabs" + query);
+    }
+
+    /**
+     * Whether {@code value} can go in a header field as is: printable ASCII. Android's HTTP stack refuses anything else
+     * (an exception), and a JVM's writes it in the locale's charset ({@code ?} under {@code LANG=C}), so the server
+     * would bucket another id: such an id goes as {@code ?installId=}, percent-encoded UTF-8, which the server reads
+     * first.
+     */
+    static boolean headerSafe(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            if (value.charAt(i) < 0x20 || value.charAt(i) > 0x7E) return false;
+        }
+        return true;
     }
 
     /** {@code …/v1/accounts/{account}/tabs/bundle} for the preferred languages, platform and app version. */

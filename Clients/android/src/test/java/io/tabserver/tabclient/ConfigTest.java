@@ -47,6 +47,26 @@ class ConfigTest {
     }
 
     @Test
+    void anInstallIdBeyondAsciiGoesInTheQueryAsUtf8() throws Exception {
+        try (FakeServer server = new FakeServer()) {
+            server.play(Collections.singletonList(FakeServer.Reply.of(304, new byte[0], "ETag", "\"bundled-identity\"")), false);
+            TabClient client = new TabClient(TabClientConfig.builder(server.url(), "jack").installId("ünïcødé-📱").build(), bundle());
+            client.refresh();
+            FakeServer.Received request = server.requests().get(0);
+            assertEquals("/v1/accounts/jack/tabs?installId=%C3%BCn%C3%AFc%C3%B8d%C3%A9-%F0%9F%93%B1", request.target());
+            assertNull(request.header("X-Install-Id"));
+            assertEquals(7603, Bucket.of(client.installId(), "jack:production:1"));
+        }
+        try (FakeServer server = new FakeServer()) {
+            server.play(Collections.singletonList(FakeServer.Reply.of(304, new byte[0], "ETag", "\"bundled-identity\"")), false);
+            TabClient client = new TabClient(TabClientConfig.builder(server.url(), "jack").installId("ascii id~").build(), bundle());
+            client.refresh();
+            assertEquals("/v1/accounts/jack/tabs", server.requests().get(0).target());
+            assertEquals("ascii id~", server.requests().get(0).header("X-Install-Id"));
+        }
+    }
+
+    @Test
     void aVersionNameSendsItsLeadingDottedNumbers() {
         assertEquals("2.1.0", TabClientConfig.dottedPrefix("2.1.0-beta"));
         assertEquals("3", TabClientConfig.dottedPrefix("3 (build 7)"));

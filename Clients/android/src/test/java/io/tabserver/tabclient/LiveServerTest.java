@@ -49,6 +49,9 @@ class LiveServerTest {
             assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, client.refresh().kind, "the server's own bundle revalidates with a 304");
             assertEquals(TabClient.Source.SERVER, client.source());
             assertEquals("favourites", client.current().initialTab().id);
+            // An install id beyond ASCII (sent as ?installId=, UTF-8) is one the server takes.
+            TabClient unicode = new TabClient(TabClientConfig.builder(url, "jack").preferredLanguages("en").installId("ünïcødé-📱").build(), bundle);
+            assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, unicode.refresh().kind);
 
             LinkedBlockingQueue<CompiledLayout> received = new LinkedBlockingQueue<>();
             LinkedBlockingQueue<Long> receivedAt = new LinkedBlockingQueue<>();
