@@ -107,6 +107,13 @@ final class Http {
         private final HttpURLConnection connection;
         /** 0 running, 1 past its deadline, 2 cancelled. */
         private volatile int ended;
+        /**
+         * The head has arrived and the body is being read. The watchdog then leaves the connection alone: on a JVM a
+         * disconnect in the middle of a body hands the socket to the keep-alive cleaner, which holds the stream's lock
+         * while it drains what a trickling server still sends, and the reader waits on that lock (seen: 20 s for a
+         * 1 s deadline). {@link #readAll} checks the deadline between reads instead.
+         */
+        private volatile boolean reading;
 
         Call(URL url, Map<String, String> headers, int timeoutMillis) throws TabClientException {
             try {
@@ -128,10 +135,11 @@ final class Http {
         /** Sends the request and reads the whole answer within {@code deadlineMillis}. */
         Answer run(long deadlineMillis) throws TabClientException {
             if (ended != 0) throw ended(deadlineMillis);
+            long started = System.nanoTime();
             ScheduledFuture<?> deadline = WATCHDOG.schedule(new Runnable() {
                 @Override
                 public void run() {
-                    if (ended == 0) {
+                    if (ended == 0 && !reading) {
                         ended = 1;
                         connection.disconnect();
                     }
@@ -144,8 +152,10 @@ final class Http {
                 connection.connect();
                 if (ended != 0) throw ended(deadlineMillis);
                 int status = connection.getResponseCode();
+                reading = true;
+                if (ended != 0) throw ended(deadlineMillis);
                 InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-                byte[] body = stream == null ? new byte[0] : readAll(stream);
+                byte[] body = stream == null ? new byte[0] : readAll(stream, started + deadlineMillis * 1000000);
                 if (ended != 0) throw ended(deadlineMillis);
                 complete = true;
                 return new Answer(status, connection.getHeaderFields(), body);
@@ -168,11 +178,17 @@ final class Http {
         }
     }
 
-    static byte[] readAll(InputStream stream) throws IOException {
+    /**
+     * The whole body, before {@code deadlineNanos} ({@link System#nanoTime()}) or a {@link SocketTimeoutException}: a
+     * disconnect from another thread does not end a body being read on a JVM, and the read timeout bounds each read
+     * only, so the deadline is checked between reads (a server trickling bytes is cut off at most one read late).
+     */
+    static byte[] readAll(InputStream stream, long deadlineNanos) throws IOException {
         try {
             ByteArrayOutputStream bytes = new ByteArrayOutputStream();
             byte[] chunk = new byte[16384];
             for (int n; (n = stream.read(chunk)) > 0;) {
+                if (System.nanoTime() - deadlineNanos > 0) throw new SocketTimeoutException("the answer took longer than its deadline");
                 bytes.write(chunk, 0, n);
                 if (bytes.size() > MAXIMUM_BODY) throw new IOException("the answer is larger than " + MAXIMUM_BODY + " bytes");
             }
