@@ -11,6 +11,9 @@ struct ChangeEvent: Sendable, Equatable {
     var kind: Kind
     /// The account (layout changes).
     var account: String?
+    /// The environment it was published in (set by ``TabService/publish(in:_:)`` for every event).
+    var environment: String = ""
+
     /// The locale (strings changes).
     var locale: String?
     var version: Int

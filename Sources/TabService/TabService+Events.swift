@@ -13,7 +13,8 @@ extension TabService {
     /// heartbeat interval passes, then ends; EventSource clients reconnect on their own (`retry:`) with the
     /// `Last-Event-ID` of the last event seen, and every answer carries an `id:` so that none is missed between
     /// answers. A position older than the ring of events kept gets `event: reset` (start over from the store).
-    /// Events the token may not read (another account's, or a strings table without `accounts` `*`) are left out.
+    /// Events the token may not read (another account's, another environment's, or a strings table without
+    /// `accounts` `*`) are left out.
     func eventStream(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
         var position: UInt64?
         if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
@@ -42,7 +43,7 @@ extension TabService {
                     await feed.waitForEvents(after: start, until: deadline)
                     if case .events(let arrived) = feed.events(after: start, current: self.snapshot.sequence) { events = arrived }
                 }
-                let readable = events.filter { grant?.mayRead(account: $0.account, environment: nil) ?? true }
+                let readable = events.filter { grant?.mayRead(account: $0.account, environment: $0.environment) ?? true }
                 for event in readable { text += Self.serverSentEvent(event) }
                 // Past the events left out too, so that the reader does not ask for them again at once.
                 if readable.isEmpty { text += ": heartbeat\nid: \(events.last?.sequence ?? start)\n\n" }
@@ -62,8 +63,8 @@ extension TabService {
         let data =
             event.data
             ?? ChangeEventData.encode(
-                account: event.account, locale: event.locale, version: event.version, etag: event.etag, author: event.author,
-                atMillis: event.atMillis, deleted: event.deleted)
+                account: event.account, locale: event.locale, environment: event.environment, version: event.version,
+                etag: event.etag, author: event.author, atMillis: event.atMillis, deleted: event.deleted)
         let line = String(decoding: data, as: UTF8.self)
         return "event: \(event.kind.rawValue)\nid: \(event.sequence)\ndata: \(line)\n\n"
     }

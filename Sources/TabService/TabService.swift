@@ -152,10 +152,17 @@ public final class TabService: HTTPHandler {
     func publish(in environment: EnvironmentName, _ change: @escaping @Sendable (Snapshot) -> (Snapshot, [ChangeEvent])?) async -> Snapshot
     {
         let served = environmentList.served
+        @Sendable func named(_ events: [ChangeEvent]) -> [ChangeEvent] {
+            events.map { event in
+                var event = event
+                event.environment = environment.text
+                return event
+            }
+        }
         return await publisher.publish { top in
-            if environment == served { return change(top) }
+            if environment == served { return change(top).map { ($0.0, named($0.1)) } }
             guard let inner = top.contents.environments[environment.text], let (next, events) = change(inner) else { return nil }
-            return (top.replacing(environment: environment.text, with: next), events)
+            return (top.replacing(environment: environment.text, with: next), named(events))
         }
     }
 

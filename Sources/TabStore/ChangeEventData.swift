@@ -1,20 +1,20 @@
 import TabDelivery
 /// The `data` of a change event, one source for `/v1/events` and webhook payloads: a canonical JSON object
 /// (members sorted by name, no whitespace, `/` not escaped) of `account` or `locale`, `at` (RFC 3339 with
-/// milliseconds), `author`, `deleted` (only when true), `etag` and `version`.
+/// milliseconds), `author`, `deleted` (only when true), `environment` (where it was published), `etag` and `version`.
 public enum ChangeEventData {
     /// The data of a stored layout version (or deletion record).
-    public static func layout(_ record: StoredVersion) -> [UInt8] {
+    public static func layout(_ record: StoredVersion, environment: String) -> [UInt8] {
         encode(
-            account: record.account, locale: nil, version: record.version, etag: record.etag, author: record.author,
-            atMillis: record.createdAtMillis, deleted: record.deleted)
+            account: record.account, locale: nil, environment: environment, version: record.version, etag: record.etag,
+            author: record.author, atMillis: record.createdAtMillis, deleted: record.deleted)
     }
 
     /// The data of a stored strings table version.
-    public static func strings(_ record: StoredStrings) -> [UInt8] {
+    public static func strings(_ record: StoredStrings, environment: String) -> [UInt8] {
         encode(
-            account: nil, locale: record.locale, version: record.version, etag: record.etag, author: record.author,
-            atMillis: record.createdAtMillis, deleted: false)
+            account: nil, locale: record.locale, environment: environment, version: record.version, etag: record.etag,
+            author: record.author, atMillis: record.createdAtMillis, deleted: false)
     }
 
     /// The data of a layout's promotion: `account`, `environment` (where the pointer moved), `from`, `version`,
@@ -47,10 +47,12 @@ public enum ChangeEventData {
 
     /// The object from its fields.
     public static func encode(
-        account: String?, locale: String?, version: Int, etag: String, author: String?, atMillis: Int64, deleted: Bool
+        account: String?, locale: String?, environment: String, version: Int, etag: String, author: String?, atMillis: Int64,
+        deleted: Bool
     ) -> [UInt8] {
         var members: [(String, [UInt8])] = [
-            ("at", string(Timestamp(unixMillis: atMillis).rfc3339)), ("etag", string(etag)), ("version", Array(String(version).utf8)),
+            ("at", string(Timestamp(unixMillis: atMillis).rfc3339)), ("environment", string(environment)), ("etag", string(etag)),
+            ("version", Array(String(version).utf8)),
         ]
         if let account { members.append(("account", string(account))) }
         if let locale { members.append(("locale", string(locale))) }

@@ -163,15 +163,17 @@ extension StoreBackend {
 /// that wants the change, with the exact payload every attempt will send. The change and its deliveries commit
 /// together or not at all.
 enum Outbox {
-    static func enqueue(layout record: StoredVersion, _ rows: any StoreRows) throws(StoreError) {
+    static func enqueue(layout record: StoredVersion, environment: String, _ rows: any StoreRows) throws(StoreError) {
         let event = try? WebhookEvent(
-            kind: .layout, account: record.account, timestamp: Date(millis: record.createdAtMillis), data: ChangeEventData.layout(record))
+            kind: .layout, account: record.account, timestamp: Date(millis: record.createdAtMillis),
+            data: ChangeEventData.layout(record, environment: environment))
         try enqueue(event, atMillis: record.createdAtMillis, rows)
     }
 
-    static func enqueue(strings record: StoredStrings, _ rows: any StoreRows) throws(StoreError) {
+    static func enqueue(strings record: StoredStrings, environment: String, _ rows: any StoreRows) throws(StoreError) {
         let event = try? WebhookEvent(
-            kind: .strings, account: nil, timestamp: Date(millis: record.createdAtMillis), data: ChangeEventData.strings(record))
+            kind: .strings, account: nil, timestamp: Date(millis: record.createdAtMillis),
+            data: ChangeEventData.strings(record, environment: environment))
         try enqueue(event, atMillis: record.createdAtMillis, rows)
     }
 

@@ -129,7 +129,7 @@ enum WriteRule {
         try Self.record(write.audit, version: record.version, rows)
         if write.publish {
             try rows.setPointer(account: write.account, environment: write.environment, version: record.version)
-            try Outbox.enqueue(layout: record, rows)
+            try Outbox.enqueue(layout: record, environment: write.environment, rows)
         }
         return record
     }
@@ -173,7 +173,7 @@ enum WriteRule {
         }
         try insertResolvingRace(record, precondition: precondition, rows)
         try rows.setPointer(account: account, environment: environment, version: record.version)
-        try Outbox.enqueue(layout: record, rows)
+        try Outbox.enqueue(layout: record, environment: environment, rows)
         return record
     }
 
@@ -190,7 +190,7 @@ enum WriteRule {
             throw .preconditionFailed(current: nil)
         }
         try rows.setStringsPointer(locale: locale, environment: environment, version: record.version)
-        try Outbox.enqueue(strings: record, rows)
+        try Outbox.enqueue(strings: record, environment: environment, rows)
         return record
     }
 

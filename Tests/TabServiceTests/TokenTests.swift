@@ -8,13 +8,17 @@ import Testing
 @testable import TabService
 
 /// A service over a memory store holding the repository's configs; `bootstrap` nil configures no bootstrap token.
-private func tokenService(bootstrap: String? = ServiceHarness.token) async throws -> (TabService, MemoryStore) {
+private func tokenService(bootstrap: String? = ServiceHarness.token, environments: [String] = ["production"]) async throws -> (
+    TabService, MemoryStore
+) {
     let store = MemoryStore()
     _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(store, force: false)
     var logger = Logger(label: "test")
     logger.logLevel = .critical
     let tokens = bootstrap.map { [("tester", $0)] } ?? []
-    let service = try await TabService(store: store, configuration: ServiceConfiguration(adminTokens: tokens), logger: logger)
+    var configuration = ServiceConfiguration(adminTokens: tokens)
+    configuration.environments = environments
+    let service = try await TabService(store: store, configuration: configuration, logger: logger)
     return (service, store)
 }
 
@@ -115,6 +119,25 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let events = await service.respond(
             to: TestRequest(.get, "/v1/events", headers: bearer(jackOnly.secret) + [("Last-Event-ID", String(start))]))
         #expect(events.status == 200 && events.text.contains(#""account":"jack""#) && !events.text.contains("jill"))
+    }
+
+    @Test func theChangeFeedNamesTheEnvironmentAndKeepsItToTheTokensEnvironments() async throws {
+        let (service, _) = try await tokenService(environments: ["staging", "production"])
+        let stagingOnly = try await makeToken(service, #"{"name": "staging reader", "scopes": ["read"], "environments": ["staging"]}"#)
+        let start = service.snapshot.sequence
+        for environment in ["production", "staging"] {
+            let put = await service.respond(
+                to: TestRequest(
+                    .put, "/v1/accounts/feed-\(environment)/layout", query: [("environment", environment)],
+                    headers: bootstrap + [("Content-Type", "application/json")], body: document(["Home"])))
+            #expect(put.status == 201, "\(put.text)")
+        }
+        let all = await service.respond(to: TestRequest(.get, "/v1/events", headers: bootstrap + [("Last-Event-ID", String(start))]))
+        #expect(all.text.contains(#""account":"feed-production""#))
+        #expect(all.text.contains(#""environment":"production""#) && all.text.contains(#""environment":"staging""#), "\(all.text)")
+        let mine = await service.respond(
+            to: TestRequest(.get, "/v1/events", headers: bearer(stagingOnly.secret) + [("Last-Event-ID", String(start))]))
+        #expect(mine.status == 200 && mine.text.contains("feed-staging") && !mine.text.contains("feed-production"), "\(mine.text)")
     }
 
     @Test func unknownMalformedWrongRevokedAndExpiredTokensAre401InvalidToken() async throws {

@@ -161,6 +161,7 @@ func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerializatio
         let body = try #require(try JSONSerialization.jsonObject(with: Data((entry["body"] as? String ?? "").utf8)) as? [String: Any])
         #expect(body["type"] as? String == "layout.published")
         #expect((body["data"] as? [String: Any])?["account"] as? String == "hooked-1")
+        #expect((body["data"] as? [String: Any])?["environment"] as? String == "production")
         #expect((body["data"] as? [String: Any])?["etag"] as? String == put.header("ETag"))
         try await Task.sleep(for: .milliseconds(300))  // the outcome is recorded after the answer
         let log = try await client.send("GET", "/v1/webhooks/\(id)/deliveries", headers: ServiceHarness.admin())
