@@ -1,4 +1,5 @@
 internal import CSQLite
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -68,11 +69,80 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
             }
             return report
         }
+        for object in try SQLiteSchema.keepOnlyKnown(in: target) {
+            report.dropped.append(object.described)
+            if object.type == "table" {
+                (report.rows[object.name], report.tags[object.name], report.digests[object.name]) = (nil, nil, nil)
+            }
+        }
         try StoreCopy.verify(
             try SQLiteCopyEndpoint(path: targetPath, create: false), against: report, progressInterval: progressInterval, progress: progress
         )
         report.seconds = monotonicSeconds() - start
         return report
+    }
+}
+
+/// A SQLite file's schema objects compared with what this build creates: the online backup copies the whole file,
+/// so a trigger, view, index or table that an operator (or an attacker) added to the source would come along
+/// (docs/security.md, "fourth review": a trigger that un-revoked tokens survived a migration).
+enum SQLiteSchema {
+    /// One entry of `sqlite_master` (SQLite's own left out), with a table's columns.
+    struct Object: Hashable, Comparable {
+        let type: String
+        let name: String
+        let columns: [String]
+
+        static func < (a: Object, b: Object) -> Bool { (a.type, a.name) < (b.type, b.name) }
+        var described: String { "\(type) \(name)" }
+    }
+
+    /// The objects of the database on `db`.
+    static func objects(_ db: SQLiteConnection) throws(StoreError) -> Set<Object> {
+        let rows = try db.query(
+            "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name", []
+        ) { (row) throws(StoreError) -> (String, String) in (try row.required(0), try row.required(1)) }
+        var objects: Set<Object> = []
+        for (type, name) in rows {
+            let columns =
+                type == "table"
+                ? try db.query("SELECT name FROM pragma_table_info(?) ORDER BY cid", [.text(name)]) {
+                    (row) throws(StoreError) -> String in try row.required(0)
+                } : []
+            objects.insert(Object(type: type, name: name, columns: columns))
+        }
+        return objects
+    }
+
+    /// The objects a new store of this build has (made in a scratch file, removed after).
+    static func known() throws(StoreError) -> Set<Object> {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("tabserver-schema-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { unlink(scratch + suffix) } }
+        _ = try SQLiteStore(path: scratch)
+        return try objects(try SQLiteConnection(path: scratch))
+    }
+
+    /// Drops from `db` every object this build does not create (triggers and views first), then checks that what
+    /// is left is exactly this build's schema. Returns what was dropped.
+    /// - Throws: ``StoreError/copyMismatch(_:)`` when an object of this build is missing or has other columns.
+    static func keepOnlyKnown(in db: SQLiteConnection) throws(StoreError) -> [Object] {
+        let known = try known()
+        let present = try objects(db)
+        let knownNames = Set(known.map { [$0.type, $0.name] })
+        let order = ["trigger": 0, "view": 1, "index": 2, "table": 3]
+        let unknown = present.filter { !knownNames.contains([$0.type, $0.name]) }.sorted {
+            (order[$0.type] ?? 4, $0.name) < (order[$1.type] ?? 4, $1.name)
+        }
+        for object in unknown where ["trigger", "view", "index", "table"].contains(object.type) {
+            try db.execute("DROP \(object.type.uppercased()) IF EXISTS \(StoreTable.quoted(object.name))")
+        }
+        let left = try objects(db)
+        guard left == known else {
+            let missing = known.subtracting(left).sorted().map(\.described)
+            let other = left.subtracting(known).sorted().map(\.described)
+            throw .copyMismatch("the copy's schema is not this build's: missing or changed \(missing), unknown \(other)")
+        }
+        return unknown
     }
 }
 

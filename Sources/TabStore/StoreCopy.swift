@@ -66,6 +66,9 @@ public struct StoreCopyReport: Sendable, Equatable {
     public var digests: [String: RowDigest] = [:]
     /// Seconds the copy took, the check included.
     public var seconds: Double = 0
+    /// Objects of the source that this build does not create (triggers, views…), not carried into the target
+    /// (`type name`).
+    public var dropped: [String] = []
 
     public init() {}
 
@@ -76,8 +79,9 @@ public struct StoreCopyReport: Sendable, Equatable {
     public var summary: String {
         let tables = rows.keys.sorted().map { "  \($0): \(rows[$0] ?? 0) rows" + (tags[$0].map { ", \($0.count) tags" } ?? "") }
         let total = rows.values.reduce(0, +)
+        let dropped = dropped.isEmpty ? [] : ["left out (not this build's schema): " + dropped.joined(separator: ", ")]
         return
-            (tables + [
+            (tables + dropped + [
                 "copied \(rows.count) tables, \(total) rows in \(String(format1: seconds)) s; "
                     + "checked in the target: every table's row count, every version's tag (\(tagCount)) and a digest of every row"
             ]).joined(separator: "\n")

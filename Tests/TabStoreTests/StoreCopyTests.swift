@@ -135,6 +135,26 @@ import Testing
         #expect(copy.integrityCheck())
     }
 
+    /// The online backup copies the whole file: what this build does not create (a trigger that un-revokes tokens,
+    /// a view, a stray table) is dropped from the copy and named in the summary, and the copy's schema is checked.
+    @Test func sqliteBackupLeavesOutWhatTheSchemaDoesNotHave() async throws {
+        let source = try Self.fresh(.sqlite)
+        try await Self.seedEveryTable(try Self.open(source.url))
+        let sourcePath = String(source.url.dropFirst(7))
+        _ = try sqlite3(
+            sourcePath,
+            "CREATE TRIGGER unrevoke AFTER UPDATE ON tokens BEGIN UPDATE tokens SET revoked_at_ms = NULL; END; "
+                + "CREATE VIEW every_token AS SELECT * FROM tokens; CREATE TABLE stray (x); INSERT INTO stray VALUES (1);")
+        let targetPath = temporaryPath("backup-schema") + "/copy.sqlite"
+        let report = try #require(source.endpoint as? SQLiteCopyEndpoint).backup(to: targetPath)
+        #expect(report.dropped == ["trigger unrevoke", "view every_token", "table stray"])
+        #expect(report.summary.contains("left out (not this build's schema): trigger unrevoke, view every_token, table stray"))
+        #expect(report.rows["stray"] == nil && report.rows["tokens"] == 1)
+        let left = try sqlite3(
+            targetPath, "SELECT type || ' ' || name FROM sqlite_master WHERE name IN ('unrevoke', 'every_token', 'stray')")
+        #expect(left.isEmpty, "\(left)")
+    }
+
     /// Lists the tables from the catalog with the sqlite3 shell (not through the code under test) and compares
     /// every row of every table, as `.dump` writes it, after SQLite → PostgreSQL → SQLite (or SQLite → SQLite).
     @Test func everyTableOfTheStoreIsCopied() async throws {
