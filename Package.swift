@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // TreeDictionary: the snapshot's per-account maps, shared between versions (a write copies O(log n)).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // Ed25519 signatures of layouts and manifests (Curve25519 over BoringSSL: no cryptography of our own), and the
+        // DER of PKCS#8 keys.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // The client library apps take (iOS 16 / macOS 13, Foundation only): tabs-watch and the live tests use it.
         .package(path: "Clients/TabClient"),
     ],
@@ -61,6 +65,12 @@ let package = Package(
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
         .target(
             name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
+        // Ed25519 signing keys (PKCS#8 PEM) and the signatures of layouts and manifests (docs/signing.md).
+        .target(
+            name: "TabSigning",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1")],
+            swiftSettings: strict),
+        .testTarget(name: "TabSigningTests", dependencies: ["TabSigning"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
@@ -79,7 +89,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "CCurl",
+                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -95,7 +105,7 @@ let package = Package(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
-                "TabDelivery", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabDelivery", "TabSigning", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
