@@ -42,7 +42,8 @@ private func scratch() throws -> URL {
         try (Data(base64Encoded: signature) ?? Data()).write(to: URL(fileURLWithPath: signaturePath))
         func verifies(_ bytes: [UInt8]) throws -> Bool {
             try Data(bytes).write(to: URL(fileURLWithPath: messagePath))
-            return try openssl(["pkeyutl", "-verify", "-pubin", "-inkey", pub, "-rawin", "-in", messagePath, "-sigfile", signaturePath]) != nil
+            return try openssl(["pkeyutl", "-verify", "-pubin", "-inkey", pub, "-rawin", "-in", messagePath, "-sigfile", signaturePath])
+                != nil
         }
         #expect(try verifies(message))
         var flipped = message
