@@ -149,7 +149,7 @@ let package = Package(
             name: "TabServiceTests",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
-                "TabWebhooks", "TabDelivery",
+                "TabWebhooks", "TabDelivery", "TabSigning",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict

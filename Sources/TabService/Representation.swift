@@ -7,6 +7,7 @@ import MicroHTTPD
 import Synchronization
 import TabLayout
 import TabPreview
+import TabSigning
 import TabStore
 
 /// The representations a client can ask for.
@@ -128,6 +129,23 @@ final class Representation: Sendable {
 
     /// The identity form (every representation has one).
     var identity: CodedForm { forms[0] }
+
+    /// `Tabs-Signature` of this representation's identity body by account and environment, made on the first 200
+    /// for each (one in the common case; the accounts served `default` share its representations). At most
+    /// ``signaturesKept`` are kept; beyond, a signature is made for each answer.
+    private let signatures = Mutex<[String: HTTPHeader]>([:])
+    static let signaturesKept = 256
+
+    /// The `Tabs-Signature` of a 200 of this representation for `account` in `environment`: every coding has the
+    /// identity body's.
+    func signature(account: String, environment: String, signer: Signer) -> HTTPHeader {
+        let key = account + "\n" + environment
+        if let known = signatures.withLock({ $0[key] }) { return known }
+        let header = HTTPHeader(
+            "Tabs-Signature", signer.header(kind: .layout, account: account, environment: environment, body: identity.ok.body))
+        signatures.withLock { if $0.count < Self.signaturesKept { $0[key] = header } }
+        return header
+    }
 
     /// The form for `coding`, when this representation keeps one.
     func form(_ coding: ContentCoding) -> CodedForm? { forms.first { $0.coding == coding } }

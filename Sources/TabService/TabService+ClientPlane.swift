@@ -2,6 +2,7 @@ import HeaderFields
 import MicroHTTPD
 import TabDelivery
 import TabLayout
+import TabSigning
 
 #if canImport(Glibc)
     import Glibc
@@ -121,9 +122,11 @@ extension TabService {
                 wanted, etag: form.etag, seconds: wait, since: published.sequence, preferred: request.query("wait") == nil, address: address
             )
         }
+        let signature = decision == .ok ? signatureHeaders(representation, account: account, environment: environment, format: format) : []
         switch decision {
-        case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok))
+        case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok, extra: signature))
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
+        case .ok where !signature.isEmpty: return .response(HTTPResponse(prepared: form.ok, extra: signature))
         case .ok, .notModified:
             let response = decision == .ok ? form.ok : form.notModified
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout (time and
@@ -141,6 +144,15 @@ extension TabService {
                     headers: [HTTPHeader("ETag", form.etag)]
                 ).response)
         }
+    }
+
+    /// `Tabs-Signature` for a 200 of `…/tabs` (JSON or plist, not the preview or the legacy plist) when the service
+    /// signs; none otherwise.
+    func signatureHeaders(_ representation: Representation, account: String, environment: EnvironmentName, format: RepresentationFormat)
+        -> [HTTPHeader]
+    {
+        guard let signer = configuration.signer, format == .json || format == .plist else { return [] }
+        return [representation.signature(account: account, environment: environment.text, signer: signer)]
     }
 
     private func noLayout(_ account: String) -> Problem {
@@ -373,7 +385,11 @@ extension TabService {
                 case .success(let (representation, preferred)):
                     // The coding the client holds, while it is still current (its brotli form may have landed since).
                     let form = representation.forms.first { $0.etag == etag } ?? preferred
-                    if form.etag != etag { return HTTPResponse(longPoll: form.ok, extra: applied) }
+                    if form.etag != etag {
+                        let signature = self.signatureHeaders(
+                            representation, account: wanted.account, environment: wanted.environment, format: wanted.format)
+                        return HTTPResponse(longPoll: form.ok, extra: applied + signature)
+                    }
                     if wake != .changed { return HTTPResponse(longPoll: form.notModified, extra: applied) }
                 }
             }

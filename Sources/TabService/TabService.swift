@@ -4,6 +4,7 @@ import Synchronization
 import TabAccess
 import TabDelivery
 import TabLayout
+import TabSigning
 import TabStore
 import TabWebhooks
 
@@ -47,6 +48,8 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
     public var webhookResolver: any HostResolver = SystemResolver()
+    /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
+    public var signer: Signer?
     /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
     /// must not claim deliveries.
     public var webhookDeliveries = false

@@ -35,6 +35,21 @@ public struct Signer: Sendable {
         return "keyid=\"\(keyID)\", sig=\"\(signature)\""
     }
 
+    /// Whether `header` (a `Tabs-Signature` value) is a valid signature of these bytes by one of the keys.
+    public func verifies(_ header: String, kind: SignedKind, account: String, environment: String, body: [UInt8]) -> Bool {
+        var fields: [String: String] = [:]
+        for part in header.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard pair.count == 2, pair[1].count >= 2, pair[1].hasPrefix("\""), pair[1].hasSuffix("\"") else { return false }
+            fields[pair[0]] = String(pair[1].dropFirst().dropLast())
+        }
+        guard let key = keys.first(where: { $0.keyID == fields["keyid"] }),
+            let signature = fields["sig"].flatMap({ Data(base64Encoded: $0) })
+        else { return false }
+        return key.privateKey.publicKey.isValidSignature(
+            signature, for: Self.message(kind: kind, account: account, environment: environment, body: body))
+    }
+
     /// The body of `GET /v1/keys`: `{"keys":[{"alg":"Ed25519","kid":…,"publicKey":…}]}`, members sorted.
     public var keysDocument: [UInt8] {
         let entries = keys.map { key in

@@ -67,6 +67,7 @@ struct Serve: AsyncParsableCommand {
             "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
     )
     var webhookAllowPrivate = false
+    @OptionGroup var signing: SigningOptions
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -102,6 +103,7 @@ struct Serve: AsyncParsableCommand {
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
+        let signer = try signing.signer(environment)
         let maxWait = try maxWait ?? environment.integer("TABSERVER_MAX_WAIT") ?? 300
         guard maxWait >= 0 else { throw ValidationError("--max-wait is a number of seconds ≥ 0, not \(maxWait)") }
         let tls = try TLSFiles(certificate: tlsCert ?? environment["TABSERVER_TLS_CERT"], key: tlsKey ?? environment["TABSERVER_TLS_KEY"])
@@ -156,6 +158,7 @@ struct Serve: AsyncParsableCommand {
         service.webhookRetentionDays = try webhookRetention ?? environment.integer("TABSERVER_WEBHOOK_RETENTION") ?? 30
         guard service.webhookRetentionDays >= 1 else { throw ValidationError("--webhook-retention is a number of days, 1 or more") }
         service.webhookDeliveries = true
+        service.signer = signer
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {
                 service.environments = try EnvironmentList(parsing: named).names.map(\.text)

@@ -5,6 +5,7 @@ import TabConfigs
 import TabService
 import TabStore
 import TabTestSupport
+import TabSigning
 import TabWebhooks
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
@@ -24,7 +25,7 @@ struct ServiceHarness {
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
         variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
-        environments: [String] = ["production"]
+        environments: [String] = ["production"], signer: Signer? = nil
     )
         async throws
     {
@@ -38,6 +39,7 @@ struct ServiceHarness {
                 service.webhookPolicy = webhookPolicy
                 service.webhookDeliveries = webhookDeliveries
                 service.environments = environments
+                service.signer = signer
                 return service
             }(),
             http: configuration, logger: logger)
