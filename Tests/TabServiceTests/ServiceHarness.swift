@@ -3,9 +3,9 @@ import Logging
 import MicroHTTPD
 import TabConfigs
 import TabService
+import TabSigning
 import TabStore
 import TabTestSupport
-import TabSigning
 import TabWebhooks
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
