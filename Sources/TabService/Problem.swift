@@ -123,6 +123,8 @@ struct Problem {
     }
 
     static func notFound(_ detail: String) -> Problem { Problem(.notFound, detail: detail) }
+    /// 404 for an account with no layout of its own where there is no `default` layout either.
+    static func noLayout(_ account: String) -> Problem { notFound("account '\(account)' has no layout and there is no default layout") }
     static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail: detail) }
 
     static let invalidAccount = badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'")

@@ -27,6 +27,9 @@ extension TabService {
                 parameters: clientChoices + negotiatedRead + [
                     "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
                     "{name: Prefer, in: header, description: 'wait=N (RFC 7240), as ?wait=N.', schema: {type: string}}",
+                    "{name: version, in: query, description: 'This version by number, while an environment serves it (immutable; not by install or environment).', schema: {type: integer, minimum: 1}}",
+                    "{name: installId, in: query, description: 'The install (as X-Install-Id): its rollout arm.', schema: {type: string}}",
+                    "{name: X-Install-Id, in: header, schema: {type: string}}",
                 ],
                 responses: [
                     (
@@ -48,6 +51,44 @@ extension TabService {
         ) { service, request, match in
             service.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
         },
+        Route(
+            .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
+            APIOperation(
+                "What every install needs to choose its arm itself: the stable version and the rollout's (the same bytes for every install).",
+                parameters: [
+                    environmentParameter, environmentHeader, "{name: If-None-Match, in: header, schema: {type: string}}",
+                    "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The manifest (Tabs-Signature when the server signs).
+                        content:
+                          application/json:
+                            schema: {type: object, required: [account, environment, layout, revision, stable, rollout]}
+                        """
+                    ),
+                    (304, "{description: 'Not modified.'}"), (400, APIOperation.problem), (404, APIOperation.problem),
+                    (503, APIOperation.problem),
+                ])
+        ) { service, request, match in service.serveManifest(request, account: match["account"]) },
+        Route(
+            .get, "/v1/keys", .open, label: "keys",
+            APIOperation(
+                "The public keys of --signing-key: the first signs Tabs-Signature, every one may be pinned.",
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The keys (none when the server signs nothing).
+                        content:
+                          application/json: {schema: {type: object, required: [keys], properties: {keys: {type: array, items: {type: object, required: [kid, alg, publicKey]}}}}}
+                        """
+                    ),
+                    (304, "{description: Not modified.}"),
+                ])
+        ) { service, request, _ in service.keysReply(ifNoneMatch: request.header("If-None-Match")) },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
             APIOperation(

@@ -1,4 +1,3 @@
-import ContentHash
 import MicroHTTPD
 
 /// What operators and platforms read: probes, metrics, this API's description and the web console.
@@ -47,22 +46,6 @@ extension TabService {
             )
         },
         Route(
-            .get, "/v1/keys", .open, label: "keys",
-            APIOperation(
-                "The public keys of --signing-key: the first signs Tabs-Signature, every one may be pinned.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: The keys (none when the server signs nothing).
-                        content:
-                          application/json: {schema: {type: object, required: [keys], properties: {keys: {type: array, items: {type: object, required: [kid, alg, publicKey]}}}}}
-                        """
-                    ),
-                    (304, "{description: Not modified.}"),
-                ])
-        ) { service, request, _ in service.keysReply(ifNoneMatch: request.header("If-None-Match")) },
-        Route(
             .get, "/console", .open, label: "console_redirect",
             APIOperation("Redirects to /console/.", responses: [(308, "{description: To /console/.}")])
         ) { _, _, _ in .response(HTTPResponse(status: 308, headers: [HTTPHeader("Location", "/console/")])) },
@@ -88,18 +71,4 @@ extension TabService {
                 responses: [(200, "{description: The file.}"), (400, APIOperation.problem), (404, APIOperation.problem)])
         ) { service, request, match in service.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
     ]
-}
-
-extension TabService {
-    /// `GET /v1/keys`: every configured public key, cacheable (`public, max-age=300`) and revalidated by its tag.
-    func keysReply(ifNoneMatch: String?) -> HTTPReply {
-        let body = configuration.signer?.keysDocument ?? Array(#"{"keys":[]}"#.utf8)
-        let etag = EntityTag.strong(for: body)
-        let headers = [HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", "public, max-age=300")]
-        let held = (ifNoneMatch ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " \t") }
-        if held.contains(where: { $0 == etag || $0 == "W/" + etag || $0 == "*" }) {
-            return .response(HTTPResponse(status: 304, headers: headers))
-        }
-        return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body))
-    }
 }

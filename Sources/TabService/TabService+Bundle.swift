@@ -32,7 +32,7 @@ extension TabService {
         }
         let snapshot = self.snapshot(for: environment)
         guard let entry = snapshot.entry(for: account) else {
-            return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
+            return .response(Problem.noLayout(account).response)
         }
         // One representation per locale of the layout that the asked tags choose, in the order first asked: `fr`,
         // `fr-FR` and `fr` again are one entry (a repeated parameter cannot multiply the answer).
@@ -106,7 +106,7 @@ extension TabService {
         }
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         guard let entry = snapshot(for: environment).entry(for: account) else {
-            return .response(Problem.notFound("account '\(account)' has no layout and there is no default layout").response)
+            return .response(Problem.noLayout(account).response)
         }
         // The same choices as every client-plane answer: locale, platform and app version (a bad one is 400).
         let localeIndex =

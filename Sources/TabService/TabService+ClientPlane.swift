@@ -62,14 +62,25 @@ extension TabService {
         case .success(let named): install = named
         case .failure(let problem): return .response(problem.response)
         }
+        // `?version=N` (…/tabs only): that version as long as an environment serves it, the same for every install
+        // and environment, immutable; never held.
+        let pinned: Int?
+        switch fixed == nil ? requestedVersion(request) : .success(nil) {
+        case .success(let version): pinned = version
+        case .failure(let problem): return .response(problem.response)
+        }
         let wait: Int?
         switch requestedWait(request) {
-        case .success(let seconds): wait = seconds
+        case .success(let seconds): wait = pinned == nil ? seconds : nil
         case .failure(let problem): return .response(problem.response)
         }
         let published = self.snapshot
         let snapshot = environment == environmentList.served ? published : published.environment(environment.text)
-        guard let entry = snapshot.entry(for: account, install: install, at: Self.now) else { return .response(noLayout(account).response) }
+        let found = pinned.map { servedVersion(account, $0) } ?? snapshot.entry(for: account, install: install, at: Self.now)
+        guard let entry = found else {
+            guard let pinned else { return .response(Problem.noLayout(account).response) }
+            return .response(Problem.notFound("no environment serves version \(pinned) of '\(account)' (drafts are not served)").response)
+        }
         let locale =
             chosenLocale(request, entry)
         let representation: Representation
@@ -89,7 +100,7 @@ extension TabService {
                 return .response(problem.response)
             }
         }
-        snapshot.countServed(account, install: install, at: Self.now)
+        if pinned == nil { snapshot.countServed(account, install: install, at: Self.now) }
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in
@@ -123,6 +134,9 @@ extension TabService {
             )
         }
         let signature = decision == .ok ? signatureHeaders(representation, account: account, environment: environment, format: format) : []
+        if pinned != nil, decision != .preconditionFailed {
+            return .response(Self.immutable(decision == .ok ? form.ok : form.notModified, extra: signature))
+        }
         switch decision {
         case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok, extra: signature))
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
@@ -155,10 +169,6 @@ extension TabService {
         return [representation.signature(account: account, environment: environment.text, signer: signer)]
     }
 
-    private func noLayout(_ account: String) -> Problem {
-        Problem.notFound("account '\(account)' has no layout and there is no default layout")
-    }
-
     private var notAcceptableCoding: Problem {
         Problem(
             .notAcceptable, detail: "Accept-Encoding refuses every coding this representation has (identity, and br or gzip when smaller)")
@@ -177,7 +187,7 @@ extension TabService {
     /// built (the request's own bytes live only for libmicrohttpd's call).
     static func replayable(_ request: borrowing HTTPRequest) -> TestRequest {
         var query: [(String, String)] = []
-        for name in ["locale", "platform", "appVersion", "wait", "selected", "environment", "installId"] {
+        for name in ["locale", "platform", "appVersion", "wait", "selected", "environment", "installId", "version"] {
             if let value = request.query(name) { query.append((name, value)) }
         }
         var headers: [(String, String)] = []
@@ -242,6 +252,31 @@ extension TabService {
         }
     }
 
+    /// `?version=N`: a version number (1 to 9 digits); nil when not asked, 400 for anything else.
+    func requestedVersion(_ request: borrowing HTTPRequest) -> Result<Int?, ProblemError> {
+        guard let text = request.query("version") else { return .success(nil) }
+        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let version = Int(text), version > 0
+        else { return .failure(ProblemError(Problem.badRequest("version is a version number (1, 2, …), not '\(text.prefix(64))'"))) }
+        return .success(version)
+    }
+
+    /// A shared response as the answer for a version by number: `public, max-age=31536000, immutable`, and a `Vary`
+    /// without the install and the environment (they do not choose it).
+    static func immutable(_ prepared: PreparedResponse, extra: [HTTPHeader]) -> HTTPResponse {
+        let headers = prepared.headers.map { header -> HTTPHeader in
+            switch header.name {
+            case "Cache-Control": return HTTPHeader("Cache-Control", "public, max-age=31536000, immutable")
+            case "Vary":
+                let kept = header.value.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter {
+                    $0 != ServedRollout.vary && $0 != "Tabs-Environment"
+                }
+                return HTTPHeader("Vary", kept.joined(separator: ", "))
+            default: return header
+            }
+        }
+        return HTTPResponse(sharing: prepared, headers: headers + extra)
+    }
+
     /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
     func requestedWait(_ request: borrowing HTTPRequest) -> Result<Int?, ProblemError> {
         var text = request.query("wait")
@@ -297,7 +332,7 @@ extension TabService {
     /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
     func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
         guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: Self.now) else {
-            return .failure(ProblemError(noLayout(wanted.account)))
+            return .failure(ProblemError(Problem.noLayout(wanted.account)))
         }
         let locale =
             wanted.localeQuery.map(entry.localeIndex(asked:))

@@ -48,6 +48,8 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
     public var webhookResolver: any HostResolver = SystemResolver()
+    /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
+    public var manifestMaxAgeSeconds = 30
     /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
     public var signer: Signer?
     /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
@@ -102,6 +104,8 @@ public final class TabService: HTTPHandler {
     let replicaID = StoredWebhook.newID()
     /// Answers to repeated reads (see ``ReadMemo``).
     let readMemo = ReadMemo()
+    /// Manifests made for the current snapshot (see ``ManifestMemo``).
+    let manifests = ManifestMemo()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.

@@ -68,6 +68,8 @@ struct Serve: AsyncParsableCommand {
     )
     var webhookAllowPrivate = false
     @OptionGroup var signing: SigningOptions
+    @Option(help: "max-age of …/tabs/manifest in seconds, never beyond a rollout's next step (env TABSERVER_MANIFEST_MAX_AGE; default 30).")
+    var manifestMaxAge: Int?
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -159,6 +161,8 @@ struct Serve: AsyncParsableCommand {
         guard service.webhookRetentionDays >= 1 else { throw ValidationError("--webhook-retention is a number of days, 1 or more") }
         service.webhookDeliveries = true
         service.signer = signer
+        service.manifestMaxAgeSeconds = try manifestMaxAge ?? environment.integer("TABSERVER_MANIFEST_MAX_AGE") ?? 30
+        guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {
                 service.environments = try EnvironmentList(parsing: named).names.map(\.text)

@@ -1,0 +1,223 @@
+import ContentHash
+import Foundation
+import MicroHTTPD
+import Synchronization
+import TabDelivery
+import TabLayout
+import TabSigning
+
+/// One account's `…/tabs/manifest` in one environment (docs/rollouts.md, "Manifest mode"): the same bytes for every
+/// install, so that a shared cache keeps one copy.
+struct Manifest: Sendable {
+    let body: [UInt8]
+    let etag: String
+    /// When the clock alone changes it next (a rollout's next step), nil when nothing is scheduled.
+    let nextChange: Timestamp?
+    /// The layout that serves the account (its own, or `default`), whose changes wake its long-polls.
+    let owner: String
+
+    /// `{"account", "environment", "layout", "revision", "stable": {"version"}, "rollout": null | {…}}`, keys sorted.
+    struct Body: Encodable {
+        struct Stable: Encodable { var version: Int }
+        var account: String
+        var environment: String
+        var layout: String
+        var revision: Int64
+        var stable: Stable
+        var rollout: ManifestRollout?
+
+        private enum Key: String, CodingKey { case account, environment, layout, revision, stable, rollout }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode(account, forKey: .account)
+            try container.encode(environment, forKey: .environment)
+            try container.encode(layout, forKey: .layout)
+            try container.encode(revision, forKey: .revision)
+            try container.encode(stable, forKey: .stable)
+            try container.encode(rollout, forKey: .rollout)  // null when none: the field is always there
+        }
+    }
+
+    /// The manifest of `account` in `snapshot` (one environment's) at `now`; nil when nothing serves it.
+    /// `revision` is the newest millisecond among the serving layout's records, the rollout's recorded changes and
+    /// the step the clock has reached: it grows with every change of the manifest.
+    static func make(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> Manifest? {
+        guard let entry = snapshot.entry(for: account) else { return nil }
+        let owner = entry.resolved.name
+        let rollout = snapshot.contents.rollouts[owner]?.rollout
+        let part = rollout?.manifest(at: now)
+        var revision = entry.layoutModifiedMillis
+        if let rollout { revision = max(revision, rollout.manifestChangedAt(now).unixMillis) }
+        let stable = rollout.map(\.stableVersion) ?? snapshot.record(owner)?.version ?? entry.resolved.version ?? 0
+        let body = Body(
+            account: account, environment: environment, layout: owner, revision: revision, stable: Body.Stable(version: stable),
+            rollout: part)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Strings, integers and decimals only: encoding cannot fail.
+        let bytes = Array(try! encoder.encode(body))
+        let next = rollout.flatMap { $0.progress.ending == nil ? $0.status(at: now).nextChangeAt : nil }
+        return Manifest(body: bytes, etag: EntityTag.strong(for: bytes), nextChange: next, owner: owner)
+    }
+}
+
+/// Manifests made for a snapshot, reused until the next publication or their next scheduled change, so that a 304
+/// costs a lookup. Bounded: past ``limit`` entries it starts over.
+final class ManifestMemo: Sendable {
+    private struct Kept {
+        let sequence: UInt64
+        let manifest: Manifest
+        var signature: String?
+    }
+
+    private let kept = Mutex<[String: Kept]>([:])
+    static let limit = 100_000
+
+    /// The manifest of `account` in `environment` at `now`, made when none is kept for `sequence`.
+    func manifest(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> Manifest? {
+        let key = environment + "\n" + account
+        let sequence = snapshot.sequence
+        if let hit = kept.withLock({ $0[key] }), hit.sequence == sequence, hit.manifest.nextChange.map({ now < $0 }) ?? true {
+            return hit.manifest
+        }
+        guard let made = Manifest.make(account: account, environment: environment, snapshot: snapshot, at: now) else { return nil }
+        kept.withLock { kept in
+            if kept.count >= Self.limit { kept = [:] }
+            kept[key] = Kept(sequence: sequence, manifest: made)
+        }
+        return made
+    }
+
+    /// The `Tabs-Signature` of `manifest`, made once per manifest kept.
+    func signature(_ manifest: Manifest, account: String, environment: String, signer: Signer) -> String {
+        let key = environment + "\n" + account
+        if let known = kept.withLock({ $0[key]?.manifest.etag == manifest.etag ? $0[key]?.signature : nil }) { return known }
+        let made = signer.header(kind: .manifest, account: account, environment: environment, body: manifest.body)
+        kept.withLock { kept in if kept[key]?.manifest.etag == manifest.etag { kept[key]?.signature = made } }
+        return made
+    }
+}
+
+extension TabService {
+    /// `GET|HEAD /v1/accounts/{account}/tabs/manifest`: the same bytes for every install, `public, max-age` never
+    /// beyond the next step, signed when the service signs, and held like `…/tabs` with `?wait=` while current.
+    func serveManifest(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        let environment: EnvironmentName
+        switch chosenEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let wait: Int?
+        switch requestedWait(request) {
+        case .success(let seconds): wait = seconds
+        case .failure(let problem): return .response(problem.response)
+        }
+        let published = snapshot
+        let now = Self.now
+        guard
+            let manifest = manifests.manifest(
+                account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
+        else { return .response(Problem.noLayout(account).response) }
+        let current = Self.ifNoneMatchHolds(request.header("If-None-Match"), manifest.etag)
+        guard current, let wait else {
+            return .response(
+                manifestResponse(manifest, current: current, account: account, environment: environment, longPoll: wait != nil))
+        }
+        let address = clientAddress(request)
+        if let refusal = heldBudget.reserve(address) {
+            let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
+            return .response(
+                Problem(
+                    .tooManyHeld, detail: "\(limit) long-polls are held already; poll again later or without wait",
+                    headers: [HTTPHeader("Retry-After", "5"), HTTPHeader("Connection", "close")]
+                ).response)
+        }
+        let deadline = ContinuousClock.now + .seconds(wait)
+        return .deferred {
+            defer { self.heldBudget.release(address) }
+            var seen = published.sequence
+            var held = manifest
+            while true {
+                var until = deadline
+                if let next = held.nextChange {
+                    until = min(deadline, ContinuousClock.now + .milliseconds(max(0, next.unixMillis - Self.now.unixMillis)))
+                }
+                let wake = await self.publisher.waiters.wait(account: account, after: seen, until: until)
+                seen = self.snapshot.sequence
+                guard
+                    let latest = self.manifests.manifest(
+                        account: account, environment: environment.text, snapshot: self.snapshot(for: environment), at: Self.now)
+                else { return Problem.noLayout(account).response }
+                let changed = latest.etag != manifest.etag
+                if changed || wake == .stopping || ContinuousClock.now >= deadline {
+                    return self.manifestResponse(latest, current: !changed, account: account, environment: environment, longPoll: true)
+                }
+                held = latest
+            }
+        }
+    }
+
+    /// A manifest's 200 (signed when the service signs) or 304.
+    private func manifestResponse(_ manifest: Manifest, current: Bool, account: String, environment: EnvironmentName, longPoll: Bool)
+        -> HTTPResponse
+    {
+        var headers = [
+            HTTPHeader("ETag", manifest.etag), HTTPHeader("Cache-Control", longPoll ? "no-store" : manifestCacheControl(manifest)),
+        ]
+        if !environmentList.isDefault { headers.append(HTTPHeader("Vary", "Tabs-Environment")) }
+        if current { return HTTPResponse(status: 304, headers: headers) }
+        headers.append(HTTPHeader("Content-Type", "application/json"))
+        if let signer = configuration.signer {
+            headers.append(
+                HTTPHeader(
+                    "Tabs-Signature", manifests.signature(manifest, account: account, environment: environment.text, signer: signer)))
+        }
+        return HTTPResponse(status: 200, headers: headers, body: manifest.body)
+    }
+
+    /// `public, max-age=M`: `--manifest-max-age`, but never beyond the manifest's next scheduled change.
+    private func manifestCacheControl(_ manifest: Manifest) -> String {
+        var seconds = configuration.manifestMaxAgeSeconds
+        if let next = manifest.nextChange { seconds = min(seconds, max(0, Int((next.unixMillis - Self.now.unixMillis) / 1000))) }
+        return "public, max-age=\(seconds)"
+    }
+
+    /// `GET /v1/keys`: every configured public key, cacheable (`public, max-age=300`) and revalidated by its tag.
+    func keysReply(ifNoneMatch: String?) -> HTTPReply {
+        let body = configuration.signer?.keysDocument ?? Array(#"{"keys":[]}"#.utf8)
+        let etag = EntityTag.strong(for: body)
+        let headers = [HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", "public, max-age=300")]
+        if Self.ifNoneMatchHolds(ifNoneMatch, etag) {
+            return .response(HTTPResponse(status: 304, headers: headers))
+        }
+        return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body))
+    }
+
+    /// Whether an `If-None-Match` field names `etag` (weakly, RFC 9110 §13.1.2) or is `*`.
+    static func ifNoneMatchHolds(_ field: String?, _ etag: String) -> Bool {
+        guard let field else { return false }
+        return field.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.contains {
+            $0 == etag || $0 == "W/" + etag || $0 == "*"
+        }
+    }
+
+    /// The layout entry of `account`'s version `version` when an environment serves it now (its pointer, or either
+    /// arm of a rollout under way), whatever the environment; nil for any other version (a draft is never shown).
+    func servedVersion(_ account: String, _ version: Int) -> LayoutEntry? {
+        for name in environmentList.names {
+            let snapshot = snapshot(for: name)
+            guard let entry = snapshot.entry(for: account) else { continue }
+            let owner = entry.resolved.name
+            if let record = snapshot.record(owner), !record.deleted, record.version == version { return entry }
+            if let served = snapshot.contents.rollouts[owner] {
+                if served.rollout.candidateVersion == version, let candidate = served.candidate.value(in: snapshot.context) {
+                    return candidate
+                }
+                if served.rollout.stableVersion == version { return served.stable.value(in: snapshot.context) }
+            }
+        }
+        return nil
+    }
+}
