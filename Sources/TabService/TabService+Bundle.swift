@@ -1,3 +1,4 @@
+import Foundation
 import HeaderFields
 import MicroHTTPD
 import TabDelivery
@@ -70,10 +71,17 @@ extension TabService {
             guard case .success(let (representation, _)) = select(wanted, in: snapshot) else { return Problem.internalError.response }
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
-            let members: [String: JSONValue] = [
+            var members: [String: JSONValue] = [
                 "locale": .string(locale), "contentType": .string("application/json"), "etag": .string(representation.identity.etag),
                 "etags": .object(etags),
             ]
+            if let signer = configuration.signer {
+                // The exact bytes signed, so that a shipped copy is checked as an answer from the network is.
+                let body = representation.identity.ok.body
+                let (keyID, signature) = signer.sign(kind: .layout, account: account, environment: environment.text, body: body)
+                members["signed"] = .object(
+                    ["body": .string(Data(body).base64EncodedString()), "keyid": .string(keyID), "sig": .string(signature)])
+            }
             var object = CanonicalJSON.encode(.object(members))
             object.removeLast()
             object += Array(",\"platform\":".utf8) + (platform.map { CanonicalJSON.encode(.string($0.rawValue)) } ?? Array("null".utf8))

@@ -61,6 +61,21 @@ import Testing
                 changed.header("Tabs-Signature") ?? "", kind: .layout, account: "signed-poll", environment: "production", body: changed.body
             ))
 
+        // Each bundle entry carries the exact bytes signed, checked as an answer from the network is.
+        let bundle = try await client.send("GET", "/v1/accounts/jack/tabs/bundle?locale=en&locale=fr")
+        let entries = try #require(
+            (try JSONSerialization.jsonObject(with: Data(bundle.body)) as? [String: Any])?["representations"] as? [[String: Any]])
+        #expect(entries.count == 2)
+        for entry in entries {
+            let signed = try #require(entry["signed"] as? [String: String])
+            let body = try #require(Data(base64Encoded: signed["body"] ?? "")).map { $0 }
+            let header = "keyid=\"\(signed["keyid"] ?? "")\", sig=\"\(signed["sig"] ?? "")\""
+            #expect(signer.verifies(header, kind: .layout, account: "jack", environment: "production", body: body))
+            let served = try await client.send(
+                "GET", "/v1/accounts/jack/tabs?locale=\(entry["locale"] as? String ?? "")", headers: [("Accept-Encoding", "identity")])
+            #expect(served.body == body && served.header("Tabs-Signature") == header)
+        }
+
         let keys = try await client.send("GET", "/v1/keys")
         let listed = try #require(try JSONSerialization.jsonObject(with: Data(keys.body)) as? [String: [[String: String]]])
         #expect(listed["keys"]?.compactMap { $0["kid"] } == signer.keys.map(\.keyID))
