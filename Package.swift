@@ -71,6 +71,10 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto"), .product(name: "SwiftASN1", package: "swift-asn1")],
             swiftSettings: strict),
         .testTarget(name: "TabSigningTests", dependencies: ["TabSigning"], swiftSettings: strict),
+        // App builds and the screens they declare; the gate that keeps a layout from a build that cannot open it, and
+        // the trim of what a declared build is sent (docs/builds.md).
+        .target(name: "TabBuilds", dependencies: ["TabLayout"], swiftSettings: strict),
+        .testTarget(name: "TabBuildsTests", dependencies: ["TabBuilds", "TabLayout"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
@@ -89,7 +93,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "CCurl",
+                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],

@@ -70,7 +70,8 @@ public enum LayoutCompiler {
         return CompiledLayout(document: .object(document), tabs: outputs)
     }
 
-    static func admits(_ tab: TabSpec, _ client: ClientContext) -> Bool {
+    /// Whether `client` gets `tab` by its targeting (`platforms`, `minAppVersion`, `maxAppVersion`).
+    public static func admits(_ tab: TabSpec, _ client: ClientContext) -> Bool {
         if let platform = client.platform, let platforms = tab.platforms, !platforms.contains(platform) { return false }
         if let version = client.appVersion {
             if let min = tab.minAppVersion, version < min { return false }

@@ -30,6 +30,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
     case lastAdminToken = "last-admin-token"
     case tokenInactive = "token-inactive"
     case rolloutConflict = "rollout-conflict"
+    case incompatibleBuild = "incompatible-build"
 
     var status: Int {
         switch self {
@@ -54,7 +55,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .tooManyHeld: 503
         case .insufficientStorage: 507
         case .insufficientScope: 403
-        case .invalidFields: 422
+        case .invalidFields, .incompatibleBuild: 422
         case .lastAdminToken, .tokenInactive, .rolloutConflict: 409
         }
     }
@@ -76,7 +77,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .busy, .stopping, .storeUnavailable, .tooManyHeld: "Service Unavailable"
         case .tooManyFailures: "Too Many Requests"
         case .unauthorized: "Unauthorized"
-        case .invalidLayout, .invalidFields: "Unprocessable Content"
+        case .invalidLayout, .invalidFields, .incompatibleBuild: "Unprocessable Content"
         case .unsupportedMediaType: "Unsupported Media Type"
         }
     }

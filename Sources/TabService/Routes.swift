@@ -2,7 +2,8 @@
 /// meet. Dispatch, 404/405, HEAD, metrics labels and `openapi.yaml` are read off the table.
 extension TabService {
     static let routeTable = RouteTable(
-        clientPlaneRoutes + managementRoutes + rolloutRoutes + tokenRoutes + auditRoutes + operationsRoutes + webhookRoutes)
+        clientPlaneRoutes + managementRoutes + rolloutRoutes + tokenRoutes + auditRoutes + operationsRoutes + webhookRoutes
+            + buildRoutes)
 }
 
 extension TabService {

@@ -1,5 +1,6 @@
 import Logging
 import MicroHTTPD
+import TabBuilds
 import TabDelivery
 import TabLayout
 import TabStore
@@ -51,11 +52,16 @@ extension TabService {
         case .success(let chosen): target = chosen
         case .failure(let problem): return .response(problem.response)
         }
-        let upload = LayoutUpload(
+        var upload = LayoutUpload(
             account: address.account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
             precondition: writePrecondition(request), author: match.author, message: request.header("Change-Message"),
             dryRun: request.query("dryRun") == "true", restoredFrom: nil, environment: target.environment, publish: target.mode == .publish)
-        return .deferred { await self.write(upload) }
+        switch allowsIncompatible(request, match, environment: target.environment) {
+        case .success(let allowed): upload.allowIncompatible = allowed
+        case .failure(let problem): return .response(problem.response)
+        }
+        let checked = upload
+        return .deferred { await self.write(checked) }
     }
 
     /// `PATCH …/layout`: JSON Patch or JSON Merge Patch on the JSON form of the source.
@@ -79,13 +85,18 @@ extension TabService {
         case .success(let chosen): target = chosen
         case .failure(let problem): return .response(problem.response)
         }
+        let allowIncompatible: Bool
+        switch allowsIncompatible(request, match, environment: target.environment) {
+        case .success(let allowed): allowIncompatible = allowed
+        case .failure(let problem): return .response(problem.response)
+        }
         let body = request.body
         let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
             await self.patch(
                 account: address.account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
-                author: author, environment: target.environment, publish: target.mode == .publish)
+                author: author, environment: target.environment, publish: target.mode == .publish, allowIncompatible: allowIncompatible)
         }
     }
 
@@ -97,9 +108,16 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
+        let allowIncompatible: Bool
+        switch allowsIncompatible(request, match, environment: environment) {
+        case .success(let allowed): allowIncompatible = allowed
+        case .failure(let problem): return .response(problem.response)
+        }
         return withLayoutAddress(match) { account, _ in
             .deferred {
-                await self.deleteLayout(account: account, precondition: precondition, author: match.author, environment: environment)
+                await self.deleteLayout(
+                    account: account, precondition: precondition, author: match.author, environment: environment,
+                    allowIncompatible: allowIncompatible)
             }
         }
     }
@@ -131,10 +149,16 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
+        let allowIncompatible: Bool
+        switch allowsIncompatible(request, match, environment: environment) {
+        case .success(let allowed): allowIncompatible = allowed
+        case .failure(let problem): return .response(problem.response)
+        }
         return withLayoutAddress(match) { account, number in
             .deferred {
                 await self.restore(
-                    account: account, number: number ?? 0, precondition: precondition, author: match.author, environment: environment)
+                    account: account, number: number ?? 0, precondition: precondition, author: match.author, environment: environment,
+                    allowIncompatible: allowIncompatible)
             }
         }
     }
@@ -241,6 +265,8 @@ extension TabService {
         /// The environment the version enters, and whether its pointer moves there (false: a draft).
         var environment: EnvironmentName = .production
         var publish = true
+        /// `?allowIncompatible=true`: publish past the builds gate (audited with the builds it breaks).
+        var allowIncompatible = false
     }
 
     /// Compiles against the current snapshot (422 when it cannot), then appends and swaps the snapshot.
@@ -255,6 +281,20 @@ extension TabService {
             return Problem.invalidLayout(error).response
         }
         if upload.dryRun { return dryRunAnswer(upload, compiled: compiled) }
+        // The gate: every live build must be able to open what it would get (a draft is stored and told which fail).
+        let resolved: ResolvedLayout
+        do throws(LayoutError) {
+            resolved = try snapshot.resolve(upload.account, version: nil, document: document, strict: false)
+        } catch {
+            return Problem.invalidLayout(error).response
+        }
+        let misses: [BuildMiss]
+        do throws(StoreError) {
+            misses = try await buildMisses(resolved)
+        } catch {
+            return storeProblem(error)
+        }
+        if upload.publish, !misses.isEmpty, !upload.allowIncompatible { return Self.incompatible(misses).response }
         let existed = snapshot.record(upload.account) != nil
         do {
             metrics.storeOperations.add()
@@ -266,12 +306,18 @@ extension TabService {
             change.publish = upload.publish
             if let context = AuditContext.current {
                 let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
+                // A forced publish names the builds it knowingly breaks.
+                let forced =
+                    upload.publish && !misses.isEmpty
+                    ? " allowIncompatible: " + Set(misses.map(\.build)).sorted().map(\.description).joined(separator: ", ") : ""
                 change.audit = context.entry(
-                    action: action, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
+                    action: action + forced, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
             }
             let record = try await store.append(change)
             if upload.publish { await commit(record, document: document, in: upload.environment) }
-            return written(record, status: existed ? 200 : 201)
+            return written(
+                record, status: existed ? 200 : 201,
+                incompatibleBuilds: upload.publish || misses.isEmpty ? nil : Self.incompatibleBuilds(misses))
         } catch {
             return storeProblem(error)
         }
@@ -332,15 +378,19 @@ extension TabService {
         }
     }
 
-    func written(_ record: StoredVersion, status: Int) -> HTTPResponse {
-        json(
-            status, ["account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
-            headers: [HTTPHeader("ETag", record.etag), HTTPHeader("Layout-Version", String(record.version))])
+    /// A write's answer: `{"account", "version", "etag"}`, and for a draft that live builds could not open,
+    /// `incompatibleBuilds`.
+    func written(_ record: StoredVersion, status: Int, incompatibleBuilds: JSONValue? = nil) -> HTTPResponse {
+        var members: [String: JSONValue] = [
+            "account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag),
+        ]
+        if let incompatibleBuilds { members["incompatibleBuilds"] = incompatibleBuilds }
+        return json(status, members, headers: [HTTPHeader("ETag", record.etag), HTTPHeader("Layout-Version", String(record.version))])
     }
 
     func patch(
         account: String, patch: [UInt8], isMerge: Bool, precondition: WritePrecondition, author: String,
-        environment: EnvironmentName = .production, publish: Bool = true
+        environment: EnvironmentName = .production, publish: Bool = true, allowIncompatible: Bool = false
     ) async -> HTTPResponse {
         let latest: StoredVersion?
         do {
@@ -359,15 +409,17 @@ extension TabService {
         } catch {
             return Problem.invalidLayout(error).response
         }
-        let upload = LayoutUpload(
+        var upload = LayoutUpload(
             account: account, body: Array(patched.jsonText().utf8), contentType: "application/json", format: .json,
             precondition: precondition, author: author, message: nil, dryRun: false, restoredFrom: nil, environment: environment,
             publish: publish)
+        upload.allowIncompatible = allowIncompatible
         return await write(upload)
     }
 
-    func deleteLayout(account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName) async -> HTTPResponse
-    {
+    func deleteLayout(
+        account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName, allowIncompatible: Bool = false
+    ) async -> HTTPResponse {
         let snapshot = self.snapshot(for: environment)
         if case .none = precondition {
             return snapshot.record(account) == nil
@@ -381,6 +433,11 @@ extension TabService {
             ).response
         }
         do {
+            // The account falls back to `default` there: every live build must be able to open that.
+            if account != "default", !allowIncompatible, let fallback = snapshot.entry(for: "default")?.resolved {
+                let misses = try await buildMisses(fallback)
+                if !misses.isEmpty { return Self.incompatible(misses).response }
+            }
             metrics.storeOperations.add()
             let record = try await store.delete(
                 account: account, environment: environment.text, precondition: precondition, author: author,
@@ -392,9 +449,10 @@ extension TabService {
         }
     }
 
-    func restore(account: String, number: Int, precondition: WritePrecondition, author: String, environment: EnvironmentName) async
-        -> HTTPResponse
-    {
+    func restore(
+        account: String, number: Int, precondition: WritePrecondition, author: String, environment: EnvironmentName,
+        allowIncompatible: Bool = false
+    ) async -> HTTPResponse {
         let old: StoredVersion?
         do {
             metrics.storeOperations.add()
@@ -404,10 +462,11 @@ extension TabService {
         }
         guard let old else { return Problem.notFound("account '\(account)' has no version \(number)").response }
         if case .none = precondition, snapshot(for: environment).record(account) != nil { return storeProblem(.preconditionRequired) }
-        let upload = LayoutUpload(
+        var upload = LayoutUpload(
             account: account, body: old.source, contentType: old.contentType, format: sourceFormat(old.contentType) ?? .json,
             precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number,
             environment: environment)
+        upload.allowIncompatible = allowIncompatible
         let response = await write(upload)
         guard response.status == 201 else { return response }
         var ok = response

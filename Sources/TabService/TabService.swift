@@ -48,6 +48,8 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
     public var webhookResolver: any HostResolver = SystemResolver()
+    /// Days a declared build stays live after it was declared or last seen (`--build-live-days`).
+    public var buildLiveDays = 30
     /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
     public var manifestMaxAgeSeconds = 30
     /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
@@ -106,6 +108,8 @@ public final class TabService: HTTPHandler {
     let readMemo = ReadMemo()
     /// Manifests made for the current snapshot (see ``ManifestMemo``).
     let manifests = ManifestMemo()
+    /// The declared app builds (see ``BuildRegistry``).
+    let builds = BuildRegistry()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -138,10 +142,12 @@ public final class TabService: HTTPHandler {
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400))
         try await reloadTokens()
+        try await reloadBuilds()
         try await loadRollouts()
         followStoreChanges()
         startRolloutStepper()
         pruneAuditInTheBackground()
+        followBuilds()
         if configuration.webhookDeliveries { webhookWorker.start() }
     }
 

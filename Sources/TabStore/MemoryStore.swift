@@ -10,6 +10,7 @@ public final class MemoryStore: StoreBackend {
         var layouts: [String: [StoredVersion]] = [:]
         var strings: [String: [StoredStrings]] = [:]
         var tokens: [String: StoredToken] = [:]
+        var builds: [String: StoredBuild] = [:]
         var audit: [AuditEntry] = []
         var lastAuditID: Int64 = 0
         var webhooks: [String: StoredWebhook] = [:]
@@ -110,6 +111,29 @@ private final class MemoryRows: StoreRows {
     func tokens() throws(StoreError) -> [StoredToken] { state.tokens.values.sorted { $0.id < $1.id } }
 
     func save(_ token: StoredToken, announce: Bool) throws(StoreError) { state.tokens[token.id] = token }
+
+    func builds() throws(StoreError) -> [StoredBuild] {
+        state.builds.values.sorted { ($0.platform, $0.appVersion) < ($1.platform, $1.appVersion) }
+    }
+
+    func save(build: StoredBuild) throws(StoreError) -> Bool {
+        let key = build.platform + " " + build.appVersion
+        let previous = state.builds[key]
+        var saved = build
+        saved.lastSeenMillis = previous?.lastSeenMillis
+        state.builds[key] = saved
+        return previous != nil
+    }
+
+    func deleteBuild(platform: String, appVersion: String) throws(StoreError) -> Bool {
+        state.builds.removeValue(forKey: platform + " " + appVersion) != nil
+    }
+
+    func markSeen(platform: String, appVersion: String, atMillis: Int64) throws(StoreError) {
+        let key = platform + " " + appVersion
+        guard let known = state.builds[key], (known.lastSeenMillis ?? .min) < atMillis else { return }
+        state.builds[key]?.lastSeenMillis = atMillis
+    }
 
     func insertAudit(_ entry: AuditEntry) throws(StoreError) {
         if let key = entry.coalescingKey, let index = state.audit.firstIndex(where: { $0.coalescingKey == key }) {

@@ -198,6 +198,25 @@ struct SQLiteRows: StoreRows {
         return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
     }
 
+    func builds() throws(StoreError) -> [StoredBuild] {
+        try BuildSQL.decode(try db.query(BuildSQL.select, []) { (row) throws(StoreError) -> [String?] in (0..<6).map { row.text($0) } })
+    }
+
+    func save(build: StoredBuild) throws(StoreError) -> Bool {
+        let existed = !(try db.query(BuildSQL.exists, [.text(build.platform), .text(build.appVersion)]) { $0.int(0) }).isEmpty
+        try db.run(BuildSQL.upsert, Self.bind(BuildSQL.cells(build)))
+        return existed
+    }
+
+    func deleteBuild(platform: String, appVersion: String) throws(StoreError) -> Bool {
+        try db.run(BuildSQL.delete, [.text(platform), .text(appVersion)])
+        return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
+    }
+
+    func markSeen(platform: String, appVersion: String, atMillis: Int64) throws(StoreError) {
+        try db.run(BuildSQL.markSeen, [.text(platform), .text(appVersion), .int64(atMillis)])
+    }
+
     /// Text cells as SQLite values (NULL for nil).
     static func bind(_ cells: [String?]) -> [SQLiteValue] { cells.map { $0.map { SQLiteValue.text($0) } ?? .null } }
 }

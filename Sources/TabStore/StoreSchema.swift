@@ -183,6 +183,19 @@ public enum StoreSchema {
         INSERT INTO strings_pointers (locale, environment, version)
             SELECT locale, 'production', MAX(version) FROM strings_versions GROUP BY locale;
         """,
+        // App builds and the screens they declare (docs/builds.md): the gate checks every live one before a change
+        // moves what apps get.
+        """
+        CREATE TABLE builds (
+            platform TEXT NOT NULL,
+            app_version TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            declared_at_ms {int64} NOT NULL,
+            declared_by TEXT NOT NULL,
+            last_seen_ms {int64},
+            PRIMARY KEY (platform, app_version)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

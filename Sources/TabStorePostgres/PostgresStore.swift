@@ -372,6 +372,24 @@ struct PGRows: StoreRows {
         return Int(try db.execute(sql, cells).first?[0].text ?? "0") ?? 0
     }
 
+    func builds() throws(StoreError) -> [StoredBuild] {
+        try BuildSQL.decode(try db.execute(BuildSQL.select).map { $0.map(\.text) })
+    }
+
+    func save(build: StoredBuild) throws(StoreError) -> Bool {
+        let existed = !(try db.execute(BuildSQL.exists, [.text(build.platform), .text(build.appVersion)])).isEmpty
+        _ = try db.execute(BuildSQL.upsert, BuildSQL.cells(build).map(PGValue.optional))
+        return existed
+    }
+
+    func deleteBuild(platform: String, appVersion: String) throws(StoreError) -> Bool {
+        !(try db.execute(BuildSQL.delete + " RETURNING 1", [.text(platform), .text(appVersion)])).isEmpty
+    }
+
+    func markSeen(platform: String, appVersion: String, atMillis: Int64) throws(StoreError) {
+        _ = try db.execute(BuildSQL.markSeen, [.text(platform), .text(appVersion), .text(String(atMillis))])
+    }
+
     /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.
     func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
         _ = try db.execute(TokenRows.upsertToken, TokenRows.tokenCells(token).map(PGValue.optional))

@@ -70,6 +70,8 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup var signing: SigningOptions
     @Option(help: "max-age of …/tabs/manifest in seconds, never beyond a rollout's next step (env TABSERVER_MANIFEST_MAX_AGE; default 30).")
     var manifestMaxAge: Int?
+    @Option(help: "Days a declared app build stays live after it was declared or last seen (env TABSERVER_BUILD_LIVE_DAYS; default 30).")
+    var buildLiveDays: Int?
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -163,6 +165,8 @@ struct Serve: AsyncParsableCommand {
         service.signer = signer
         service.manifestMaxAgeSeconds = try manifestMaxAge ?? environment.integer("TABSERVER_MANIFEST_MAX_AGE") ?? 30
         guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
+        service.buildLiveDays = try buildLiveDays ?? environment.integer("TABSERVER_BUILD_LIVE_DAYS") ?? 30
+        guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {
                 service.environments = try EnvironmentList(parsing: named).names.map(\.text)
