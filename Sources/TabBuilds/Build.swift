@@ -24,8 +24,15 @@ public struct BuildID: Sendable, Hashable, Comparable, CustomStringConvertible {
         a.platform.rawValue != b.platform.rawValue ? a.platform.rawValue < b.platform.rawValue : a.appVersion < b.appVersion
     }
 
+    /// The version as builds are keyed and shown: at least two numbers, trailing zeros beyond them dropped (`2.0`
+    /// for `2`, `2.0` and `2.0.0`; `2.1` for `2.1.0`).
+    public var version: String {
+        let numbers = appVersion.components + Array(repeating: 0, count: max(0, 2 - appVersion.components.count))
+        return numbers.map(String.init).joined(separator: ".")
+    }
+
     /// `iphone 2.1`.
-    public var description: String { "\(platform.rawValue) \(appVersion)" }
+    public var description: String { "\(platform.rawValue) \(version)" }
 }
 
 /// A build as declared with `PUT /v1/builds/{platform}/{appVersion}`: the view controllers it registers and,

@@ -46,6 +46,8 @@ public enum BuildGate {
             }
         }
         var layout = layout
+        // The initial tab stays the same tab: named by its id before the tabs before it may go.
+        if case .index(let index) = layout.initialTab, index < layout.tabs.count { layout.initialTab = .id(layout.tabs[index].id) }
         layout.tabs = keep(layout.tabs)
         return (layout, withheld)
     }

@@ -89,7 +89,7 @@ extension TabService {
             id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: currentTimeMillis(),
             declaredBy: match.author)
         let stored = StoredBuild(
-            platform: id.platform.rawValue, appVersion: id.appVersion.description, spec: build.specJSON,
+            platform: id.platform.rawValue, appVersion: id.version, spec: build.specJSON,
             declaredAtMillis: build.declaredAtMillis, declaredBy: build.declaredBy, lastSeenMillis: nil)
         return .deferred {
             do throws(StoreError) {
@@ -108,7 +108,7 @@ extension TabService {
         .deferred {
             do throws(StoreError) {
                 let builds = try await self.store.builds().compactMap(BuildRegistry.build)
-                return json(200, ["builds": .array(builds.map { .object(self.buildObject($0)) })])
+                return json(200, ["builds": .array(builds.map { .object(self.buildObject(self.seenNow($0))) })])
             } catch {
                 return self.storeProblem(error)
             }
@@ -126,7 +126,7 @@ extension TabService {
                 guard let build = try await self.store.builds().compactMap(BuildRegistry.build).first(where: { $0.id == id }) else {
                     return Problem.notFound("build \(id) is not declared").response
                 }
-                return json(200, self.buildObject(build))
+                return json(200, self.buildObject(self.seenNow(build)))
             } catch {
                 return self.storeProblem(error)
             }
@@ -143,7 +143,7 @@ extension TabService {
             do throws(StoreError) {
                 guard
                     try await self.store.retireBuild(
-                        platform: id.platform.rawValue, appVersion: id.appVersion.description,
+                        platform: id.platform.rawValue, appVersion: id.version,
                         audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
                 else { return Problem.notFound("build \(id) is not declared").response }
                 try await self.reloadBuilds()
@@ -154,11 +154,18 @@ extension TabService {
         }
     }
 
+    /// `build` with the sightings of this replica not yet written to the store.
+    private func seenNow(_ build: Build) -> Build {
+        var build = build
+        if let pending = builds.pendingSeen(build.id), pending > (build.lastSeenMillis ?? 0) { build.lastSeenMillis = pending }
+        return build
+    }
+
     /// `{"platform", "appVersion", "viewControllers", "images", "note", "declaredAt", "declaredBy", "lastSeenAt", "live"}`
     /// (`images`, `note` and `lastSeenAt` left out when the build has none).
     func buildObject(_ build: Build) -> [String: JSONValue] {
         var object: [String: JSONValue] = [
-            "platform": .string(build.id.platform.rawValue), "appVersion": .string(build.id.appVersion.description),
+            "platform": .string(build.id.platform.rawValue), "appVersion": .string(build.id.version),
             "viewControllers": .array(build.viewControllers.sorted().map(JSONValue.string)),
             "declaredAt": .string(Timestamp(unixMillis: build.declaredAtMillis).rfc3339), "declaredBy": .string(build.declaredBy),
             "live": .bool(build.isLive(at: currentTimeMillis(), liveDays: configuration.buildLiveDays)),
@@ -180,8 +187,20 @@ extension TabService {
         }
     }
 
-    /// Reads the builds from the store into ``builds`` (after a change here, and every minute for other replicas').
-    func reloadBuilds() async throws(StoreError) { builds.replace(with: try await store.builds()) }
+    /// Reads the builds from the store into ``builds`` (after a change here, and every minute for other replicas');
+    /// when the declarations changed, every cached representation goes (each is trimmed and varies by them).
+    func reloadBuilds() async throws(StoreError) {
+        let before = builds.all
+        builds.replace(with: try await store.builds())
+        guard builds.all.map(\.specJSON) != before.map(\.specJSON) || builds.all.map(\.id) != before.map(\.id) else { return }
+        let top = snapshot
+        var dropped = 0
+        var lazy = top.everyRollout.flatMap { [$0.stable, $0.candidate] }
+        for environment in [top] + Array(top.contents.environments.values) { lazy += environment.entries.values }
+        for entry in lazy { dropped += entry.resolved?.dropAll() ?? 0 }
+        budget.evictions.add(dropped, ordering: .relaxed)
+        budget.swept()  // answers remembered before may hold a representation dropped here
+    }
 
     /// Every minute: what clients were seen goes to the store, and the builds other replicas declared come back.
     func followBuilds() {
@@ -221,7 +240,7 @@ extension TabService {
                 .object([
                     "pointer": .string(miss.pointer), "message": .string(miss.message), "value": .string(miss.value),
                     "build": .object([
-                        "platform": .string(miss.build.platform.rawValue), "appVersion": .string(miss.build.appVersion.description),
+                        "platform": .string(miss.build.platform.rawValue), "appVersion": .string(miss.build.version),
                     ]),
                 ])
             })
@@ -232,7 +251,7 @@ extension TabService {
     static func incompatibleBuilds(_ misses: [BuildMiss]) -> JSONValue {
         .array(
             Set(misses.map(\.build)).sorted().map {
-                .object(["platform": .string($0.platform.rawValue), "appVersion": .string($0.appVersion.description)])
+                .object(["platform": .string($0.platform.rawValue), "appVersion": .string($0.version)])
             })
     }
 

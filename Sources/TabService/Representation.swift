@@ -37,6 +37,8 @@ struct VariantKey: Hashable, Sendable {
     var platform: UInt8
     var versionClass: UInt16
     var format: RepresentationFormat
+    /// The declared build's slot (``BuildRegistry/Declared``), 0 for a client of no declared build.
+    var build: UInt16 = 0
 }
 
 /// One coding of a representation: its own strong ETag (RFC 9110 §8.8.3: each coding is a different
@@ -92,7 +94,8 @@ final class Representation: Sendable {
 
     init(
         body: [UInt8], contentType: String, locale: String?, vary: String, lastModifiedSeconds: Int64, ambiguous: Bool,
-        cacheControl: String, codings: [ContentCoding: [UInt8]] = [:], completer: (@Sendable () -> Representation?)? = nil
+        cacheControl: String, codings: [ContentCoding: [UInt8]] = [:], extraHeaders: [HTTPHeader] = [],
+        completer: (@Sendable () -> Representation?)? = nil
     ) throws(MicroHTTPDError) {
         self.completer = completer
         let etag = EntityTag.strong(for: body)
@@ -107,6 +110,8 @@ final class Representation: Sendable {
         var okHeaders = [HTTPHeader("Content-Type", contentType)]
         if ContentPolicy.applies(to: contentType) { okHeaders += ContentPolicy.headers }
         if let locale { okHeaders.append(HTTPHeader("Content-Language", locale)) }
+        okHeaders += extraHeaders
+        withholds = extraHeaders.contains { $0.name == "Tabs-Withheld" }
         var forms = [try CodedForm(coding: .identity, body: body, etag: etag, okHeaders: okHeaders, sharedHeaders: shared)]
         for coding in [ContentCoding.br, .gzip] {
             guard let coded = codings[coding], let token = coding.token, coded.count < body.count else { continue }
@@ -129,6 +134,9 @@ final class Representation: Sendable {
 
     /// The identity form (every representation has one).
     var identity: CodedForm { forms[0] }
+
+    /// Whether it holds tabs back from a declared build (`Tabs-Withheld`).
+    let withholds: Bool
 
     /// `Tabs-Signature` of this representation's identity body by account and environment, made on the first 200
     /// for each (one in the common case; the accounts served `default` share its representations). At most
@@ -186,6 +194,8 @@ final class Representation: Sendable {
 enum RepresentationError: Error, CustomStringConvertible {
     case response(MicroHTTPDError)
     case preview(TabPreviewError)
+    /// A declared build can open none of the layout's tabs.
+    case nothingToOpen
 
     static func wrap<T>(_ body: () throws(MicroHTTPDError) -> T) throws(RepresentationError) -> T {
         do throws(MicroHTTPDError) {
@@ -199,6 +209,7 @@ enum RepresentationError: Error, CustomStringConvertible {
         switch self {
         case .response(let error): "\(error)"
         case .preview(let error): "\(error)"
+        case .nothingToOpen: "the build declares none of the layout's view controllers"
         }
     }
 }

@@ -101,6 +101,10 @@ extension TabService {
             }
         }
         if pinned == nil { snapshot.countServed(account, install: install, at: Self.now) }
+        if let declared = builds.declared(platform: platform, appVersion: appVersion) {
+            builds.noteSeen(declared.build, atMillis: Self.now.unixMillis)
+            if representation.withholds { builds.countWithheld(declared.build) }
+        }
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in
@@ -180,7 +184,8 @@ extension TabService {
     {
         VariantKey(
             locale: UInt16(locale), platform: platform.map { UInt8(Platform.allCases.firstIndex(of: $0)! + 1) } ?? 0,
-            versionClass: entry.versionClass(appVersion), format: format)
+            versionClass: entry.versionClass(appVersion), format: format,
+            build: builds.declared(platform: platform, appVersion: appVersion)?.slot ?? 0)
     }
 
     /// The request fields the client plane reads, copied out so that it can be answered again after its variant is
@@ -229,12 +234,17 @@ extension TabService {
         _ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
     ) -> Result<Representation, ProblemError> {
         let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
-        do {
+        let declared = builds.declared(platform: platform, appVersion: appVersion)
+        do throws(RepresentationError) {
             let (representation, sweep) = try entry.representation(
                 key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics,
-                brotliNow: brotliNow)
+                brotliNow: brotliNow, build: declared?.build, buildsDeclared: !builds.isEmpty)
             if sweep { Task.detached { self.sweepVariants() } }
             return .success(representation)
+        } catch .nothingToOpen {
+            let build = declared.map { "\($0.build.id)" } ?? "this build"
+            return .failure(
+                ProblemError(Problem.notFound("\(build) declares none of the view controllers of \(entry.resolved.name)'s tabs")))
         } catch {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
             return .failure(ProblemError(Problem.internalError))

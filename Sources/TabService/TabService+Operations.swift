@@ -35,6 +35,9 @@ extension TabService {
         text += "tabserver_snapshot_sequence \(snapshot.sequence)\n"
         text += webhookWorker.counters.text
         text += rolloutGauges()
+        text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
+        text += "# TYPE tabserver_tabs_withheld_total counter\n"
+        text += builds.withheldLines.map { $0 + "\n" }.joined()
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }

@@ -5,6 +5,7 @@ import HeaderFields
 import Logging
 import MicroHTTPD
 import Synchronization
+import TabBuilds
 import TabLayout
 import TabPreview
 import TabStore
@@ -191,8 +192,11 @@ final class LayoutEntry: Sendable {
     /// whether the cache is now past its bound and the caller should sweep it.
     /// - Parameter brotliNow: the client accepts br and not gzip (a cache in front that reduced `Accept-Encoding` to
     ///   `br`): a brotli form still being made is made now, for this request, so that no cache stores identity for it.
+    /// - Parameter build: a declared build's client gets only the tabs it can open (``BuildGate/trimmed(_:for:)``),
+    ///   the rest named in `Tabs-Withheld`; with `builds` declared, every representation varies on platform and version.
     func representation(
-        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics, brotliNow: Bool = false
+        _ key: VariantKey, platform: Platform?, appVersion: AppVersion?, cacheControl: String, metrics: Metrics, brotliNow: Bool = false,
+        build: Build? = nil, buildsDeclared: Bool = false
     ) throws(RepresentationError) -> (Representation, sweep: Bool) {
         if let hit = variants.withLock({ $0[key] }) {
             metrics.cacheHits.add(1, ordering: .relaxed)
@@ -201,8 +205,11 @@ final class LayoutEntry: Sendable {
         }
         metrics.cacheMisses.add(1, ordering: .relaxed)
         let locale = locales[Int(key.locale)]
+        let (layout, withheld) = build.map { BuildGate.trimmed(resolved, for: $0) } ?? (resolved, [])
+        if layout.tabs.isEmpty, !resolved.tabs.isEmpty { throw .nothingToOpen }
         let compiled = LayoutCompiler.compile(
-            resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion), globalStrings: globalStrings)
+            layout, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion), globalStrings: globalStrings)
+        let extraHeaders = withheld.isEmpty ? [] : [HTTPHeader("Tabs-Withheld", withheld.joined(separator: ", "))]
         let body: [UInt8]
         switch key.format {
         case .json: body = CanonicalJSON.encode(compiled.document)
@@ -219,14 +226,18 @@ final class LayoutEntry: Sendable {
         // the compression queue, never on a request's thread; until it lands, br clients get gzip or identity.
         let gzipped = Compressor.gzipped(body)
         let lastModified = lastModifiedMillis(locale: locale) / 1000
-        let vary = self.vary
+        var varies = self.vary
+        if buildsDeclared {
+            for name in ["X-Client-Platform", "X-App-Version"] where !varies.contains(name) { varies += ", " + name }
+        }
+        let vary = varies
         let ambiguous = changedTwiceInOneSecond
         let make: @Sendable ([ContentCoding: [UInt8]]) throws(RepresentationError) -> Representation = {
             codings throws(RepresentationError) in
             try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
                 try Representation(
                     body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
-                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings)
+                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings, extraHeaders: extraHeaders)
             }
         }
         let completer: @Sendable () -> Representation? = {
@@ -238,7 +249,8 @@ final class LayoutEntry: Sendable {
         let built = try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
             try Representation(
                 body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
-                ambiguous: ambiguous, cacheControl: cacheControl, codings: gzipped.map { [.gzip: $0] } ?? [:], completer: completer)
+                ambiguous: ambiguous, cacheControl: cacheControl, codings: gzipped.map { [.gzip: $0] } ?? [:], extraHeaders: extraHeaders,
+                completer: completer)
         }
         let budget = self.budget
         let (cached, sweep) = variants.withLock { cache -> (Representation, Bool) in

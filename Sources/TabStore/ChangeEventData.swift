@@ -1,4 +1,5 @@
 import TabDelivery
+
 /// The `data` of a change event, one source for `/v1/events` and webhook payloads: a canonical JSON object
 /// (members sorted by name, no whitespace, `/` not escaped) of `account` or `locale`, `at` (RFC 3339 with
 /// milliseconds), `author`, `deleted` (only when true), `environment` (where it was published), `etag` and `version`.

@@ -214,7 +214,7 @@ struct SQLiteRows: StoreRows {
     }
 
     func markSeen(platform: String, appVersion: String, atMillis: Int64) throws(StoreError) {
-        try db.run(BuildSQL.markSeen, [.text(platform), .text(appVersion), .int64(atMillis)])
+        try db.run(BuildSQL.markSeen, [.int64(atMillis), .text(platform), .text(appVersion)])
     }
 
     /// Text cells as SQLite values (NULL for nil).

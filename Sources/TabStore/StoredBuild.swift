@@ -45,8 +45,10 @@ public enum BuildSQL {
         declared_by = excluded.declared_by
         """
     public static let delete = "DELETE FROM builds WHERE platform = $1 AND app_version = $2"
+    /// Parameters: the time, the platform, the version. (SQLite numbers `$N` parameters in order of first appearance,
+    /// so each statement names them in order.)
     public static let markSeen = """
-        UPDATE builds SET last_seen_ms = $3 WHERE platform = $1 AND app_version = $2 AND (last_seen_ms IS NULL OR last_seen_ms < $3)
+        UPDATE builds SET last_seen_ms = $1 WHERE platform = $2 AND app_version = $3 AND (last_seen_ms IS NULL OR last_seen_ms < $1)
         """
 
     /// The parameters of ``upsert``.

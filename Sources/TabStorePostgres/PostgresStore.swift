@@ -387,7 +387,7 @@ struct PGRows: StoreRows {
     }
 
     func markSeen(platform: String, appVersion: String, atMillis: Int64) throws(StoreError) {
-        _ = try db.execute(BuildSQL.markSeen, [.text(platform), .text(appVersion), .text(String(atMillis))])
+        _ = try db.execute(BuildSQL.markSeen, [.text(String(atMillis)), .text(platform), .text(appVersion)])
     }
 
     /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.

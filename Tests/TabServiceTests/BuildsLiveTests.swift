@@ -1,0 +1,111 @@
+import Foundation
+import TabTestSupport
+import Testing
+
+/// App builds over a real socket (docs/builds.md): declared, checked at every publishing write, and never sent a
+/// tab they cannot open.
+@Suite(.serialized) struct BuildsLiveTests {
+    static let json = [("Content-Type", "application/json")]
+
+    static func object(_ response: HTTPTestClient.Response) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    static func body(_ object: Any) -> [UInt8] { Array(try! JSONSerialization.data(withJSONObject: object)) }
+
+    @Test func aLayoutEveryLiveBuildCanOpenOrNothing() async throws {
+        let harness = try await ServiceHarness()
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let admin = ServiceHarness.admin(Self.json)
+        // document(["Home", "Search"]) has tabs t0 (T0ViewController) and t1 (T1ViewController).
+        let old = try await client.send(
+            "PUT", "/v1/builds/iphone/2.0", headers: admin, body: Self.body(["viewControllers": ["T0ViewController"]]))
+        #expect(old.status == 201 && Self.object(old)["appVersion"] as? String == "2.0", "\(String(decoding: old.body, as: UTF8.self))")
+        let new = try await client.send(
+            "PUT", "/v1/builds/iphone/2.1.0", headers: admin,
+            body: Self.body(["viewControllers": ["T0ViewController", "T1ViewController"]]))
+        #expect(new.status == 201 && Self.object(new)["appVersion"] as? String == "2.1")
+        #expect(
+            try await client.send("PUT", "/v1/builds/iphone/2", headers: admin, body: Self.body(["viewControllers": ["T0ViewController"]]))
+                .status == 200)
+
+        // The gate: 422 at the tab's pointer, naming the build; nothing stored.
+        let refused = try await client.send(
+            "PUT", "/v1/accounts/gated/layout", headers: admin + [("If-None-Match", "*")], body: document(["Home", "Search"]))
+        #expect(refused.status == 422)
+        let problem = Self.object(refused)
+        #expect((problem["type"] as? String)?.hasSuffix("incompatible-build") == true)
+        let errors = try #require(problem["errors"] as? [[String: Any]])
+        #expect(errors.count == 1 && errors[0]["pointer"] as? String == "/tabs/1/rootViewController")
+        #expect(errors[0]["value"] as? String == "T1ViewController")
+        #expect((errors[0]["build"] as? [String: String]) == ["platform": "iphone", "appVersion": "2.0"])
+        #expect(try await client.send("GET", "/v1/accounts/gated/layout", headers: admin).status == 404)
+
+        // A draft is stored and says which builds it would fail; a forced publish goes through and is audited.
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/gated/layout?publish=false", headers: admin + [("If-None-Match", "*")], body: document(["Home", "Search"]))
+        #expect(
+            draft.status == 201
+                && (Self.object(draft)["incompatibleBuilds"] as? [[String: String]]) == [["platform": "iphone", "appVersion": "2.0"]])
+        let forced = try await client.send(
+            "PUT", "/v1/accounts/gated/layout?allowIncompatible=true", headers: admin + [("If-None-Match", "*")],
+            body: document(["Home", "Search"]))
+        #expect(forced.status == 200 || forced.status == 201, "\(String(decoding: forced.body, as: UTF8.self))")
+        let audit = String(decoding: try await client.send("GET", "/v1/audit?account=gated", headers: admin).body, as: UTF8.self)
+        #expect(audit.contains("allowIncompatible: iphone 2.0"), "\(audit)")
+
+        // Serving: build 2.0 gets the tab it can open, named what was held back; 2.1 and undeclared builds get both.
+        let trimmed = try await client.send(
+            "GET", "/v1/accounts/gated/tabs",
+            headers: [
+                ("X-Client-Platform", "iphone"), ("X-App-Version", "2.0.0"), ("User-Agent", "Gated/2.0 CFNetwork/1496.0.7 Darwin/23.5.0"),
+            ])
+        #expect(trimmed.status == 200 && trimmed.header("Tabs-Withheld") == "t1")
+        #expect((Self.object(trimmed)["tabs"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == ["t0"])
+        #expect(trimmed.header("Vary")?.contains("X-App-Version") == true && trimmed.header("Vary")?.contains("X-Client-Platform") == true)
+        let again = try await client.send(
+            "GET", "/v1/accounts/gated/tabs",
+            headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "2.0"), ("If-None-Match", trimmed.header("ETag") ?? "")])
+        #expect(again.status == 304)
+        for version in ["2.1", "3.0"] {
+            let whole = try await client.send(
+                "GET", "/v1/accounts/gated/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", version)])
+            #expect(whole.header("Tabs-Withheld") == nil && (Self.object(whole)["tabs"] as? [[String: Any]])?.count == 2, "\(version)")
+        }
+        let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"tabserver_tabs_withheld_total{platform="iphone",app_version="2.0"} 2"#), "\(metrics.suffix(400))")
+
+        // The list says when a client was last seen and that both are live; a retired build gets every tab again.
+        let builds = try #require(Self.object(try await client.send("GET", "/v1/builds", headers: admin))["builds"] as? [[String: Any]])
+        #expect(builds.compactMap { $0["appVersion"] as? String } == ["2.0", "2.1"])
+        #expect(
+            builds.allSatisfy { $0["live"] as? Bool == true } && builds[0]["lastSeenAt"] is String
+                && builds[1]["declaredBy"] as? String == "tester")
+        #expect(try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: admin).status == 204)
+        #expect(try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: admin).status == 404)
+        let retired = try await client.send(
+            "GET", "/v1/accounts/gated/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "2.0")])
+        #expect(retired.header("Tabs-Withheld") == nil && (Self.object(retired)["tabs"] as? [[String: Any]])?.count == 2)
+    }
+
+    @Test func badDeclarationsAreClearAndStoreNothing() async throws {
+        let harness = try await ServiceHarness()
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let admin = ServiceHarness.admin(Self.json)
+        let ok = Self.body(["viewControllers": ["A"]])
+        #expect(try await client.send("PUT", "/v1/builds/watch/1.0", headers: admin, body: ok).status == 404)
+        #expect(try await client.send("PUT", "/v1/builds/iphone/2.x", headers: admin, body: ok).status == 404)
+        #expect(try await client.send("PUT", "/v1/builds/iphone/2.0", headers: Self.json, body: ok).status == 401)
+        let bad = try await client.send(
+            "PUT", "/v1/builds/iphone/2.0", headers: admin,
+            body: Self.body(["viewControllers": ["A", 7, String(repeating: "x", count: 129)], "images": "no"] as [String: Any]))
+        #expect(bad.status == 422)
+        let pointers = (Self.object(bad)["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String }
+        #expect(pointers == ["/viewControllers/1", "/viewControllers/2", "/images"], "\(String(decoding: bad.body, as: UTF8.self))")
+        #expect(try await client.send("PUT", "/v1/builds/iphone/2.0", headers: admin, body: Array("[".utf8)).status == 400)
+        let listed = Self.object(try await client.send("GET", "/v1/builds", headers: admin))["builds"] as? [Any]
+        #expect(listed?.isEmpty == true)
+    }
+}
