@@ -242,7 +242,8 @@ import Testing
         let checking = lines.filter { $0.phase == "checking" }
         #expect(
             checking.map(\.table) == [
-                "audit_log", "builds", "layout_pointers", "layout_versions", "rollout_served", "rollouts", "strings_pointers", "strings_versions",
+                "audit_log", "builds", "layout_pointers", "layout_versions", "rollout_served", "rollouts", "strings_pointers",
+                "strings_versions",
                 "token_secrets",
                 "tokens", "webhook_deliveries", "webhooks",
             ] && checking.last?.rows == 25)
