@@ -75,6 +75,9 @@ let package = Package(
         // the trim of what a declared build is sent (docs/builds.md).
         .target(name: "TabBuilds", dependencies: ["TabLayout"], swiftSettings: strict),
         .testTarget(name: "TabBuildsTests", dependencies: ["TabBuilds", "TabLayout"], swiftSettings: strict),
+        // Change requests: what a protected environment's change waits for, and its approvals (docs/change-requests.md).
+        .target(name: "TabReview", swiftSettings: strict),
+        .testTarget(name: "TabReviewTests", dependencies: ["TabReview"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
@@ -93,7 +96,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "CCurl",
+                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -109,7 +112,7 @@ let package = Package(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
-                "TabDelivery", "TabSigning", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabDelivery", "TabSigning", "TabReview", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

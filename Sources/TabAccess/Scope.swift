@@ -1,4 +1,4 @@
-/// What a token may do. `write` and `deploy` each imply `read`; `deploy` implies `rollback`; `admin` implies
+/// What a token may do. `write`, `deploy` and `approve` each imply `read`; `deploy` implies `rollback`; `admin` implies
 /// everything (docs/access-and-webhooks.md).
 public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
     /// Management GETs, `/v1/events`, `/v1/audit`.
@@ -9,6 +9,8 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
     case deploy
     /// Rolling a rollout back, by hand or through `/v1/alerts`, and nothing else: Alertmanager's token.
     case rollback
+    /// Approving and rejecting change requests (and reading).
+    case approve
     /// Everything, including tokens and webhooks.
     case admin
 
@@ -19,6 +21,7 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
         case .write: [.read, .write]
         case .deploy: [.read, .deploy, .rollback]
         case .rollback: [.rollback]
+        case .approve: [.read, .approve]
         case .admin: Set(Scope.allCases)
         }
     }

@@ -254,18 +254,4 @@ extension TabService {
                 .object(["platform": .string($0.platform.rawValue), "appVersion": .string($0.version)])
             })
     }
-
-    /// `?allowIncompatible=true`: publish past the gate, for a token that may deploy to the account (403 otherwise).
-    func allowsIncompatible(_ request: borrowing HTTPRequest, _ match: RouteMatch, environment: EnvironmentName) -> Result<
-        Bool, ProblemError
-    > {
-        guard request.query("allowIncompatible") == "true" else { return .success(false) }
-        if let grant = match.grant,
-            let refusal = grant.authorize(AccessRequest(scope: .deploy, target: .account(match["account"]), environment: environment.text))
-        {
-            return .failure(
-                ProblemError(Problem(.insufficientScope, detail: "allowIncompatible needs a token that may \(refusal.clientDescription)")))
-        }
-        return .success(true)
-    }
 }

@@ -31,6 +31,7 @@ enum ProblemKind: String, CaseIterable, Sendable {
     case tokenInactive = "token-inactive"
     case rolloutConflict = "rollout-conflict"
     case incompatibleBuild = "incompatible-build"
+    case changeRequestConflict = "change-request-conflict"
 
     var status: Int {
         switch self {
@@ -56,14 +57,14 @@ enum ProblemKind: String, CaseIterable, Sendable {
         case .insufficientStorage: 507
         case .insufficientScope: 403
         case .invalidFields, .incompatibleBuild: 422
-        case .lastAdminToken, .tokenInactive, .rolloutConflict: 409
+        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: 409
         }
     }
 
     var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict: "Conflict"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: "Conflict"
         case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"

@@ -3,7 +3,7 @@
 extension TabService {
     static let routeTable = RouteTable(
         clientPlaneRoutes + managementRoutes + rolloutRoutes + tokenRoutes + auditRoutes + operationsRoutes + webhookRoutes
-            + buildRoutes)
+            + buildRoutes + changeRequestRoutes)
 }
 
 extension TabService {

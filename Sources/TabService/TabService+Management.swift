@@ -56,8 +56,8 @@ extension TabService {
             account: address.account, body: request.body, contentType: request.header("Content-Type") ?? "", format: format,
             precondition: writePrecondition(request), author: match.author, message: request.header("Change-Message"),
             dryRun: request.query("dryRun") == "true", restoredFrom: nil, environment: target.environment, publish: target.mode == .publish)
-        switch allowsIncompatible(request, match, environment: target.environment) {
-        case .success(let allowed): upload.allowIncompatible = allowed
+        switch writeOptions(request, match, environment: target.environment) {
+        case .success(let options): upload.options = options
         case .failure(let problem): return .response(problem.response)
         }
         let checked = upload
@@ -85,9 +85,9 @@ extension TabService {
         case .success(let chosen): target = chosen
         case .failure(let problem): return .response(problem.response)
         }
-        let allowIncompatible: Bool
-        switch allowsIncompatible(request, match, environment: target.environment) {
-        case .success(let allowed): allowIncompatible = allowed
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: target.environment) {
+        case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
         let body = request.body
@@ -96,7 +96,7 @@ extension TabService {
         return .deferred {
             await self.patch(
                 account: address.account, patch: body, isMerge: kind == "application/merge-patch+json", precondition: precondition,
-                author: author, environment: target.environment, publish: target.mode == .publish, allowIncompatible: allowIncompatible)
+                author: author, environment: target.environment, publish: target.mode == .publish, options: options)
         }
     }
 
@@ -108,16 +108,15 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
-        let allowIncompatible: Bool
-        switch allowsIncompatible(request, match, environment: environment) {
-        case .success(let allowed): allowIncompatible = allowed
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: environment) {
+        case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
         return withLayoutAddress(match) { account, _ in
             .deferred {
                 await self.deleteLayout(
-                    account: account, precondition: precondition, author: match.author, environment: environment,
-                    allowIncompatible: allowIncompatible)
+                    account: account, precondition: precondition, author: match.author, environment: environment, options: options)
             }
         }
     }
@@ -149,16 +148,16 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
-        let allowIncompatible: Bool
-        switch allowsIncompatible(request, match, environment: environment) {
-        case .success(let allowed): allowIncompatible = allowed
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: environment) {
+        case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
         return withLayoutAddress(match) { account, number in
             .deferred {
                 await self.restore(
                     account: account, number: number ?? 0, precondition: precondition, author: match.author, environment: environment,
-                    allowIncompatible: allowIncompatible)
+                    options: options)
             }
         }
     }
@@ -265,8 +264,8 @@ extension TabService {
         /// The environment the version enters, and whether its pointer moves there (false: a draft).
         var environment: EnvironmentName = .production
         var publish = true
-        /// `?allowIncompatible=true`: publish past the builds gate (audited with the builds it breaks).
-        var allowIncompatible = false
+        /// The gate, review and schedule choices of the request (``WriteOptions``).
+        var options = WriteOptions()
     }
 
     /// Compiles against the current snapshot (422 when it cannot), then appends and swaps the snapshot.
@@ -294,7 +293,10 @@ extension TabService {
         } catch {
             return storeProblem(error)
         }
-        if upload.publish, !misses.isEmpty, !upload.allowIncompatible { return Self.incompatible(misses).response }
+        if upload.publish, !upload.options.applying, let required = reviewRequired(in: upload.environment, upload.options) {
+            return await holdForReview(upload, required: required, misses: misses)
+        }
+        if upload.publish, !misses.isEmpty, !upload.options.allowIncompatible { return Self.incompatible(misses).response }
         let existed = snapshot.record(upload.account) != nil
         do {
             metrics.storeOperations.add()
@@ -307,9 +309,12 @@ extension TabService {
             if let context = AuditContext.current {
                 let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(context.method.lowercased())"
                 // A forced publish names the builds it knowingly breaks.
-                let forced =
+                var forced =
                     upload.publish && !misses.isEmpty
                     ? " allowIncompatible: " + Set(misses.map(\.build)).sorted().map(\.description).joined(separator: ", ") : ""
+                if upload.options.bypassApproval, configuration.approvals.approvals(for: upload.environment.text) != nil {
+                    forced += " bypassApproval"
+                }
                 change.audit = context.entry(
                     action: action + forced, account: upload.account, status: existed || upload.restoredFrom != nil ? 200 : 201)
             }
@@ -390,7 +395,7 @@ extension TabService {
 
     func patch(
         account: String, patch: [UInt8], isMerge: Bool, precondition: WritePrecondition, author: String,
-        environment: EnvironmentName = .production, publish: Bool = true, allowIncompatible: Bool = false
+        environment: EnvironmentName = .production, publish: Bool = true, options: WriteOptions = WriteOptions()
     ) async -> HTTPResponse {
         let latest: StoredVersion?
         do {
@@ -413,12 +418,13 @@ extension TabService {
             account: account, body: Array(patched.jsonText().utf8), contentType: "application/json", format: .json,
             precondition: precondition, author: author, message: nil, dryRun: false, restoredFrom: nil, environment: environment,
             publish: publish)
-        upload.allowIncompatible = allowIncompatible
+        upload.options = options
         return await write(upload)
     }
 
     func deleteLayout(
-        account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName, allowIncompatible: Bool = false
+        account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName,
+        options: WriteOptions = WriteOptions()
     ) async -> HTTPResponse {
         let snapshot = self.snapshot(for: environment)
         if case .none = precondition {
@@ -434,7 +440,12 @@ extension TabService {
         }
         do {
             // The account falls back to `default` there: every live build must be able to open that.
-            if account != "default", !allowIncompatible, let fallback = snapshot.entry(for: "default")?.resolved {
+            if !options.applying, let required = reviewRequired(in: environment, options) {
+                return await holdForReview(
+                    action: "layout.delete", account: account, environment: environment, version: nil, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: [])
+            }
+            if account != "default", !options.allowIncompatible, let fallback = snapshot.entry(for: "default")?.resolved {
                 let misses = try await buildMisses(fallback)
                 if !misses.isEmpty { return Self.incompatible(misses).response }
             }
@@ -451,7 +462,7 @@ extension TabService {
 
     func restore(
         account: String, number: Int, precondition: WritePrecondition, author: String, environment: EnvironmentName,
-        allowIncompatible: Bool = false
+        options: WriteOptions = WriteOptions()
     ) async -> HTTPResponse {
         let old: StoredVersion?
         do {
@@ -466,9 +477,9 @@ extension TabService {
             account: account, body: old.source, contentType: old.contentType, format: sourceFormat(old.contentType) ?? .json,
             precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number,
             environment: environment)
-        upload.allowIncompatible = allowIncompatible
+        upload.options = options
         let response = await write(upload)
-        guard response.status == 201 else { return response }
+        guard response.status == 201, !upload.options.applying else { return response }
         var ok = response
         ok.status = 200
         return ok

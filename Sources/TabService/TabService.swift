@@ -4,6 +4,7 @@ import Synchronization
 import TabAccess
 import TabDelivery
 import TabLayout
+import TabReview
 import TabSigning
 import TabStore
 import TabWebhooks
@@ -48,6 +49,8 @@ public struct ServiceConfiguration: Sendable {
     public var webhookPolicy = AddressPolicy()
     /// How webhook hosts are resolved (checked when made and before every attempt).
     public var webhookResolver: any HostResolver = SystemResolver()
+    /// The environments whose changes wait for approvals (`--require-approval ENV[:N]`).
+    public var approvals = ApprovalPolicy()
     /// Days a declared build stays live after it was declared or last seen (`--build-live-days`).
     public var buildLiveDays = 30
     /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
@@ -148,6 +151,7 @@ public final class TabService: HTTPHandler {
         startRolloutStepper()
         pruneAuditInTheBackground()
         followBuilds()
+        applyScheduledChangeRequests()
         if configuration.webhookDeliveries { webhookWorker.start() }
     }
 

@@ -11,6 +11,7 @@ public final class MemoryStore: StoreBackend {
         var strings: [String: [StoredStrings]] = [:]
         var tokens: [String: StoredToken] = [:]
         var builds: [String: StoredBuild] = [:]
+        var changeRequests: [String: (request: StoredChangeRequest, claimedBy: String?)] = [:]
         var audit: [AuditEntry] = []
         var lastAuditID: Int64 = 0
         var webhooks: [String: StoredWebhook] = [:]
@@ -111,6 +112,27 @@ private final class MemoryRows: StoreRows {
     func tokens() throws(StoreError) -> [StoredToken] { state.tokens.values.sorted { $0.id < $1.id } }
 
     func save(_ token: StoredToken, announce: Bool) throws(StoreError) { state.tokens[token.id] = token }
+
+    func changeRequests() throws(StoreError) -> [StoredChangeRequest] {
+        state.changeRequests.values.map(\.request).sorted { ($0.createdAtMillis, $0.id) < ($1.createdAtMillis, $1.id) }
+    }
+
+    func insert(changeRequest: StoredChangeRequest) throws(StoreError) {
+        guard state.changeRequests[changeRequest.id] == nil else { throw .conflict }
+        state.changeRequests[changeRequest.id] = (changeRequest, nil)
+    }
+
+    func update(changeRequest: StoredChangeRequest, expecting: String) throws(StoreError) -> Bool {
+        guard state.changeRequests[changeRequest.id]?.request.state == expecting else { return false }
+        state.changeRequests[changeRequest.id] = (changeRequest, nil)
+        return true
+    }
+
+    func claim(changeRequest id: String, state wanted: String, by claimer: String) throws(StoreError) -> Bool {
+        guard let held = state.changeRequests[id], held.request.state == wanted, held.claimedBy == nil else { return false }
+        state.changeRequests[id]?.claimedBy = claimer
+        return true
+    }
 
     func builds() throws(StoreError) -> [StoredBuild] {
         state.builds.values.sorted { ($0.platform, $0.appVersion) < ($1.platform, $1.appVersion) }

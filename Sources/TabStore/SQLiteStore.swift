@@ -217,6 +217,35 @@ struct SQLiteRows: StoreRows {
         try db.run(BuildSQL.markSeen, [.int64(atMillis), .text(platform), .text(appVersion)])
     }
 
+    func changeRequests() throws(StoreError) -> [StoredChangeRequest] {
+        try ChangeRequestSQL.decode(
+            try db.query(ChangeRequestSQL.select, []) { (row) throws(StoreError) -> [String?] in (0..<4).map { row.text($0) } })
+    }
+
+    func insert(changeRequest: StoredChangeRequest) throws(StoreError) {
+        try db.run(
+            ChangeRequestSQL.insert,
+            [
+                .text(changeRequest.id), .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                .int64(changeRequest.createdAtMillis),
+            ])
+    }
+
+    func update(changeRequest: StoredChangeRequest, expecting: String) throws(StoreError) -> Bool {
+        try db.run(
+            ChangeRequestSQL.update,
+            [
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), .text(changeRequest.id),
+                .text(expecting),
+            ])
+        return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
+    }
+
+    func claim(changeRequest id: String, state: String, by claimer: String) throws(StoreError) -> Bool {
+        try db.run(ChangeRequestSQL.claim, [.text(claimer), .text(id), .text(state)])
+        return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
+    }
+
     /// Text cells as SQLite values (NULL for nil).
     static func bind(_ cells: [String?]) -> [SQLiteValue] { cells.map { $0.map { SQLiteValue.text($0) } ?? .null } }
 }

@@ -5,7 +5,7 @@ import TabDelivery
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
-public protocol StoreRows: WebhookRows, DeliveryRows, BuildRows {
+public protocol StoreRows: WebhookRows, DeliveryRows, BuildRows, ChangeRequestRows {
     /// The latest record of an account (a deletion record included).
     func latest(account: String) throws(StoreError) -> StoredVersion?
     /// One record of an account.

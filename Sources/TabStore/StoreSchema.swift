@@ -196,6 +196,16 @@ public enum StoreSchema {
             PRIMARY KEY (platform, app_version)
         ){table-options};
         """,
+        // Change requests held for review in protected environments (docs/change-requests.md).
+        """
+        CREATE TABLE change_requests (
+            id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            record TEXT NOT NULL,
+            created_at_ms {int64} NOT NULL,
+            claimed_by TEXT
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -214,7 +214,7 @@ public struct LayoutWrite: Sendable {
 
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
-public protocol TabStore: WebhookStore, RolloutStore, BuildStore {
+public protocol TabStore: WebhookStore, RolloutStore, BuildStore, ChangeRequestStore {
     /// The version `environment` points at (deletions excluded) of every account that has a layout there.
     func currentLayouts(environment: String) async throws(StoreError) -> [StoredVersion]
     /// The latest record of an account (a deletion record included), or nil when it never had a layout.

@@ -390,6 +390,32 @@ struct PGRows: StoreRows {
         _ = try db.execute(BuildSQL.markSeen, [.text(String(atMillis)), .text(platform), .text(appVersion)])
     }
 
+    func changeRequests() throws(StoreError) -> [StoredChangeRequest] {
+        try ChangeRequestSQL.decode(try db.execute(ChangeRequestSQL.select).map { $0.map(\.text) })
+    }
+
+    func insert(changeRequest: StoredChangeRequest) throws(StoreError) {
+        _ = try db.execute(
+            ChangeRequestSQL.insert,
+            [
+                .text(changeRequest.id), .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                .text(String(changeRequest.createdAtMillis)),
+            ])
+    }
+
+    func update(changeRequest: StoredChangeRequest, expecting: String) throws(StoreError) -> Bool {
+        !(try db.execute(
+            ChangeRequestSQL.update + " RETURNING 1",
+            [
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), .text(changeRequest.id),
+                .text(expecting),
+            ])).isEmpty
+    }
+
+    func claim(changeRequest id: String, state: String, by claimer: String) throws(StoreError) -> Bool {
+        !(try db.execute(ChangeRequestSQL.claim + " RETURNING 1", [.text(claimer), .text(id), .text(state)])).isEmpty
+    }
+
     /// Announced as `token <id> <ms> <origin>`, delivered at commit: other replicas reload their tokens at once.
     func save(_ token: StoredToken, announce: Bool) throws(StoreError) {
         _ = try db.execute(TokenRows.upsertToken, TokenRows.tokenCells(token).map(PGValue.optional))

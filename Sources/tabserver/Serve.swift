@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import MicroHTTPD
 import TabDelivery
+import TabReview
 import TabRuntime
 import TabService
 import TabStore
@@ -72,6 +73,11 @@ struct Serve: AsyncParsableCommand {
     var manifestMaxAge: Int?
     @Option(help: "Days a declared app build stays live after it was declared or last seen (env TABSERVER_BUILD_LIVE_DAYS; default 30).")
     var buildLiveDays: Int?
+    @Option(
+        help:
+            "Changes to this environment wait for N approvals (ENV or ENV:N, N 1 to 10; repeatable; env TABSERVER_REQUIRE_APPROVAL, comma-separated)."
+    )
+    var requireApproval: [String] = []
 
     /// `--cache-limit` or `TABSERVER_CACHE_LIMIT_MB`, 1 to 1,048,576 MiB (default from the container's memory limit).
     func cacheLimitMiB(_ environment: Environment, limits: ContainerLimits) throws -> Int {
@@ -167,6 +173,22 @@ struct Serve: AsyncParsableCommand {
         guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
         service.buildLiveDays = try buildLiveDays ?? environment.integer("TABSERVER_BUILD_LIVE_DAYS") ?? 30
         guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
+        let protected =
+            requireApproval.isEmpty
+            ? (environment["TABSERVER_REQUIRE_APPROVAL"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty } : requireApproval
+        for item in protected {
+            do throws(ReviewError.Parse) {
+                try service.approvals.add(item)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+        for name in service.approvals.required.keys where !service.environments.contains(name) {
+            throw ValidationError(
+                "--require-approval names '\(name)', which is not one of the environments (\(service.environments.joined(separator: ", ")))"
+            )
+        }
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(DeliveryError) {
                 service.environments = try EnvironmentList(parsing: named).names.map(\.text)

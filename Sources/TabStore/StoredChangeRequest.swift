@@ -1,0 +1,82 @@
+import TabAccess
+
+/// A change request as the store keeps it: its id, state and the record TabReview writes, and which replica claimed
+/// it to apply (so that of replicas racing to apply a scheduled request exactly one does).
+public struct StoredChangeRequest: Sendable, Equatable {
+    public var id: String
+    public var state: String
+    public var record: [UInt8]
+    public var createdAtMillis: Int64
+
+    public init(id: String, state: String, record: [UInt8], createdAtMillis: Int64) {
+        self.id = id
+        self.state = state
+        self.record = record
+        self.createdAtMillis = createdAtMillis
+    }
+}
+
+/// Change requests' rows, in one transaction.
+public protocol ChangeRequestRows {
+    func changeRequests() throws(StoreError) -> [StoredChangeRequest]
+    func insert(changeRequest: StoredChangeRequest) throws(StoreError)
+    /// Replaces the record of `request.id` when its state is still `expecting`; false when it is not (or is gone).
+    func update(changeRequest: StoredChangeRequest, expecting: String) throws(StoreError) -> Bool
+    /// Marks `id` claimed by `claimer` when it is in state `state` and unclaimed; false when another got there first.
+    func claim(changeRequest id: String, state: String, by claimer: String) throws(StoreError) -> Bool
+}
+
+/// The SQL of ``ChangeRequestRows`` for SQLite and PostgreSQL (parameters named in order of first appearance).
+public enum ChangeRequestSQL {
+    public static let select = "SELECT id, state, record, created_at_ms FROM change_requests ORDER BY created_at_ms, id"
+    public static let insert = "INSERT INTO change_requests (id, state, record, created_at_ms) VALUES ($1, $2, $3, $4)"
+    /// Parameters: the new state, the record, the id, the expected state. The claim is cleared.
+    public static let update =
+        "UPDATE change_requests SET state = $1, record = $2, claimed_by = NULL WHERE id = $3 AND state = $4"
+    /// Parameters: the claimer, the id, the state.
+    public static let claim = "UPDATE change_requests SET claimed_by = $1 WHERE id = $2 AND state = $3 AND claimed_by IS NULL"
+
+    /// Change requests from the text cells of ``select``.
+    public static func decode(_ rows: [[String?]]) throws(StoreError) -> [StoredChangeRequest] {
+        try rows.map { (row) throws(StoreError) -> StoredChangeRequest in
+            guard row.count == 4, let id = row[0], let state = row[1], let record = row[2], let created = row[3].flatMap({ Int64($0) })
+            else {
+                throw .unavailable("a change_requests row is not what the schema writes")
+            }
+            return StoredChangeRequest(id: id, state: state, record: Array(record.utf8), createdAtMillis: created)
+        }
+    }
+}
+
+/// What the service asks of a store about change requests (each call one transaction).
+public protocol ChangeRequestStore: Sendable {
+    func changeRequests() async throws(StoreError) -> [StoredChangeRequest]
+    func create(changeRequest: StoredChangeRequest, audit: AuditEntry?) async throws(StoreError)
+    func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?) async throws(StoreError) -> Bool
+    func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool
+}
+
+extension StoreBackend {
+    public func changeRequests() async throws(StoreError) -> [StoredChangeRequest] {
+        try await transaction { (rows) throws(StoreError) in try rows.changeRequests() }
+    }
+
+    public func create(changeRequest: StoredChangeRequest, audit: AuditEntry?) async throws(StoreError) {
+        try await transaction { (rows) throws(StoreError) in
+            try rows.insert(changeRequest: changeRequest)
+            try WriteRule.record(audit, version: nil, rows)
+        }
+    }
+
+    public func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?) async throws(StoreError) -> Bool {
+        try await transaction { (rows) throws(StoreError) in
+            guard try rows.update(changeRequest: changeRequest, expecting: expecting) else { return false }
+            try WriteRule.record(audit, version: nil, rows)
+            return true
+        }
+    }
+
+    public func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool {
+        try await transaction { (rows) throws(StoreError) in try rows.claim(changeRequest: id, state: state, by: claimer) }
+    }
+}
