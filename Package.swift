@@ -156,7 +156,7 @@ let package = Package(
             name: "TabServiceTests",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
-                "TabWebhooks", "TabDelivery", "TabSigning",
+                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview",
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MicroHTTPD
 import TabConfigs
+import TabReview
 import TabService
 import TabSigning
 import TabStore
@@ -25,7 +26,7 @@ struct ServiceHarness {
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
         variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
-        environments: [String] = ["production"], signer: Signer? = nil
+        environments: [String] = ["production"], signer: Signer? = nil, approvals: [String] = []
     )
         async throws
     {
@@ -40,6 +41,7 @@ struct ServiceHarness {
                 service.webhookDeliveries = webhookDeliveries
                 service.environments = environments
                 service.signer = signer
+                for item in approvals { try? service.approvals.add(item) }
                 return service
             }(),
             http: configuration, logger: logger)

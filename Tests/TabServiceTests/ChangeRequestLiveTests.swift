@@ -1,0 +1,145 @@
+import Foundation
+import TabTestSupport
+import Testing
+
+/// Change requests over a real socket (docs/change-requests.md): a protected environment holds changes for review;
+/// approvals by others, apply with the original precondition, schedules, bypass.
+@Suite(.serialized) struct ChangeRequestLiveTests {
+    static func object(_ response: HTTPTestClient.Response) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    static func token(_ client: HTTPTestClient, _ name: String, _ scopes: [String]) async throws -> [(String, String)] {
+        let made = try await client.send(
+            "POST", "/v1/tokens", headers: ServiceHarness.admin([("Content-Type", "application/json")]),
+            body: Array(try JSONSerialization.data(withJSONObject: ["name": name, "scopes": scopes])))
+        return [("Authorization", "Bearer \(try #require(object(made)["token"] as? String))")]
+    }
+
+    static let json = [("Content-Type", "application/json")]
+
+    @Test func aProtectedChangeWaitsForOthersAndAppliesWithItsPrecondition() async throws {
+        let harness = try await ServiceHarness(approvals: ["production:2"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let alice = try await Self.token(client, "alice", ["write"])
+        let bob = try await Self.token(client, "bob", ["approve"])
+        let carol = try await Self.token(client, "carol", ["approve"])
+        let reader = try await Self.token(client, "dave", ["read"])
+
+        let held = try await client.send(
+            "PUT", "/v1/accounts/reviewed/layout", headers: alice + Self.json + [("If-None-Match", "*")], body: document(["Home"]))
+        #expect(held.status == 202, "\(String(decoding: held.body, as: UTF8.self))")
+        let request = try #require(Self.object(held)["changeRequest"] as? [String: Any])
+        let id = try #require(request["id"] as? String)
+        #expect(held.header("Location") == "/v1/change-requests/\(id)" && request["state"] as? String == "open")
+        #expect(request["required"] as? Int == 2 && request["author"] as? String == "alice" && request["action"] as? String == "layout.put")
+        #expect(Self.object(try await client.send("GET", "/v1/accounts/reviewed/tabs"))["layout"] as? String == "default")
+
+        // The author never approves; a reader may not; each approver once.
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: alice).status == 403)
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: reader).status == 403)
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob).status == 200)
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob).status == 409)
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice).status == 409)  // one of two
+        let approved = try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: carol)
+        #expect(Self.object(approved)["state"] as? String == "approved")
+        #expect((Self.object(approved)["approvals"] as? [[String: Any]])?.compactMap { $0["by"] as? String } == ["bob", "carol"])
+
+        let applied = try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice)
+        #expect(
+            applied.status == 200 && Self.object(applied)["state"] as? String == "applied",
+            "\(String(decoding: applied.body, as: UTF8.self))")
+        #expect(Self.object(try await client.send("GET", "/v1/accounts/reviewed/tabs"))["layout"] as? String == "reviewed")
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice).status == 409)
+
+        // Overtaken: a request made against the ETag that another change replaced fails with 412 and never overwrites.
+        let etag = try #require(try await client.send("GET", "/v1/accounts/reviewed/layout", headers: alice).header("ETag"))
+        let first = try await client.send(
+            "PUT", "/v1/accounts/reviewed/layout", headers: alice + Self.json + [("If-Match", etag)], body: document(["One"]))
+        let second = try await client.send(
+            "PUT", "/v1/accounts/reviewed/layout", headers: alice + Self.json + [("If-Match", etag)], body: document(["Two"]))
+        let firstID = try #require((Self.object(first)["changeRequest"] as? [String: Any])?["id"] as? String)
+        let secondID = try #require((Self.object(second)["changeRequest"] as? [String: Any])?["id"] as? String)
+        for id in [firstID, secondID] {
+            _ = try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob)
+            _ = try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: carol)
+        }
+        #expect(try await client.send("POST", "/v1/change-requests/\(firstID)/apply", headers: alice).status == 200)
+        #expect(try await client.send("POST", "/v1/change-requests/\(secondID)/apply", headers: alice).status == 412)
+        #expect(
+            Self.object(try await client.send("GET", "/v1/change-requests/\(secondID)", headers: reader))["state"] as? String == "failed")
+        let served = Self.object(try await client.send("GET", "/v1/accounts/reviewed/tabs"))
+        #expect((served["tabs"] as? [[String: Any]])?.first?["title"] as? String == "One")
+
+        // Reject with a reason; cancel by its author only; the list filters by state.
+        let third = try await client.send(
+            "DELETE", "/v1/accounts/reviewed/layout",
+            headers: alice + [
+                ("If-Match", try await client.send("GET", "/v1/accounts/reviewed/layout", headers: alice).header("ETag") ?? "")
+            ])
+        #expect(third.status == 202 && (Self.object(third)["changeRequest"] as? [String: Any])?["action"] as? String == "layout.delete")
+        let thirdID = try #require((Self.object(third)["changeRequest"] as? [String: Any])?["id"] as? String)
+        #expect(try await client.send("POST", "/v1/change-requests/\(thirdID)/cancel", headers: reader).status == 403)
+        let rejected = try await client.send(
+            "POST", "/v1/change-requests/\(thirdID)/reject", headers: bob + Self.json, body: Array(#"{"reason": "not this week"}"#.utf8))
+        #expect(Self.object(rejected)["state"] as? String == "rejected" && Self.object(rejected)["reason"] as? String == "not this week")
+        let failed =
+            Self.object(try await client.send("GET", "/v1/change-requests?state=failed", headers: reader))["changeRequests"]
+            as? [[String: Any]]
+        #expect(failed?.compactMap { $0["id"] as? String } == [secondID])
+        let audit = String(
+            decoding: try await client.send("GET", "/v1/audit?account=reviewed", headers: ServiceHarness.admin()).body, as: UTF8.self)
+        for action in [
+            "change-request.open", "change-request.approved", "change-request.applied", "change-request.failed", "change-request.rejected",
+        ] {
+            #expect(audit.contains(action), "\(action)")
+        }
+    }
+
+    @Test func aScheduledRequestIsAppliedAtItsTimeAndAnAdminMayBypass() async throws {
+        let harness = try await ServiceHarness(approvals: ["production"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let alice = try await Self.token(client, "alice", ["write"])
+        let bob = try await Self.token(client, "bob", ["approve"])
+        let at = Date().addingTimeInterval(2)
+        let stamp = ISO8601DateFormatter().string(from: at)
+        let past = try await client.send(
+            "PUT", "/v1/accounts/scheduled/layout",
+            headers: alice + Self.json + [("If-None-Match", "*"), ("Apply-At", "2001-01-01T00:00:00Z")],
+            body: document(["Home"]))
+        #expect(past.status == 422)
+        let held = try await client.send(
+            "PUT", "/v1/accounts/scheduled/layout", headers: alice + Self.json + [("If-None-Match", "*"), ("Apply-At", stamp)],
+            body: document(["Home"]))
+        let id = try #require((Self.object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+        #expect((Self.object(held)["changeRequest"] as? [String: Any])?["applyAt"] is String)
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob).status == 200)
+        #expect(Self.object(try await client.send("GET", "/v1/accounts/scheduled/tabs"))["layout"] as? String == "default")
+        var state = ""
+        let deadline = at.addingTimeInterval(3)
+        while Date() < deadline, state != "applied" {
+            try await Task.sleep(for: .milliseconds(200))
+            state = Self.object(try await client.send("GET", "/v1/change-requests/\(id)", headers: bob))["state"] as? String ?? ""
+        }
+        #expect(state == "applied")
+        #expect(Date() < at.addingTimeInterval(2.5))
+        #expect(Self.object(try await client.send("GET", "/v1/accounts/scheduled/tabs"))["layout"] as? String == "scheduled")
+
+        // An admin applies at once with bypassApproval (audited as such); a writer may not.
+        let etag = try await client.send("GET", "/v1/accounts/scheduled/layout", headers: alice).header("ETag") ?? ""
+        #expect(
+            try await client.send(
+                "PUT", "/v1/accounts/scheduled/layout?bypassApproval=true", headers: alice + Self.json + [("If-Match", etag)],
+                body: document(["Two"])
+            ).status == 403)
+        let bypassed = try await client.send(
+            "PUT", "/v1/accounts/scheduled/layout?bypassApproval=true", headers: ServiceHarness.admin(Self.json + [("If-Match", etag)]),
+            body: document(["Two"]))
+        #expect(bypassed.status == 200)
+        let audit = String(
+            decoding: try await client.send("GET", "/v1/audit?account=scheduled", headers: ServiceHarness.admin()).body, as: UTF8.self)
+        #expect(audit.contains("bypassApproval"))
+    }
+}
