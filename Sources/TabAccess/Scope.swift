@@ -35,7 +35,7 @@ public enum Scope: String, Sendable, Codable, CaseIterable, Comparable {
 }
 
 extension Scope {
-    /// Every scope's name, in order, for messages: `read, write, deploy, rollback, admin`.
+    /// Every scope's name, in order, for messages: `read, write, deploy, rollback, approve, admin`.
     public static let names = allCases.map(\.rawValue).joined(separator: ", ")
 }
 

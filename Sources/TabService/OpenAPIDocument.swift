@@ -175,7 +175,7 @@ enum OpenAPIDocument {
               additionalProperties: false
               properties:
                 name: {type: string, minLength: 1, maxLength: 128}
-                scopes: {type: array, minItems: 1, items: {type: string, enum: [read, write, deploy, rollback, admin]}}
+                scopes: {type: array, minItems: 1, items: {type: string, enum: [read, write, deploy, rollback, approve, admin]}}
                 accounts: {type: array, minItems: 1, items: {type: string, pattern: '^[A-Za-z0-9._*?-]{1,128}$'}}
                 environments: {type: array, minItems: 1, items: {type: string}}
                 expiresAt: {type: [string, 'null'], format: date-time}
@@ -186,7 +186,7 @@ enum OpenAPIDocument {
                 id: {type: string, pattern: '^[a-z2-7]{16}$'}
                 name: {type: string}
                 token: {type: string, description: 'tsk_<id>_<secret>: only when made or rotated.'}
-                scopes: {type: array, items: {type: string, enum: [read, write, deploy, rollback, admin]}}
+                scopes: {type: array, items: {type: string, enum: [read, write, deploy, rollback, approve, admin]}}
                 accounts: {type: array, items: {type: string}}
                 environments: {type: [array, 'null'], items: {type: string}}
                 expiresAt: {type: [string, 'null'], format: date-time}

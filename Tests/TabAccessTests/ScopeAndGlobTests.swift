@@ -3,10 +3,10 @@ import Testing
 @testable import TabAccess
 
 @Suite struct ScopeTests {
-    @Test func writeAndDeployImplyReadDeployImpliesRollbackAndAdminImpliesEverything() {
+    @Test func writeDeployAndApproveImplyReadDeployImpliesRollbackAndAdminImpliesEverything() {
         let table: [Scope: Set<Scope>] = [
             .read: [.read], .write: [.read, .write], .deploy: [.read, .deploy, .rollback], .rollback: [.rollback],
-            .admin: Set(Scope.allCases),
+            .approve: [.read, .approve], .admin: Set(Scope.allCases),
         ]
         for holder in Scope.allCases {
             for needed in Scope.allCases {
@@ -17,6 +17,7 @@ import Testing
         #expect([Scope.write, .deploy].grant(.deploy))
         #expect(![Scope]().grant(.read))
         #expect(![Scope.rollback].grant(.read) && ![Scope.rollback].grant(.deploy), "Alertmanager's token reads nothing")
+        #expect(![Scope.write, .deploy].grant(.approve), "a writer never approves by holding write")
     }
 }
 

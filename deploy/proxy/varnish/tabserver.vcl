@@ -26,7 +26,7 @@ backend tabserver {
 
 sub vcl_recv {
     # Client plane only (the compiled layout, the legacy plist, the preview); everything else is passed.
-    if (req.url !~ "^/v1/accounts/[A-Za-z0-9._-]+/(tabs|tabs/preview\.svg|ApplicationHierarchy\.plist)(\?|$)") {
+    if (req.url !~ "^/v1/accounts/[A-Za-z0-9._-]+/(tabs|tabs/manifest|tabs/preview\.svg|ApplicationHierarchy\.plist)(\?|$)") {
         return (pass);
     }
     if (req.method != "GET" && req.method != "HEAD") {
