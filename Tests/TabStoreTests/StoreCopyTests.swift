@@ -65,6 +65,11 @@ import Testing
                 platform: "iphone", appVersion: "2.0", spec: Array(#"{"viewControllers":["HomeViewController"]}"#.utf8),
                 declaredAtMillis: 1_000, declaredBy: "ci", lastSeenMillis: nil), audit: nil)
         try await store.markBuildsSeen([(platform: "iphone", appVersion: "2.0", atMillis: 60_000)])
+        // A change request held for review.
+        try await store.create(
+            changeRequest: StoredChangeRequest(
+                id: "cr_0123456789abcdef", state: "open", record: Array(#"{"id":"cr_0123456789abcdef","state":"open"}"#.utf8),
+                createdAtMillis: 2_000), audit: nil)
         // A webhook that wants the next write: the write leaves one delivery in the outbox.
         try await store.createWebhook(
             StoredWebhook(
@@ -134,6 +139,7 @@ import Testing
             report.rows == [
                 "layout_versions": 8, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
                 "webhook_deliveries": 1, "layout_pointers": 5, "rollouts": 1, "rollout_served": 1, "strings_pointers": 1, "builds": 1,
+                "change_requests": 1,
             ])
         #expect(report.tagCount == 9)
         let copy = try SQLiteStore(path: targetPath)
@@ -236,17 +242,18 @@ import Testing
             lines.append($0)
         }
         let copying = lines.filter { $0.phase == "copying" }
-        #expect(copying.count == 25)
-        #expect(copying.last?.rows == 25 && copying.last?.total == 25 && copying.last?.table == "webhooks")
-        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/25 in all, ") == true)
+        #expect(copying.count == 26)
+        #expect(copying.last?.rows == 26 && copying.last?.total == 26 && copying.last?.table == "webhooks")
+        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/26 in all, ") == true)
         let checking = lines.filter { $0.phase == "checking" }
         #expect(
             checking.map(\.table) == [
-                "audit_log", "builds", "layout_pointers", "layout_versions", "rollout_served", "rollouts", "strings_pointers",
+                "audit_log", "builds", "change_requests", "layout_pointers", "layout_versions", "rollout_served", "rollouts",
+                "strings_pointers",
                 "strings_versions",
                 "token_secrets",
                 "tokens", "webhook_deliveries", "webhooks",
-            ] && checking.last?.rows == 25)
+            ] && checking.last?.rows == 26)
     }
 
     @Test func aCheckThatFindsADifferenceSaysWhere() async throws {
