@@ -40,8 +40,8 @@ struct Manifest: Sendable {
     }
 
     /// The manifest of `account` in `snapshot` (one environment's) at `now`; nil when nothing serves it.
-    /// `revision` is the newest millisecond among the serving layout's records, the rollout's recorded changes and
-    /// the step the clock has reached: it grows with every change of the manifest.
+    /// `revision` is the newest millisecond among the serving layout's records, the rollout's recorded changes (those
+    /// of a rollout that ended too) and the step the clock has reached: it grows with every change of the manifest.
     static func make(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> Manifest? {
         guard let entry = snapshot.entry(for: account) else { return nil }
         let owner = entry.resolved.name
@@ -49,6 +49,8 @@ struct Manifest: Sendable {
         let part = rollout?.manifest(at: now)
         var revision = entry.layoutModifiedMillis
         if let rollout { revision = max(revision, rollout.manifestChangedAt(now).unixMillis) }
+        // A rollout that ended (rolled back, or completed onto a draft older than it) leaves its time behind.
+        revision = max(revision, snapshot.contents.rolloutChangedMillis[owner] ?? 0)
         let stable = rollout.map(\.stableVersion) ?? snapshot.record(owner)?.version ?? entry.resolved.version ?? 0
         let body = Body(
             account: account, environment: environment, layout: owner, revision: revision, stable: Body.Stable(version: stable),

@@ -119,6 +119,10 @@ extension Snapshot {
     /// This snapshot serving `rollout` for its account (its arms made anew), or none when `rollout` is nil or has ended.
     func serving(_ rollout: Rollout?, account: String, candidate: StoredVersion?, counts: ArmCounts?, logger: Logger) -> Snapshot {
         var contents = self.contents
+        if let rollout {
+            let changed = rollout.lastChangedAt.unixMillis
+            contents.rolloutChangedMillis[account] = max(contents.rolloutChangedMillis[account] ?? 0, changed)
+        }
         if let rollout, rollout.progress.ending == nil, let candidate, let counts {
             contents.rollouts[account] = ServedRollout(
                 rollout: rollout, candidateDocument: LazyDocument(record: candidate), vary: contents.vary, counts: counts)

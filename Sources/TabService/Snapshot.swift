@@ -30,6 +30,9 @@ final class Snapshot: Sendable {
         var sequence: UInt64 = 0
         /// Rollouts under way in this snapshot's environment, by account.
         var rollouts: [String: ServedRollout] = [:]
+        /// The newest change time of each account's latest rollout served here, kept after it ends so that a
+        /// manifest's `revision` never goes back when a rollout is rolled back or completed (``Manifest``).
+        var rolloutChangedMillis: [String: Int64] = [:]
         /// Request headers every representation varies on besides its layout's own (`Tabs-Environment` when there
         /// is more than one environment).
         var vary: String?

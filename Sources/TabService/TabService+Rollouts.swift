@@ -290,10 +290,16 @@ extension TabService {
             let here = underWay.filter { $0.environment == environment }
             let held = snapshot(for: environment).contents.rollouts.keys
             let accounts = account.map { [$0] } ?? Array(Set(here.map(\.account)).union(held))
+            // Another replica's rollout that ended meanwhile: its end still counts for the manifest's revision.
+            var ended: Rollout?
+            if let account, !here.contains(where: { $0.account == account }) {
+                ended = try await store.latestRollout(account: account, environment: environment.text)?.0
+            }
+            let endedRollout = ended
             await publish(in: environment) { snapshot in
                 var next = snapshot
                 for name in accounts {
-                    let rollout = here.last { $0.account == name }
+                    let rollout = here.last { $0.account == name } ?? endedRollout
                     next = next.serving(
                         rollout, account: name, candidate: rollout.flatMap { candidateRecords[ArmCountsRegistry.key($0)] },
                         counts: rollout.map(counts.counts(for:)), logger: logger)

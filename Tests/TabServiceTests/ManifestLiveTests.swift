@@ -73,6 +73,14 @@ import Testing
         let candidate = try await client.send("GET", "/v1/accounts/manifested/tabs?version=2")
         #expect(candidate.status == 200 && Self.json(candidate)["version"] as? Int == 2)
         #expect(candidate.header("Vary")?.contains("X-Install-Id") == false)
+
+        // Rolled back: the manifest names no rollout, and its revision still grows (clients keep the highest).
+        let rolledBack = try await client.send(
+            "POST", "/v1/accounts/manifested/layout/rollout/rollback", headers: write, body: Array(#"{"reason": "crashes"}"#.utf8))
+        #expect(rolledBack.status == 200, "\(String(decoding: rolledBack.body, as: UTF8.self))")
+        let after = Self.json(try await client.send("GET", "/v1/accounts/manifested/tabs/manifest"))
+        #expect(after["rollout"] is NSNull)
+        #expect((after["revision"] as? Int ?? 0) > (Self.json(during)["revision"] as? Int ?? .max))
     }
 
     @Test func aHeldManifestIsAnsweredByTheChangeThatAltersIt() async throws {
