@@ -15,6 +15,10 @@ import Foundation
 /// is never shown in another environment than the one it came from (`@` is in neither an account nor an
 /// environment name). The install id does not change the name: one install has one id.
 ///
+/// An answer that came signed keeps its exact bytes and signature too, as a bundle entry does:
+/// `"signed":{"body":base64,"keyid":…,"sig":…}`; the layout is then read from those bytes (the ones a pinned key
+/// verifies), never from `layout`. In manifest mode `revision` is the revision of the manifest that chose it.
+///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
 /// decode or validate is treated as absent.
@@ -33,6 +37,10 @@ struct LayoutCache: Sendable {
         var etag: String
         /// The answer was one arm of a running rollout (absent in files written before rollouts: false).
         var perInstall: Bool?
+        /// Manifest mode: the revision of the manifest that chose this version.
+        var revision: Int?
+        /// The answer's bytes and `Tabs-Signature`, when it had one.
+        var signed: SignedBody?
         var layout: CompiledLayout
     }
 
@@ -45,21 +53,47 @@ struct LayoutCache: Sendable {
         } catch {
             return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "cache file: \(CompiledLayout.describe(error))")]))
         }
+        guard let signed = entry.signed else {
+            do {
+                try entry.layout.validate()
+            } catch {
+                return .failure(error)
+            }
+            return .success(entry)
+        }
+        guard let body = signed.bytes else {
+            return .failure(.invalidLayout([LayoutProblem(pointer: "/signed/body", message: "cache file: not base64")]))
+        }
         do {
-            try entry.layout.validate()
+            var read = entry
+            read.layout = try CompiledLayout.decode(body)
+            return .success(read)
         } catch {
             return .failure(error)
         }
-        return .success(entry)
     }
 
     /// Replaces the stored layout with `body` (a validated layout document) and its ETag, atomically.
-    /// - Parameter perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
+    /// - Parameters:
+    ///   - perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
+    ///   - signature: the answer's `Tabs-Signature`, kept with the bytes it signs so that the copy is verified again.
+    ///   - revision: manifest mode: the revision of the manifest that chose this version.
     /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
-    func store(body: Data, etag: String, perInstall: Bool = false) throws(TabClientError) {
+    func store(body: Data, etag: String, perInstall: Bool = false, signature: Signature? = nil, revision: Int? = nil) throws(TabClientError)
+    {
         var document = Data(#"{"etag":"#.utf8)
         document.append(Self.jsonString(etag))
         if perInstall { document.append(Data(#","perInstall":true"#.utf8)) }
+        if let revision { document.append(Data(#","revision":\#(revision)"#.utf8)) }
+        if let signature {
+            document.append(Data(#","signed":{"body":"#.utf8))
+            document.append(Self.jsonString(body.base64EncodedString()))
+            document.append(Data(#","keyid":"#.utf8))
+            document.append(Self.jsonString(signature.keyID))
+            document.append(Data(#","sig":"#.utf8))
+            document.append(Self.jsonString(signature.value))
+            document.append(Data("}".utf8))
+        }
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))
