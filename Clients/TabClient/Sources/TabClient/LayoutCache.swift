@@ -15,9 +15,11 @@ import Foundation
 /// is never shown in another environment than the one it came from (`@` is in neither an account nor an
 /// environment name). The install id does not change the name: one install has one id.
 ///
-/// An answer that came signed keeps its exact bytes and signature too, as a bundle entry does:
-/// `"signed":{"body":base64,"keyid":…,"sig":…}`; the layout is then read from those bytes (the ones a pinned key
-/// verifies), never from `layout`. In manifest mode `revision` is the revision of the manifest that chose it.
+/// With pinned keys, an answer keeps its exact bytes and signature too, as a bundle entry does:
+/// `"signed":{"body":base64,"keyid":…,"sig":…}`, and the layout is read from those bytes (the ones a pinned key
+/// verifies), never from `layout`; without keys `signed` is neither written nor read (the Java client may not touch
+/// base64 below Android API 26, and one cache format serves both). In manifest mode `revision` is the revision of the
+/// manifest that chose the version.
 ///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
@@ -45,7 +47,9 @@ struct LayoutCache: Sendable {
     }
 
     /// The stored layout, or why there is none usable (nil error: no file).
-    func load() -> Result<Entry, TabClientError>? {
+    /// - Parameter signed: keys are pinned: the layout is the one `signed.body` holds (`signed` is then required,
+    ///   and verified by the caller).
+    func load(signed: Bool = false) -> Result<Entry, TabClientError>? {
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         let entry: Entry
         do {
@@ -53,7 +57,7 @@ struct LayoutCache: Sendable {
         } catch {
             return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "cache file: \(CompiledLayout.describe(error))")]))
         }
-        guard let signed = entry.signed else {
+        guard signed, let signed = entry.signed else {
             do {
                 try entry.layout.validate()
             } catch {

@@ -120,7 +120,7 @@ public final class TabClient: Sendable {
         if let directory = configuration.cacheDirectory {
             let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
-            switch cache.load().map({ Self.verified($0, configuration: configuration) }) {
+            switch cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }) {
             case .success(let entry)?:
                 // An app update may ship a newer layout than an old cache holds.
                 let bundleIsNewer =
@@ -246,6 +246,14 @@ public final class TabClient: Sendable {
         let url = configuration.tabsURL(wait: wait)
         configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
         let answer = try await session.exchange(request(url, wait: wait, validators: validators, install: true))
+        return try take(answer, sent: validators)
+    }
+
+    /// A `…/tabs` answer to a request that sent `validators`: `304` confirms the layout shown, `200` is verified,
+    /// decoded and published; `version`: the one asked for by number (manifest mode, with the manifest's `revision`).
+    private func take(_ answer: HTTPAnswer, sent validators: [String], version: Int? = nil, revision: Int? = nil) throws(TabClientError)
+        -> RefreshOutcome
+    {
         switch answer.status {
         case 304:
             let confirmed = state.withLock { state in
@@ -261,9 +269,13 @@ public final class TabClient: Sendable {
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
             try verify(answer, kind: .layout)
             let layout = try CompiledLayout.decode(answer.body)
+            if let version, layout.version != version {
+                let actual = layout.version.map(String.init) ?? "none"
+                throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(version) was asked for")])
+            }
             return publish(
                 layout, body: answer.body, etag: etag, perInstall: answer.variesByInstall,
-                signature: Signature(header: answer.header("Tabs-Signature")))
+                signature: Signature(header: answer.header("Tabs-Signature")), revision: revision)
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
@@ -314,28 +326,7 @@ public final class TabClient: Sendable {
         let url = configuration.tabsURL(version: version)
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: shown))
         let answer = try await session.exchange(request(url, wait: nil, validators: validators, install: false))
-        switch answer.status {
-        case 304:
-            let confirmed = state.withLock { state in
-                if state.validators == validators { state.source = .server }
-                return state.reference
-            }
-            configuration.onEvent?(.notModified(confirmed))
-            return .notModified
-        case 200:
-            guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
-            try verify(answer, kind: .layout)
-            let layout = try CompiledLayout.decode(answer.body)
-            guard layout.version == version else {
-                let actual = layout.version.map(String.init) ?? "none"
-                throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(version) was asked for")])
-            }
-            return publish(
-                layout, body: answer.body, etag: etag, perInstall: false, signature: Signature(header: answer.header("Tabs-Signature")),
-                revision: revision)
-        default:
-            throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
-        }
+        return try take(answer, sent: validators, version: version, revision: revision)
     }
 
     /// Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer).
@@ -361,7 +352,9 @@ public final class TabClient: Sendable {
             var stored = current.stored
             if etag != current.stored, let cache {
                 do throws(TabClientError) {
-                    try cache.store(body: body, etag: etag, perInstall: perInstall, signature: signature, revision: revision)
+                    try cache.store(
+                        body: body, etag: etag, perInstall: perInstall,
+                        signature: configuration.signingKeys == nil ? nil : signature, revision: revision)
                     stored = etag
                 } catch {
                     failure = error

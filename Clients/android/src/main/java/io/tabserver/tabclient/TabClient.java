@@ -369,6 +369,15 @@ public final class TabClient {
         State shown = state;
         List<String> validators = shown.validators;
         Http.Answer answer = exchange(configuration.tabsURL(wait, installId), headers(validators, true), wait, poller, shown);
+        return take(answer, validators, null, null);
+    }
+
+    /**
+     * A {@code …/tabs} answer to a request that sent {@code validators}: {@code 304} confirms the layout shown, {@code 200}
+     * is verified, parsed and published; {@code version}: the one asked for by number (manifest mode, with the manifest's
+     * {@code revision}), or null.
+     */
+    private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Integer revision) throws TabClientException {
         switch (answer.status) {
             case 304: {
                 LayoutReference confirmed;
@@ -390,7 +399,11 @@ public final class TabClient {
                 }
                 verify(answer, "layout");
                 CompiledLayout layout = CompiledLayout.parse(answer.body);
-                return publish(layout, answer.body, etag, answer.variesByInstall(), kept(answer), null);
+                if (version != null && !version.equals(layout.version)) {
+                    throw TabClientException.invalidLayout(Collections.singletonList(
+                            "/version: " + layout.version + ", but version " + version + " was asked for"));
+                }
+                return publish(layout, answer.body, etag, answer.variesByInstall(), kept(answer), revision);
             }
             default:
                 throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
@@ -446,36 +459,7 @@ public final class TabClient {
         State shown = state;
         List<String> validators = shown.validators;
         Http.Answer answer = exchange(configuration.tabsURL(version), headers(validators, false), null, poller, shown);
-        switch (answer.status) {
-            case 304: {
-                LayoutReference confirmed;
-                synchronized (storing) {
-                    State now = state;
-                    if (now.validators.equals(validators)) {
-                        now = now.with(now.layout, now.validators, Source.SERVER, now.stored, false);
-                        state = now;
-                    }
-                    confirmed = now.reference();
-                }
-                emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, confirmed));
-                return new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
-            }
-            case 200: {
-                String etag = answer.header("ETag");
-                if (etag == null || etag.isEmpty()) {
-                    throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
-                }
-                verify(answer, "layout");
-                CompiledLayout layout = CompiledLayout.parse(answer.body);
-                if (layout.version == null || layout.version != version) {
-                    throw TabClientException.invalidLayout(Collections.singletonList(
-                            "/version: " + layout.version + ", but version " + version + " was asked for"));
-                }
-                return publish(layout, answer.body, etag, false, kept(answer), revision);
-            }
-            default:
-                throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
-        }
+        return take(answer, validators, version, revision);
     }
 
     /**
