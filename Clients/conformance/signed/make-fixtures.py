@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = os.path.join(HERE, "keys")
 SEED = "fixed-seed"
+REVISIONS = 1795000000000
 
 
 def key(name):
@@ -78,7 +79,8 @@ def main():
         return compact(copy)
 
     def manifest(revision, stable, rollout):
-        return compact({"account": "jack", "environment": "production", "layout": "jack", "revision": revision,
+        # tabserver's revisions are Unix milliseconds: beyond 32 bits, as here.
+        return compact({"account": "jack", "environment": "production", "layout": "jack", "revision": REVISIONS + revision,
                         "stable": {"version": stable}, "rollout": rollout})
 
     candidate_install = "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77"
@@ -101,10 +103,10 @@ def main():
     add("layout-v4-next-key", "layout", layout(4), following, note="version 4, signed by next (rotation)")
     add("layout-v5-stranger", "layout", layout(5), stranger, note="version 5, signed by a key no one pins")
     add("layout-v6-staging", "layout", layout(6), current, "staging", "version 6, signed for staging, not production")
-    add("manifest-r4", "manifest", manifest(4, 3, None), current, note="revision 4: stable 3, no rollout")
+    add("manifest-r4", "manifest", manifest(4, 3, None), current, note="revision …004: stable 3, no rollout")
     add("manifest-r5", "manifest", manifest(5, 1, rollout), current,
-        note="revision 5: stable 1, rollout of version 2 at 50% with seed fixed-seed, tester-0 always")
-    add("manifest-r6", "manifest", manifest(6, 1, None), current, note="revision 6: the rollout rolled back, stable 1")
+        note="revision …005: stable 1, rollout of version 2 at 50% with seed fixed-seed, tester-0 always")
+    add("manifest-r6", "manifest", manifest(6, 1, None), current, note="revision …006: the rollout rolled back, stable 1")
 
     document = {
         "about": "Made by make-fixtures.py; do not edit. Test keys only.",

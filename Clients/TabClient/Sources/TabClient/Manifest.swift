@@ -39,7 +39,9 @@ public struct Manifest: Sendable, Hashable, Decodable {
     public func version(for installID: String) -> Int {
         guard let rollout else { return stable.version }
         if rollout.installs.contains(installID) { return rollout.version }
-        return Double(Bucket.of(installID: installID, seed: rollout.seed)) < rollout.percent * 100 ? rollout.version : stable.version
+        // In basis points, as the server keeps the share (0.07 % is 7, although 0.07 × 100 is 7.000000000000001).
+        let basisPoints = Int((rollout.percent * 100).rounded())
+        return Bucket.of(installID: installID, seed: rollout.seed) < basisPoints ? rollout.version : stable.version
     }
 
     /// Decodes a manifest.

@@ -81,11 +81,19 @@ import Testing
 
     @Test func aManifestGivesTheArmByBucketAndTesters() throws {
         let manifest = try Manifest.decode(try Self.fixture("manifest-r5").body)
-        #expect(manifest.revision == 5)
+        #expect(manifest.revision == 1_795_000_000_005)  // tabserver's revisions are milliseconds: beyond 32 bits
         #expect(manifest.version(for: "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77") == 2)  // bucket 1095 < 5000
         #expect(manifest.version(for: "install-0") == 1)  // bucket 9785
         #expect(manifest.version(for: "tester-0") == 2)  // a tester, bucket 7237
         #expect(try Manifest.decode(try Self.fixture("manifest-r6").body).version(for: "tester-0") == 1)
+        // The share in basis points, as the server compares it: 0.07 × 100 is 7.000000000000001, and bucket 7 is not below 7.
+        #expect(Bucket.of(installID: "install-13381", seed: "fixed-seed") == 7)
+        for (share, version) in [("0.07", 1), ("0.08", 2)] {
+            let body =
+                #"{"account":"jack","environment":"production","layout":"jack","revision":1,"rollout":{"id":1,"installs":[],"percent":"#
+                + share + #","schedule":[],"seed":"fixed-seed","version":2},"stable":{"version":1}}"#
+            #expect(try Manifest.decode(Data(body.utf8)).version(for: "install-13381") == version, "\(share)")
+        }
         #expect(throws: TabClientError.self) { try Manifest.decode(Data("{}".utf8)) }
     }
 

@@ -59,15 +59,20 @@ final class Json {
     }
 
     static Integer integer(JSONObject object, String key, String pointer) throws Invalid {
+        Long number = whole(object, key, pointer);
+        if (number == null) return null;
+        if (number < Integer.MIN_VALUE || number > Integer.MAX_VALUE) throw new Invalid(pointer + "/" + key + ": expected an integer");
+        return number.intValue();
+    }
+
+    /** A whole number of up to 53 bits (what a JSON number holds exactly), e.g. tabserver's millisecond revisions. */
+    static Long whole(JSONObject object, String key, String pointer) throws Invalid {
         Object value = opt(object, key);
         if (value == null) return null;
-        if (value instanceof Integer || value instanceof Long) {
-            long number = ((Number) value).longValue();
-            if (number >= Integer.MIN_VALUE && number <= Integer.MAX_VALUE) return (int) number;
-        }
+        if (value instanceof Integer || value instanceof Long) return ((Number) value).longValue();
         if (value instanceof Double) {
             double number = (Double) value;
-            if (number == Math.rint(number) && Math.abs(number) <= Integer.MAX_VALUE) return (int) number;
+            if (number == Math.rint(number) && Math.abs(number) <= 9007199254740992.0) return (long) number;
         }
         throw new Invalid(pointer + "/" + key + ": expected an integer");
     }

@@ -27,13 +27,13 @@ final class LayoutCache {
         final boolean perInstall;
         final CompiledLayout layout;
         /** Manifest mode: the revision of the manifest that chose this version, or null. */
-        final Integer revision;
+        final Long revision;
         /** With pinned keys: the bytes signed, and the signature's key id and value; else null. */
         final byte[] signedBody;
         final String keyId;
         final String sig;
 
-        Entry(String etag, boolean perInstall, CompiledLayout layout, Integer revision, byte[] signedBody, String keyId, String sig) {
+        Entry(String etag, boolean perInstall, CompiledLayout layout, Long revision, byte[] signedBody, String keyId, String sig) {
             this.etag = etag;
             this.perInstall = perInstall;
             this.layout = layout;
@@ -61,7 +61,7 @@ final class LayoutCache {
             JSONObject document = Json.parseObject(new String(bytes, CompiledLayout.UTF8));
             String etag = Json.string(document, "etag", "", true);
             Boolean perInstall = Json.bool(document, "perInstall", "");
-            Integer revision = Json.integer(document, "revision", "");
+            Long revision = Json.whole(document, "revision", "");
             JSONObject signature = signed ? Json.object(document, "signed", "", false) : null;
             if (signature == null) {
                 CompiledLayout layout = CompiledLayout.of(Json.object(document, "layout", "", true));
@@ -82,10 +82,10 @@ final class LayoutCache {
      * @param signature the answer's {@code {keyid, sig}} when keys are pinned (kept with the bytes, to verify them again), or null
      * @param revision manifest mode: the revision of the manifest that chose this version, or null
      */
-    void store(byte[] body, String etag, boolean perInstall, String[] signature, Integer revision) throws TabClientException {
+    void store(byte[] body, String etag, boolean perInstall, String[] signature, Long revision) throws TabClientException {
         StringBuilder head = new StringBuilder("{\"etag\":").append(JSONObject.quote(etag));
         if (perInstall) head.append(",\"perInstall\":true");
-        if (revision != null) head.append(",\"revision\":").append(revision.intValue());
+        if (revision != null) head.append(",\"revision\":").append(revision.longValue());
         if (signature != null) {
             head.append(",\"signed\":{\"body\":").append(JSONObject.quote(SigningKeys.Codec.encode(body))).append(",\"keyid\":")
                     .append(JSONObject.quote(signature[0])).append(",\"sig\":").append(JSONObject.quote(signature[1])).append('}');

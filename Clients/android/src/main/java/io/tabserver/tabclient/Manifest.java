@@ -16,7 +16,7 @@ public final class Manifest {
     /** The layout served: the account's, or {@code default}; null when not said. */
     public final String layout;
     /** Grows with every change to this manifest; an older one never replaces a newer one. */
-    public final int revision;
+    public final long revision;
     public final int stableVersion;
     /** The running (or scheduled) rollout, or null. */
     public final Rollout rollout;
@@ -53,7 +53,9 @@ public final class Manifest {
         account = Json.string(json, "account", "", true);
         environment = Json.string(json, "environment", "", true);
         layout = Json.string(json, "layout", "", false);
-        revision = required(Json.integer(json, "revision", ""), "/revision");
+        Long changed = Json.whole(json, "revision", "");
+        if (changed == null) throw new Json.Invalid("/revision: required key is missing");
+        revision = changed;
         stableVersion = required(Json.integer(Json.object(json, "stable", "", true), "version", "/stable"), "/stable/version");
         JSONObject running = Json.object(json, "rollout", "", false);
         rollout = running == null ? null : new Rollout(running);
@@ -80,6 +82,7 @@ public final class Manifest {
     public int versionFor(String installId) {
         if (rollout == null) return stableVersion;
         if (rollout.installs.contains(installId)) return rollout.version;
-        return Bucket.of(installId, rollout.seed) < rollout.percent * 100 ? rollout.version : stableVersion;
+        // In basis points as the server keeps the share (0.07 % is 7, although 0.07 × 100 is 7.000000000000001).
+        return Bucket.of(installId, rollout.seed) < Math.round(rollout.percent * 100) ? rollout.version : stableVersion;
     }
 }

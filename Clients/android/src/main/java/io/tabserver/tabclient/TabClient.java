@@ -54,7 +54,7 @@ public final class TabClient {
         /** Whether {@link #layout} came in an answer whose {@code Vary} named {@code X-Install-Id}. */
         final boolean perInstall;
         /** Manifest mode: the highest manifest revision seen (kept in the cache file), its ETag, and the version it chose. */
-        final Integer revision;
+        final Long revision;
         final String manifestEtag;
         final Integer chosen;
 
@@ -62,7 +62,7 @@ public final class TabClient {
             this(layout, validators, source, stored, perInstall, null, null, null);
         }
 
-        State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall, Integer revision,
+        State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall, Long revision,
                 String manifestEtag, Integer chosen) {
             this.layout = layout;
             this.validators = Collections.unmodifiableList(new ArrayList<String>(validators));
@@ -377,7 +377,7 @@ public final class TabClient {
      * is verified, parsed and published; {@code version}: the one asked for by number (manifest mode, with the manifest's
      * {@code revision}), or null.
      */
-    private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Integer revision) throws TabClientException {
+    private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Long revision) throws TabClientException {
         switch (answer.status) {
             case 304: {
                 LayoutReference confirmed;
@@ -426,7 +426,7 @@ public final class TabClient {
             }
             verify(answer, "manifest");
             Manifest manifest = Manifest.parse(answer.body);
-            Integer keptRevision = null;
+            Long keptRevision = null;
             synchronized (storing) {
                 State now = state;
                 if (now.revision != null && manifest.revision < now.revision) {
@@ -455,7 +455,7 @@ public final class TabClient {
     }
 
     /** Manifest mode: {@code …/tabs?version=N} with the ETags of the layout shown. */
-    private RefreshOutcome fetchVersion(int version, Integer revision, Poller poller) throws TabClientException {
+    private RefreshOutcome fetchVersion(int version, Long revision, Poller poller) throws TabClientException {
         State shown = state;
         List<String> validators = shown.validators;
         Http.Answer answer = exchange(configuration.tabsURL(version), headers(validators, false), null, poller, shown);
@@ -471,7 +471,7 @@ public final class TabClient {
      * only when its ETag differs.
      */
     private RefreshOutcome publish(CompiledLayout layout, byte[] body, String etag, boolean perInstall, String[] signature,
-            Integer revision) {
+            Long revision) {
         LayoutReference arrived = new LayoutReference(layout.layout, layout.version, etag, Source.SERVER);
         RefreshOutcome outcome;
         TabClientEvent event;

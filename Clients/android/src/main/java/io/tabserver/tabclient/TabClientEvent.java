@@ -40,8 +40,8 @@ public final class TabClientEvent {
     public final String url;
     public final boolean longPoll;
     /** DROPPED_OLDER_MANIFEST: the revision dropped and the one kept; else -1. */
-    public final int revision;
-    public final int keptRevision;
+    public final long revision;
+    public final long keptRevision;
 
     TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
             boolean longPoll) {
@@ -56,7 +56,7 @@ public final class TabClientEvent {
         this.keptRevision = -1;
     }
 
-    private TabClientEvent(LayoutReference shown, int revision, int keptRevision) {
+    private TabClientEvent(LayoutReference shown, long revision, long keptRevision) {
         this.kind = Kind.DROPPED_OLDER_MANIFEST;
         this.shown = shown;
         this.layout = null;
@@ -68,7 +68,7 @@ public final class TabClientEvent {
         this.keptRevision = keptRevision;
     }
 
-    static TabClientEvent droppedOlderManifest(LayoutReference shown, int revision, int keptRevision) {
+    static TabClientEvent droppedOlderManifest(LayoutReference shown, long revision, long keptRevision) {
         return new TabClientEvent(shown, revision, keptRevision);
     }
 

@@ -88,11 +88,19 @@ class SigningKeysTest {
     @Test
     void aManifestGivesTheArmByBucketAndTesters() throws Exception {
         Manifest manifest = Manifest.parse(fixture("manifest-r5").getString("body").getBytes(StandardCharsets.UTF_8));
-        assertEquals(5, manifest.revision);
+        assertEquals(1795000000005L, manifest.revision); // tabserver's revisions are milliseconds: beyond 32 bits
         assertEquals(2, manifest.versionFor("3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77")); // bucket 1095 < 5000
         assertEquals(1, manifest.versionFor("install-0")); // bucket 9785
         assertEquals(2, manifest.versionFor("tester-0")); // a tester, bucket 7237
         assertEquals(1, Manifest.parse(fixture("manifest-r6").getString("body").getBytes(StandardCharsets.UTF_8)).versionFor("tester-0"));
+        // The share in basis points, as the server compares it: 0.07 × 100 is 7.000000000000001, and bucket 7 is not below 7.
+        assertEquals(7, Bucket.of("install-13381", "fixed-seed"));
+        for (String[] share : new String[][] {{"0.07", "1"}, {"0.08", "2"}}) {
+            String body = "{\"account\":\"jack\",\"environment\":\"production\",\"layout\":\"jack\",\"revision\":1,"
+                    + "\"rollout\":{\"id\":1,\"installs\":[],\"percent\":" + share[0] + ",\"schedule\":[],\"seed\":\"fixed-seed\","
+                    + "\"version\":2},\"stable\":{\"version\":1}}";
+            assertEquals(Integer.parseInt(share[1]), Manifest.parse(body.getBytes(StandardCharsets.UTF_8)).versionFor("install-13381"), share[0]);
+        }
         TabClientException e = assertThrows(TabClientException.class, () -> Manifest.parse("{}".getBytes(StandardCharsets.UTF_8)));
         assertEquals(TabClientException.Kind.INVALID_MANIFEST, e.kind());
     }
