@@ -113,7 +113,7 @@ public final class TabClient: Sendable {
                     body: body)
                 initial.layout = try CompiledLayout.decode(body)
             } catch {
-                bundleRefused = .invalidSignature("bundle: \(error)")
+                bundleRefused = error.refused(in: "bundle")
             }
         }
         var cached = false
@@ -207,7 +207,7 @@ public final class TabClient: Sendable {
             )
             return .success(entry)
         } catch {
-            return .failure(.invalidSignature("cache file: \(error)"))
+            return .failure(error.refused(in: "cache file"))
         }
     }
 

@@ -35,6 +35,13 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The task was cancelled while the request was in flight.
     case cancelled
 
+    /// ``invalidSignature(_:)`` saying where: the reason of a signature refused, else the whole error (a bundled or
+    /// cached layout that does not decode is refused as unverifiable too).
+    func refused(in place: String) -> TabClientError {
+        if case .invalidSignature(let reason) = self { return .invalidSignature("\(place): \(reason)") }
+        return .invalidSignature("\(place): \(self)")
+    }
+
     /// The delay the server asked for with `Retry-After`, if any.
     public var retryAfter: Duration? {
         if case .unexpectedStatus(_, _, let delay) = self { return delay }

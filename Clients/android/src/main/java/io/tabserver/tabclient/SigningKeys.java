@@ -184,6 +184,12 @@ public final class SigningKeys {
         return new TabClientException(TabClientException.Kind.INVALID_SIGNATURE, "refused: " + reason);
     }
 
+    /** INVALID_SIGNATURE saying where ({@code bundle}, {@code cache file}): {@code e}'s reason, or {@code e} whole. */
+    static TabClientException refused(String place, TabClientException e) {
+        String message = e.getMessage();
+        return signature(place + ": " + (message.startsWith("refused: ") ? message.substring("refused: ".length()) : message));
+    }
+
     /**
      * Base64 (RFC 4648, padded) by {@code java.util.Base64}, which Android has from API 26: used only with pinned keys,
      * which need API 33, and kept in this class so that nothing else loads it (make check-api allows it here alone).

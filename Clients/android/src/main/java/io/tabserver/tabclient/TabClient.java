@@ -137,7 +137,7 @@ public final class TabClient {
                         configuration.signatureEnvironment(), body);
                 initial = new State(CompiledLayout.parse(body), bundled.validators, Source.BUNDLE, null, false);
             } catch (TabClientException e) {
-                bundleRefused = SigningKeys.signature("bundle: " + e.getMessage());
+                bundleRefused = SigningKeys.refused("bundle", e);
             }
         }
         boolean cached = false;
@@ -162,7 +162,7 @@ public final class TabClient {
                         configuration.signingKeys.verify(entry.keyId, entry.sig, "layout", configuration.account,
                                 configuration.signatureEnvironment(), entry.signedBody == null ? new byte[0] : entry.signedBody);
                     } catch (TabClientException e) {
-                        throw SigningKeys.signature("cache file: " + e.getMessage());
+                        throw SigningKeys.refused("cache file", e);
                     }
                 }
                 if (entry != null) {
