@@ -110,14 +110,7 @@ class LiveServerTest {
         }
 
         @Override
-        public void close() {
-            process.destroy();
-            try {
-                process.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        public void close() { WatcherProcess.stop(process); }
     }
 
     /** A draft of jack with another initial tab, rolled out to half the installs with the seed {@code fixed-seed}; its version. */
