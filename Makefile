@@ -42,10 +42,12 @@ test: test-deps
 	$(MAKE) --no-print-directory test-client
 	$(MAKE) --no-print-directory test-android
 
-## test-client: the client package's own tests (Clients/TabClient, warnings as errors), and a throwaway app that
-## depends on it alone, by path and by URL (scripts/client-app-test)
+## test-client: the client package's own tests (Clients/TabClient, warnings as errors; its live test against the debug
+## tabserver when one is built), and a throwaway app that depends on it alone, by path and by URL (scripts/client-app-test)
 test-client:
 	$(SWIFT) build --package-path Clients/TabClient --build-tests -Xswiftc -warnings-as-errors
+	bin="$$($(SWIFT) build --show-bin-path 2>/dev/null)/tabserver"; \
+	if [ -x "$$bin" ]; then export TABSERVER_BIN="$$bin"; else echo "test-client: no $$bin, the live test is skipped"; fi; \
 	$(SWIFT) test --package-path Clients/TabClient --skip-build
 	scripts/client-app-test
 

@@ -1,9 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// The Swift client library for apps (docs/client.md): Foundation only (FoundationNetworking on Linux), no
-/// dependencies, nothing of the server. An app takes it by path (`package: "TabClient"`, the directory's name) or,
-/// from a repository of its own, by URL (`package:` is then the URL's last path component).
+/// The Swift client library for apps (docs/client.md): Foundation only (FoundationNetworking on Linux), nothing of the
+/// server. Pinned signing keys are checked with CryptoKit on Apple platforms; Linux has no CryptoKit, so there (and
+/// only there) swift-crypto's `Crypto`, the same API, verifies Ed25519: an Apple app's graph holds this package alone.
+/// An app takes it by path (`package: "TabClient"`, the directory's name) or, from a repository of its own, by URL (`package:` is then the URL's last path component).
 ///
 /// No unsafe flags (a package with them cannot be a versioned dependency): CI builds it with
 /// `-Xswiftc -warnings-as-errors` instead (Makefile, `test-client`).
@@ -13,8 +14,13 @@ let package = Package(
     products: [
         .library(name: "TabClient", targets: ["TabClient"])
     ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0")
+    ],
     targets: [
-        .target(name: "TabClient"),
+        .target(
+            name: "TabClient",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux]))]),
         .testTarget(name: "TabClientTests", dependencies: ["TabClient"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

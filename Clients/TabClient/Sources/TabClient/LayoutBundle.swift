@@ -23,6 +23,9 @@ public struct LayoutBundle: Sendable, Hashable, Codable {
         /// revalidates against that coding's tag.
         public var etags: [String: String]?
         public var layout: CompiledLayout
+        /// The exact bytes of ``layout`` as the server signed them, with the signature (a server with
+        /// `--signing-key`); a client with pinned keys shows the layout these bytes hold, and only when they verify.
+        public var signed: SignedBody?
 
         /// Every ETag of this representation, for `If-None-Match`.
         public var validators: [String] {
@@ -33,7 +36,7 @@ public struct LayoutBundle: Sendable, Hashable, Codable {
 
         public init(
             locale: String, platform: String? = nil, appVersion: String? = nil, contentType: String? = "application/json",
-            etag: String, etags: [String: String]? = nil, layout: CompiledLayout
+            etag: String, etags: [String: String]? = nil, layout: CompiledLayout, signed: SignedBody? = nil
         ) {
             self.locale = locale
             self.platform = platform
@@ -42,6 +45,7 @@ public struct LayoutBundle: Sendable, Hashable, Codable {
             self.etag = etag
             self.etags = etags
             self.layout = layout
+            self.signed = signed
         }
     }
 

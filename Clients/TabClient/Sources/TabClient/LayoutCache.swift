@@ -15,6 +15,12 @@ import Foundation
 /// is never shown in another environment than the one it came from (`@` is in neither an account nor an
 /// environment name). The install id does not change the name: one install has one id.
 ///
+/// With pinned keys, an answer keeps its exact bytes and signature too, as a bundle entry does:
+/// `"signed":{"body":base64,"keyid":…,"sig":…}`, and the layout is read from those bytes (the ones a pinned key
+/// verifies), never from `layout`; without keys `signed` is neither written nor read (the Java client may not touch
+/// base64 below Android API 26, and one cache format serves both). In manifest mode `revision` is the revision of the
+/// manifest that chose the version.
+///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
 /// decode or validate is treated as absent.
@@ -33,11 +39,17 @@ struct LayoutCache: Sendable {
         var etag: String
         /// The answer was one arm of a running rollout (absent in files written before rollouts: false).
         var perInstall: Bool?
+        /// Manifest mode: the revision of the manifest that chose this version.
+        var revision: Int?
+        /// The answer's bytes and `Tabs-Signature`, when it had one.
+        var signed: SignedBody?
         var layout: CompiledLayout
     }
 
     /// The stored layout, or why there is none usable (nil error: no file).
-    func load() -> Result<Entry, TabClientError>? {
+    /// - Parameter signed: keys are pinned: the layout is the one `signed.body` holds (`signed` is then required,
+    ///   and verified by the caller).
+    func load(signed: Bool = false) -> Result<Entry, TabClientError>? {
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         let entry: Entry
         do {
@@ -45,21 +57,47 @@ struct LayoutCache: Sendable {
         } catch {
             return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "cache file: \(CompiledLayout.describe(error))")]))
         }
+        guard signed, let signed = entry.signed else {
+            do {
+                try entry.layout.validate()
+            } catch {
+                return .failure(error)
+            }
+            return .success(entry)
+        }
+        guard let body = signed.bytes else {
+            return .failure(.invalidLayout([LayoutProblem(pointer: "/signed/body", message: "cache file: not base64")]))
+        }
         do {
-            try entry.layout.validate()
+            var read = entry
+            read.layout = try CompiledLayout.decode(body)
+            return .success(read)
         } catch {
             return .failure(error)
         }
-        return .success(entry)
     }
 
     /// Replaces the stored layout with `body` (a validated layout document) and its ETag, atomically.
-    /// - Parameter perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
+    /// - Parameters:
+    ///   - perInstall: the answer's `Vary` named `X-Install-Id` (one arm of a running rollout).
+    ///   - signature: the answer's `Tabs-Signature`, kept with the bytes it signs so that the copy is verified again.
+    ///   - revision: manifest mode: the revision of the manifest that chose this version.
     /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
-    func store(body: Data, etag: String, perInstall: Bool = false) throws(TabClientError) {
+    func store(body: Data, etag: String, perInstall: Bool = false, signature: Signature? = nil, revision: Int? = nil) throws(TabClientError)
+    {
         var document = Data(#"{"etag":"#.utf8)
         document.append(Self.jsonString(etag))
         if perInstall { document.append(Data(#","perInstall":true"#.utf8)) }
+        if let revision { document.append(Data(#","revision":\#(revision)"#.utf8)) }
+        if let signature {
+            document.append(Data(#","signed":{"body":"#.utf8))
+            document.append(Self.jsonString(body.base64EncodedString()))
+            document.append(Data(#","keyid":"#.utf8))
+            document.append(Self.jsonString(signature.keyID))
+            document.append(Data(#","sig":"#.utf8))
+            document.append(Self.jsonString(signature.value))
+            document.append(Data("}".utf8))
+        }
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))

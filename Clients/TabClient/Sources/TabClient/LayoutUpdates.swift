@@ -23,7 +23,7 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
             // An answer sooner than this was not held.
             let tooSoon = Swift.min(wait / 2, .seconds(1))
             while !Task.isCancelled {
-                let sent = client.validators
+                let sent = client.progress
                 let started = ContinuousClock.now
                 var delay: Duration?
                 do {
@@ -42,7 +42,7 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
                     }
                     // Nothing new, the ETag unchanged, and sooner than a held poll ends: the server did not hold it
                     // (no long-poll, stopping, or ignoring If-None-Match). Back off rather than ask again at once.
-                    if ContinuousClock.now - started < tooSoon && client.validators == sent {
+                    if ContinuousClock.now - started < tooSoon && client.progress == sent {
                         failures += 1
                         delay = backoff()
                     } else {

@@ -35,6 +35,14 @@ public struct TabClientConfiguration: Sendable {
     /// random part of up to half of it is taken off (jitter).
     public var initialBackoff: Duration
     public var maximumBackoff: Duration
+    /// Manifest mode (docs/client.md, "Manifest mode"): ask `…/tabs/manifest`, the same answer for every install,
+    /// choose this install's arm of a rollout on the device (``Bucket``), and fetch that version by number
+    /// (`…/tabs?version=N`, immutable): shared caches and CDNs can serve both. No install id is sent. Default false:
+    /// `…/tabs`, where the server chooses the arm from `X-Install-Id`.
+    public var manifestMode: Bool
+    /// The public keys whose signature a layout or manifest must carry (``SigningKeys``); nil (the default) checks
+    /// no signature. With keys, anything unsigned or not verifying is refused, from the network, cache or bundle.
+    public var signingKeys: SigningKeys?
     /// Told about every request's outcome (for logs and tests); called on the client's own tasks.
     public var onEvent: (@Sendable (TabClientEvent) -> Void)?
 
@@ -44,6 +52,7 @@ public struct TabClientConfiguration: Sendable {
         environment: String? = nil, installID: String? = nil, cacheDirectory: URL? = TabClientConfiguration.defaultCacheDirectory,
         requestTimeout: Duration = .seconds(15),
         longPollWait: Duration = .seconds(50), initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60),
+        manifestMode: Bool = false, signingKeys: SigningKeys? = nil,
         onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
     ) {
         self.server = server
@@ -58,6 +67,8 @@ public struct TabClientConfiguration: Sendable {
         self.longPollWait = longPollWait
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
+        self.manifestMode = manifestMode
+        self.signingKeys = signingKeys
         self.onEvent = onEvent
     }
 
@@ -142,24 +153,36 @@ public struct TabClientConfiguration: Sendable {
         return nil
     }
 
+    /// The environment named in the bytes a signature covers: ``environment``, else `production` (the server's
+    /// default `--environments`). A client of a server whose last environment has another name sets ``environment``.
+    public var signatureEnvironment: String { environment ?? "production" }
+
     /// `…/v1/accounts/{account}/tabs`, with `?wait=N` for a long-poll.
     func tabsURL(wait: Duration? = nil) -> URL {
+        url("/tabs", wait.map { [URLQueryItem(name: "wait", value: "\($0.components.seconds)")] })
+    }
+
+    /// `…/v1/accounts/{account}/tabs?version=N`: one version, immutable (manifest mode).
+    func tabsURL(version: Int) -> URL { url("/tabs", [URLQueryItem(name: "version", value: "\(version)")]) }
+
+    /// `…/v1/accounts/{account}/tabs/manifest`, with `?wait=N` for a long-poll.
+    func manifestURL(wait: Duration? = nil) -> URL {
+        url("/tabs/manifest", wait.map { [URLQueryItem(name: "wait", value: "\($0.components.seconds)")] })
+    }
+
+    private func url(_ tail: String, _ query: [URLQueryItem]?) -> URL {
         var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
         let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
-        components.path = base + "/v1/accounts/\(account)/tabs"
-        if let wait { components.queryItems = [URLQueryItem(name: "wait", value: "\(wait.components.seconds)")] }
+        components.path = base + "/v1/accounts/\(account)" + tail
+        components.queryItems = query
         return components.url ?? server
     }
 
     /// `…/v1/accounts/{account}/tabs/bundle` for the preferred languages, platform and app version.
     func bundleURL() -> URL {
-        var components = URLComponents(url: server, resolvingAgainstBaseURL: false) ?? URLComponents()
-        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
-        components.path = base + "/v1/accounts/\(account)/tabs/bundle"
         var items = preferredLanguages.map { URLQueryItem(name: "locale", value: $0) }
         if let platform { items.append(URLQueryItem(name: "platform", value: platform)) }
         if let appVersion { items.append(URLQueryItem(name: "appVersion", value: appVersion)) }
-        components.queryItems = items.isEmpty ? nil : items
-        return components.url ?? server
+        return url("/tabs/bundle", items.isEmpty ? nil : items)
     }
 }

@@ -24,8 +24,23 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// ``TabClientConfiguration/installID`` cannot be sent as `X-Install-Id` (at most 128 characters, no control
     /// characters, no space at either end): what is wrong with it (the id itself is not repeated, for logs).
     case invalidInstallID(String)
+    /// With ``TabClientConfiguration/signingKeys`` pinned: a layout or manifest (from the network, the cache file or the
+    /// bundle) whose signature is missing, by a key not pinned, or does not verify. It is refused and the last good
+    /// layout kept.
+    case invalidSignature(String)
+    /// ``SigningKeys`` given something that is not an Ed25519 public key (or a `/v1/keys` document), or no key.
+    case invalidSigningKey(String)
+    /// A `…/tabs/manifest` answer that is not a manifest (manifest mode).
+    case invalidManifest(String)
     /// The task was cancelled while the request was in flight.
     case cancelled
+
+    /// ``invalidSignature(_:)`` saying where: the reason of a signature refused, else the whole error (a bundled or
+    /// cached layout that does not decode is refused as unverifiable too).
+    func refused(in place: String) -> TabClientError {
+        if case .invalidSignature(let reason) = self { return .invalidSignature("\(place): \(reason)") }
+        return .invalidSignature("\(place): \(self)")
+    }
 
     /// The delay the server asked for with `Retry-After`, if any.
     public var retryAfter: Duration? {
@@ -49,6 +64,9 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cacheWriteFailed(let path, let reason): return "could not store \(path): \(reason)"
         case .invalidEnvironment(let name, let reason): return "invalid environment \(String(reflecting: name)): \(reason)"
         case .invalidInstallID(let reason): return "invalid install id: \(reason)"
+        case .invalidSignature(let reason): return "refused: \(reason)"
+        case .invalidSigningKey(let reason): return "invalid signing key: \(reason)"
+        case .invalidManifest(let reason): return "invalid manifest: \(reason)"
         case .cancelled: return "cancelled"
         }
     }

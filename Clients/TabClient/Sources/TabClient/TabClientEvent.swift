@@ -43,7 +43,11 @@ public enum TabClientEvent: Sendable, Equatable {
     case updated(LayoutReference, replacing: LayoutReference)
     /// `200` with a lower `version` of the layout shown (a lagging replica or cache): dropped, `kept` stays.
     case droppedOlder(LayoutReference, kept: LayoutReference)
-    /// The answer was refused (error status, garbage, invalid layout) or could not be stored; `kept` is the layout
+    /// Manifest mode: a manifest with a lower `revision` than one already followed (a lagging cache or replica):
+    /// ignored, the newer one stays in force.
+    case droppedOlderManifest(revision: Int, kept: Int)
+    /// The answer was refused (error status, garbage, invalid layout, a signature that does not verify:
+    /// ``TabClientError/invalidSignature(_:)``) or could not be stored (or the bundle's signature did not verify); `kept` is the layout
     /// shown after it. `retryIn` is the delay before ``TabClient/updates()`` asks again (nil for
     /// ``TabClient/refresh()`` and for a failed cache write).
     case failed(TabClientError, retryIn: Duration?, kept: LayoutReference)

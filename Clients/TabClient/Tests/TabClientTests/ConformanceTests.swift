@@ -67,10 +67,36 @@ final class ScenarioRun {
     /// The cache file's bytes and inode at the end of the step before (nil: no file).
     var snapshot: (Data, UInt64)?
 
+    /// `signed/fixtures.json`: exact bodies with their signatures, made by `signed/make-fixtures.py`.
+    let signedFixtures: Object
+
     init(file: URL) throws {
         scenario = try Self.object(Data(contentsOf: file), file.lastPathComponent)
         bundleDocument = try Self.object(
             Data(contentsOf: ConformanceTests.directory.appendingPathComponent("jack.bundle.json")), "jack.bundle.json")
+        let fixtures = try Self.object(
+            Data(contentsOf: ConformanceTests.directory.appendingPathComponent("signed/fixtures.json")), "signed/fixtures.json")
+        signedFixtures = fixtures["fixtures"] as? Object ?? [:]
+    }
+
+    /// A signed fixture's body (with `tamper` [from, to] replacing the first `from`) and its `Tabs-Signature`.
+    func signed(_ name: Any?, tamper: Any?) throws -> (body: String, signature: String) {
+        guard let name = name as? String, let fixture = signedFixtures[name] as? Object, var body = fixture["body"] as? String,
+            let signature = fixture["signature"] as? String
+        else { throw ScenarioError("no signed fixture \(name ?? "nil")") }
+        if let tamper {
+            guard let pair = tamper as? [String], pair.count == 2, let range = body.range(of: pair[0]) else {
+                throw ScenarioError("tamper \(tamper) does not apply to \(name)")
+            }
+            body.replaceSubrange(range, with: pair[1])
+        }
+        return (body, signature)
+    }
+
+    /// `keyid="K", sig="S"` as `{"keyid", "sig"}` with the base64 body: how bundles and cache files keep them.
+    static func signedMember(body: String, signature: String) throws -> Object {
+        guard let parsed = Signature(header: signature) else { throw ScenarioError("not a signature: \(signature)") }
+        return ["body": Data(body.utf8).base64EncodedString(), "keyid": parsed.keyID, "sig": parsed.value]
     }
 
     static func object(_ data: Data, _ name: String) throws -> Object {
@@ -101,21 +127,32 @@ final class ScenarioRun {
     }
 
     func run() async throws -> [String] {
-        try Self.known(scenario, ["about", "covers", "config", "bundle", "files", "steps"], "scenario")
+        try Self.known(scenario, ["about", "covers", "config", "bundle", "files", "steps", "initError"], "scenario")
         let c = scenario["config"] as? Object ?? [:]
         try Self.known(
             c,
             [
                 "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
-                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs",
+                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument",
             ], "config")
         if let changes = scenario["bundle"] as? Object {
-            try Self.known(changes, ["version"], "bundle")
+            try Self.known(changes, ["version", "signed", "tamper"], "bundle")
             if var representations = bundleDocument["representations"] as? [Object], var layout = representations[0]["layout"] as? Object {
+                if changes["signed"] != nil {
+                    let (body, signature) = try signed(changes["signed"], tamper: changes["tamper"])
+                    let (original, _) = try signed(changes["signed"], tamper: nil)
+                    layout = try Self.object(Data(original.utf8), "signed body")
+                    representations[0]["signed"] = try Self.signedMember(body: body, signature: signature)
+                }
                 if let version = changes["version"] { layout["version"] = version }
                 representations[0]["layout"] = layout
                 bundleDocument["representations"] = representations
             }
+        }
+        var keys: SigningKeys?
+        if let list = c["signingKeys"] as? [String] { keys = try SigningKeys(base64: list) }
+        if let document = c["signingKeysDocument"] as? Object {
+            keys = try SigningKeys(keysDocument: JSONSerialization.data(withJSONObject: document))
         }
         bundle = try LayoutBundle.decode(JSONSerialization.data(withJSONObject: bundleDocument))
         let script = self.script
@@ -140,8 +177,18 @@ final class ScenarioRun {
             longPollWait: .seconds(c["longPollWaitSeconds"] as? Int ?? 30),
             initialBackoff: .milliseconds(c["initialBackoffMs"] as? Int ?? 50),
             maximumBackoff: .milliseconds(c["maximumBackoffMs"] as? Int ?? 2000),
+            manifestMode: c["manifest"] as? Bool ?? false, signingKeys: keys,
             onEvent: events.handler)
         if let files = scenario["files"] as? Object { try write(files) }
+        if let wanted = scenario["initError"] as? String {
+            do {
+                _ = try TabClient(configuration: configuration, bundle: bundle)
+                failures.append("the client was made, expected the error \(wanted)")
+            } catch {
+                if Self.name(of: error) != wanted { failures.append("the client was refused with \(error), expected \(wanted)") }
+            }
+            return failures
+        }
         client = try TabClient(configuration: configuration, bundle: bundle)
         for (index, step) in (scenario["steps"] as? [Object] ?? []).enumerated() { try await run(step, index: index, server: server) }
         return failures
@@ -156,9 +203,18 @@ final class ScenarioRun {
             if let text = spec["text"] as? String {
                 data = Data(text.utf8)
             } else if let entry = spec["cache"] as? Object {
-                try Self.known(entry, ["etag", "layout", "perInstall"], "files.\(name).cache")
-                var document: Object = ["etag": entry["etag"] as? String ?? "", "layout": try layout(entry["layout"] as? Object ?? [:])]
+                try Self.known(entry, ["etag", "layout", "perInstall", "signed", "tamper", "revision"], "files.\(name).cache")
+                var document: Object = ["etag": entry["etag"] as? String ?? ""]
+                if entry["signed"] != nil {
+                    let (body, signature) = try signed(entry["signed"], tamper: entry["tamper"])
+                    let (original, _) = try signed(entry["signed"], tamper: nil)
+                    document["layout"] = try Self.object(Data(original.utf8), "signed body")
+                    document["signed"] = try Self.signedMember(body: body, signature: signature)
+                } else {
+                    document["layout"] = try layout(entry["layout"] as? Object ?? [:])
+                }
                 if entry["perInstall"] as? Bool == true { document["perInstall"] = true }
+                if let revision = entry["revision"] as? Int { document["revision"] = revision }
                 data = try JSONSerialization.data(withJSONObject: document)
             } else {
                 throw ScenarioError("files.\(name) has neither text nor cache")
@@ -169,10 +225,17 @@ final class ScenarioRun {
 
     func planned(_ answers: [Object]) throws -> [Planned] {
         try answers.map { answer in
-            try Self.known(answer, ["status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang"], "answer")
+            try Self.known(
+                answer, ["status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang", "signed", "tamper", "unsigned"],
+                "answer")
             var headers = (answer["headers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             var body = Data()
-            if let spec = answer["layout"] as? Object {
+            if answer["signed"] != nil {
+                let (text, signature) = try signed(answer["signed"], tamper: answer["tamper"])
+                body = Data(text.utf8)
+                headers.append(("Content-Type", "application/json"))
+                if answer["unsigned"] as? Bool != true { headers.append(("Tabs-Signature", signature)) }
+            } else if let spec = answer["layout"] as? Object {
                 body = try JSONSerialization.data(withJSONObject: layout(spec))
                 if !headers.contains(where: { $0.0.caseInsensitiveCompare("Content-Type") == .orderedSame }) {
                     headers.append(("Content-Type", "application/json"))
@@ -277,6 +340,7 @@ final class ScenarioRun {
         case .unchanged: "unchanged"
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
+        case .droppedOlderManifest: "droppedOlderManifest"
         }
     }
 
@@ -292,6 +356,9 @@ final class ScenarioRun {
         case .cacheWriteFailed: "cacheWriteFailed"
         case .invalidEnvironment: "invalidEnvironment"
         case .invalidInstallID: "invalidInstallId"
+        case .invalidSignature: "invalidSignature"
+        case .invalidSigningKey: "invalidSigningKey"
+        case .invalidManifest: "invalidManifest"
         }
     }
 
@@ -302,6 +369,7 @@ final class ScenarioRun {
         case .unchanged: "unchanged"
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
+        case .droppedOlderManifest: "droppedOlderManifest"
         case .failed: "failed"
         case .cacheIgnored: "cacheIgnored"
         }
@@ -336,7 +404,7 @@ final class ScenarioRun {
             [
                 "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
                 "directory",
-                "files", "installId", "events", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
+                "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
                 "elapsedAtMostMs",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
@@ -426,6 +494,15 @@ final class ScenarioRun {
         if let wanted = expect["events"] as? [String] {
             let kinds = events.map(Self.name(of:))
             for kind in wanted where !kinds.contains(kind) { fail("no \(kind) event among \(kinds)") }
+        }
+        if let wanted = expect["errors"] as? [String] {
+            let kinds = events.compactMap { event -> String? in
+                switch event {
+                case .failed(let error, _, _), .cacheIgnored(let error, _): Self.name(of: error)
+                default: nil
+                }
+            }
+            for kind in wanted where !kinds.contains(kind) { fail("no failure \(kind) among \(kinds)") }
         }
         let delays = events.compactMap { event -> Int? in
             if case .failed(_, let retryIn?, _) = event { Self.milliseconds(retryIn) } else { nil }

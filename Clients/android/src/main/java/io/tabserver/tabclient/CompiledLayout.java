@@ -33,18 +33,30 @@ public final class CompiledLayout {
     public final Appearance appearance;
     private final JSONObject json;
 
-    /** One tab of the bar, of More, or a child in a tab's navigation list. */
-    public static final class Tab {
-        /** Stable identity, unique in the layout. */
-        public final String id;
-        /** The index among the client's tabs (More's continue the count); null for children. */
-        public final Integer tag;
+    /** What a tab and the "More" tab both show: a title and images. */
+    public abstract static class Item {
         /** The title, localized. */
         public final String title;
+        /** The localization key the title came from, or null. */
         public final String titleKey;
         /** An image asset name (a drawable's name on Android, an SF Symbol or asset on iOS), or null. */
         public final String image;
         public final String selectedImage;
+
+        Item(JSONObject json, String pointer) throws Json.Invalid {
+            title = Json.string(json, "title", pointer, true);
+            titleKey = Json.string(json, "titleKey", pointer, false);
+            image = Json.string(json, "image", pointer, false);
+            selectedImage = Json.string(json, "selectedImage", pointer, false);
+        }
+    }
+
+    /** One tab of the bar, of More, or a child in a tab's navigation list. */
+    public static final class Tab extends Item {
+        /** Stable identity, unique in the layout. */
+        public final String id;
+        /** The index among the client's tabs (More's continue the count); null for children. */
+        public final Integer tag;
         /** The screen to start ({@code HomeViewController}; an app maps it to a Fragment or Activity). */
         public final String rootViewController;
         /** Wrap the screen in a navigation stack. */
@@ -59,13 +71,10 @@ public final class CompiledLayout {
         public final JSONObject json;
 
         Tab(JSONObject json, String pointer) throws Json.Invalid {
+            super(json, pointer);
             this.json = json;
             id = Json.string(json, "id", pointer, true);
             tag = Json.integer(json, "tag", pointer);
-            title = Json.string(json, "title", pointer, true);
-            titleKey = Json.string(json, "titleKey", pointer, false);
-            image = Json.string(json, "image", pointer, false);
-            selectedImage = Json.string(json, "selectedImage", pointer, false);
             rootViewController = Json.string(json, "rootViewController", pointer, true);
             Boolean wrap = Json.bool(json, "navigation", pointer);
             navigation = wrap == null || wrap;
@@ -78,18 +87,11 @@ public final class CompiledLayout {
     }
 
     /** The "More" tab and the tabs behind it. */
-    public static final class More {
-        public final String title;
-        public final String titleKey;
-        public final String image;
-        public final String selectedImage;
+    public static final class More extends Item {
         public final List<Tab> tabs;
 
         More(JSONObject json, String pointer) throws Json.Invalid {
-            title = Json.string(json, "title", pointer, true);
-            titleKey = Json.string(json, "titleKey", pointer, false);
-            image = Json.string(json, "image", pointer, false);
-            selectedImage = Json.string(json, "selectedImage", pointer, false);
+            super(json, pointer);
             tabs = tabs(Json.array(json, "tabs", pointer, true), pointer + "/tabs");
         }
     }

@@ -43,25 +43,36 @@ final class Json {
     }
 
     static String string(JSONObject object, String key, String pointer, boolean required) throws Invalid {
+        return typed(object, key, pointer, required, String.class, "a string");
+    }
+
+    /** The value at {@code key} when it is a {@code type}; null when absent (an error when {@code required}). */
+    private static <T> T typed(JSONObject object, String key, String pointer, boolean required, Class<T> type, String expected)
+            throws Invalid {
         Object value = opt(object, key);
         if (value == null) {
             if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
             return null;
         }
-        if (!(value instanceof String)) throw new Invalid(pointer + "/" + key + ": expected a string");
-        return (String) value;
+        if (!type.isInstance(value)) throw new Invalid(pointer + "/" + key + ": expected " + expected);
+        return type.cast(value);
     }
 
     static Integer integer(JSONObject object, String key, String pointer) throws Invalid {
+        Long number = whole(object, key, pointer);
+        if (number == null) return null;
+        if (number < Integer.MIN_VALUE || number > Integer.MAX_VALUE) throw new Invalid(pointer + "/" + key + ": expected an integer");
+        return number.intValue();
+    }
+
+    /** A whole number of up to 53 bits (what a JSON number holds exactly), e.g. tabserver's millisecond revisions. */
+    static Long whole(JSONObject object, String key, String pointer) throws Invalid {
         Object value = opt(object, key);
         if (value == null) return null;
-        if (value instanceof Integer || value instanceof Long) {
-            long number = ((Number) value).longValue();
-            if (number >= Integer.MIN_VALUE && number <= Integer.MAX_VALUE) return (int) number;
-        }
+        if (value instanceof Integer || value instanceof Long) return ((Number) value).longValue();
         if (value instanceof Double) {
             double number = (Double) value;
-            if (number == Math.rint(number) && Math.abs(number) <= Integer.MAX_VALUE) return (int) number;
+            if (number == Math.rint(number) && Math.abs(number) <= 9007199254740992.0) return (long) number;
         }
         throw new Invalid(pointer + "/" + key + ": expected an integer");
     }
@@ -81,23 +92,11 @@ final class Json {
     }
 
     static JSONObject object(JSONObject object, String key, String pointer, boolean required) throws Invalid {
-        Object value = opt(object, key);
-        if (value == null) {
-            if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
-            return null;
-        }
-        if (!(value instanceof JSONObject)) throw new Invalid(pointer + "/" + key + ": expected an object");
-        return (JSONObject) value;
+        return typed(object, key, pointer, required, JSONObject.class, "an object");
     }
 
     static JSONArray array(JSONObject object, String key, String pointer, boolean required) throws Invalid {
-        Object value = opt(object, key);
-        if (value == null) {
-            if (required) throw new Invalid(pointer + "/" + key + ": required key is missing");
-            return null;
-        }
-        if (!(value instanceof JSONArray)) throw new Invalid(pointer + "/" + key + ": expected an array");
-        return (JSONArray) value;
+        return typed(object, key, pointer, required, JSONArray.class, "an array");
     }
 
     static JSONObject objectAt(JSONArray array, int index, String pointer) throws Invalid {

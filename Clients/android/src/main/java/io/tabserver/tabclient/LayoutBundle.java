@@ -32,6 +32,14 @@ public final class LayoutBundle {
         /** Every ETag of this representation ({@code etag}, then one per content coding by coding name), for {@code If-None-Match}. */
         public final List<String> validators;
         public final CompiledLayout layout;
+        /**
+         * The exact bytes of {@link #layout} as the server signed them (base64), with the signature's key id and value: a
+         * server with {@code --signing-key} gives them; null otherwise. With pinned keys the layout shown is the one these
+         * bytes hold, and only when they verify.
+         */
+        final String signedBody;
+        final String keyId;
+        final String sig;
 
         Representation(JSONObject json, String pointer) throws Json.Invalid, TabClientException {
             locale = Json.string(json, "locale", pointer, true);
@@ -49,6 +57,10 @@ public final class LayoutBundle {
                 }
             }
             validators = Collections.unmodifiableList(tags);
+            JSONObject signed = Json.object(json, "signed", pointer, false);
+            signedBody = signed == null ? null : Json.string(signed, "body", pointer + "/signed", true);
+            keyId = signed == null ? null : Json.string(signed, "keyid", pointer + "/signed", true);
+            sig = signed == null ? null : Json.string(signed, "sig", pointer + "/signed", true);
             try {
                 layout = CompiledLayout.of(Json.object(json, "layout", pointer, true));
             } catch (TabClientException e) {

@@ -10,7 +10,9 @@ public final class RefreshOutcome {
         /** {@code 200} with {@link #layout}, now current and stored. */
         UPDATED,
         /** {@code 200} with a lower {@code version} of the layout shown ({@link #dropped}): the current one stays ({@link #kept}). */
-        DROPPED_OLDER
+        DROPPED_OLDER,
+        /** Manifest mode: a manifest with a lower revision than the one followed (a lagging cache): ignored. */
+        DROPPED_OLDER_MANIFEST
     }
 
     public final Kind kind;

@@ -53,13 +53,37 @@ public final class TabClient {
         final String stored;
         /** Whether {@link #layout} came in an answer whose {@code Vary} named {@code X-Install-Id}. */
         final boolean perInstall;
+        /** Manifest mode: the highest manifest revision seen (kept in the cache file), its ETag, and the version it chose. */
+        final Long revision;
+        final String manifestEtag;
+        final Integer chosen;
 
         State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall) {
+            this(layout, validators, source, stored, perInstall, null, null, null);
+        }
+
+        State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall, Long revision,
+                String manifestEtag, Integer chosen) {
             this.layout = layout;
             this.validators = Collections.unmodifiableList(new ArrayList<String>(validators));
             this.source = source;
             this.stored = stored;
             this.perInstall = perInstall;
+            this.revision = revision;
+            this.manifestEtag = manifestEtag;
+            this.chosen = chosen;
+        }
+
+        /** This state with another layout (the manifest's fields kept). */
+        State with(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall) {
+            return new State(layout, validators, source, stored, perInstall, revision, manifestEtag, chosen);
+        }
+
+        /** What the long-poll compares to see whether an answer changed anything. */
+        List<String> progress() {
+            List<String> all = new ArrayList<String>(validators);
+            if (manifestEtag != null) all.add(manifestEtag);
+            return all;
         }
 
         LayoutReference reference() {
@@ -93,7 +117,8 @@ public final class TabClient {
      * request.
      *
      * @throws TabClientException INVALID_ENVIRONMENT, INVALID_INSTALL_ID or INVALID_APP_VERSION for a configuration
-     *     that cannot be sent
+     *     that cannot be sent; INVALID_SIGNATURE when keys are pinned, the bundled layout does not verify and no verified
+     *     cached layout is there either (an app never starts on a layout its keys refuse)
      */
     public TabClient(TabClientConfig configuration, LayoutBundle bundle) throws TabClientException {
         configuration.validate();
@@ -101,6 +126,21 @@ public final class TabClient {
         LayoutBundle.Representation bundled =
                 bundle.representation(configuration.preferredLanguages, configuration.platform, configuration.appVersion);
         State initial = new State(bundled.layout, bundled.validators, Source.BUNDLE, null, false);
+        // With pinned keys the bundled layout is the one its signed bytes hold, and only when they verify.
+        TabClientException bundleRefused = null;
+        if (configuration.signingKeys != null) {
+            try {
+                if (bundled.signedBody == null) throw SigningKeys.signature("the bundled layout is not signed");
+                byte[] body = SigningKeys.Codec.decode(bundled.signedBody);
+                if (body == null) throw SigningKeys.signature("the bundled layout's signed body is not base64");
+                configuration.signingKeys.verify(bundled.keyId, bundled.sig, "layout", configuration.account,
+                        configuration.signatureEnvironment(), body);
+                initial = new State(CompiledLayout.parse(body), bundled.validators, Source.BUNDLE, null, false);
+            } catch (TabClientException e) {
+                bundleRefused = SigningKeys.refused("bundle", e);
+            }
+        }
+        boolean cached = false;
         TabClientException installIdNotStored = null;
         File directory = configuration.cacheDirectory;
         if (configuration.installId != null) {
@@ -116,13 +156,23 @@ public final class TabClient {
             cache = new LayoutCache(directory, configuration.account, configuration.environment);
             cache.removeLeftovers();
             try {
-                LayoutCache.Entry entry = cache.load();
+                LayoutCache.Entry entry = cache.load(configuration.signingKeys != null);
+                if (entry != null && configuration.signingKeys != null) {
+                    try {
+                        configuration.signingKeys.verify(entry.keyId, entry.sig, "layout", configuration.account,
+                                configuration.signatureEnvironment(), entry.signedBody == null ? new byte[0] : entry.signedBody);
+                    } catch (TabClientException e) {
+                        throw SigningKeys.refused("cache file", e);
+                    }
+                }
                 if (entry != null) {
                     // An app update may ship a newer layout than an old cache holds.
-                    boolean bundleIsNewer = entry.layout.layout.equals(bundled.layout.layout)
-                            && version(bundled.layout) > version(entry.layout);
-                    initial = bundleIsNewer ? new State(initial.layout, initial.validators, Source.BUNDLE, entry.etag, false)
-                            : new State(entry.layout, Collections.singletonList(entry.etag), Source.CACHE, entry.etag, entry.perInstall);
+                    boolean bundleIsNewer = bundleRefused == null && entry.layout.layout.equals(initial.layout.layout)
+                            && version(initial.layout) > version(entry.layout);
+                    cached = !bundleIsNewer;
+                    initial = bundleIsNewer ? new State(initial.layout, initial.validators, Source.BUNDLE, entry.etag, false, entry.revision, null, null)
+                            : new State(entry.layout, Collections.singletonList(entry.etag), Source.CACHE, entry.etag, entry.perInstall,
+                                    entry.revision, null, null);
                 }
             } catch (TabClientException unusable) {
                 emit(new TabClientEvent(TabClientEvent.Kind.CACHE_IGNORED, initial.reference(), null, unusable, -1, null, false));
@@ -132,6 +182,10 @@ public final class TabClient {
             cache = null;
         }
         state = initial;
+        if (bundleRefused != null) {
+            if (!cached) throw bundleRefused;
+            emitFailure(bundleRefused, -1);
+        }
         if (installIdNotStored != null) emitFailure(installIdNotStored, -1);
     }
 
@@ -231,7 +285,7 @@ public final class TabClient {
                     boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
                     if (news) {
                         failures = 0;
-                    } else if ((System.nanoTime() - started) / 1000000 < tooSoon && state.validators.equals(before.validators)) {
+                    } else if ((System.nanoTime() - started) / 1000000 < tooSoon && state.progress().equals(before.progress())) {
                         // Nothing new, the ETag unchanged, and sooner than a held poll ends: the server did not hold it (no
                         // long-poll, stopping, or ignoring If-None-Match). Back off rather than ask again at once.
                         failures += 1;
@@ -267,8 +321,8 @@ public final class TabClient {
         return full - (long) (full * share);
     }
 
-    /** The request headers every request of this client sends. */
-    private Map<String, String> headers(List<String> validators) {
+    /** The request headers every request of this client sends; {@code install} adds {@code X-Install-Id}. */
+    private Map<String, String> headers(List<String> validators, boolean install) {
         Map<String, String> headers = new LinkedHashMap<String, String>();
         headers.put("Accept", "application/json");
         String languages = configuration.acceptLanguage();
@@ -276,36 +330,61 @@ public final class TabClient {
         if (configuration.platform != null) headers.put("X-Client-Platform", configuration.platform);
         if (configuration.appVersion != null) headers.put("X-App-Version", configuration.appVersion);
         if (configuration.environment != null) headers.put("Tabs-Environment", configuration.environment);
-        if (TabClientConfig.headerSafe(installId)) headers.put("X-Install-Id", installId);
+        if (install && TabClientConfig.headerSafe(installId)) headers.put("X-Install-Id", installId);
         if (!validators.isEmpty()) headers.put("If-None-Match", Strings.join(", ", validators));
         return headers;
     }
 
-    /** One request; {@code wait} (seconds) makes it a long-poll. */
-    RefreshOutcome fetch(Integer wait, Poller poller) throws TabClientException {
-        State shown = state;
-        List<String> validators = shown.validators;
-        URL url = configuration.tabsURL(wait, installId);
+    /** One exchange, cancellable by {@code poller}'s stop(), reported as REQUEST_SENT. */
+    private Http.Answer exchange(URL url, Map<String, String> headers, Integer wait, Poller poller, State shown) throws TabClientException {
         int timeout = configuration.requestTimeoutMillis + (wait == null ? 0 : wait * 1000);
-        Http.Call call = new Http.Call(url, headers(validators), timeout);
+        Http.Call call = new Http.Call(url, headers, timeout);
         if (poller != null) {
             poller.call = call;
             if (poller.stopped) call.cancel();
         }
         emit(new TabClientEvent(TabClientEvent.Kind.REQUEST_SENT, shown.reference(), null, null, -1, url.toString(), wait != null));
-        Http.Answer answer;
         try {
-            answer = call.run(timeout);
+            return call.run(timeout);
         } finally {
             if (poller != null) poller.call = null;
         }
+    }
+
+    /** With pinned keys, checks an answer's {@code Tabs-Signature} over its body ({@code kind}: layout or manifest). */
+    private void verify(Http.Answer answer, String kind) throws TabClientException {
+        if (configuration.signingKeys == null) return;
+        configuration.signingKeys.verifyHeader(answer.header("Tabs-Signature"), kind, configuration.account,
+                configuration.signatureEnvironment(), answer.body);
+    }
+
+    /** The answer's signature to keep in the cache file (with pinned keys only), or null. */
+    private String[] kept(Http.Answer answer) {
+        return configuration.signingKeys == null ? null : SigningKeys.parseHeader(answer.header("Tabs-Signature"));
+    }
+
+    /** One request (two in manifest mode when the manifest changed); {@code wait} (seconds) makes it a long-poll. */
+    RefreshOutcome fetch(Integer wait, Poller poller) throws TabClientException {
+        if (configuration.manifestMode) return fetchByManifest(wait, poller);
+        State shown = state;
+        List<String> validators = shown.validators;
+        Http.Answer answer = exchange(configuration.tabsURL(wait, installId), headers(validators, true), wait, poller, shown);
+        return take(answer, validators, null, null);
+    }
+
+    /**
+     * A {@code …/tabs} answer to a request that sent {@code validators}: {@code 304} confirms the layout shown, {@code 200}
+     * is verified, parsed and published; {@code version}: the one asked for by number (manifest mode, with the manifest's
+     * {@code revision}), or null.
+     */
+    private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Long revision) throws TabClientException {
         switch (answer.status) {
             case 304: {
                 LayoutReference confirmed;
                 synchronized (storing) {
                     State now = state;
                     if (now.validators.equals(validators)) {
-                        now = new State(now.layout, now.validators, Source.SERVER, now.stored, answer.variesByInstall());
+                        now = now.with(now.layout, now.validators, Source.SERVER, now.stored, answer.variesByInstall());
                         state = now;
                     }
                     confirmed = now.reference();
@@ -318,8 +397,13 @@ public final class TabClient {
                 if (etag == null || etag.isEmpty()) {
                     throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
                 }
+                verify(answer, "layout");
                 CompiledLayout layout = CompiledLayout.parse(answer.body);
-                return publish(layout, answer.body, etag, answer.variesByInstall());
+                if (version != null && !version.equals(layout.version)) {
+                    throw TabClientException.invalidLayout(Collections.singletonList(
+                            "/version: " + layout.version + ", but version " + version + " was asked for"));
+                }
+                return publish(layout, answer.body, etag, answer.variesByInstall(), kept(answer), revision);
             }
             default:
                 throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
@@ -327,20 +411,74 @@ public final class TabClient {
     }
 
     /**
+     * Manifest mode: the manifest (long-polled with its ETag), then, when it chose a version other than the one shown (or
+     * one not yet confirmed in this run), that version by number. A manifest with a lower revision than one followed is
+     * ignored. No install id is sent: the answers are the same for every install.
+     */
+    private RefreshOutcome fetchByManifest(Integer wait, Poller poller) throws TabClientException {
+        State shown = state;
+        List<String> tags = shown.manifestEtag == null ? Collections.<String>emptyList() : Collections.singletonList(shown.manifestEtag);
+        Http.Answer answer = exchange(configuration.manifestURL(wait), headers(tags, false), wait, poller, shown);
+        if (answer.status == 200) {
+            String etag = answer.header("ETag");
+            if (etag == null || etag.isEmpty()) {
+                throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
+            }
+            verify(answer, "manifest");
+            Manifest manifest = Manifest.parse(answer.body);
+            Long keptRevision = null;
+            synchronized (storing) {
+                State now = state;
+                if (now.revision != null && manifest.revision < now.revision) {
+                    keptRevision = now.revision;
+                } else {
+                    state = new State(now.layout, now.validators, now.source, now.stored, now.perInstall, manifest.revision, etag,
+                            manifest.versionFor(installId));
+                }
+            }
+            if (keptRevision != null) {
+                emit(TabClientEvent.droppedOlderManifest(reference(), manifest.revision, keptRevision));
+                return new RefreshOutcome(RefreshOutcome.Kind.DROPPED_OLDER_MANIFEST, null, null, null);
+            }
+        } else if (answer.status != 304) {
+            throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
+        }
+        State now = state;
+        if (now.chosen == null) {
+            throw new TabClientException(TabClientException.Kind.INVALID_MANIFEST, "invalid manifest: 304 for a manifest this client never had");
+        }
+        if (now.source == Source.SERVER && now.layout.version != null && now.layout.version.intValue() == now.chosen.intValue()) {
+            emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, now.reference()));
+            return new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
+        }
+        return fetchVersion(now.chosen, now.revision, poller);
+    }
+
+    /** Manifest mode: {@code …/tabs?version=N} with the ETags of the layout shown. */
+    private RefreshOutcome fetchVersion(int version, Long revision, Poller poller) throws TabClientException {
+        State shown = state;
+        List<String> validators = shown.validators;
+        Http.Answer answer = exchange(configuration.tabsURL(version), headers(validators, false), null, poller, shown);
+        return take(answer, validators, version, revision);
+    }
+
+    /**
      * Stores a validated layout, then makes it current (also when storing fails: it is valid, and newer). An answer with
      * a lower {@code version} of the layout shown, whatever its source, is dropped, except when the layout shown was one
      * arm of a rollout ({@code perInstall}) and the answer is not: the rollout ended, and a rollback gives the
-     * candidate's installs the lower stable version. One carrying the ETag of the layout shown changes nothing; the
-     * cache file is written only when its ETag differs.
+     * candidate's installs the lower stable version. In manifest mode the newest manifest chose the version, and a lower
+     * one is taken (a rollback). One carrying the ETag of the layout shown changes nothing; the cache file is written
+     * only when its ETag differs.
      */
-    private RefreshOutcome publish(CompiledLayout layout, byte[] body, String etag, boolean perInstall) {
+    private RefreshOutcome publish(CompiledLayout layout, byte[] body, String etag, boolean perInstall, String[] signature,
+            Long revision) {
         LayoutReference arrived = new LayoutReference(layout.layout, layout.version, etag, Source.SERVER);
         RefreshOutcome outcome;
         TabClientEvent event;
         TabClientException failure = null;
         synchronized (storing) {
             State current = state;
-            boolean rolledBack = current.perInstall && !perInstall;
+            boolean rolledBack = current.perInstall && !perInstall || configuration.manifestMode;
             if (current.layout.layout.equals(layout.layout) && current.layout.version != null && layout.version != null
                     && layout.version < current.layout.version && !rolledBack) {
                 LayoutReference kept = current.reference();
@@ -350,19 +488,19 @@ public final class TabClient {
                 String stored = current.stored;
                 if (cache != null && !etag.equals(current.stored)) {
                     try {
-                        cache.store(body, etag, perInstall);
+                        cache.store(body, etag, perInstall, signature, revision);
                         stored = etag;
                     } catch (TabClientException e) {
                         failure = e;
                     }
                 }
                 if (current.validators.contains(etag)) {
-                    State now = new State(current.layout, current.validators, Source.SERVER, stored, perInstall);
+                    State now = current.with(current.layout, current.validators, Source.SERVER, stored, perInstall);
                     state = now;
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UNCHANGED, null, null, null);
                     event = TabClientEvent.of(TabClientEvent.Kind.UNCHANGED, now.reference());
                 } else {
-                    state = new State(layout, Collections.singletonList(etag), Source.SERVER, stored, perInstall);
+                    state = current.with(layout, Collections.singletonList(etag), Source.SERVER, stored, perInstall);
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, layout, null, null);
                     event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), arrived, null, -1, null, false);
                     if (!layout.equals(current.layout)) notifyListeners(layout);

@@ -32,6 +32,13 @@ public final class TabClientConfig {
     public final int longPollWaitSeconds;
     public final long initialBackoffMillis;
     public final long maximumBackoffMillis;
+    /**
+     * Manifest mode: ask {@code …/tabs/manifest} (the same for every install), choose this install's arm on the device
+     * ({@link Bucket}) and fetch that version by number ({@code …/tabs?version=N}); no install id is sent.
+     */
+    public final boolean manifestMode;
+    /** The keys whose signature a layout or manifest must carry, or null (no signature checked). */
+    public final SigningKeys signingKeys;
     final TabClient.EventListener onEvent;
 
     private TabClientConfig(Builder b) {
@@ -47,6 +54,8 @@ public final class TabClientConfig {
         longPollWaitSeconds = b.longPollWaitSeconds;
         initialBackoffMillis = b.initialBackoffMillis;
         maximumBackoffMillis = b.maximumBackoffMillis;
+        manifestMode = b.manifestMode;
+        signingKeys = b.signingKeys;
         onEvent = b.onEvent;
     }
 
@@ -66,6 +75,8 @@ public final class TabClientConfig {
         private int longPollWaitSeconds = 50;
         private long initialBackoffMillis = 1000;
         private long maximumBackoffMillis = 60000;
+        private boolean manifestMode;
+        private SigningKeys signingKeys;
         private TabClient.EventListener onEvent;
 
         private Builder(String server, String account) {
@@ -108,6 +119,18 @@ public final class TabClientConfig {
             maximumBackoffMillis = maximum;
             return this;
         }
+
+        /**
+         * Manifest mode (docs/android.md, "Manifest mode"): the manifest and versions by number, which shared caches and
+         * CDNs can serve to every install; the arm is chosen on the device. Default false ({@code …/tabs}).
+         */
+        public Builder manifestMode(boolean on) { manifestMode = on; return this; }
+
+        /**
+         * Pins signing keys ({@link SigningKeys#fromBase64}, {@link SigningKeys#fromKeysDocument}): anything unsigned or
+         * not verifying is then refused, from the network, cache or bundle. Null (the default) checks nothing.
+         */
+        public Builder signingKeys(SigningKeys keys) { signingKeys = keys; return this; }
 
         /** Told about every request's outcome (for logs and tests), on the client's own threads. */
         public Builder onEvent(TabClient.EventListener listener) { onEvent = listener; return this; }
@@ -202,6 +225,20 @@ public final class TabClientConfig {
         }
         return true;
     }
+
+    /** {@code …/v1/accounts/{account}/tabs?version=N}: one version, immutable (manifest mode). */
+    URL tabsURL(int version) throws TabClientException { return url("/tabs?version=" + version); }
+
+    /** {@code …/v1/accounts/{account}/tabs/manifest}, with {@code ?wait=N} for a long-poll. */
+    URL manifestURL(Integer waitSeconds) throws TabClientException {
+        return url("/tabs/manifest" + (waitSeconds == null ? "" : "?wait=" + waitSeconds));
+    }
+
+    /**
+     * The environment named in the bytes a signature covers: {@link #environment}, else {@code production} (the server's
+     * default). A client of a server whose last environment has another name sets the environment.
+     */
+    public String signatureEnvironment() { return environment == null ? "production" : environment; }
 
     /** {@code …/v1/accounts/{account}/tabs/bundle} for the preferred languages, platform and app version. */
     URL bundleURL() throws TabClientException {

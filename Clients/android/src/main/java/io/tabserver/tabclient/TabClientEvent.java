@@ -16,7 +16,12 @@ public final class TabClientEvent {
         UPDATED,
         /** {@code 200} with a lower {@code version} of the layout shown ({@link #layout}): dropped, {@link #shown} stays. */
         DROPPED_OLDER,
-        /** The answer was refused or could not be stored ({@link #error}); {@link #shown} stays; {@link #retryInMillis}. */
+        /**
+         * Manifest mode: a manifest with a lower revision ({@link #revision}) than the one followed ({@link #keptRevision}):
+         * ignored.
+         */
+        DROPPED_OLDER_MANIFEST,
+        /** The answer was refused (INVALID_SIGNATURE too) or could not be stored ({@link #error}); {@link #shown} stays; {@link #retryInMillis}. */
         FAILED,
         /** The cache file could not be used and was removed ({@link #error}); {@link #shown} is the bundled layout. */
         CACHE_IGNORED
@@ -34,6 +39,9 @@ public final class TabClientEvent {
     /** REQUEST_SENT: the URL and whether it is a long-poll. */
     public final String url;
     public final boolean longPoll;
+    /** DROPPED_OLDER_MANIFEST: the revision dropped and the one kept; else -1. */
+    public final long revision;
+    public final long keptRevision;
 
     TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
             boolean longPoll) {
@@ -44,6 +52,24 @@ public final class TabClientEvent {
         this.retryInMillis = retryInMillis;
         this.url = url;
         this.longPoll = longPoll;
+        this.revision = -1;
+        this.keptRevision = -1;
+    }
+
+    private TabClientEvent(LayoutReference shown, long revision, long keptRevision) {
+        this.kind = Kind.DROPPED_OLDER_MANIFEST;
+        this.shown = shown;
+        this.layout = null;
+        this.error = null;
+        this.retryInMillis = -1;
+        this.url = null;
+        this.longPoll = false;
+        this.revision = revision;
+        this.keptRevision = keptRevision;
+    }
+
+    static TabClientEvent droppedOlderManifest(LayoutReference shown, long revision, long keptRevision) {
+        return new TabClientEvent(shown, revision, keptRevision);
     }
 
     static TabClientEvent of(Kind kind, LayoutReference shown) { return new TabClientEvent(kind, shown, null, null, -1, null, false); }
@@ -53,6 +79,7 @@ public final class TabClientEvent {
         StringBuilder text = new StringBuilder(kind.name());
         if (layout != null) text.append(' ').append(layout);
         if (error != null) text.append(' ').append(error.getMessage());
+        if (revision >= 0) text.append(" revision ").append(revision).append(" kept ").append(keptRevision);
         if (retryInMillis >= 0) text.append(" retry in ").append(retryInMillis).append(" ms");
         if (shown != null) text.append(" shown ").append(shown);
         return text.toString();

@@ -29,6 +29,15 @@ public final class TabClientException extends Exception {
         INVALID_INSTALL_ID,
         /** The configured app version is not a dotted version ({@code 2.1}, {@code 3.0.2}). */
         INVALID_APP_VERSION,
+        /**
+         * With pinned {@link SigningKeys}: a layout or manifest (from the network, the cache file or the bundle) whose
+         * signature is missing, by a key not pinned, or does not verify. It is refused and the last good layout kept.
+         */
+        INVALID_SIGNATURE,
+        /** {@link SigningKeys} given something that is not an Ed25519 public key, no key, or a runtime without Ed25519. */
+        INVALID_SIGNING_KEY,
+        /** A {@code …/tabs/manifest} answer that is not a manifest (manifest mode). */
+        INVALID_MANIFEST,
         /** The client was stopped while the request was in flight. */
         CANCELLED
     }

@@ -13,7 +13,7 @@ public final class CacheWriter {
         LayoutCache cache = new LayoutCache(new File(arguments[0]), "jack", null);
         byte[][] bodies = {KillDuringWriteTest.body(1), KillDuringWriteTest.body(2)};
         for (long n = 0;; n++) {
-            cache.store(bodies[(int) (n % 2)], "\"v" + (n % 2 + 1) + "\"", false);
+            cache.store(bodies[(int) (n % 2)], "\"v" + (n % 2 + 1) + "\"", false, null, null);
             if (n == 0) System.out.println("first write done");
         }
     }

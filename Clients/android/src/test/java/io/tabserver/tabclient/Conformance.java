@@ -38,6 +38,37 @@ final class Conformance {
         }
     }
 
+    /** {@code signed/fixtures.json}'s fixtures: exact bodies with their signatures, made by {@code signed/make-fixtures.py}. */
+    static JSONObject signedFixtures() throws IOException, JSONException {
+        return read(directory().resolve("signed").resolve("fixtures.json")).getJSONObject("fixtures");
+    }
+
+    /**
+     * A signed fixture's body (with {@code tamper} [from, to] replacing the first {@code from}, after signing) and its
+     * {@code Tabs-Signature}.
+     */
+    static String[] signed(JSONObject fixtures, String name, JSONArray tamper) throws JSONException {
+        if (!fixtures.has(name)) throw new IllegalArgumentException("no signed fixture " + name);
+        JSONObject fixture = fixtures.getJSONObject(name);
+        String body = fixture.getString("body");
+        if (tamper != null) {
+            int at = body.indexOf(tamper.getString(0));
+            if (tamper.length() != 2 || at < 0) throw new IllegalArgumentException("tamper " + tamper + " does not apply to " + name);
+            body = body.substring(0, at) + tamper.getString(1) + body.substring(at + tamper.getString(0).length());
+        }
+        return new String[] {body, fixture.getString("signature")};
+    }
+
+    /** {@code {"body": base64, "keyid", "sig"}}: how bundles and cache files keep a signed body. */
+    static JSONObject signedMember(String body, String signature) throws JSONException {
+        String[] parsed = SigningKeys.parseHeader(signature);
+        JSONObject member = new JSONObject();
+        member.put("body", java.util.Base64.getEncoder().encodeToString(body.getBytes(StandardCharsets.UTF_8)));
+        member.put("keyid", parsed[0]);
+        member.put("sig", parsed[1]);
+        return member;
+    }
+
     /** The bundle document as an app ships it. */
     static JSONObject bundle() throws IOException { return read(directory().resolve("jack.bundle.json")); }
 

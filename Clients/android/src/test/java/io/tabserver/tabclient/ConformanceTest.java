@@ -41,6 +41,7 @@ class ConformanceTest {
         final Path file;
         final JSONObject scenario;
         final JSONObject bundleDocument;
+        final JSONObject signedFixtures;
         final List<String> failures = new ArrayList<>();
         final List<TabClientEvent> events = Collections.synchronizedList(new ArrayList<>());
         TabClientConfig config;
@@ -51,23 +52,34 @@ class ConformanceTest {
         /** The cache file's bytes and inode at the end of the last step (null: no file). */
         Object[] cacheSnapshot;
 
-        Run(Path file) throws IOException {
+        Run(Path file) throws IOException, JSONException {
             this.file = file;
             scenario = Conformance.read(file);
             bundleDocument = Conformance.bundle();
+            signedFixtures = Conformance.signedFixtures();
         }
 
         void run() throws Exception {
-            Conformance.known(scenario, "scenario", "about", "covers", "config", "bundle", "files", "steps");
+            Conformance.known(scenario, "scenario", "about", "covers", "config", "bundle", "files", "steps", "initError");
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
             Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
-                    "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs");
+                    "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
+                    "signingKeysDocument");
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
-                Conformance.known(changes, "bundle", "version");
-                JSONObject layout = bundleDocument.getJSONArray("representations").getJSONObject(0).getJSONObject("layout");
-                if (changes.has("version")) layout.put("version", changes.getInt("version"));
+                Conformance.known(changes, "bundle", "version", "signed", "tamper");
+                JSONObject representation = bundleDocument.getJSONArray("representations").getJSONObject(0);
+                if (changes.has("signed")) {
+                    String[] signed = Conformance.signed(signedFixtures, changes.getString("signed"), changes.optJSONArray("tamper"));
+                    String original = Conformance.signed(signedFixtures, changes.getString("signed"), null)[0];
+                    representation.put("layout", new JSONObject(original));
+                    representation.put("signed", Conformance.signedMember(signed[0], signed[1]));
+                }
+                if (changes.has("version")) representation.getJSONObject("layout").put("version", changes.getInt("version"));
             }
+            SigningKeys keys = null;
+            if (c.has("signingKeys")) keys = SigningKeys.fromBase64(Conformance.strings(c.getJSONArray("signingKeys")));
+            if (c.has("signingKeysDocument")) keys = SigningKeys.fromKeysDocument(c.getJSONObject("signingKeysDocument").toString());
             bundle = LayoutBundle.parse(bundleDocument.toString());
             cacheDirectory = c.optBoolean("cache", true) ? Files.createTempDirectory("tabclient-conformance").toFile() : null;
             try (FakeServer server = new FakeServer()) {
@@ -76,9 +88,22 @@ class ConformanceTest {
                         .platform(string(c, "platform")).appVersion(string(c, "appVersion")).environment(string(c, "environment"))
                         .installId(string(c, "installId")).cacheDirectory(cacheDirectory)
                         .requestTimeoutMillis(c.optInt("requestTimeoutMs", 5000)).longPollWaitSeconds(c.optInt("longPollWaitSeconds", 30))
-                        .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add);
+                        .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add)
+                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys);
                 config = builder.build();
                 if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
+                if (scenario.has("initError")) {
+                    try {
+                        new TabClient(config, bundle);
+                        failures.add("the client was made, expected the error " + scenario.getString("initError"));
+                    } catch (TabClientException e) {
+                        if (!errorName(e).equals(scenario.getString("initError"))) {
+                            failures.add("the client was refused with " + e.getMessage() + ", expected " + scenario.getString("initError"));
+                        }
+                    }
+                    if (!failures.isEmpty()) fail(file.getFileName() + ":\n  " + String.join("\n  ", failures));
+                    return;
+                }
                 client = new TabClient(config, bundle);
                 JSONArray steps = scenario.getJSONArray("steps");
                 for (int i = 0; i < steps.length(); i++) step(i, steps.getJSONObject(i), server);
@@ -100,11 +125,18 @@ class ConformanceTest {
                     text = spec.getString("text");
                 } else {
                     JSONObject entry = spec.getJSONObject("cache");
-                    Conformance.known(entry, "files." + name + ".cache", "etag", "layout", "perInstall");
+                    Conformance.known(entry, "files." + name + ".cache", "etag", "layout", "perInstall", "signed", "tamper", "revision");
                     JSONObject document = new JSONObject();
                     document.put("etag", entry.getString("etag"));
                     if (entry.optBoolean("perInstall")) document.put("perInstall", true);
-                    document.put("layout", Conformance.layout(entry.getJSONObject("layout"), bundleDocument));
+                    if (entry.has("revision")) document.put("revision", entry.getInt("revision"));
+                    if (entry.has("signed")) {
+                        String[] signed = Conformance.signed(signedFixtures, entry.getString("signed"), entry.optJSONArray("tamper"));
+                        document.put("layout", new JSONObject(Conformance.signed(signedFixtures, entry.getString("signed"), null)[0]));
+                        document.put("signed", Conformance.signedMember(signed[0], signed[1]));
+                    } else {
+                        document.put("layout", Conformance.layout(entry.getJSONObject("layout"), bundleDocument));
+                    }
                     text = document.toString();
                 }
                 Files.write(new File(cacheDirectory, name).toPath(), text.getBytes(StandardCharsets.UTF_8));
@@ -115,7 +147,8 @@ class ConformanceTest {
             List<FakeServer.Reply> replies = new ArrayList<>();
             for (int i = 0; i < answers.length(); i++) {
                 JSONObject answer = answers.getJSONObject(i);
-                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang");
+                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang", "signed",
+                        "tamper", "unsigned");
                 FakeServer.Reply reply = new FakeServer.Reply();
                 reply.status = answer.optInt("status", 200);
                 boolean contentType = false;
@@ -126,7 +159,12 @@ class ConformanceTest {
                         contentType |= name.equalsIgnoreCase("Content-Type");
                     }
                 }
-                if (answer.has("layout")) {
+                if (answer.has("signed")) {
+                    String[] signed = Conformance.signed(signedFixtures, answer.getString("signed"), answer.optJSONArray("tamper"));
+                    reply.body = signed[0].getBytes(StandardCharsets.UTF_8);
+                    reply.headers.add(new String[] {"Content-Type", "application/json"});
+                    if (!answer.optBoolean("unsigned")) reply.headers.add(new String[] {"Tabs-Signature", signed[1]});
+                } else if (answer.has("layout")) {
                     reply.body = Conformance.layout(answer.getJSONObject("layout"), bundleDocument).toString().getBytes(StandardCharsets.UTF_8);
                     if (!contentType) reply.headers.add(new String[] {"Content-Type", "application/json"});
                 } else if (answer.has("body")) {
@@ -251,7 +289,7 @@ class ConformanceTest {
         void check(String where, JSONObject expect, RefreshOutcome outcome, TabClientException error, CompiledLayout delivered, long elapsedMs,
                 List<TabClientEvent> stepEvents, List<FakeServer.Received> requests) throws IOException, JSONException {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
-                    "cache", "cacheUnchanged", "directory", "files", "installId", "events", "retryIn", "retryInBetween", "requests",
+                    "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
                     "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs");
             List<String> f = failures;
             if (expect.has("outcome")) {
@@ -346,6 +384,17 @@ class ConformanceTest {
                 for (TabClientEvent event : stepEvents) kinds.add(camel(event.kind.name()));
                 for (String wanted : Conformance.strings(expect.getJSONArray("events"))) {
                     if (!kinds.contains(wanted)) f.add(where + ": no " + wanted + " event among " + kinds);
+                }
+            }
+            if (expect.has("errors")) {
+                List<String> kinds = new ArrayList<>();
+                for (TabClientEvent event : stepEvents) {
+                    if (event.error != null && (event.kind == TabClientEvent.Kind.FAILED || event.kind == TabClientEvent.Kind.CACHE_IGNORED)) {
+                        kinds.add(errorName(event.error));
+                    }
+                }
+                for (String wanted : Conformance.strings(expect.getJSONArray("errors"))) {
+                    if (!kinds.contains(wanted)) f.add(where + ": no failure " + wanted + " among " + kinds);
                 }
             }
             List<Long> delays = new ArrayList<>();

@@ -48,7 +48,7 @@ class KillDuringWriteTest {
                 assertTrue(writer.waitFor(10, TimeUnit.SECONDS));
                 String[] names = directory.list();
                 for (String name : names) leftovers += name.startsWith(".jack.tabs.json.tmp-") ? 1 : 0;
-                LayoutCache.Entry entry = new LayoutCache(directory, "jack", null).load();
+                LayoutCache.Entry entry = new LayoutCache(directory, "jack", null).load(false);
                 assertNotNull(entry, "round " + round + ": no cache file");
                 int version = entry.layout.version;
                 assertTrue(version == 1 || version == 2);

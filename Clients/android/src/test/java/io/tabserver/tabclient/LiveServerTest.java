@@ -90,6 +90,116 @@ class LiveServerTest {
         }
     }
 
+    /** A tabserver signing with the fixtures' {@code current} key, on a free port; its URL. */
+    static final class SignedServer implements AutoCloseable {
+        final Process process;
+        final String url;
+
+        SignedServer() throws Exception {
+            int port;
+            try (ServerSocket free = new ServerSocket(0)) {
+                port = free.getLocalPort();
+            }
+            url = "http://127.0.0.1:" + port;
+            String key = Conformance.directory().resolve("signed").resolve("keys").resolve("current.pem").toString();
+            ProcessBuilder builder = new ProcessBuilder(System.getenv("TABSERVER_BIN"), "serve", "--port", String.valueOf(port), "--host",
+                    "127.0.0.1", "--store", "memory:", "--configs", Paths.get("..", "..", "configs").toString(), "--signing-key", key)
+                    .redirectErrorStream(true).redirectOutput(new File("build/live-tabserver-signed.log"));
+            builder.environment().put("TABSERVER_ADMIN_TOKEN", TOKEN);
+            process = builder.start();
+        }
+
+        @Override
+        public void close() { WatcherProcess.stop(process); }
+    }
+
+    /** A draft of jack with another initial tab, rolled out to half the installs with the seed {@code fixed-seed}; its version. */
+    int rollOutADraft(String url) throws Exception {
+        HttpResponse<String> draft = send("PATCH", url + "/v1/accounts/jack/layout?publish=false", etag(url), "application/merge-patch+json",
+                "{\"initialTab\":\"home\"}");
+        assertEquals(200, draft.statusCode(), draft.body());
+        int candidate = Integer.parseInt(draft.headers().firstValue("Layout-Version").orElseThrow());
+        HttpResponse<String> rollout = send("POST", url + "/v1/accounts/jack/layout/rollout", etag(url), "application/json",
+                "{\"version\":" + candidate + ",\"percent\":50,\"seed\":\"fixed-seed\"}");
+        assertEquals(201, rollout.statusCode(), rollout.body());
+        return candidate;
+    }
+
+    TabClient manifestClient(String url, String installId, LayoutBundle bundle) throws Exception {
+        SigningKeys keys = SigningKeys.fromBase64(SigningKeysTest.key("current"), SigningKeysTest.key("next"));
+        return new TabClient(TabClientConfig.builder(url, "jack").preferredLanguages("en").signingKeys(keys).manifestMode(true).installId(installId)
+                .build(), bundle);
+    }
+
+    /**
+     * Manifest mode and pinned keys against a server that signs with the fixtures' {@code current} key: the signed bundle
+     * shown and revalidated, each install's arm chosen on the device as the server would (bucket 1095 takes the
+     * candidate, 9785 the stable version), and a client pinning another key refused at once.
+     */
+    @Test
+    void manifestModeAndSignaturesAgainstALiveServer() throws Exception {
+        try (SignedServer server = new SignedServer()) {
+            String url = server.url;
+            waitUntilReady(url);
+            SigningKeys keys = SigningKeys.fromBase64(SigningKeysTest.key("current"), SigningKeysTest.key("next"));
+            TabClientConfig plain = TabClientConfig.builder(url, "jack").preferredLanguages("en").signingKeys(keys).build();
+            LayoutBundle bundle = TabClient.downloadBundle(plain);
+            TabClient signed = new TabClient(plain, bundle);
+            assertEquals(TabClient.Source.BUNDLE, signed.source());
+            assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, signed.refresh().kind);
+            int stable = signed.current().version;
+            TabClientException refused = org.junit.jupiter.api.Assertions.assertThrows(TabClientException.class, () -> new TabClient(
+                    TabClientConfig.builder(url, "jack").preferredLanguages("en").signingKeys(SigningKeys.fromBase64(SigningKeysTest.key("stranger")))
+                            .build(), bundle));
+            assertEquals(TabClientException.Kind.INVALID_SIGNATURE, refused.kind());
+
+            int candidate = rollOutADraft(url);
+            TabClient inCandidate = manifestClient(url, "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77", bundle);
+            assertEquals(RefreshOutcome.Kind.UPDATED, inCandidate.refresh().kind);
+            assertEquals(candidate, inCandidate.current().version.intValue());
+            assertEquals("home", inCandidate.current().initialTab().id);
+            TabClient inStable = manifestClient(url, "install-0", bundle);
+            assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, inStable.refresh().kind, "the bundle is the stable version: ?version=N answers 304");
+            assertEquals(stable, inStable.current().version.intValue());
+            assertEquals(TabClient.Source.SERVER, inStable.source());
+        }
+    }
+
+    /**
+     * API.md: a manifest's {@code revision} "grows with every change to this manifest", and a client never follows an
+     * older one; so a rollback must give a higher revision, or manifest clients keep the candidate.
+     */
+    @Test
+    void aRollbackReachesManifestClients() throws Exception {
+        try (SignedServer server = new SignedServer()) {
+            String url = server.url;
+            waitUntilReady(url);
+            LayoutBundle bundle = TabClient.downloadBundle(TabClientConfig.builder(url, "jack").preferredLanguages("en").build());
+            int stable = bundle.representations.get(0).layout.version;
+            rollOutADraft(url);
+            TabClient inCandidate = manifestClient(url, "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77", bundle);
+            assertEquals(RefreshOutcome.Kind.UPDATED, inCandidate.refresh().kind);
+            HttpResponse<String> rollback = send("POST", url + "/v1/accounts/jack/layout/rollout/rollback", null, "application/json",
+                    "{\"reason\":\"live test\"}");
+            assertEquals(200, rollback.statusCode(), rollback.body());
+            RefreshOutcome outcome = inCandidate.refresh();
+            assertEquals(RefreshOutcome.Kind.UPDATED, outcome.kind, "the manifest after the rollback has a lower revision than the rollout's");
+            assertEquals(stable, inCandidate.current().version.intValue(), "a rollback gives the candidate's installs the stable version");
+        }
+    }
+
+    String etag(String url) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(url + "/v1/accounts/jack/layout")).header("Authorization", "Bearer " + TOKEN).build(),
+                HttpResponse.BodyHandlers.discarding()).headers().firstValue("ETag").orElseThrow();
+    }
+
+    HttpResponse<String> send(String method, String url, String ifMatch, String type, String body) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + TOKEN).header("Content-Type", type)
+                .method(method, HttpRequest.BodyPublishers.ofString(body));
+        if (ifMatch != null) request.header("If-Match", ifMatch);
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     void waitUntilReady(String url) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {

@@ -61,7 +61,10 @@ final class WatcherProcess implements AutoCloseable {
     Print next(int seconds) throws InterruptedException { return prints.poll(seconds, TimeUnit.SECONDS); }
 
     @Override
-    public void close() {
+    public void close() { stop(process); }
+
+    /** Ends a process this test started and waits (at most 10 s) until it is gone. */
+    static void stop(Process process) {
         process.destroy();
         try {
             process.waitFor(10, TimeUnit.SECONDS);
