@@ -227,6 +227,21 @@ extension TabService {
         return live.sorted { $0.id < $1.id }.flatMap { BuildGate.misses(layout, for: $0) }
     }
 
+    /// The gate for a stored version about to be served in `environment` (a rollout's candidate, a promotion): 422
+    /// `incompatible-build` when a live build could not open it, nil when every one can.
+    func gate(account: String, version: Int, in environment: EnvironmentName) async -> HTTPResponse? {
+        do throws(StoreError) {
+            guard let record = try await store.version(account: account, number: version), !record.deleted,
+                let document = try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)),
+                let resolved = try? snapshot(for: environment).resolve(account, version: version, document: document, strict: false)
+            else { return nil }
+            let misses = try await buildMisses(resolved)
+            return misses.isEmpty ? nil : Self.incompatible(misses).response
+        } catch {
+            return storeProblem(error)
+        }
+    }
+
     /// 422 `incompatible-build`: one error per tab a live build cannot open.
     static func incompatible(_ misses: [BuildMiss]) -> Problem {
         let builds = Set(misses.map(\.build)).sorted().map(\.description)

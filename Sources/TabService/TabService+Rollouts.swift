@@ -32,9 +32,20 @@ extension TabService {
         } catch {
             return .response(Problem.delivery(error).response)
         }
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: environment) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let precondition = writePrecondition(request)
         let author = match.author
         return .deferred {
+            // The gate: every live build must be able to open the candidate its share will get.
+            if !options.allowIncompatible, let version = plan.version,
+                let refused = await self.gate(account: account, version: version, in: environment)
+            {
+                return refused
+            }
             do throws(StoreError) {
                 let recorded = try await self.store.startRollout(
                     account: account, environment: environment.text, author: author,
@@ -70,9 +81,21 @@ extension TabService {
             auditRefusal(refusal, grant: grant, request, account: account)
             return .response(Self.refusalResponse(refusal))
         }
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: promotion.to) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let precondition = writePrecondition(request)
         let author = match.author
+        let promoted = snapshot(for: promotion.from).record(account)
         return .deferred {
+            // The gate: what `from` serves must open on every live build once `to` serves it.
+            if !options.allowIncompatible, let promoted, !promoted.deleted,
+                let refused = await self.gate(account: account, version: promoted.version, in: promotion.to)
+            {
+                return refused
+            }
             do throws(StoreError) {
                 let outcome = try await self.store.promote(
                     account: account, from: promotion.from.text, to: promotion.to.text, author: author,

@@ -41,6 +41,8 @@ struct TabsWatch: AsyncParsableCommand {
                 standardError("tabs-watch: ignored the cache file: \(error); showing \(shown)")
             case .droppedOlder(let dropped, let kept):
                 standardError("tabs-watch: dropped \(dropped), older than \(kept)")
+            case .droppedOlderManifest(let revision, let kept):
+                standardError("tabs-watch: dropped manifest revision \(revision), older than \(kept)")
             case .requestSent, .notModified, .unchanged, .updated:
                 break
             }

@@ -89,6 +89,33 @@ import Testing
         #expect(retired.header("Tabs-Withheld") == nil && (Self.object(retired)["tabs"] as? [[String: Any]])?.count == 2)
     }
 
+    @Test func aRolloutOfACandidateABuildCannotOpenIsRefused() async throws {
+        let harness = try await ServiceHarness()
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let admin = ServiceHarness.admin(Self.json)
+        let first = try await client.send(
+            "PUT", "/v1/accounts/rolled/layout", headers: admin + [("If-None-Match", "*")], body: document(["Home"]))
+        #expect(first.status == 201)
+        #expect(
+            try await client.send(
+                "PUT", "/v1/builds/iphone/2.0", headers: admin, body: Self.body(["viewControllers": ["T0ViewController"]])
+            ).status == 201)
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/rolled/layout?publish=false", headers: admin + [("If-Match", first.header("ETag") ?? "")],
+            body: document(["Home", "Search"]))
+        let version = try #require(Self.object(draft)["version"] as? Int)
+        let plan = Self.body(["version": version, "percent": 10])
+        let refused = try await client.send(
+            "POST", "/v1/accounts/rolled/layout/rollout", headers: admin + [("If-Match", first.header("ETag") ?? "")], body: plan)
+        #expect(refused.status == 422 && (Self.object(refused)["type"] as? String)?.hasSuffix("incompatible-build") == true)
+        let forced = try await client.send(
+            "POST", "/v1/accounts/rolled/layout/rollout?allowIncompatible=true",
+            headers: admin + [("If-Match", first.header("ETag") ?? "")],
+            body: plan)
+        #expect(forced.status == 201, "\(String(decoding: forced.body, as: UTF8.self))")
+    }
+
     @Test func badDeclarationsAreClearAndStoreNothing() async throws {
         let harness = try await ServiceHarness()
         defer { harness.application.stop() }
