@@ -72,6 +72,14 @@ extension TabService {
         }
     }
 
+    /// Runs `body` with the build a path names, or answers its 404.
+    private func withBuildID(_ match: RouteMatch, _ body: (BuildID) -> HTTPReply) -> HTTPReply {
+        switch buildID(match) {
+        case .success(let id): body(id)
+        case .failure(let problem): .response(problem.response)
+        }
+    }
+
     func declareBuildRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let id: BuildID
         switch buildID(match) {
@@ -116,40 +124,34 @@ extension TabService {
     }
 
     func readBuildRoute(_ match: RouteMatch) -> HTTPReply {
-        let id: BuildID
-        switch buildID(match) {
-        case .success(let named): id = named
-        case .failure(let problem): return .response(problem.response)
-        }
-        return .deferred {
-            do throws(StoreError) {
-                guard let build = try await self.store.builds().compactMap(BuildRegistry.build).first(where: { $0.id == id }) else {
-                    return Problem.notFound("build \(id) is not declared").response
+        withBuildID(match) { id in
+            .deferred {
+                do throws(StoreError) {
+                    guard let build = try await self.store.builds().compactMap(BuildRegistry.build).first(where: { $0.id == id }) else {
+                        return Problem.notFound("build \(id) is not declared").response
+                    }
+                    return json(200, self.buildObject(self.seenNow(build)))
+                } catch {
+                    return self.storeProblem(error)
                 }
-                return json(200, self.buildObject(self.seenNow(build)))
-            } catch {
-                return self.storeProblem(error)
             }
         }
     }
 
     func retireBuildRoute(_ match: RouteMatch) -> HTTPReply {
-        let id: BuildID
-        switch buildID(match) {
-        case .success(let named): id = named
-        case .failure(let problem): return .response(problem.response)
-        }
-        return .deferred {
-            do throws(StoreError) {
-                guard
-                    try await self.store.retireBuild(
-                        platform: id.platform.rawValue, appVersion: id.version,
-                        audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
-                else { return Problem.notFound("build \(id) is not declared").response }
-                try await self.reloadBuilds()
-                return HTTPResponse(status: 204)
-            } catch {
-                return self.storeProblem(error)
+        withBuildID(match) { id in
+            .deferred {
+                do throws(StoreError) {
+                    guard
+                        try await self.store.retireBuild(
+                            platform: id.platform.rawValue, appVersion: id.version,
+                            audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
+                    else { return Problem.notFound("build \(id) is not declared").response }
+                    try await self.reloadBuilds()
+                    return HTTPResponse(status: 204)
+                } catch {
+                    return self.storeProblem(error)
+                }
             }
         }
     }
