@@ -110,13 +110,31 @@ extension TabService {
             try await store.create(
                 changeRequest: StoredChangeRequest(
                     id: request.id, state: request.state.rawValue, record: request.json, createdAtMillis: request.createdAtMillis),
-                audit: AuditContext.current?.entry(action: "change-request.open", account: account, status: 202))
+                audit: AuditContext.current?.entry(action: "change-request.open", account: account, status: 202),
+                event: Self.event(request))
         } catch {
             return storeProblem(error)
         }
+        await announce(request)
         var members: [String: JSONValue] = ["changeRequest": .object(Self.object(request))]
         if !misses.isEmpty { members["incompatibleBuilds"] = Self.incompatibleBuilds(misses) }
         return json(202, members, headers: [HTTPHeader("Location", "/v1/change-requests/\(request.id)")])
+    }
+
+    /// A transition's webhook data: the request as the API shows it.
+    static func event(_ request: ChangeRequest) -> ChangeRequestEvent {
+        ChangeRequestEvent(account: request.account, data: CanonicalJSON.encode(.object(object(request))))
+    }
+
+    /// Tells `/v1/events` readers (`event: change-request`, the request as its data) in the request's environment;
+    /// no long-poll wakes for it.
+    func announce(_ request: ChangeRequest) async {
+        let data = Self.event(request).data
+        let event = ChangeEvent(
+            kind: .changeRequest, account: request.account, locale: nil, version: request.version ?? 0, etag: "",
+            author: request.author, atMillis: request.updatedAtMillis, deleted: false, sequence: 0, affected: [], data: data)
+        let environment = EnvironmentName(request.environment) ?? environmentList.served
+        await publish(in: environment) { snapshot in (snapshot, [event]) }
     }
 
     /// A change request as the API shows it.
@@ -319,8 +337,10 @@ extension TabService {
                         ?? AuditEntry(
                             at: Date(), actor: "tabserver", tokenID: nil, address: "", method: "POST",
                             path: "/v1/change-requests/\(next.id)/apply", action: action, account: next.account,
-                            environment: next.environment, version: next.version, status: 200))
+                            environment: next.environment, version: next.version, status: 200),
+                    event: Self.event(next))
             else { return Problem(.changeRequestConflict, detail: "the change request changed meanwhile; read it again").response }
+            await announce(next)
             return json(200, Self.object(next))
         } catch {
             return storeProblem(error)
@@ -374,12 +394,26 @@ extension TabService {
                 guard let self, !self.stopping.load(ordering: .relaxed) else { return }
                 let now = currentTimeMillis()
                 guard let due = try? await self.store.changeRequests().compactMap({ ChangeRequest(json: $0.record) }) else { continue }
+                self.changeRequestCounts.withLock { counts in
+                    counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
+                    for request in due { counts[request.state.rawValue, default: 0] += 1 }
+                }
                 for request in due where request.isDue(atMillis: now) {
                     let answer = await self.apply(request, by: "tabserver")
                     self.logger.info("change request \(request.id) applied at its time: \(answer.status)")
                 }
             }
         }
+    }
+
+    /// `tabserver_change_requests{state}`: requests per state, as the clock last read them (each second).
+    var changeRequestGauges: String {
+        let counts = changeRequestCounts.withLock { $0 }
+        guard !counts.isEmpty else { return "" }
+        var text = "# HELP tabserver_change_requests Change requests by state (read by the schedule's clock each second).\n"
+        text += "# TYPE tabserver_change_requests gauge\n"
+        for (state, count) in counts.sorted(by: { $0.key < $1.key }) { text += "tabserver_change_requests{state=\"\(state)\"} \(count)\n" }
+        return text
     }
 
     /// A string member of a JSON object body (nil when absent, or the body is not an object).

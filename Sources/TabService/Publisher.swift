@@ -6,6 +6,7 @@ import TabStore
 struct ChangeEvent: Sendable, Equatable {
     enum Kind: String, Sendable {
         case layout, strings, rollout, promote
+        case changeRequest = "change-request"
     }
 
     var kind: Kind

@@ -22,7 +22,7 @@ extension TabService {
                           required: [url, events]
                           properties:
                             url: {type: string, format: uri}
-                            events: {type: array, items: {type: string, enum: [layout, strings, rollout, promote]}}
+                            events: {type: array, items: {type: string, enum: [layout, strings, rollout, promote, change-request]}}
                             accounts: {type: array, items: {type: string}}
                     """,
                 responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])

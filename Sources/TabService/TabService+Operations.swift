@@ -38,6 +38,7 @@ extension TabService {
         text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
         text += "# TYPE tabserver_tabs_withheld_total counter\n"
         text += builds.withheldLines.map { $0 + "\n" }.joined()
+        text += changeRequestGauges
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }

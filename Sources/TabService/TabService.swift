@@ -113,6 +113,8 @@ public final class TabService: HTTPHandler {
     let manifests = ManifestMemo()
     /// The declared app builds (see ``BuildRegistry``).
     let builds = BuildRegistry()
+    /// Change requests per state, as the schedule's clock last read them.
+    let changeRequestCounts = Mutex<[String: Int]>([:])
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.

@@ -186,6 +186,13 @@ enum Outbox {
         try enqueue(event, atMillis: now, rows)
     }
 
+    /// A change request's transition (`change-request.<state>`), its data the `event: change-request` of `/v1/events`.
+    static func enqueue(changeRequest data: [UInt8], account: String, state: String, _ rows: any StoreRows) throws(StoreError) {
+        let now = currentTimeMillis()
+        let event = try? WebhookEvent(kind: .changeRequest, account: account, rolloutState: state, timestamp: Date(millis: now), data: data)
+        try enqueue(event, atMillis: now, rows)
+    }
+
     /// A promotion (`promote`), its data the `event: promote` of `/v1/events`.
     static func enqueue(
         promotion record: StoredVersion, from: String, to: String, author: String, atMillis now: Int64, _ rows: any StoreRows

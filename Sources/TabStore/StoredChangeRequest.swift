@@ -48,11 +48,27 @@ public enum ChangeRequestSQL {
     }
 }
 
+/// A change request's transition as webhooks receive it: its account and its JSON (the `data` of
+/// `change-request.<state>`).
+public struct ChangeRequestEvent: Sendable {
+    public var account: String
+    public var data: [UInt8]
+
+    public init(account: String, data: [UInt8]) {
+        self.account = account
+        self.data = data
+    }
+}
+
 /// What the service asks of a store about change requests (each call one transaction).
 public protocol ChangeRequestStore: Sendable {
     func changeRequests() async throws(StoreError) -> [StoredChangeRequest]
-    func create(changeRequest: StoredChangeRequest, audit: AuditEntry?) async throws(StoreError)
-    func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?) async throws(StoreError) -> Bool
+    /// Stores a new request, its audit entry and its webhook deliveries (`event`: the change's data) in one transaction.
+    func create(changeRequest: StoredChangeRequest, audit: AuditEntry?, event: ChangeRequestEvent?) async throws(StoreError)
+    /// Replaces a request still in state `expecting`, with its audit entry and webhook deliveries; false otherwise.
+    func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?, event: ChangeRequestEvent?)
+        async throws(StoreError)
+        -> Bool
     func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool
 }
 
@@ -61,17 +77,21 @@ extension StoreBackend {
         try await transaction { (rows) throws(StoreError) in try rows.changeRequests() }
     }
 
-    public func create(changeRequest: StoredChangeRequest, audit: AuditEntry?) async throws(StoreError) {
+    public func create(changeRequest: StoredChangeRequest, audit: AuditEntry?, event: ChangeRequestEvent?) async throws(StoreError) {
         try await transaction { (rows) throws(StoreError) in
             try rows.insert(changeRequest: changeRequest)
             try WriteRule.record(audit, version: nil, rows)
+            if let event { try Outbox.enqueue(changeRequest: event.data, account: event.account, state: changeRequest.state, rows) }
         }
     }
 
-    public func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?) async throws(StoreError) -> Bool {
+    public func update(changeRequest: StoredChangeRequest, expecting: String, audit: AuditEntry?, event: ChangeRequestEvent?)
+        async throws(StoreError) -> Bool
+    {
         try await transaction { (rows) throws(StoreError) in
             guard try rows.update(changeRequest: changeRequest, expecting: expecting) else { return false }
             try WriteRule.record(audit, version: nil, rows)
+            if let event { try Outbox.enqueue(changeRequest: event.data, account: event.account, state: changeRequest.state, rows) }
             return true
         }
     }

@@ -3,11 +3,12 @@ import TabAccess
 
 /// One change as a webhook receives it: `{"type", "timestamp", "data"}`, where `data` is the event's data exactly
 /// as `/v1/events` sends it (one source for both), `type` is `layout.published`, `strings.published`,
-/// `rollout.<state>` or `promote`, and `timestamp` is RFC 3339.
+/// `rollout.<state>`, `promote` or `change-request.<state>`, and `timestamp` is RFC 3339.
 public struct WebhookEvent: Sendable, Equatable {
     /// The kinds a webhook subscribes to (its `events`), the names `/v1/events` gives them.
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case layout, strings, rollout, promote
+        case changeRequest = "change-request"
     }
 
     /// The kind.
@@ -25,23 +26,25 @@ public struct WebhookEvent: Sendable, Equatable {
     public enum Invalid: Error, Sendable, Equatable {
         /// `data` is not a JSON object.
         case dataIsNotAJSONObject
-        /// A rollout's state is not a word (`running`, `completed`, `rolledBack`, …).
+        /// A rollout's or change request's state is not a word (`running`, `rolledBack`, `approved`, …).
         case invalidRolloutState(String)
     }
 
-    /// The event of `kind` about `account` at `timestamp`; `rolloutState` names a rollout event's state.
-    /// - Throws: `Invalid` when `data` is not a JSON object or a rollout event has no state of letters.
+    /// The event of `kind` about `account` at `timestamp`; `rolloutState` names a rollout's (or a change
+    /// request's) state.
+    /// - Throws: `Invalid` when `data` is not a JSON object or a rollout or change-request event has no state of
+    ///   letters.
     public init(kind: Kind, account: String?, rolloutState: String? = nil, timestamp: Date, data: [UInt8]) throws(Invalid) {
         guard (try? JSONSerialization.jsonObject(with: Data(data))) is [String: Any] else { throw .dataIsNotAJSONObject }
         switch kind {
         case .layout: type = "layout.published"
         case .strings: type = "strings.published"
         case .promote: type = "promote"
-        case .rollout:
+        case .rollout, .changeRequest:
             guard let state = rolloutState, !state.isEmpty, state.allSatisfy({ $0.isASCII && $0.isLetter }) else {
                 throw .invalidRolloutState(rolloutState ?? "")
             }
-            type = "rollout." + state
+            type = kind.rawValue + "." + state
         }
         self.kind = kind
         self.account = account

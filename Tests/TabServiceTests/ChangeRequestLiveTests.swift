@@ -35,6 +35,11 @@ import Testing
         #expect(held.header("Location") == "/v1/change-requests/\(id)" && request["state"] as? String == "open")
         #expect(request["required"] as? Int == 2 && request["author"] as? String == "alice" && request["action"] as? String == "layout.put")
         #expect(Self.object(try await client.send("GET", "/v1/accounts/reviewed/tabs"))["layout"] as? String == "default")
+        // The feed's position now (Last-Event-ID 0 is older than what it keeps: `reset` names the current one).
+        let reset = String(
+            decoding: try await client.send("GET", "/v1/events", headers: ServiceHarness.admin([("Last-Event-ID", "0")])).body,
+            as: UTF8.self)
+        let position = try #require(reset.split(separator: "\n").first { $0.hasPrefix("id: ") }?.dropFirst(4))
 
         // The author never approves; a reader may not; each approver once.
         #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: alice).status == 403)
@@ -95,6 +100,14 @@ import Testing
         ] {
             #expect(audit.contains(action), "\(action)")
         }
+        // Each transition is an `event: change-request` of the change feed, its data the request.
+        let feed = String(
+            decoding: try await client.send("GET", "/v1/events", headers: ServiceHarness.admin([("Last-Event-ID", String(position))])).body,
+            as: UTF8.self)
+        #expect(feed.contains("event: change-request\n") && feed.contains(#""state":"rejected""#), "\(feed.prefix(600))")
+        try await Task.sleep(for: .milliseconds(1_200))  // the clock reads the requests each second
+        let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"tabserver_change_requests{state="failed"} 1"#), "\(metrics.suffix(500))")
     }
 
     @Test func aScheduledRequestIsAppliedAtItsTimeAndAnAdminMayBypass() async throws {

@@ -69,7 +69,7 @@ import Testing
         try await store.create(
             changeRequest: StoredChangeRequest(
                 id: "cr_0123456789abcdef", state: "open", record: Array(#"{"id":"cr_0123456789abcdef","state":"open"}"#.utf8),
-                createdAtMillis: 2_000), audit: nil)
+                createdAtMillis: 2_000), audit: nil, event: nil)
         // A webhook that wants the next write: the write leaves one delivery in the outbox.
         try await store.createWebhook(
             StoredWebhook(
