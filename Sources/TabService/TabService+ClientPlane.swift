@@ -101,7 +101,8 @@ extension TabService {
             }
         }
         if pinned == nil { snapshot.countServed(account, install: install, at: Self.now) }
-        if let declared = builds.declared(platform: platform, appVersion: appVersion) {
+        let declared = builds.declared(platform: platform, appVersion: appVersion)
+        if let declared {
             builds.noteSeen(declared.build, atMillis: Self.now.unixMillis)
             if representation.withholds { builds.countWithheld(declared.build) }
         }
@@ -149,7 +150,8 @@ extension TabService {
             let response = decision == .ok ? form.ok : form.notModified
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout (time and
             // install), every coded form made (a brotli form made later would change the choice).
-            if let slot, representation.completer == nil, snapshot.contents.rollouts.isEmpty {
+            // …and no declared build (its sightings and withheld answers are counted here, which a memo hit skips).
+            if let slot, representation.completer == nil, snapshot.contents.rollouts.isEmpty, declared == nil {
                 readMemo.remember(
                     request, sequence: published.sequence, generation: generation,
                     answer: ReadMemo.Answer(response: response, representation: representation, slot: slot))
