@@ -132,12 +132,18 @@ extension ReplicationTests {
         for (path, subject) in [
             ("/v1/accounts/promoted/layout/promote", #""account":"promoted""#), ("/v1/strings/de-AT/promote", #""locale":"de-AT""#),
         ] {
-            let feed = Task { try await HTTPTestClient(port: b.port).send("GET", "/v1/events", headers: ServiceHarness.admin()) }
-            try await Task.sleep(for: .milliseconds(300))  // held on B
+            // B's position now (Last-Event-ID 0 is older than what it keeps: `reset` names it), so that what follows
+            // is read from there however long the promotion takes to reach B (no race with a held request).
+            let reset = try await HTTPTestClient(port: b.port).send(
+                "GET", "/v1/events", headers: ServiceHarness.admin([("Last-Event-ID", "0")])
+            ).text
+            let position = String(reset.split(separator: "\n").first { $0.hasPrefix("id: ") }?.dropFirst(4) ?? "0")
             let promoted = try await client.send(
                 "POST", path, headers: ServiceHarness.admin(json + [("If-None-Match", "*")]), body: Array(#"{"from": "staging"}"#.utf8))
             #expect([200, 201].contains(promoted.status), "\(path): \(promoted.text)")
-            let events = try await feed.value.text
+            let events = try await HTTPTestClient(port: b.port).send(
+                "GET", "/v1/events", headers: ServiceHarness.admin([("Last-Event-ID", position)])
+            ).text
             #expect(events.contains("event: promote") && !events.contains("event: layout"), "\(path): \(events)")
             #expect(
                 events.contains(subject) && events.contains(#""from":"staging""#) && events.contains(#""environment":"production""#),
