@@ -10,6 +10,7 @@
 #   bash bench/held.sh                          # N=10000
 #   N=17000 bash bench/held.sh                  # what a 20,000-descriptor limit allows (see below)
 #   SERVER_ARGS="--max-held 18000" N=17000 bash bench/held.sh
+#   PERF_OUT=/tmp/wake.data bash bench/held.sh  # and a perf profile of the server during the wake
 #
 # Needs cc (gcc from Debian, installed when missing) for bench/heldclient.c, and BIN (default
 # .build/release/tabserver). Both processes raise their open-file limit to the hard limit; N long-polls need N + ~200
@@ -112,8 +113,17 @@ echo "$held_line; RSS $rss_before → $rss_held KiB; while they connected: $prob
 
 step "one PUT that changes what every held poll waits for"
 put_file "$work/put.http" "Home $(date +%s)"
+if [ -n "${PERF_OUT:-}" ]; then  # PERF_OUT=FILE: a perf profile of the server during the wake
+    perf record -F 2999 -g -p "$TS_PID" -o "$PERF_OUT" 2>/dev/null &
+    perf_pid=$!
+    sleep 0.5
+fi
 put_line=$(ask "put $work/put.http")
 read -r -t 40 woken <&"${HC[0]}" || woken="(no answer within 40 s)"
+if [ -n "${PERF_OUT:-}" ]; then
+    kill -INT "$perf_pid"
+    wait "$perf_pid" || true
+fi
 probe_wake=$(ask probe)
 echo "$put_line; $woken; $probe_wake" >&2
 

@@ -52,6 +52,12 @@ struct Serve: AsyncParsableCommand {
             """)
     var maxHeld: Int?
     @Option(
+        help: """
+            Request line and header fields together, in bytes (env TABSERVER_MAX_HEADER_BYTES; default 16384, 2048 to 65536). \
+            Each connection's memory pool is this plus 4 KiB, all of it resident once a kept-alive connection was answered.
+            """)
+    var maxHeaderBytes: Int?
+    @Option(
         help:
             "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
     )
@@ -115,6 +121,13 @@ struct Serve: AsyncParsableCommand {
         return (connections, held)
     }
 
+    /// `--max-header-bytes` or `TABSERVER_MAX_HEADER_BYTES`, 2,048 to 65,536 (nil: the configuration's 16 KiB).
+    func headerLimit(_ environment: Environment) throws -> Int? {
+        guard let bytes = try maxHeaderBytes ?? environment.integer("TABSERVER_MAX_HEADER_BYTES") else { return nil }
+        guard (2048...65_536).contains(bytes) else { throw ValidationError("--max-header-bytes is 2048 to 65536, not \(bytes)") }
+        return bytes
+    }
+
     func run() async throws {
         let environment = Environment()
         LoggingSystem.bootstrap { QuotingLogHandler.standardError(label: $0) }
@@ -156,6 +169,10 @@ struct Serve: AsyncParsableCommand {
         }
         if let tls {
             (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
+        }
+        if let headerBytes = try headerLimit(environment) {
+            http.maxHeaderBytes = headerBytes
+            http.maxTargetBytes = min(http.maxTargetBytes, headerBytes - 64)  // the target is part of the header block
         }
         HTTPServerConfiguration.raiseOpenFileLimit()
         let (connections, held) = try connectionLimits(

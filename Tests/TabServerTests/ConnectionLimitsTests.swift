@@ -57,6 +57,17 @@ import Testing
         #expect(flagged.held == 7)
     }
 
+    @Test func theHeaderLimitIsAFlagWithinItsRange() throws {
+        #expect(try Serve.parse(["--max-header-bytes", "4096"]).headerLimit(Environment()) == 4096)
+        #expect(try Serve.parse([]).headerLimit(Environment()) == nil)
+        for wrong in ["2047", "65537"] {
+            #expect(throws: ValidationError.self) { try Serve.parse(["--max-header-bytes", wrong]).headerLimit(Environment()) }
+        }
+        var small = HTTPServerConfiguration()
+        small.maxHeaderBytes = 4096
+        #expect(small.connectionPoolBytes == 8192)
+    }
+
     @Test(arguments: [["--max-connections", "15"], ["--max-held", "0"], ["--max-held=-3"]])
     func limitsBelowTheirFloorAreUsageErrors(arguments: [String]) throws {
         let serve = try Serve.parse(arguments)
@@ -66,10 +77,12 @@ import Testing
     }
 
     /// The binary with `TABSERVER_MAX_CONNECTIONS=200` and `TABSERVER_MAX_HELD=3`: three long-polls are held, the
-    /// fourth is 503 at once, `/healthz` and a write still answer, and SIGTERM answers the three with 304.
+    /// fourth is 503 at once, `/healthz` and a write still answer, and SIGTERM answers the three with 304. With
+    /// `TABSERVER_MAX_HEADER_BYTES=4096` a 3 KiB header block is served and a 5 KiB one is 431.
     @Test func theHeldLimitHoldsOverASocket() async throws {
         let server = try await SingleBinaryTests.LoneBinary(environment: [
             "TABSERVER_MAX_CONNECTIONS": "200", "TABSERVER_MAX_HELD": "3", "TABSERVER_PER_ADDRESS_CONNECTIONS": "0",
+            "TABSERVER_MAX_HEADER_BYTES": "4096",
         ])
         defer { server.stop() }
         #expect(server.output.contains("up to 200 connections and 3 held long-polls"), "\(server.output)")
@@ -96,6 +109,9 @@ import Testing
         #expect(answer.status == 503 && answer.header("Retry-After") != nil, "\(answer.status) \(answer.text)")
         #expect(answer.text.contains("3 long-polls"), "\(answer.text)")
         #expect(try SingleBinaryTests.get(server.port, "/healthz").0 == 200)
+        let padding = { (bytes: Int) in "X-Padding: \(String(repeating: "a", count: bytes))\r\n" }
+        #expect(try SingleBinaryTests.get(server.port, "/healthz", headers: padding(3000)).0 == 200)
+        #expect(try SingleBinaryTests.get(server.port, "/healthz", headers: padding(5000)).0 == 431)
         kill(server.process.processIdentifier, SIGTERM)
         for connection in held { #expect(try connection.readResponse(seconds: 10).status == 304) }
     }
