@@ -127,6 +127,9 @@ fi
 probe_wake=$(ask probe)
 echo "$put_line; $woken; $probe_wake" >&2
 
+settled
+rss_idle=$(rss_kib)  # every connection answered and kept alive, nothing held
+
 step "hold them again with the new ETag, then SIGTERM"
 ETAG2=$(etag_of)
 repolled=$(ask "repoll $ETAG2")
@@ -146,18 +149,20 @@ echo "$ended; the process exited $exited s after SIGTERM" >&2
 
 step "the table"
 python3 - "$N" "$ADDRESSES" "$rss_before" "$rss_held" "$opened" "$held_line" "$probe_held" "$put_line" "$woken" "$probe_wake" \
-    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" <<'PY'
+    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" <<'PY'
 import re, sys
 (n, addresses, before, held, opened, held_line, probe_held, put_line, woken, probe_wake, held_again, ended, exited, cores,
- load, probe_open, again) = sys.argv[1:]
-n, before, held, again = int(n), int(before), int(held), int(again)
+ load, probe_open, again, idle) = sys.argv[1:]
+n, before, held, again, idle = int(n), int(before), int(held), int(again), int(idle)
 refused = sum(int(c) for c, s in re.findall(r"(\d+)×(\d+)", held_line))
 print(f"| {n:,} long-polls held, {addresses} source addresses ({cores} cores, load {load}) | measured |")
 print("|---|---|")
 print(f"| opened and sent | {opened} s; answered before any change (refused): {refused} |")
 print(f"| server RSS before → with them held | {before / 1024:.1f} MiB → {held / 1024:.1f} MiB |")
 print(f"| **RSS per held request, each on a new connection** | **{(held - before) / n:.1f} KiB** |")
-print(f"| **RSS per held request, polling again on its kept-alive connection** (after an answer) | **{(again - before) / n:.1f} KiB** |")
+print(f"| RSS per connection after the wake: answered, kept alive, nothing held | {(idle - before) / n:.1f} KiB |")
+print(f"| **RSS per held request, polling again on its kept-alive connection** (after an answer) | **{(again - before) / n:.1f} KiB** "
+      f"({(again - idle) / n:.1f} KiB more than the idle connection) |")
 print(f"| /healthz while they connect (new connection each, every 20 ms) | {probe_open.replace('/healthz ', '')} |")
 print(f"| /healthz while they wait | {probe_held.replace('/healthz ', '')} |")
 print(f"| the PUT's answer | {put_line.replace('put ', '')} |")
