@@ -86,6 +86,7 @@ settled() { # waits until the server's RSS moves by less than 1% over a second (
         after=$(rss_kib)
         [ $((after - before)) -lt $((before / 100)) ] && [ $((before - after)) -lt $((before / 100)) ] && return 0
     done
+    echo "held.sh: RSS still moving after 20 s ($before → $after KiB); measuring anyway" >&2
 }
 
 step "warm up"
