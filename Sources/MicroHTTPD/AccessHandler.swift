@@ -169,7 +169,7 @@ private func reply(
         core.deferred.add(1, ordering: .relaxed)
         Task {
             let response = await work()
-            await core.finishDeferred(state, response)
+            core.finishDeferred(state, response)
             core.deferred.subtract(1, ordering: .releasing)
         }
         return MHD_Result.YES

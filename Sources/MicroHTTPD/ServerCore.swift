@@ -55,28 +55,12 @@ final class ServerCore: Sendable {
     }
 
     /// Queues `response` for a deferred reply and resumes its connection, unless a stop already did.
-    ///
-    /// Resumes are batched: the first reply to finish while none is queued yields once, so that the replies finishing
-    /// with it (thousands of long-polls woken by one change) queue theirs, then resumes them all in one go.
-    /// libmicrohttpd 0.9.75 walks its whole list of suspended connections on every resume pass
-    /// (`resume_suspended_connections`) and each `MHD_resume_connection` wakes the worker: one pass for a batch,
-    /// not one per reply.
-    func finishDeferred(_ state: PendingRequest, _ response: HTTPResponse) async {
-        let flushes = suspensions.withLock { table -> Bool in
-            guard let entry = table.entries.removeValue(forKey: ObjectIdentifier(state)) else { return false }
-            state.setPending(response)
-            table.resuming.append(entry)
-            if table.flushing { return false }
-            table.flushing = true
-            return true
-        }
-        guard flushes else { return }
-        await Task.yield()
+    func finishDeferred(_ state: PendingRequest, _ response: HTTPResponse) {
         suspensions.withLock { table in
-            // The next access-handler call (after the resume) queues each one's `pending`.
-            for entry in table.resuming { MHD_resume_connection(entry.pointer) }
-            table.resuming.removeAll(keepingCapacity: table.resuming.count < 4096)
-            table.flushing = false
+            guard let entry = table.entries.removeValue(forKey: ObjectIdentifier(state)) else { return }
+            state.setPending(response)
+            // The next access-handler call (after the resume) queues `pending`.
+            MHD_resume_connection(entry.pointer)
         }
     }
 
@@ -85,17 +69,12 @@ final class ServerCore: Sendable {
     func resumeAllSuspended(answer: HTTPResponse) -> Int {
         suspensions.withLock { table in
             table.closed = true
-            defer {
-                table.entries = [:]
-                table.resuming = []
-            }
-            // Answered, waiting for a batch's resume (see `finishDeferred`): resumed now, before the daemon stops.
-            for entry in table.resuming { MHD_resume_connection(entry.pointer) }
+            defer { table.entries = [:] }
             for entry in table.entries.values {
                 entry.state.setPending(answer)
                 MHD_resume_connection(entry.pointer)
             }
-            return table.entries.count + table.resuming.count
+            return table.entries.count
         }
     }
 }
@@ -103,18 +82,13 @@ final class ServerCore: Sendable {
 /// Connections suspended for deferred replies, by their request's ``PendingRequest``.
 struct SuspensionTable {
     var entries: [ObjectIdentifier: SuspendedConnection] = [:]
-    /// Connections answered and waiting to be resumed in one batch (see ``ServerCore/finishDeferred(_:_:)``).
-    var resuming: [SuspendedConnection] = []
-    /// Whether a task is about to resume `resuming`.
-    var flushing = false
     /// Set when a stop resumed everything: no suspension after that.
     var closed = false
 }
 
 /// A suspended connection handed to deferred work. Safety (`@unchecked Sendable`): the only call made with it
 /// off libmicrohttpd's threads is `MHD_resume_connection`, which libmicrohttpd allows from any thread, made
-/// under ``ServerCore/suspensions`` once (whoever takes the entry out of `entries` or `resuming`), always before
-/// `MHD_stop_daemon`.
+/// under ``ServerCore/suspensions`` once (whoever removes the entry), always before `MHD_stop_daemon`.
 struct SuspendedConnection: @unchecked Sendable {
     let pointer: OpaquePointer
     let state: PendingRequest
