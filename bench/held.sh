@@ -66,6 +66,7 @@ etag_of() {
     tr -d '\r' <"$work/headers" | sed -n 's/^[Ee][Tt]ag: //p'
 }
 rss_kib() { awk '/VmRSS/ { print $2 }' "/proc/$TS_PID/status"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$TS_PID/stat"; }  # utime + stime of every thread, in clock ticks
 put_file() { # put_file FILE TITLE: a whole PUT request changing jack's layout
     local body="{\"schemaVersion\":1,\"tabs\":[{\"id\":\"home\",\"title\":\"$2\",\"rootViewController\":\"HomeViewController\"}]}"
     printf 'PUT /v1/accounts/jack/layout HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nIf-Match: *\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s' \
@@ -119,8 +120,10 @@ if [ -n "${PERF_OUT:-}" ]; then  # PERF_OUT=FILE: a perf profile of the server d
     perf_pid=$!
     sleep 0.5
 fi
+cpu_before=$(cpu_ticks)
 put_line=$(ask "put $work/put.http")
 read -r -t 40 woken <&"${HC[0]}" || woken="(no answer within 40 s)"
+cpu_wake=$(($(cpu_ticks) - cpu_before))
 if [ -n "${PERF_OUT:-}" ]; then
     kill -INT "$perf_pid"
     wait "$perf_pid" || true
@@ -150,10 +153,10 @@ echo "$ended; the process exited $exited s after SIGTERM" >&2
 
 step "the table"
 python3 - "$N" "$ADDRESSES" "$rss_before" "$rss_held" "$opened" "$held_line" "$probe_held" "$put_line" "$woken" "$probe_wake" \
-    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" <<'PY'
+    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" "$cpu_wake" "$(getconf CLK_TCK)" <<'PY'
 import re, sys
 (n, addresses, before, held, opened, held_line, probe_held, put_line, woken, probe_wake, held_again, ended, exited, cores,
- load, probe_open, again, idle) = sys.argv[1:]
+ load, probe_open, again, idle, cpu_wake, hz) = sys.argv[1:]
 n, before, held, again, idle = int(n), int(before), int(held), int(again), int(idle)
 refused = sum(int(c) for c, s in re.findall(r"(\d+)×(\d+)", held_line))
 print(f"| {n:,} long-polls held, {addresses} source addresses ({cores} cores, load {load}) | measured |")
@@ -168,6 +171,7 @@ print(f"| /healthz while they connect (new connection each, every 20 ms) | {prob
 print(f"| /healthz while they wait | {probe_held.replace('/healthz ', '')} |")
 print(f"| the PUT's answer | {put_line.replace('put ', '')} |")
 print(f"| **last held request's 200 after the PUT's answer** | **{woken.replace('woken ', '')}** |")
+print(f"| server CPU (user + system) from the PUT to the last 200, per woken poll | {int(cpu_wake) / int(hz) * 1e6 / n:.1f} µs |")
 print(f"| /healthz while they are woken | {probe_wake.replace('/healthz ', '')} |")
 print(f"| held again with the new ETag, before SIGTERM | {held_again} |")
 print(f"| SIGTERM | {ended.replace('ended ', '')}; the process exited {exited} s after the signal |")
