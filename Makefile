@@ -6,7 +6,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish squid apache2 haproxy prometheus-alertmanager
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers
+.PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers bench-held
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -73,6 +73,11 @@ acceptance: release
 ## bench: tabserver vs nginx serving the same bytes, with wrk (see bench/README.md)
 bench: release
 	bash bench/run.sh
+
+## bench-held: HELD (default 10000) long-polls held from many loopback addresses: RSS each, wake and SIGTERM times
+## (bench/held.sh; HELD_ARGS are serve flags, e.g. --max-header-bytes 4096; installs gcc when missing)
+bench-held: release
+	N=$${HELD:-10000} SERVER_ARGS="$${HELD_ARGS:-}" bash bench/held.sh
 
 clean:
 	rm -rf .build

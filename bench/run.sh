@@ -21,8 +21,8 @@
 # (BIN, default .build/release/tabserver; make bench builds it). Prints Markdown, writes it to
 # bench/results-latest.md, and replaces the generated section of docs/performance.md (between its bench:begin and
 # bench:end markers). Every server it starts listens on 127.0.0.1 on a free port and is stopped on exit.
-set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh  # set -eEuo pipefail, and a failing step says which (issue 42.5)
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     ROUNDS=${ROUNDS:-1} DURATION=${DURATION:-1} ACCOUNTS=${ACCOUNTS:-0}
@@ -73,8 +73,7 @@ TS_PORT=$(free_port)
 TABSERVER_ADMIN_TOKEN=bench-admin-token-0123456789 "$BIN" serve --host 127.0.0.1 --port "$TS_PORT" --threads "$THREADS" \
     --per-address-connections 2048 --store "sqlite:$work/tabs.sqlite" --configs configs >"$work/tabserver.log" 2>&1 &
 TS_PID=$!
-for _ in $(seq 100); do curl -fs "http://127.0.0.1:$TS_PORT/healthz" >/dev/null && break; sleep 0.1; done
-curl -fs "http://127.0.0.1:$TS_PORT/healthz" >/dev/null || { cat "$work/tabserver.log" >&2; exit 1; }
+ready "$TS_PORT" "$TS_PID" "$work/tabserver.log" 30
 PATH_URI="/v1/accounts/$ACCOUNT/tabs"
 
 # 1. Reads with real clients' headers, against tuned nginx.
@@ -96,8 +95,8 @@ echo "== writes" >&2
 IOS_HEADERS=(-H 'Accept: */*' -H 'Accept-Language: fr-FR,fr;q=0.9,en;q=0.8' -H 'Accept-Encoding: gzip, deflate, br'
     -H 'User-Agent: Tabs/4.2 CFNetwork/1498.700.2 Darwin/23.6.0')
 for w in 0 1 2 3; do
-    curl -fs -o /dev/null -X PUT "http://127.0.0.1:$TS_PORT/v1/accounts/bench-w$w/layout" -H "Authorization: Bearer bench-admin-token-0123456789" \
-        -H 'Content-Type: application/json' --data '{"schemaVersion":1,"tabs":[{"id":"a","title":"A","rootViewController":"A"}]}'
+    must_curl -X PUT "http://127.0.0.1:$TS_PORT/v1/accounts/bench-w$w/layout" -H "Authorization: Bearer bench-admin-token-0123456789" \
+        -H 'Content-Type: application/json' --data '{"schemaVersion":1,"tabs":[{"id":"a","title":"A","rootViewController":"A"}]}' >/dev/null
 done
 writes="$work/writes.tsv"
 : >"$writes"

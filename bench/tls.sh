@@ -9,8 +9,8 @@
 # load is keep-alive requests, not handshakes. Makes a CA and a server certificate for 127.0.0.1/localhost with
 # openssl (ECDSA P-256, as most sites serve).
 # When the binary refuses the TLS flags, prints one line saying so and exits 0. Prints Markdown.
-set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh  # set -eEuo pipefail, and a failing step says which (issue 42.5)
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-2}

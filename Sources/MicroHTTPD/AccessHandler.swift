@@ -176,8 +176,11 @@ private func reply(
     }
 }
 
-/// Queues a per-request response; our reference is dropped at once (libmicrohttpd keeps its own).
+/// Queues a per-request response; our reference is dropped at once (libmicrohttpd keeps its own). A shared one
+/// (``HTTPResponse/init(shared:)``) is queued itself: libmicrohttpd takes its own reference, and ours lives as
+/// long as the `PreparedResponse`.
 private func queue(_ response: HTTPResponse, _ connection: OpaquePointer) -> MHD_Result {
+    if let shared = response.shared { return MHD_queue_response(connection, UInt32(shared.status), shared.pointer) }
     guard let built = makeResponse(response) else { return MHD_Result.NO }
     defer { MHD_destroy_response(built) }
     return MHD_queue_response(connection, UInt32(response.status), built)

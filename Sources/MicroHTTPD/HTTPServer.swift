@@ -190,7 +190,7 @@ private final class Daemon: @unchecked Sendable {
                 // libmicrohttpd 0.9.75 zeroes the whole pool after every request: sized to the header limit plus
                 // room for the response's headers, not more (64 KiB cost a 64 KiB memset per request, ~10% of CPU).
                 MHD_OptionItem(
-                    option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: configuration.maxHeaderBytes + 4096, ptr_value: nil),
+                    option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: configuration.connectionPoolBytes, ptr_value: nil),
                 MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
                 MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: address),
                 cmhd_option_notify_completed(requestCompleted, coreReference.toOpaque()),

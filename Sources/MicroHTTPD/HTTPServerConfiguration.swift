@@ -7,7 +7,8 @@ public struct HTTPServerConfiguration: Sendable {
     /// libmicrohttpd worker threads, each with its own epoll set (at least 2 run: see ``workerThreads``).
     public var threads: Int
     /// Connections held open at once (libmicrohttpd's default of 1020 is too low for idle mobile clients).
-    /// The server lowers it to what the process's open-file limit allows (see ``effectiveConnectionLimit``).
+    /// The server lowers it to what the process's open-file limit allows (see ``effectiveConnectionLimit``);
+    /// ``derivedConnectionLimit(openFiles:memoryBytes:)`` is what `serve` uses when no limit is given.
     public var connectionLimit: Int
     /// Connections from one IP address at once; 0 for no limit. Behind a proxy every client shares the proxy's
     /// address: raise it (or set 0) there.
@@ -88,12 +89,49 @@ public struct HTTPServerConfiguration: Sendable {
 #endif
 
 extension HTTPServerConfiguration {
+    /// Descriptors of the open-file limit kept for the store, logs, listening sockets and the process's own files.
+    public static let reservedFileDescriptors = 128
+
+    /// libmicrohttpd's memory pool per connection (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`): the request line and
+    /// header fields (``maxHeaderBytes``) plus room for the response's header block.
+    public var connectionPoolBytes: Int { maxHeaderBytes + 4096 }
+
+    /// What one connection may cost the process at most, in bytes, for sizing limits: its pool
+    /// (``connectionPoolBytes``, all of it resident once a large header block has been read into it) and about
+    /// 4 KiB more: libmicrohttpd's connection record, the request's Swift state and, while a long-poll is held, its
+    /// suspended task (measured in docs/performance.md). The kernel's socket buffers are not in it.
+    public var connectionCostBytes: Int { connectionPoolBytes + 4096 }
+
+    /// The connection limit when none is configured: the open-file limit less
+    /// ``reservedFileDescriptors``, and no more connections than half of `memoryBytes` holds at
+    /// ``connectionCostBytes`` each (the other half is the snapshot, the variant cache and the allocator's slack).
+    /// At least 64.
+    /// - Parameters:
+    ///   - openFiles: the soft `RLIMIT_NOFILE` (nil: unlimited).
+    ///   - memoryBytes: the memory limit (a cgroup's `memory.max`, else the machine's physical memory).
+    public func derivedConnectionLimit(openFiles: Int?, memoryBytes: Int) -> Int {
+        let byMemory = max(0, memoryBytes) / 2 / connectionCostBytes
+        let byFiles = openFiles.map { $0 - Self.reservedFileDescriptors } ?? Int.max
+        return max(64, min(byMemory, byFiles))
+    }
+
+    /// The soft open-file limit (`RLIMIT_NOFILE`), nil when unlimited or unknown.
+    public static var openFileLimit: Int? {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+        return Int(limit.rlim_cur)
+    }
+
+    /// The machine's physical memory in bytes (`_SC_PHYS_PAGES` × page size).
+    public static var physicalMemoryBytes: Int {
+        max(0, Int(sysconf(Int32(_SC_PHYS_PAGES)))) * max(1, Int(sysconf(Int32(_SC_PAGESIZE))))
+    }
+
     /// `connectionLimit`, lowered to leave 128 descriptors of the open-file limit for the store, logs and
     /// listening sockets: above it libmicrohttpd would accept connections it cannot serve.
     public var effectiveConnectionLimit: Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return connectionLimit }
-        return max(16, min(connectionLimit, Int(limit.rlim_cur) - 128))
+        guard let openFiles = Self.openFileLimit else { return connectionLimit }
+        return max(16, min(connectionLimit, openFiles - Self.reservedFileDescriptors))
     }
 
     /// Raises this process's soft open-file limit to its hard limit (a server holds one descriptor per client).

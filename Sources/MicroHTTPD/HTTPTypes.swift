@@ -30,19 +30,47 @@ public struct HTTPHeader: Sendable, Equatable {
     }
 }
 
-/// A response built for one request (errors, management answers): copied into libmicrohttpd when queued.
+/// A response built for one request (errors, management answers): copied into libmicrohttpd when queued, unless
+/// it is a prepared response handed on as is (``init(shared:)``).
 public struct HTTPResponse: Sendable {
-    public var status: Int
-    public var headers: [HTTPHeader]
-    public var body: [UInt8]
+    public var status: Int { didSet { detach() } }
+    public var headers: [HTTPHeader] { didSet { detach() } }
+    /// The body; for a shared response (``init(shared:)``) a copy of the prepared one's, made only when read.
+    public var body: [UInt8] {
+        get { shared?.body ?? ownBody }
+        set {
+            ownBody = newValue
+            shared = nil
+        }
+    }
+    private var ownBody: [UInt8]
     /// With an empty body, the length `Content-Length` announces instead of 0 (a 304 repeating its 200's length,
     /// RFC 9110 §8.6); nil: the body's length.
-    public var announcedLength: Int?
+    public var announcedLength: Int? { didSet { detach() } }
+    /// The prepared response this one stands for (``init(shared:)``): queued itself, with no copy; dropped when any
+    /// field changes (the changed copy is queued then).
+    public private(set) var shared: PreparedResponse?
+
+    /// Makes this a response of its own (its body copied from the prepared one), so that a change is sent.
+    private mutating func detach() {
+        guard let prepared = shared else { return }
+        shared = nil
+        ownBody = prepared.body
+    }
+
+    /// A prepared response as a deferred reply's answer: queued as is (libmicrohttpd reference-counts it), so that
+    /// thousands of long-polls woken by one change share one response instead of building one each. Reading `body`
+    /// copies the prepared body (for in-process readers); the server sends libmicrohttpd's.
+    public init(shared prepared: PreparedResponse) {
+        let bodiless = prepared.bodyCount != prepared.announcedLength
+        self.init(status: prepared.status, headers: prepared.headers, announcedLength: bodiless ? prepared.announcedLength : nil)
+        shared = prepared
+    }
 
     public init(status: Int, headers: [HTTPHeader] = [], body: [UInt8] = [], announcedLength: Int? = nil) {
         self.status = status
         self.headers = headers
-        self.body = body
+        self.ownBody = body
         self.announcedLength = announcedLength
     }
 

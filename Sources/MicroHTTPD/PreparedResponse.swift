@@ -55,6 +55,9 @@ public final class PreparedResponse: @unchecked Sendable {
     /// a bodiless response.
     public var body: [UInt8] { Array(buffer) }
 
+    /// The body's length in bytes (without copying it).
+    var bodyCount: Int { buffer.count }
+
     deinit {
         // Drops our reference only; requests still sending it hold theirs (see the type's Safety note).
         MHD_destroy_response(pointer)

@@ -84,14 +84,25 @@ final class Publisher: Sendable {
 
 /// Held long-polls, by account. A publication wakes the requests of the accounts it affected (all of them for
 /// a strings table); each woken request compares its own representation again and waits on if it is unchanged.
+///
+/// Deadlines are kept in buckets of ``tick`` and ended by one sweeping task while any request waits, not by a
+/// sleeping task per request: that task and its sleep were a kilobyte or more of every held request's memory
+/// (issue 42). A wait ends at its deadline or up to one tick after it, never before.
 final class ChangeWaiters: Sendable {
     /// Why a wait ended.
     enum Wake: Sendable {
         case changed, timedOut, stopping
     }
 
+    /// The granularity of deadlines.
+    static let tick = Duration.milliseconds(50)
+
     private struct State {
         var byAccount: [String: [UInt64: CheckedContinuation<Wake, Never>]] = [:]
+        /// The waits whose deadline falls in each tick (by tick number from `origin`, rounded up); a wait woken
+        /// earlier stays listed until its tick is swept (it is not found in `byAccount` then).
+        var deadlines: [Int64: [(account: String, id: UInt64)]] = [:]
+        var sweeping = false
         var nextID: UInt64 = 0
         var sequence: UInt64 = 0
         var stopping = false
@@ -99,43 +110,78 @@ final class ChangeWaiters: Sendable {
     }
 
     private let state = Mutex(State())
+    private let origin = ContinuousClock.now
 
     /// Requests held now (for `/metrics`).
     var held: Int { state.withLock { $0.held } }
 
+    /// The tick `instant` falls in, rounded up (a deadline is never swept before it passes).
+    private func tickNumber(_ instant: ContinuousClock.Instant, roundingUp: Bool) -> Int64 {
+        let (seconds, attoseconds) = (instant - origin).components
+        let tickAttoseconds = Int64(Self.tick.components.attoseconds) + Self.tick.components.seconds * 1_000_000_000_000_000_000
+        let ticksPerSecond = 1_000_000_000_000_000_000 / tickAttoseconds
+        let within = attoseconds / tickAttoseconds
+        let partial = roundingUp && attoseconds % tickAttoseconds != 0 ? 1 : 0
+        return seconds * ticksPerSecond + within + Int64(partial)
+    }
+
     /// Waits until a publication after `sequence` affects `account`, the deadline passes, or the service stops.
     func wait(account: String, after sequence: UInt64, until deadline: ContinuousClock.Instant) async -> Wake {
-        let id = state.withLock { state -> UInt64 in
-            state.nextID += 1
-            return state.nextID
-        }
-        let timer = Task {
-            try? await Task.sleep(until: deadline, clock: .continuous)
-            self.finish(account: account, id: id, with: .timedOut)
-        }
+        let due = tickNumber(deadline, roundingUp: true)
+        var startSweeper = false
         let wake = await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
             let immediate: Wake? = state.withLock { state in
                 if state.stopping { return .stopping }
                 if state.sequence > sequence { return .changed }
                 if ContinuousClock.now >= deadline { return .timedOut }
-                state.byAccount[account, default: [:]][id] = continuation
+                state.nextID += 1
+                state.byAccount[account, default: [:]][state.nextID] = continuation
+                state.deadlines[due, default: []].append((account, state.nextID))
                 state.held += 1
+                if !state.sweeping {
+                    state.sweeping = true
+                    startSweeper = true
+                }
                 return nil
             }
             if let immediate { continuation.resume(returning: immediate) }
+            if startSweeper { sweepUntilNoneWait() }
         }
-        timer.cancel()
         return wake
     }
 
-    private func finish(account: String, id: UInt64, with wake: Wake) {
-        let continuation = state.withLock { state -> CheckedContinuation<Wake, Never>? in
-            guard let found = state.byAccount[account]?.removeValue(forKey: id) else { return nil }
-            if state.byAccount[account]?.isEmpty == true { state.byAccount[account] = nil }
-            state.held -= 1
-            return found
+    /// Ends, every ``tick``, the waits whose deadline passed; returns when none waits (a later wait starts it again).
+    private func sweepUntilNoneWait() {
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: Self.tick)
+                guard let self, self.sweep() else { return }
+            }
         }
-        continuation?.resume(returning: wake)
+    }
+
+    /// Answers the waits whose deadline passed with `.timedOut`; false (and no sweeper then) when none is left.
+    private func sweep() -> Bool {
+        let now = tickNumber(ContinuousClock.now, roundingUp: false)
+        var expired: [CheckedContinuation<Wake, Never>] = []
+        let more = state.withLock { state -> Bool in
+            for tick in state.deadlines.keys where tick <= now {
+                for (account, id) in state.deadlines.removeValue(forKey: tick) ?? [] {
+                    guard let found = state.byAccount[account]?.removeValue(forKey: id) else { continue }
+                    if state.byAccount[account]?.isEmpty == true { state.byAccount[account] = nil }
+                    state.held -= 1
+                    expired.append(found)
+                }
+            }
+            if state.byAccount.isEmpty {
+                state.deadlines = [:]
+                state.sweeping = false
+                return false
+            }
+            return true
+        }
+        for continuation in expired { continuation.resume(returning: .timedOut) }
+        return more
     }
 
     /// Wakes the requests of every account the events affected.
@@ -163,6 +209,7 @@ final class ChangeWaiters: Sendable {
             state.stopping = true
             let all = state.byAccount.values.flatMap(\.values)
             state.byAccount = [:]
+            state.deadlines = [:]
             state.held = 0
             return all
         }

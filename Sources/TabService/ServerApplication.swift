@@ -38,7 +38,7 @@ public final class ServerApplication: Sendable {
     /// The long-polls that may be held, lowered to leave an eighth of the connection limit (at least 64 slots)
     /// free for everything else, and per address to the per-address share of connections less 16 (when there is
     /// one), so that neither all clients' held requests nor one client's can take the last slots.
-    static func heldRequestLimits(_ http: HTTPServerConfiguration, total: Int, perAddress: Int) -> (total: Int, perAddress: Int) {
+    public static func heldRequestLimits(_ http: HTTPServerConfiguration, total: Int, perAddress: Int) -> (total: Int, perAddress: Int) {
         let connections = http.effectiveConnectionLimit
         let total = max(1, min(total, connections - max(64, connections / 8)))
         var perAddress = min(perAddress, total)

@@ -435,9 +435,9 @@ extension TabService {
                     if form.etag != etag {
                         let signature = self.signatureHeaders(
                             representation, account: wanted.account, environment: wanted.environment, format: wanted.format)
-                        return HTTPResponse(longPoll: form.ok, extra: applied + signature)
+                        return self.longPolls.answer(form.ok, extra: applied + signature)
                     }
-                    if wake != .changed { return HTTPResponse(longPoll: form.notModified, extra: applied) }
+                    if wake != .changed { return self.longPolls.answer(form.notModified, extra: applied) }
                 }
             }
         }

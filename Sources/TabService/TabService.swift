@@ -115,6 +115,8 @@ public final class TabService: HTTPHandler {
     let builds = BuildRegistry()
     /// Change requests per state, as the schedule's clock last read them.
     let changeRequestCounts = Mutex<[String: Int]>([:])
+    /// The answers of held long-polls, shared by the polls one change wakes (see ``LongPollResponses``).
+    let longPolls = LongPollResponses()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.

@@ -40,6 +40,24 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Connections one client address may hold (env TABSERVER_PER_ADDRESS_CONNECTIONS; default 1024; 0: no share).")
     var perAddressConnections: Int?
     @Option(
+        help: """
+            Connections open at once (env TABSERVER_MAX_CONNECTIONS; default: the open-file limit less 128, and no more \
+            than half the memory limit holds at ~24 KiB each; never above the open-file limit less 128).
+            """)
+    var maxConnections: Int?
+    @Option(
+        help: """
+            Long-polls held at once (env TABSERVER_MAX_HELD; default and most: the connection limit less an eighth, at \
+            least 64, which stays for /healthz, reads and writes).
+            """)
+    var maxHeld: Int?
+    @Option(
+        help: """
+            Request line and header fields together, in bytes (env TABSERVER_MAX_HEADER_BYTES; default 16384, 2048 to 65536). \
+            Each connection's memory pool is this plus 4 KiB, all of it resident once a kept-alive connection was answered.
+            """)
+    var maxHeaderBytes: Int?
+    @Option(
         help:
             "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
     )
@@ -86,6 +104,30 @@ struct Serve: AsyncParsableCommand {
         return limit
     }
 
+    /// `--max-connections` (`TABSERVER_MAX_CONNECTIONS`) or the limit derived from the open-file and memory limits,
+    /// and `--max-held` (`TABSERVER_MAX_HELD`), nil when not given (then the connection limit sets it).
+    /// - Parameters:
+    ///   - memoryBytes: the memory limit: a cgroup's, else the machine's physical memory.
+    ///   - openFiles: the soft open-file limit after ``HTTPServerConfiguration/raiseOpenFileLimit()``.
+    func connectionLimits(
+        _ environment: Environment, http: HTTPServerConfiguration, memoryBytes: Int, openFiles: Int?
+    ) throws -> (connections: Int, held: Int?) {
+        let connections =
+            try maxConnections ?? environment.integer("TABSERVER_MAX_CONNECTIONS")
+            ?? http.derivedConnectionLimit(openFiles: openFiles, memoryBytes: memoryBytes)
+        guard connections >= 16 else { throw ValidationError("--max-connections is 16 or more, not \(connections)") }
+        let held = try maxHeld ?? environment.integer("TABSERVER_MAX_HELD")
+        if let held, held < 1 { throw ValidationError("--max-held is 1 or more, not \(held)") }
+        return (connections, held)
+    }
+
+    /// `--max-header-bytes` or `TABSERVER_MAX_HEADER_BYTES`, 2,048 to 65,536 (nil: the configuration's 16 KiB).
+    func headerLimit(_ environment: Environment) throws -> Int? {
+        guard let bytes = try maxHeaderBytes ?? environment.integer("TABSERVER_MAX_HEADER_BYTES") else { return nil }
+        guard (2048...65_536).contains(bytes) else { throw ValidationError("--max-header-bytes is 2048 to 65536, not \(bytes)") }
+        return bytes
+    }
+
     func run() async throws {
         let environment = Environment()
         LoggingSystem.bootstrap { QuotingLogHandler.standardError(label: $0) }
@@ -128,7 +170,20 @@ struct Serve: AsyncParsableCommand {
         if let tls {
             (http.tlsCertificate, http.tlsPrivateKey) = try tls.read()
         }
+        if let headerBytes = try headerLimit(environment) {
+            http.maxHeaderBytes = headerBytes
+            http.maxTargetBytes = min(http.maxTargetBytes, headerBytes - 64)  // the target is part of the header block
+        }
         HTTPServerConfiguration.raiseOpenFileLimit()
+        let (connections, held) = try connectionLimits(
+            environment, http: http, memoryBytes: limits.memoryBytes ?? HTTPServerConfiguration.physicalMemoryBytes,
+            openFiles: HTTPServerConfiguration.openFileLimit)
+        http.connectionLimit = connections
+        if http.effectiveConnectionLimit < connections {
+            logger.warning(
+                "--max-connections \(connections) is above what the open-file limit allows: \(http.effectiveConnectionLimit) (raise ulimit -n)"
+            )
+        }
 
         // While a slow store is awaited (and the first snapshot built), probes answer on the port; the service takes
         // it over then (the same port even when --port 0 picked it).
@@ -156,6 +211,13 @@ struct Serve: AsyncParsableCommand {
                     }
                     : trustedProxy),
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
+        // Unless given, as many as the connection limit leaves beside its reserve (ServerApplication lowers it so).
+        service.heldRequestLimit = held ?? Int.max
+        let heldLimit = ServerApplication.heldRequestLimits(
+            http, total: service.heldRequestLimit, perAddress: service.heldRequestsPerAddress)
+        if let held, heldLimit.total < held {
+            logger.warning("--max-held \(held) leaves no reserve for /healthz and writes: \(heldLimit.total) long-polls held at most")
+        }
         let header = forwardedHeader ?? environment["TABSERVER_FORWARDED_HEADER"] ?? "x-forwarded-for"
         guard let forwarded = ServiceConfiguration.ForwardedHeader(rawValue: header.lowercased()) else {
             throw ValidationError("--forwarded-header is x-forwarded-for or forwarded, not '\(header)'")
@@ -206,7 +268,7 @@ struct Serve: AsyncParsableCommand {
         let server = application.server
         starting.started()
         logger.info(
-            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker threads, up to \(http.effectiveConnectionLimit) connections\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker threads, up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
         while true {
