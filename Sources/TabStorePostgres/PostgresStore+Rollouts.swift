@@ -4,7 +4,7 @@ import TabStore
 
 /// ``DeliveryRows`` on PostgreSQL. Writers hold the store's advisory lock, and a rollout is updated only where its
 /// revision is the one read: of replicas racing to record a step, exactly one does. Pointer moves and rollout changes
-/// are announced (`pointer|rollout <account> <ms> <origin>`, and the longer announcements below), delivered at commit.
+/// are announced (``Announcement``), delivered at commit.
 extension PGRows {
     private func rollouts(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [Rollout] {
         try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row[0].bytea) }
@@ -16,7 +16,7 @@ extension PGRows {
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         _ = try run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
-        try announce("pointer", account)
+        try announce(.pointer(account: account))
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
@@ -26,7 +26,7 @@ extension PGRows {
     /// Announced as `stringspointer <locale> …`: the other replicas read the table's pointers again.
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
         _ = try run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .text(String(version))])
-        try announce("stringspointer", locale)
+        try announce(.stringsPointer(locale: locale))
     }
 
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
@@ -70,28 +70,24 @@ extension PGRows {
         return true
     }
 
-    /// Announces a promotion (`promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>`, the
-    /// author percent-encoded), beside the pointer's own announcement that replicas of an older release read.
+    /// Announces a promotion (``Announcement/Kind/promoted(_:from:to:version:author:)``), beside the pointer's own
+    /// announcement that replicas of an older release read.
     func announcePromotion(
         _ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64
     ) throws(StoreError) {
-        let (kind, name) =
-            switch subject {
-            case .layout(let account): ("promoted", account)
-            case .strings(let locale): ("stringspromoted", locale)
-            }
-        try announce(kind, name, atMillis: atMillis, then: "\(from) \(to) \(version) \(NotificationWord.encode(author))")
+        try announce(.promoted(subject, from: from, to: to, version: version, author: author), atMillis: atMillis)
     }
 
-    /// Announces a recorded rollout change twice: `rolloutrecorded <account> <ms> <origin> <environment> <id>
-    /// <revision>` for replicas that give its events to `/v1/events`, and `rollout <account> <ms> <origin>` for those
-    /// of an older release (which skip the first: it has more words than they read).
+    /// Announces a recorded rollout change twice: as ``Announcement/Kind/rolloutRecorded(account:environment:rollout:revision:)``
+    /// for replicas that give its events to `/v1/events`, and as ``Announcement/Kind/rollout(account:)`` for those of an
+    /// older release (which skip the first: it has more words than they read).
     private func announceRecorded(_ rollout: Rollout) throws(StoreError) {
         let millis = currentTimeMillis()
         try announce(
-            "rolloutrecorded", rollout.account, atMillis: millis,
-            then: "\(rollout.environment.text) \(rollout.id) \(rollout.revision)")
-        try announce("rollout", rollout.account, atMillis: millis)
+            .rolloutRecorded(
+                account: rollout.account, environment: rollout.environment.text, rollout: rollout.id, revision: rollout.revision),
+            atMillis: millis)
+        try announce(.rollout(account: rollout.account), atMillis: millis)
     }
 
     func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
