@@ -509,7 +509,7 @@ extension TabService {
             headers: [
                 HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag),
                 HTTPHeader("Layout-Version", String(record.version)),
-                HTTPHeader("Last-Modified", UTCDateTime(unixSeconds: record.createdAtMillis / 1000).httpDate),
+                HTTPHeader("Last-Modified", Timestamp(unixSeconds: record.createdAtMillis / 1000).httpDate),
             ], body: record.source)
     }
 
