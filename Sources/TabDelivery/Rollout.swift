@@ -154,15 +154,6 @@ public struct Rollout: Sendable, Hashable {
         arm(for: install, at: now) == .candidate ? candidateVersion : stableVersion
     }
 
-    /// Whether an install's arm differs between two recorded states of a rollout, each at its time: a held
-    /// long-poll of that install must then be woken (a step wakes only the installs it moves to the candidate; a
-    /// completion or a rollback every install it moves).
-    public static func armChanged(
-        for install: InstallID?, before: Rollout, at earlier: Timestamp, after: Rollout, at later: Timestamp
-    ) -> Bool {
-        before.arm(for: install, at: earlier) != after.arm(for: install, at: later)
-    }
-
     /// The default seed: `{account}:{environment}:{rollout id}`.
     public static func defaultSeed(account: String, environment: EnvironmentName, id: Int) -> String {
         "\(account):\(environment.text):\(id)"
