@@ -13,7 +13,7 @@ public struct FieldProblem: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// Why a delivery decision refused: every refusal of environments, drafts, promotions, rollouts and alerts is one
-/// of these, and ``status`` is the HTTP status API.md gives it.
+/// of these, and ``status`` is the HTTP status it is answered with (docs/delivery.md).
 public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `--environments` cannot be used (the server does not start).
     case invalidEnvironmentList(String)
@@ -63,7 +63,7 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case noStableVersion(account: String, environment: String)
     }
 
-    /// The HTTP status API.md gives this error.
+    /// The HTTP status this error is answered with.
     public var status: Int {
         switch self {
         case .invalidEnvironmentList: 500

@@ -11,7 +11,7 @@ public struct ServedCounts: Sendable, Hashable, Encodable {
     }
 }
 
-/// The body of `GET …/layout/rollout` as API.md gives it: `{"id", "environment", "version", "stableVersion",
+/// The body of `GET …/layout/rollout` (docs/rollouts.md): `{"id", "environment", "version", "stableVersion",
 /// "percent", "steps", "step", "nextStepAt", "state", "seed", "startedAt", "served"}`, plus `"reason"` once rolled
 /// back with one, and `"history"`: every recorded change, oldest first. A fixed-percent rollout has `"steps": []`;
 /// `step` and `nextStepAt` are `null` when there is none.
