@@ -129,8 +129,8 @@ public struct Rollout: Sendable, Hashable {
 
     /// Refuses a decision about the environment's pointer while this rollout's completion is due but not recorded:
     /// the pointer read is stale then (it is about to move to the candidate).
-    /// - Throws: ``DeliveryError/Conflict/completionNotRecorded(id:)`` (409).
-    public func requireCompletionRecorded(at now: Timestamp) throws(DeliveryError) {
+    /// - Throws: ``RolloutError/Conflict/completionNotRecorded(id:)`` (409).
+    public func requireCompletionRecorded(at now: Timestamp) throws(RolloutError) {
         if progress.ending == nil, status(at: now).state == .completed { throw .conflict(.completionNotRecorded(id: id)) }
     }
 

@@ -258,7 +258,7 @@ extension TabService {
     /// one over 128 characters or with a control character.
     func installID(_ request: borrowing HTTPRequest) -> Result<InstallID?, ProblemError> {
         guard let text = request.query("installId") ?? request.header("X-Install-Id") else { return .success(nil) }
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             return .success(try InstallID.parse(text))
         } catch {
             return .failure(ProblemError(Problem.delivery(error)))

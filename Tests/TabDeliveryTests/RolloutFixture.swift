@@ -23,12 +23,12 @@ enum RolloutFixture {
             })
     }
 
-    static func start(_ json: String, at now: Timestamp, id: Int = 1) throws(DeliveryError) -> RolloutChange {
+    static func start(_ json: String, at now: Timestamp, id: Int = 1) throws(RolloutError) -> RolloutChange {
         try Rollout.start(RolloutPlan.decode(bytes(json), now: now), in: context(at: now, id: id))
     }
 
     /// docs/rollouts.md's stepped rollout of version 5, started at `now`.
-    static func running(at now: Timestamp) throws(DeliveryError) -> Rollout {
+    static func running(at now: Timestamp) throws(RolloutError) -> Rollout {
         try start(steps, at: now).rollout
     }
 }

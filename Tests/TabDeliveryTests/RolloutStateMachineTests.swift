@@ -23,7 +23,7 @@ import Testing
 
     @Test func startChecksThePreconditionThenTheStateThenTheVersion() {
         let plan = try! RolloutPlan.decode(bytes(RolloutFixture.steps), now: t0)
-        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> DeliveryError? {
+        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> RolloutError? {
             failure { try Rollout.start(plan, in: context) }
         }
         #expect(start(plan, RolloutFixture.context(at: t0, precondition: .none)) == .preconditionRequired)
