@@ -50,7 +50,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // Publish-time compression (brotli, gzip) and allocation-free request header decisions.
         .target(name: "Compression", dependencies: ["CBrotli", "CZlib"], swiftSettings: strict),
-        .target(name: "HeaderFields", swiftSettings: strict),
+        .target(name: "HeaderFields", dependencies: ["TabTime"], swiftSettings: strict),
+        // Times: the calendar once, RFC 3339 read (two explicit readings) and written, IMF-fixdate written.
+        .target(name: "TabTime", swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
             dependencies: ["CMicroHTTPD", .product(name: "Logging", package: "swift-log")],
@@ -58,9 +60,9 @@ let package = Package(
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.
         .target(name: "ContentHash", swiftSettings: strict),
-        .target(name: "TabLayout", dependencies: ["ContentHash"], swiftSettings: strict),
+        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
         // Tokens, scopes and account globs, "may this token do this", audit entries: pure, the clock passed in.
-        .target(name: "TabAccess", dependencies: ["ContentHash"], swiftSettings: strict),
+        .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
         .target(
@@ -82,7 +84,7 @@ let package = Package(
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
-        .target(name: "TabDelivery", swiftSettings: strict),
+        .target(name: "TabDelivery", dependencies: ["TabTime"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
@@ -96,7 +98,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "CCurl",
+                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -119,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "TabLayoutTests",
-            dependencies: ["TabLayout"],
+            dependencies: ["TabLayout", "TabTime"],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

@@ -1,3 +1,5 @@
+import TabTime
+
 /// HTTP-date (RFC 9110 §5.6.7) to and from Unix seconds.
 public enum HTTPDate {
     /// The Unix time of an HTTP-date in any of its three forms, or nil when `value` is none of them.
@@ -43,54 +45,11 @@ public enum HTTPDate {
     }
 
     /// `seconds` as an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), for `Last-Modified` and `Date`.
-    public static func imfFixdate(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = Int(seconds - days * 86_400)
-        let (year, month, day) = civil(fromDays: days)
-        // 1970-01-01 was a Thursday.
-        let weekday = Int(((days % 7) + 7 + 4) % 7)
-        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        var yearText = String(year)
-        while yearText.count < 4 { yearText = "0" + yearText }
-        return "\(shortDayNames[weekday]), \(two(day)) \(monthNames[month - 1]) \(yearText) "
-            + "\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)) GMT"
-    }
+    public static func imfFixdate(_ seconds: Int64) -> String { Timestamp(unixSeconds: seconds).httpDate }
 
     static let shortDayNames = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     static let longDayNames = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
     static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    static func days(year: Int64, month: Int, day: Int) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let monthFromMarch = Int64(month > 2 ? month - 3 : month + 9)
-        let dayOfYear = (153 * monthFromMarch + 2) / 5 + Int64(day) - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int64) -> (year: Int64, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = Int(dayOfYear - (153 * monthFromMarch + 2) / 5 + 1)
-        let month = Int(monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9)
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    static func daysInMonth(year: Int64, month: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 
     /// A cursor over the value; each method reads one form from `index` or returns nil.
     struct Reader {
@@ -111,7 +70,7 @@ public enum HTTPDate {
             guard name(HTTPDate.longDayNames) != nil, literal(","), literal(" "), let day = digits(2), literal("-"),
                 let month = name(HTTPDate.monthNames), literal("-"), let twoDigits = digits(2), literal(" ")
             else { return nil }
-            let nowYear = HTTPDate.civil(fromDays: now >= 0 ? now / 86_400 : (now - 86_399) / 86_400).year
+            let nowYear = CivilDate(daysSince1970: now >= 0 ? now / 86_400 : (now - 86_399) / 86_400).year
             let century = nowYear - ((nowYear % 100) + 100) % 100
             var year = century + Int64(twoDigits)
             if year > nowYear + 50 { year -= 100 }
@@ -141,8 +100,9 @@ public enum HTTPDate {
         }
 
         private func seconds(year: Int64, month: Int, day: Int, time: Int) -> Int64? {
-            guard day >= 1, day <= HTTPDate.daysInMonth(year: year, month: month) else { return nil }
-            return HTTPDate.days(year: year, month: month, day: day) * 86_400 + Int64(time)
+            let date = CivilDate(year: year, month: Int64(month), day: Int64(day))
+            guard date.exists else { return nil }
+            return date.daysSince1970 * 86_400 + Int64(time)
         }
 
         /// hour ":" minute ":" second, as seconds of the day.

@@ -1,4 +1,4 @@
-/// How the HTTP server listens and what it allows a client. Defaults are the limits of API.md.
+/// How the HTTP server listens and what it allows a client. Defaults are the limits of docs/operations.md, "HTTP limits".
 public struct HTTPServerConfiguration: Sendable {
     /// An IPv4 or IPv6 address literal.
     public var host: String

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A token's (or webhook's) `accounts` entry: a `Glob` whose literal characters are those of account names
-/// (`[A-Za-z0-9._-]`) and whose one wildcard is `*` (API.md: only `*`), 1 to 128 characters. `*` alone, the default, is every
+/// (`[A-Za-z0-9._-]`) and whose one wildcard is `*` (only `*`: docs/security.md, "Scoped API tokens"), 1 to 128 characters. `*` alone, the default, is every
 /// account; only it gives access to what belongs to no account (global strings tables).
 public struct AccountGlob: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Every account.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// One line of the audit log: who (actor, token id, address) did what (method, path, action) to which account
-/// and environment, with what outcome (status), when, in which request. API.md: `GET /v1/audit`.
+/// and environment, with what outcome (status), when, in which request. `GET /v1/audit` (docs/security.md, "The audit log").
 public struct AuditEntry: Sendable, Equatable, Codable {
     /// The store's sequence number: only grows, orders the log, and is what a cursor holds.
     public var id: Int64
@@ -127,7 +127,7 @@ public struct AuditEntry: Sendable, Equatable, Codable {
         count = try container.decodeIfPresent(Int.self, forKey: .count) ?? 1
     }
 
-    /// API.md's fields: `tokenId` null when there is none, `account`, `environment`, `version` and `requestId`
+    /// The fields of `GET /v1/audit`: `tokenId` null when there is none, `account`, `environment`, `version` and `requestId`
     /// only when there are, `at` in RFC 3339.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)

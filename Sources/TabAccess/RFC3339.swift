@@ -1,71 +1,26 @@
 import Foundation
+import TabTime
 
-/// Times in JSON: RFC 3339 `date-time`, read strictly and written as `2026-11-25T16:00:00Z`.
+/// Times in JSON as `Date`s: RFC 3339 `date-time` read strictly and written as `2026-11-25T16:00:00Z`, through
+/// TabTime's one reader and writer (``TabTime/RFC3339DateTime``, ``TabTime/Timestamp``).
 public enum RFC3339 {
-    /// `date` in UTC with whole seconds, the form the rest of the API writes.
+    /// `date` in UTC with whole seconds (the fraction dropped), the form the rest of the API writes.
     public static func string(from date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(secondsFromGMT: 0)!))  // UTC always exists.
+        Timestamp.rfc3339(unixSeconds: Int64(date.timeIntervalSince1970.rounded(.down)), fraction: nil)
     }
 
     /// The instant `text` names, or nil unless it is `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with a real date
-    /// (`T` and `Z` in either case, as RFC 3339 §5.6 allows; a leap second `:60` is refused).
+    /// (`T` and `Z` in either case, as RFC 3339 §5.6 allows; a space for the `T` and a leap second `:60` are refused:
+    /// ``TabTime/RFC3339DateTime/Rules/strict``). The fraction is kept whole.
     public static func date(from text: some StringProtocol) -> Date? {
-        let c = Array(text.utf8)
-        func number(_ range: Range<Int>) -> Int? {
-            guard range.upperBound <= c.count else { return nil }
-            var value = 0
-            for index in range {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(c[index]) else { return nil }
-                value = value * 10 + Int(c[index] - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        func byte(_ index: Int, _ allowed: String) -> Bool { index < c.count && allowed.utf8.contains(c[index]) }
-        guard let year = number(0..<4), byte(4, "-"), let month = number(5..<7), byte(7, "-"), let day = number(8..<10),
-            byte(10, "Tt"), let hour = number(11..<13), byte(13, ":"), let minute = number(14..<16), byte(16, ":"),
-            let second = number(17..<19)
-        else { return nil }
-        let monthLengths = [31, year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), (1...monthLengths[month - 1]).contains(day), hour < 24, minute < 60, second < 60 else {
-            return nil
-        }
-        var index = 19
+        guard let read = RFC3339DateTime(text, .strict) else { return nil }
         var fraction = 0.0
-        if byte(index, ".") {
-            var scale = 0.1
-            index += 1
-            let start = index
-            while let digit = number(index..<(index + 1)) {
-                fraction += Double(digit) * scale
-                scale /= 10
-                index += 1
-            }
-            guard index > start else { return nil }
+        var scale = 0.1
+        for digit in read.fraction {
+            fraction += Double(digit) * scale
+            scale /= 10
         }
-        var offset = 0
-        if byte(index, "Zz") {
-            index += 1
-        } else if byte(index, "+-"), let hours = number((index + 1)..<(index + 3)), byte(index + 3, ":"),
-            let minutes = number((index + 4)..<(index + 6)), hours < 24, minutes < 60
-        {
-            offset = (hours * 60 + minutes) * 60 * (c[index] == UInt8(ascii: "-") ? -1 : 1)
-            index += 6
-        } else {
-            return nil
-        }
-        guard index == c.count else { return nil }
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second - offset
-        return Date(timeIntervalSince1970: Double(seconds) + fraction)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days-from-civil).
-    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: Double(read.unixSeconds) + fraction)
     }
 }
 

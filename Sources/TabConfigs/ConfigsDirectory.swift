@@ -152,7 +152,7 @@ public struct ConfigsDirectory: Sendable {
                 let precondition: WritePrecondition = current.map { $0.deleted ? .none : .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
                 if let (record, from) = stored {
                     _ = try await store.promote(account: file.name, from: from, to: environment, author: "configs", audit: nil) {
-                        (source, id, target, latest, _) throws(DeliveryError) in
+                        (source, id, target, latest, _) throws(RolloutError) in
                         try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
                             account: file.name, fromPointer: source,
                             context: RolloutStartContext(
@@ -192,7 +192,7 @@ public struct ConfigsDirectory: Sendable {
                 let precondition: WritePrecondition = existing.map { .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
                 if let (_, from) = stored {
                     _ = try await store.promoteStrings(locale: file.name, from: from, to: environment, author: "configs", audit: nil) {
-                        (source, current) throws(DeliveryError) in
+                        (source, current) throws(RolloutError) in
                         try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
                             locale: file.name, fromPointer: source, current: current, precondition: precondition)
                     }

@@ -52,11 +52,11 @@ public struct AlertmanagerPayload: Sendable, Hashable {
     }
 
     /// Reads a webhook body.
-    /// - Throws: ``DeliveryError/tooLarge(limit:)`` (413) over ``maximumBodyBytes``; ``DeliveryError/invalidBody(_:)``
+    /// - Throws: ``RolloutError/tooLarge(limit:)`` (413) over ``maximumBodyBytes``; ``RolloutError/invalidBody(_:)``
     ///   (422) for a body that is not Alertmanager's: not JSON, `version` other than `"4"`, no `alerts` array, an
     ///   alert without `status` (`firing` or `resolved`) or `labels`, labels or annotations that are not strings, a
     ///   `receiver`, `groupKey` or `fingerprint` that is not a string, a `truncatedAlerts` that is not a count.
-    public static func decode(_ body: [UInt8]) throws(DeliveryError) -> AlertmanagerPayload {
+    public static func decode(_ body: [UInt8]) throws(RolloutError) -> AlertmanagerPayload {
         let object = try BodyReader.object(body, limit: maximumBodyBytes)
         var reader = BodyReader()
         switch object["version"] {

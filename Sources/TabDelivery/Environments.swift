@@ -56,9 +56,9 @@ public struct EnvironmentList: Sendable, Equatable {
 
     /// Reads the value of `--environments` or `TABSERVER_ENVIRONMENTS`: names separated by commas, spaces around
     /// them ignored.
-    /// - Throws: ``DeliveryError/invalidEnvironmentList(_:)`` for an empty list, an empty item, a bad name or a
+    /// - Throws: ``RolloutError/invalidEnvironmentList(_:)`` for an empty list, an empty item, a bad name or a
     ///   name given twice.
-    public init(parsing value: String) throws(DeliveryError) {
+    public init(parsing value: String) throws(RolloutError) {
         let items = value.split(separator: ",", omittingEmptySubsequences: false).map {
             $0.trimmingSpaces()
         }
@@ -90,23 +90,23 @@ public struct EnvironmentList: Sendable, Equatable {
 
     /// The environment a request names (`?environment=`, `Tabs-Environment`), or `fallback` when it names none.
     /// - Parameter named: the value given, nil when absent (an empty value counts as absent).
-    /// - Throws: ``DeliveryError/unknownEnvironment(_:)`` (404) for a name that is not in the list.
-    public func resolve(_ named: String?, fallback: EnvironmentName) throws(DeliveryError) -> EnvironmentName {
+    /// - Throws: ``RolloutError/unknownEnvironment(_:)`` (404) for a name that is not in the list.
+    public func resolve(_ named: String?, fallback: EnvironmentName) throws(RolloutError) -> EnvironmentName {
         guard let named, !named.isEmpty else { return fallback }
         guard let name = names.first(where: { $0.text == named }) else { throw .unknownEnvironment(named) }
         return name
     }
 
     /// The environment of a client-plane request: the one named, else ``served``.
-    public func forReading(_ named: String?) throws(DeliveryError) -> EnvironmentName {
+    public func forReading(_ named: String?) throws(RolloutError) -> EnvironmentName {
         try resolve(named, fallback: served)
     }
 
     /// The environment of a client-plane request from `?environment=` (which wins) and `Tabs-Environment`, and
     /// whether the answer's `Vary` must name `Tabs-Environment`: whenever the header could have chosen another
     /// environment, that is with more than one environment and no query parameter.
-    /// - Throws: ``DeliveryError/unknownEnvironment(_:)`` (404).
-    public func forReading(query: String?, header: String?) throws(DeliveryError) -> (environment: EnvironmentName, varyOnHeader: Bool) {
+    /// - Throws: ``RolloutError/unknownEnvironment(_:)`` (404).
+    public func forReading(query: String?, header: String?) throws(RolloutError) -> (environment: EnvironmentName, varyOnHeader: Bool) {
         if let query, !query.isEmpty { return (try forReading(query), false) }
         return (try forReading(header), names.count > 1)
     }
@@ -123,7 +123,7 @@ public struct EnvironmentList: Sendable, Equatable {
     }
 
     /// The environment of a management request (writes, history, rollouts): the one named, else ``entry``.
-    public func forManaging(_ named: String?) throws(DeliveryError) -> EnvironmentName {
+    public func forManaging(_ named: String?) throws(RolloutError) -> EnvironmentName {
         try resolve(named, fallback: entry)
     }
 

@@ -16,9 +16,9 @@ public struct ISODuration: Sendable, Hashable, CustomStringConvertible {
     public let milliseconds: Int64?
 
     /// Parses `text`.
-    /// - Throws: ``DeliveryError/invalidBody(_:)`` with one problem at pointer `""` saying what is wrong; a caller
+    /// - Throws: ``RolloutError/invalidBody(_:)`` with one problem at pointer `""` saying what is wrong; a caller
     ///   reading a body puts the value's own pointer in front.
-    public init(_ text: String) throws(DeliveryError) {
+    public init(_ text: String) throws(RolloutError) {
         switch Self.parse(text) {
         case .success(let milliseconds):
             self.text = text

@@ -8,16 +8,16 @@ public struct InstallID: Sendable, Hashable, CustomStringConvertible {
 
     /// Checks a header or query value.
     /// - Returns: nil for an empty value (the request then has no install id and gets the stable version).
-    /// - Throws: ``DeliveryError/invalidInstallID(_:)`` (400) for an id over 128 characters or with a control
+    /// - Throws: ``RolloutError/invalidInstallID(_:)`` (400) for an id over 128 characters or with a control
     ///   character.
-    public static func parse(_ value: String) throws(DeliveryError) -> InstallID? {
+    public static func parse(_ value: String) throws(RolloutError) -> InstallID? {
         if value.isEmpty { return nil }
         return try InstallID(value)
     }
 
     /// An install id that must be valid (a tester listed in a rollout, or a parsed header).
-    /// - Throws: ``DeliveryError/invalidInstallID(_:)``.
-    public init(_ text: String) throws(DeliveryError) {
+    /// - Throws: ``RolloutError/invalidInstallID(_:)``.
+    public init(_ text: String) throws(RolloutError) {
         if let problem = Self.problem(with: text) { throw .invalidInstallID(problem) }
         self.text = text
     }

@@ -68,9 +68,9 @@ struct BodyReader {
     private(set) var problems: [FieldProblem] = []
 
     /// The body as a JSON object; an empty body is `{}` when `emptyIsObject`.
-    /// - Throws: ``DeliveryError/tooLarge(limit:)`` over `limit` bytes, ``DeliveryError/invalidBody(_:)`` when the
+    /// - Throws: ``RolloutError/tooLarge(limit:)`` over `limit` bytes, ``RolloutError/invalidBody(_:)`` when the
     ///   body is not JSON or not an object.
-    static func object(_ body: [UInt8], limit: Int, emptyIsObject: Bool = false) throws(DeliveryError) -> [String: JSONValue] {
+    static func object(_ body: [UInt8], limit: Int, emptyIsObject: Bool = false) throws(RolloutError) -> [String: JSONValue] {
         if body.count > limit { throw .tooLarge(limit: limit) }
         if emptyIsObject, body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [:] }
         guard let value = JSONValue.parse(Data(body)) else {
@@ -94,8 +94,8 @@ struct BodyReader {
         problems.append(FieldProblem(pointer: pointer, message: message))
     }
 
-    /// Takes the problems of `error` (an ``DeliveryError/invalidBody(_:)`` relative to a value) as found at `pointer`.
-    mutating func fail(_ pointer: String, _ error: DeliveryError) {
+    /// Takes the problems of `error` (an ``RolloutError/invalidBody(_:)`` relative to a value) as found at `pointer`.
+    mutating func fail(_ pointer: String, _ error: RolloutError) {
         guard case .invalidBody(let inner) = error else { return fail(pointer, error.description) }
         for problem in inner { fail(pointer + problem.pointer, problem.message) }
     }
@@ -109,7 +109,7 @@ struct BodyReader {
     }
 
     /// The throw that ends reading: every problem collected, or nothing when there was none.
-    func finish() throws(DeliveryError) {
+    func finish() throws(RolloutError) {
         if !problems.isEmpty { throw .invalidBody(problems) }
     }
 

@@ -21,9 +21,9 @@ public enum Precondition: Sendable, Equatable {
     case ifNoneMatchAny
 
     /// Checks this precondition against the pointer's current tag (nil: the environment has no pointer yet).
-    /// - Throws: ``DeliveryError/preconditionRequired`` (428) or ``DeliveryError/preconditionFailed(current:)`` (412,
+    /// - Throws: ``RolloutError/preconditionRequired`` (428) or ``RolloutError/preconditionFailed(current:)`` (412,
     ///   carrying the current tag for the answer's `ETag`).
-    public func check(current: String?) throws(DeliveryError) {
+    public func check(current: String?) throws(RolloutError) {
         switch self {
         case .none:
             if current != nil { throw .preconditionRequired }
@@ -42,8 +42,8 @@ public enum PublishMode: Sendable, Equatable {
     case draft
 
     /// Reads the query value: absent or `true` publishes, `false` stores a draft.
-    /// - Throws: ``DeliveryError/invalidParameter(name:message:)`` (400) for any other value.
-    public init(query value: String?) throws(DeliveryError) {
+    /// - Throws: ``RolloutError/invalidParameter(name:message:)`` (400) for any other value.
+    public init(query value: String?) throws(RolloutError) {
         switch value {
         case nil, "true": self = .publish
         case "false": self = .draft
@@ -73,10 +73,10 @@ extension WriteEffect {
     ///   - rollout: the environment's latest rollout for the account, if any, as recorded (a completion that is due
     ///     but unrecorded is a 409: the pointer given is about to move).
     ///   - now: the store's clock.
-    /// - Throws: 428, 412, or ``DeliveryError/Conflict/rolloutInProgress(id:environment:)`` (409).
+    /// - Throws: 428, 412, or ``RolloutError/Conflict/rolloutInProgress(id:environment:)`` (409).
     public static func decide(
         mode: PublishMode, precondition: Precondition, current: Pointer?, rollout: Rollout?, at now: Timestamp
-    ) throws(DeliveryError) -> WriteEffect {
+    ) throws(RolloutError) -> WriteEffect {
         try rollout?.requireCompletionRecorded(at: now)
         try precondition.check(current: current?.etag)
         if mode == .draft { return .storeDraft }
@@ -100,7 +100,7 @@ public struct EnvironmentPointers: Sendable, Hashable {
     /// Decides a layout write in `environment` (see ``WriteEffect/decide(mode:precondition:current:rollout:at:)``).
     public func write(
         in environment: EnvironmentName, mode: PublishMode, precondition: Precondition, rollout: Rollout?, at now: Timestamp
-    ) throws(DeliveryError) -> WriteEffect {
+    ) throws(RolloutError) -> WriteEffect {
         try WriteEffect.decide(mode: mode, precondition: precondition, current: pointers[environment], rollout: rollout, at: now)
     }
 
@@ -111,7 +111,7 @@ public struct EnvironmentPointers: Sendable, Hashable {
     public func promote(
         _ request: PromotionRequest, account: String, precondition: Precondition, latest: Rollout?, rolloutID: Int, at now: Timestamp,
         availability: @escaping @Sendable (Int) -> VersionAvailability
-    ) throws(DeliveryError) -> PromotionOutcome {
+    ) throws(RolloutError) -> PromotionOutcome {
         let context = RolloutStartContext(
             account: account, environment: request.to, id: rolloutID, current: pointers[request.to], latest: latest,
             precondition: precondition, now: now, availability: availability)

@@ -16,11 +16,11 @@ public struct PromotionRequest: Sendable, Hashable {
     /// - Parameters:
     ///   - allowsRollout: false for strings tables, which are promoted at once.
     ///   - now: the store's clock, for a rollout's `startAt`.
-    /// - Throws: ``DeliveryError/invalidBody(_:)`` (422) for an environment that is not configured, `from` = `to`,
+    /// - Throws: ``RolloutError/invalidBody(_:)`` (422) for an environment that is not configured, `from` = `to`,
     ///   no environment after `from`, a bad rollout plan, or unknown members.
     public static func decode(
         _ body: [UInt8], environments: EnvironmentList, allowsRollout: Bool = true, now: Timestamp
-    ) throws(DeliveryError) -> PromotionRequest {
+    ) throws(RolloutError) -> PromotionRequest {
         let object = try BodyReader.object(body, limit: RolloutPlan.maximumBodyBytes)
         var reader = BodyReader()
         reader.refuseUnknown(object, known: allowsRollout ? ["from", "to", "rollout"] : ["from", "to"], at: "")
@@ -77,8 +77,8 @@ extension PromotionRequest {
     ///   - fromPointer: where `from` points for the account.
     ///   - context: `to`'s side: its pointer (`current`), its latest rollout, the precondition, the clock, and the
     ///     id a new rollout would get.
-    /// - Throws: ``DeliveryError``.
-    public func decide(account: String, fromPointer: Pointer?, context: RolloutStartContext) throws(DeliveryError) -> PromotionOutcome {
+    /// - Throws: ``RolloutError``.
+    public func decide(account: String, fromPointer: Pointer?, context: RolloutStartContext) throws(RolloutError) -> PromotionOutcome {
         guard let source = fromPointer else { throw .notFound(.layout(account: account, environment: from.text)) }
         if let rollout {
             return .rollout(try Rollout.start(rollout, candidate: source.version, versionPointer: "/rollout/version", in: context))
@@ -97,8 +97,8 @@ extension PromotionRequest {
     /// - Parameters:
     ///   - locale: the table's locale, for the 404.
     ///   - current: `to`'s pointer for the table.
-    /// - Throws: ``DeliveryError``.
-    public func decide(locale: String, fromPointer: Pointer?, current: Pointer?, precondition: Precondition) throws(DeliveryError)
+    /// - Throws: ``RolloutError``.
+    public func decide(locale: String, fromPointer: Pointer?, current: Pointer?, precondition: Precondition) throws(RolloutError)
         -> PromotionOutcome
     {
         guard let source = fromPointer else { throw .notFound(.stringsTable(locale: locale, environment: from.text)) }

@@ -11,7 +11,7 @@ public struct ServedCounts: Sendable, Hashable, Encodable {
     }
 }
 
-/// The body of `GET …/layout/rollout` as API.md gives it: `{"id", "environment", "version", "stableVersion",
+/// The body of `GET …/layout/rollout` (docs/rollouts.md): `{"id", "environment", "version", "stableVersion",
 /// "percent", "steps", "step", "nextStepAt", "state", "seed", "startedAt", "served"}`, plus `"reason"` once rolled
 /// back with one, and `"history"`: every recorded change, oldest first. A fixed-percent rollout has `"steps": []`;
 /// `step` and `nextStepAt` are `null` when there is none.
@@ -69,7 +69,7 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     }
 
     /// The document as JSON, keys sorted.
-    public var json: [UInt8] { DeliveryJSON.encode(self) }
+    public var json: [UInt8] { RolloutJSON.encode(self) }
 }
 
 /// The data of an `event: rollout` in `/v1/events`: `{"account", "environment", "rollout", "version", "percent",
@@ -85,7 +85,7 @@ public struct RolloutEvent: Sendable, Hashable, Encodable {
     public var at: String
 
     /// The event as JSON, keys sorted.
-    public var json: [UInt8] { DeliveryJSON.encode(self) }
+    public var json: [UInt8] { RolloutJSON.encode(self) }
 }
 
 extension Rollout {
@@ -166,7 +166,7 @@ extension RolloutStep: Encodable {
     }
 }
 
-enum DeliveryJSON {
+enum RolloutJSON {
     static func encode(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

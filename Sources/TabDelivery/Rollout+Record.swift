@@ -4,7 +4,7 @@ extension Rollout {
     /// The rollout as the store keeps it: one JSON document holding the plan and the recorded progress (times in
     /// Unix milliseconds), read back by ``init(record:)``. The store keeps beside it the columns it queries by
     /// (account, environment, id, ``revision``) and updates it only where the revision is the one it read.
-    public var record: [UInt8] { DeliveryJSON.encode(StoredRollout(self)) }
+    public var record: [UInt8] { RolloutJSON.encode(StoredRollout(self)) }
 
     /// A rollout from its ``record``; nil when the bytes are not one (a damaged row).
     public init?(record: [UInt8]) {

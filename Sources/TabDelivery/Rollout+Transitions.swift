@@ -85,10 +85,10 @@ extension Rollout {
     ///   - candidate: the version to roll out when the plan does not name it (a promotion); a plan that names a
     ///     different one is refused.
     ///   - versionPointer: where the candidate was named, for the 422 (`/version`, or `/rollout/version`).
-    /// - Throws: ``DeliveryError``.
+    /// - Throws: ``RolloutError``.
     public static func start(
         _ plan: RolloutPlan, candidate: Int? = nil, versionPointer: String = "/version", in context: RolloutStartContext
-    ) throws(DeliveryError) -> RolloutChange {
+    ) throws(RolloutError) -> RolloutChange {
         try context.latest?.requireCompletionRecorded(at: context.now)
         try context.precondition.check(current: context.current?.etag)
         guard let stable = context.current else {
@@ -177,9 +177,9 @@ extension Rollout {
     /// percent, pause (`"paused": true`), in that order. Raising to a step's percent or beyond moves to the last
     /// step at or below it, whose hold starts then; a percent between steps stays the floor until a step passes it.
     /// Asking for the state the rollout is in already changes nothing.
-    /// - Throws: ``DeliveryError/Conflict/percentDownward(current:requested:)``,
-    ///   ``DeliveryError/Conflict/rolloutEnded(id:state:)``, ``DeliveryError/Conflict/rolloutNotStarted(id:)`` (409).
-    public func patched(_ patch: RolloutPatch, at now: Timestamp) throws(DeliveryError) -> RolloutChange {
+    /// - Throws: ``RolloutError/Conflict/percentDownward(current:requested:)``,
+    ///   ``RolloutError/Conflict/rolloutEnded(id:state:)``, ``RolloutError/Conflict/rolloutNotStarted(id:)`` (409).
+    public func patched(_ patch: RolloutPatch, at now: Timestamp) throws(RolloutError) -> RolloutChange {
         var change = advanced(to: now)
         var next = change.rollout
         let status = next.status(at: now)
@@ -220,9 +220,9 @@ extension Rollout {
 
     /// Completes the rollout at `now` (`POST …/rollout/complete`): the candidate becomes the stable version for
     /// everyone, and the environment's pointer moves to it.
-    /// - Throws: ``DeliveryError/Conflict/rolloutEnded(id:state:)`` when it had ended before `now` (a completion the
+    /// - Throws: ``RolloutError/Conflict/rolloutEnded(id:state:)`` when it had ended before `now` (a completion the
     ///   clock made due but nobody recorded yet is recorded and returned).
-    public func completed(at now: Timestamp) throws(DeliveryError) -> RolloutChange {
+    public func completed(at now: Timestamp) throws(RolloutError) -> RolloutChange {
         if let ending = progress.ending { throw .conflict(.rolloutEnded(id: id, state: ending.state)) }
         var change = advanced(to: now)
         if change.rollout.progress.ending != nil { return change }
@@ -236,8 +236,8 @@ extension Rollout {
     /// Rolls the rollout back at `now` (`POST …/rollout/rollback`, or a firing alert): everyone gets the stable
     /// version at once; the pointer stays.
     /// - Parameter reason: recorded with the change (`{"reason"}`, or the alert's name and summary).
-    /// - Throws: ``DeliveryError/Conflict/rolloutEnded(id:state:)`` when it had ended by `now`.
-    public func rolledBack(reason: String?, at now: Timestamp) throws(DeliveryError) -> RolloutChange {
+    /// - Throws: ``RolloutError/Conflict/rolloutEnded(id:state:)`` when it had ended by `now`.
+    public func rolledBack(reason: String?, at now: Timestamp) throws(RolloutError) -> RolloutChange {
         var change = advanced(to: now)
         if let ending = change.rollout.progress.ending { throw .conflict(.rolloutEnded(id: id, state: ending.state)) }
         change.rollout.progress.ending = .rolledBack(at: now, reason: reason)
@@ -274,8 +274,8 @@ public struct RolloutPatch: Sendable, Hashable {
     }
 
     /// Reads the body.
-    /// - Throws: ``DeliveryError/invalidBody(_:)`` (422) for unknown members, bad values or neither member.
-    public static func decode(_ body: [UInt8]) throws(DeliveryError) -> RolloutPatch {
+    /// - Throws: ``RolloutError/invalidBody(_:)`` (422) for unknown members, bad values or neither member.
+    public static func decode(_ body: [UInt8]) throws(RolloutError) -> RolloutPatch {
         let object = try BodyReader.object(body, limit: 64 * 1024)
         var reader = BodyReader()
         reader.refuseUnknown(object, known: ["percent", "paused"], at: "")
@@ -293,8 +293,8 @@ public enum RollbackRequest {
     public static let maximumReasonLength = 1024
 
     /// The reason given, nil when none.
-    /// - Throws: ``DeliveryError/invalidBody(_:)`` (422).
-    public static func reason(from body: [UInt8]) throws(DeliveryError) -> String? {
+    /// - Throws: ``RolloutError/invalidBody(_:)`` (422).
+    public static func reason(from body: [UInt8]) throws(RolloutError) -> String? {
         let object = try BodyReader.object(body, limit: 64 * 1024, emptyIsObject: true)
         var reader = BodyReader()
         reader.refuseUnknown(object, known: ["reason"], at: "")

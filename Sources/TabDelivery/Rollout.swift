@@ -129,8 +129,8 @@ public struct Rollout: Sendable, Hashable {
 
     /// Refuses a decision about the environment's pointer while this rollout's completion is due but not recorded:
     /// the pointer read is stale then (it is about to move to the candidate).
-    /// - Throws: ``DeliveryError/Conflict/completionNotRecorded(id:)`` (409).
-    public func requireCompletionRecorded(at now: Timestamp) throws(DeliveryError) {
+    /// - Throws: ``RolloutError/Conflict/completionNotRecorded(id:)`` (409).
+    public func requireCompletionRecorded(at now: Timestamp) throws(RolloutError) {
         if progress.ending == nil, status(at: now).state == .completed { throw .conflict(.completionNotRecorded(id: id)) }
     }
 
@@ -152,15 +152,6 @@ public struct Rollout: Sendable, Hashable {
     /// The version an install gets at `now` (the answer's `version`).
     public func version(for install: InstallID?, at now: Timestamp) -> Int {
         arm(for: install, at: now) == .candidate ? candidateVersion : stableVersion
-    }
-
-    /// Whether an install's arm differs between two recorded states of a rollout, each at its time: a held
-    /// long-poll of that install must then be woken (a step wakes only the installs it moves to the candidate; a
-    /// completion or a rollback every install it moves).
-    public static func armChanged(
-        for install: InstallID?, before: Rollout, at earlier: Timestamp, after: Rollout, at later: Timestamp
-    ) -> Bool {
-        before.arm(for: install, at: earlier) != after.arm(for: install, at: later)
     }
 
     /// The default seed: `{account}:{environment}:{rollout id}`.

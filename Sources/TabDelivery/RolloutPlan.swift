@@ -62,9 +62,9 @@ public struct RolloutPlan: Sendable, Hashable {
 
     /// Reads the body of `POST …/layout/rollout`.
     /// - Parameter now: the store's clock, against which `startAt` is checked.
-    /// - Throws: ``DeliveryError/invalidBody(_:)`` (422) with every problem at its JSON Pointer, or
-    ///   ``DeliveryError/tooLarge(limit:)``.
-    public static func decode(_ body: [UInt8], now: Timestamp) throws(DeliveryError) -> RolloutPlan {
+    /// - Throws: ``RolloutError/invalidBody(_:)`` (422) with every problem at its JSON Pointer, or
+    ///   ``RolloutError/tooLarge(limit:)``.
+    public static func decode(_ body: [UInt8], now: Timestamp) throws(RolloutError) -> RolloutPlan {
         let object = try BodyReader.object(body, limit: maximumBodyBytes)
         var reader = BodyReader()
         let plan = read(object, at: "", versionRequired: true, now: now, &reader)

@@ -1,3 +1,5 @@
+import TabTime
+
 /// Reads a binary property list (`bplist00`) into a ``SourceNode`` tree. Every offset and count is
 /// checked against the data; an object that contains itself, nesting deeper than the limit, or more
 /// decoded objects than ``LayoutLimits/binaryPlistObjects`` is an error, never a hang or a crash.
@@ -214,7 +216,7 @@ enum ReferenceDate {
         let (whole, fraction) = micros.quotientAndRemainder(dividingBy: 1_000_000)
         let unixSeconds = (fraction < 0 ? whole - 1 : whole) + 978_307_200
         let positiveFraction = fraction < 0 ? fraction + 1_000_000 : fraction
-        let text = UTCDateTime(unixSeconds: unixSeconds).rfc3339
+        let text = Timestamp(unixSeconds: unixSeconds).rfc3339Seconds
         guard positiveFraction != 0 else { return text }
         var digits = String(positiveFraction)
         digits = String(repeating: "0", count: 6 - digits.count) + digits

@@ -24,7 +24,7 @@ public struct LayoutChange: Sendable, Equatable {
         self.to = to
     }
 
-    /// `{"op", "tab"?, "pointer", "from"?, "to"?}`, as API.md's `…/versions/{n}/diff` lists changes.
+    /// `{"op", "tab"?, "pointer", "from"?, "to"?}`, as `GET …/versions/{n}/diff` lists changes.
     public var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["op": .string(operation.rawValue), "pointer": .string(pointer)]
         if let tab { object["tab"] = .string(tab) }
@@ -105,7 +105,7 @@ public struct LayoutDiff: Sendable, Equatable {
 
     public var isEmpty: Bool { changes.isEmpty }
 
-    /// `{"account", "from", "to", "changes": [...]}` of API.md's `…/versions/{n}/diff` (`from` left out when
+    /// `{"account", "from", "to", "changes": [...]}` of `GET …/versions/{n}/diff` (`from` left out when
     /// there is no older version).
     public func document(account: String, from: Int?, to: Int) -> JSONValue {
         var object: [String: JSONValue] = [

@@ -36,7 +36,7 @@ extension TabService {
     /// The environment a client names, `?environment=` over `Tabs-Environment`; one that does not exist is 404. With
     /// the one default environment every answer is the same whichever valid name is given, so nothing varies on it.
     func chosenEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             return .success(
                 try environmentList.forReading(query: request.query("environment"), header: request.header("Tabs-Environment")).environment)
         } catch {

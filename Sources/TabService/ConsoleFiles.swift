@@ -4,7 +4,7 @@ import TabLayout
 
 /// The console's files as prepared responses, built once at start: `/console/` is `index.html`, every other
 /// file by its name or its hashed name (see ``ConsolePublication``). Every answer carries the console's security
-/// headers (API.md: a CSP that allows only the console's own origin, `frame-ancestors 'none'`, `nosniff`; no
+/// headers (docs/security.md, "HTTP": a CSP that allows only the console's own origin, `frame-ancestors 'none'`, `nosniff`; no
 /// cookies are ever set), a strong ETag of its content, and `Cache-Control`: `no-cache` under a plain name,
 /// a year and `immutable` under a hashed one. A matching `If-None-Match` is 304.
 struct ConsoleFiles: Sendable {

@@ -9,6 +9,7 @@ import TabLayout
 import TabPreview
 import TabSigning
 import TabStore
+import TabTime
 
 /// The representations a client can ask for.
 enum RepresentationFormat: UInt8, Sendable {
@@ -105,7 +106,7 @@ final class Representation: Sendable {
         // such as Content-Language.
         let shared = [
             HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", vary),
-            HTTPHeader("Last-Modified", UTCDateTime(unixSeconds: lastModifiedSeconds).httpDate),
+            HTTPHeader("Last-Modified", Timestamp(unixSeconds: lastModifiedSeconds).httpDate),
         ]
         var okHeaders = [HTTPHeader("Content-Type", contentType)]
         if ContentPolicy.applies(to: contentType) { okHeaders += ContentPolicy.headers }

@@ -30,20 +30,32 @@ final class ServedRollout: Sendable {
         ServedRollout(rollout: rollout, candidateDocument: candidateDocument, vary: vary, counts: counts)
     }
 
-    /// The entry an install gets now (the stable one when the candidate no longer resolves).
-    func entry(for install: InstallID?, at now: Timestamp, in context: ResolutionContext) -> LayoutEntry? {
-        if rollout.arm(for: install, at: now) == .candidate, let entry = candidate.value(in: context) { return entry }
+    /// The entry served in `arm` (the stable one when the candidate no longer resolves).
+    func entry(in arm: RolloutArm, context: ResolutionContext) -> LayoutEntry? {
+        if arm == .candidate, let entry = candidate.value(in: context) { return entry }
         return stable.value(in: context)
     }
 
-    /// Counts one answer to `install` at `now` in its arm.
-    func count(_ install: InstallID?, at now: Timestamp) {
-        if rollout.arm(for: install, at: now) == .candidate {
+    /// Counts one answer in `arm`.
+    func count(in arm: RolloutArm) {
+        if arm == .candidate {
             counts.candidate.add(1, ordering: .relaxed)
         } else {
             counts.stable.add(1, ordering: .relaxed)
         }
     }
+}
+
+/// The entry chosen to answer an install, and the rollout arm it was chosen in: the answer is counted in that arm,
+/// not in one computed again later (at a step's boundary a second clock read could fall in the other).
+struct ChosenEntry {
+    let entry: LayoutEntry
+    /// The rollout serving the account and the install's arm in it when the entry was chosen; nil when no rollout
+    /// serves the account (then the answer depends on neither the install nor the time).
+    let rollout: (served: ServedRollout, arm: RolloutArm)?
+
+    /// Counts the answer in the arm the entry was chosen in (once per answer).
+    func countServed() { rollout.map { $0.served.count(in: $0.arm) } }
 }
 
 /// Answers per arm of one rollout on this replica since it started (kept across publications).
@@ -82,24 +94,17 @@ final class ArmCountsRegistry: Sendable {
 
 extension Snapshot {
     /// The entry that serves `account` for `install` at `now`: during a rollout of the layout that serves it (its
-    /// own, else `default`'s) the install's arm, else ``entry(for:)``.
-    func entry(for account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) -> LayoutEntry? {
-        guard !contents.rollouts.isEmpty else { return entry(for: account) }
-        let owner = entries[account]?.value(in: context) != nil ? account : "default"
-        if let served = contents.rollouts[owner] { return served.entry(for: install, at: now(), in: context) ?? entry(for: account) }
-        return entry(for: account)
+    /// own, else `default`'s) the install's arm at `now`, read once, else ``entry(for:)``.
+    func entry(for account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) -> ChosenEntry? {
+        guard !contents.rollouts.isEmpty, let served = contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]
+        else { return entry(for: account).map { ChosenEntry(entry: $0, rollout: nil) } }
+        let arm = served.rollout.arm(for: install, at: now())
+        return (served.entry(in: arm, context: context) ?? entry(for: account)).map { ChosenEntry(entry: $0, rollout: (served, arm)) }
     }
 
     /// The rollouts this snapshot and the other environments' serve.
     var everyRollout: [ServedRollout] {
         Array(contents.rollouts.values) + contents.environments.values.flatMap { $0.contents.rollouts.values }
-    }
-
-    /// Counts an answer to `install` for `account` in its rollout arm, when a rollout serves it (once per answer: a
-    /// request replayed after its variant was built is counted when it is answered).
-    func countServed(_ account: String, install: InstallID?, at now: @autoclosure () -> Timestamp) {
-        guard !contents.rollouts.isEmpty else { return }
-        contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]?.count(install, at: now())
     }
 
     /// Counts a 5xx answered to a client-plane request for `account` against the rollout serving it, if one is under
@@ -108,12 +113,6 @@ extension Snapshot {
         guard !contents.rollouts.isEmpty else { return }
         contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"]?.counts.serverErrors.add(
             1, ordering: .relaxed)
-    }
-
-    /// Whether answers for `account` depend on the install (a rollout of the layout that serves it is under way).
-    func variesOnInstall(_ account: String) -> Bool {
-        guard !contents.rollouts.isEmpty else { return false }
-        return contents.rollouts[entries[account]?.value(in: context) != nil ? account : "default"] != nil
     }
 
     /// This snapshot serving `rollout` for its account (its arms made anew), or none when `rollout` is nil or has ended.

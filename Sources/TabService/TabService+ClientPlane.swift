@@ -76,7 +76,8 @@ extension TabService {
         }
         let published = self.snapshot
         let snapshot = environment == environmentList.served ? published : published.environment(environment.text)
-        let found = pinned.map { servedVersion(account, $0) } ?? snapshot.entry(for: account, install: install, at: Self.now)
+        let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: Self.now) : nil
+        let found = pinned.map { servedVersion(account, $0) } ?? choice?.entry
         guard let entry = found else {
             guard let pinned else { return .response(Problem.noLayout(account).response) }
             return .response(Problem.notFound("no environment serves version \(pinned) of '\(account)' (drafts are not served)").response)
@@ -100,7 +101,7 @@ extension TabService {
                 return .response(problem.response)
             }
         }
-        if pinned == nil { snapshot.countServed(account, install: install, at: Self.now) }
+        choice?.countServed()
         let declared = builds.declared(platform: platform, appVersion: appVersion)
         if let declared {
             builds.noteSeen(declared.build, atMillis: Self.now.unixMillis)
@@ -148,10 +149,10 @@ extension TabService {
         case .ok where !signature.isEmpty: return .response(HTTPResponse(prepared: form.ok, extra: signature))
         case .ok, .notModified:
             let response = decision == .ok ? form.ok : form.notModified
-            // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout (time and
-            // install), every coded form made (a brotli form made later would change the choice).
+            // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout of the account
+            // (time and install), every coded form made (a brotli form made later would change the choice).
             // …and no declared build (its sightings and withheld answers are counted here, which a memo hit skips).
-            if let slot, representation.completer == nil, snapshot.contents.rollouts.isEmpty, declared == nil {
+            if let slot, representation.completer == nil, choice?.rollout == nil, declared == nil {
                 readMemo.remember(
                     request, sequence: published.sequence, generation: generation,
                     answer: ReadMemo.Answer(response: response, representation: representation, slot: slot))
@@ -257,7 +258,7 @@ extension TabService {
     /// one over 128 characters or with a control character.
     func installID(_ request: borrowing HTTPRequest) -> Result<InstallID?, ProblemError> {
         guard let text = request.query("installId") ?? request.header("X-Install-Id") else { return .success(nil) }
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             return .success(try InstallID.parse(text))
         } catch {
             return .failure(ProblemError(Problem.delivery(error)))
@@ -343,7 +344,7 @@ extension TabService {
 
     /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
     func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
-        guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: Self.now) else {
+        guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: Self.now)?.entry else {
             return .failure(ProblemError(Problem.noLayout(wanted.account)))
         }
         let locale =

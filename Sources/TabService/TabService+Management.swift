@@ -164,7 +164,7 @@ extension TabService {
 
     /// The environment a management request names (`?environment=`, by default the first: where changes enter).
     func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             return .success(try environmentList.forManaging(request.query("environment")))
         } catch {
             return .failure(ProblemError(Problem.delivery(error)))
@@ -178,7 +178,7 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .failure(problem)
         }
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             return .success((environment, try PublishMode(query: request.query("publish"))))
         } catch {
             return .failure(ProblemError(Problem.delivery(error)))
@@ -509,7 +509,7 @@ extension TabService {
             headers: [
                 HTTPHeader("Content-Type", record.contentType), HTTPHeader("ETag", record.etag),
                 HTTPHeader("Layout-Version", String(record.version)),
-                HTTPHeader("Last-Modified", UTCDateTime(unixSeconds: record.createdAtMillis / 1000).httpDate),
+                HTTPHeader("Last-Modified", Timestamp(unixSeconds: record.createdAtMillis / 1000).httpDate),
             ], body: record.source)
     }
 

@@ -5,7 +5,7 @@ import TabDelivery
 import TabLayout
 import TabStore
 
-/// The handlers of "Environments and rollouts" (API.md): a rollout started, read, raised or paused, completed or rolled
+/// The handlers of "Environments and rollouts" (docs/rollouts.md): a rollout started, read, raised or paused, completed or rolled
 /// back, and Alertmanager's alerts that roll rollouts back. The decisions are TabDelivery's; the store records each
 /// change once (conditional on the revision read); this file publishes what was recorded.
 extension TabService {

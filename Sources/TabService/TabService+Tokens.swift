@@ -4,8 +4,8 @@ import TabAccess
 import TabLayout
 import TabStore
 
-/// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}`, `POST /v1/tokens/{id}/rotate` (API.md, "Tokens,
-/// scopes and audit"): the decisions are TabAccess's, the records the store's; each write updates this replica's
+/// `POST /v1/tokens`, `GET /v1/tokens`, `DELETE /v1/tokens/{id}`, `POST /v1/tokens/{id}/rotate` (docs/security.md,
+/// "Scoped API tokens"): the decisions are TabAccess's, the records the store's; each write updates this replica's
 /// ``TokenDirectory`` before it answers and is announced to the others.
 extension TabService {
     /// Makes a token from the body and answers it once with its secret (201).

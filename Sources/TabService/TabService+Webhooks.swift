@@ -7,7 +7,7 @@ import TabLayout
 import TabStore
 import TabWebhooks
 
-/// The handlers of "Webhooks" (API.md): endpoints made, listed, read, deleted and given a new secret; their
+/// The handlers of "Webhooks" (docs/webhooks.md): endpoints made, listed, read, deleted and given a new secret; their
 /// deliveries listed and sent again. The worker that sends them is ``WebhookWorker``.
 extension TabService {
     /// `POST /v1/webhooks`: the body checked, the URL's addresses checked by the policy (422 at `/url`), a new
@@ -214,7 +214,7 @@ extension TabService {
 }
 
 extension JSONEncoder {
-    /// Deliveries as API.md lists them (members sorted, `/` not escaped).
+    /// Deliveries as `GET …/deliveries` lists them (members sorted, `/` not escaped).
     static var webhooks: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -1,25 +1,25 @@
 import TabDelivery
 
-/// ``DeliveryRows`` on SQLite (inside `BEGIN IMMEDIATE`: one writer at a time).
+/// ``RolloutRows`` on SQLite (inside `BEGIN IMMEDIATE`: one writer at a time).
 extension SQLiteRows {
     private func rollouts(_ sql: String, _ parameters: [SQLiteValue]) throws(StoreError) -> [Rollout] {
-        try db.query(sql, parameters) { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row.blob(0)) }
+        try db.query(sql, parameters) { (row) throws(StoreError) -> Rollout in try RolloutSQL.rollout(row.blob(0)) }
     }
 
     func pointer(account: String, environment: String) throws(StoreError) -> Int? {
-        try db.query(DeliverySQL.selectPointer, [.text(account), .text(environment)]) { $0.int(0) }.first
+        try db.query(RolloutSQL.selectPointer, [.text(account), .text(environment)]) { $0.int(0) }.first
     }
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
-        try db.run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .int(version)])
+        try db.run(RolloutSQL.upsertPointer, [.text(account), .text(environment), .int(version)])
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
-        try db.query(DeliverySQL.selectStringsPointer, [.text(locale), .text(environment)]) { $0.int(0) }.first
+        try db.query(RolloutSQL.selectStringsPointer, [.text(locale), .text(environment)]) { $0.int(0) }.first
     }
 
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
-        try db.run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .int(version)])
+        try db.run(RolloutSQL.upsertStringsPointer, [.text(locale), .text(environment), .int(version)])
     }
 
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
@@ -31,36 +31,36 @@ extension SQLiteRows {
 
     func pointers(account: String) throws(StoreError) -> [String: Int] {
         Dictionary(
-            try db.query(DeliverySQL.selectPointers, [.text(account)]) { (row) throws(StoreError) in (try row.required(0), row.int(1)) },
+            try db.query(RolloutSQL.selectPointers, [.text(account)]) { (row) throws(StoreError) in (try row.required(0), row.int(1)) },
             uniquingKeysWith: { $1 })
     }
 
     func accounts(extending account: String, environment: String) throws(StoreError) -> [String] {
-        try db.query(DeliverySQL.selectExtending, [.text(account), .text(environment)]) { (row) throws(StoreError) in try row.required(0) }
+        try db.query(RolloutSQL.selectExtending, [.text(account), .text(environment)]) { (row) throws(StoreError) in try row.required(0) }
     }
 
     func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout? {
-        try rollouts(DeliverySQL.selectLatestRollout, [.text(account), .text(environment)]).first
+        try rollouts(RolloutSQL.selectLatestRollout, [.text(account), .text(environment)]).first
     }
 
-    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(DeliverySQL.selectRolloutsUnderWay, []) }
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(RolloutSQL.selectRolloutsUnderWay, []) }
 
     func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int {
-        try db.query(DeliverySQL.nextRolloutID, [.text(account), .text(environment)]) { $0.int(0) }.first ?? 1
+        try db.query(RolloutSQL.nextRolloutID, [.text(account), .text(environment)]) { $0.int(0) }.first ?? 1
     }
 
     func insert(_ rollout: Rollout) throws(StoreError) {
-        try db.run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
+        try db.run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout)))
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
-        try db.run(DeliverySQL.updateRollout, Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
+        try db.run(RolloutSQL.updateRollout, Self.bind(RolloutSQL.updateCells(rollout, expected: expected)))
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) == 1
     }
 
     func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
         try db.run(
-            DeliverySQL.upsertServed,
+            RolloutSQL.upsertServed,
             [
                 .text(rollout.account), .text(rollout.environment.text), .int(rollout.id), .text(replica), .int(counts.candidate),
                 .int(counts.stable), .int64(currentTimeMillis()),
@@ -68,7 +68,7 @@ extension SQLiteRows {
     }
 
     func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
-        try db.query(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .int(rollout.id)]) {
+        try db.query(RolloutSQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .int(rollout.id)]) {
             ServedCounts(candidate: $0.int(0), stable: $0.int(1))
         }.first ?? ServedCounts(candidate: 0, stable: 0)
     }

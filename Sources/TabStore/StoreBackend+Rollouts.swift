@@ -3,7 +3,7 @@ import TabAccess
 import TabDelivery
 
 /// Environment pointers and rollouts inside one write transaction; each backend implements them.
-public protocol DeliveryRows {
+public protocol RolloutRows {
     /// The version an environment points at for an account (a deletion record's included), nil when none.
     func pointer(account: String, environment: String) throws(StoreError) -> Int?
     /// Points an environment at a version of an account (announced to the other replicas).
@@ -52,12 +52,12 @@ public protocol RolloutStore: Sendable {
         account: String, environment: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
-            throws(DeliveryError) -> RolloutChange
+            throws(RolloutError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout
     /// Changes the account's newest rollout in an environment (see ``StoreBackend``'s implementation).
     func changeRollout(
         account: String, environment: String, author: String, audit: AuditEntry?,
-        _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+        _ change: @escaping @Sendable (Rollout) throws(RolloutError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout
     /// Stores this replica's answers per arm for the rollouts it served.
     func saveServed(_ counts: [(Rollout, ServedCounts)], replica: String) async throws(StoreError)
@@ -67,7 +67,7 @@ public protocol RolloutStore: Sendable {
     /// decides, in the transaction). Returns the record `to` points at and whether it moved.
     func promoteStrings(
         locale: String, from: String, to: String, author: String, audit: AuditEntry?,
-        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
+        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(RolloutError) -> PromotionOutcome
     ) async throws(StoreError) -> (StoredStrings, moved: Bool)
     /// Promotes an account's layout from one environment to another: `decide` gets `from`'s pointer and what
     /// starting a rollout in `to` needs (``PromotionRequest/decide(account:fromPointer:context:)``), and its outcome is
@@ -78,7 +78,7 @@ public protocol RolloutStore: Sendable {
             @escaping @Sendable (
                 _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
                 _ availability: [Int: VersionAvailability]
-            ) throws(DeliveryError) -> PromotionOutcome
+            ) throws(RolloutError) -> PromotionOutcome
     ) async throws(StoreError) -> Promotion
 }
 
@@ -132,7 +132,7 @@ extension StoreBackend {
         account: String, environment: String, author: String, audit: AuditEntry?,
         _ decide:
             @escaping @Sendable (_ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability])
-            throws(DeliveryError) -> RolloutChange
+            throws(RolloutError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
         try await transaction { (rows) throws(StoreError) in
             let current = try WriteRule.layoutPointer(account, environment, rows)
@@ -140,7 +140,7 @@ extension StoreBackend {
             let availability = try WriteRule.availability(account, rows)
             let id = try rows.nextRolloutID(account: account, environment: environment)
             let change: RolloutChange
-            do throws(DeliveryError) {
+            do throws(RolloutError) {
                 change = try decide(id, current, latest, availability)
             } catch {
                 throw .refused(error)
@@ -155,7 +155,7 @@ extension StoreBackend {
     /// change has no transitions. - Throws: ``StoreError/notFound`` when the account has no rollout there.
     public func changeRollout(
         account: String, environment: String, author: String, audit: AuditEntry?,
-        _ change: @escaping @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+        _ change: @escaping @Sendable (Rollout) throws(RolloutError) -> RolloutChange
     ) async throws(StoreError) -> RecordedRollout {
         try await transaction { (rows) throws(StoreError) in
             guard let stored = try rows.latestRollout(account: account, environment: environment) else { throw .notFound }
@@ -176,7 +176,7 @@ extension StoreBackend {
             @escaping @Sendable (
                 _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
                 _ availability: [Int: VersionAvailability]
-            ) throws(DeliveryError) -> PromotionOutcome
+            ) throws(RolloutError) -> PromotionOutcome
     ) async throws(StoreError) -> Promotion {
         try await transaction { (rows) throws(StoreError) in
             let latest = try rows.latestRollout(account: account, environment: to)
@@ -184,7 +184,7 @@ extension StoreBackend {
             let (source, target) = (try WriteRule.layoutPointer(account, from, rows), try WriteRule.layoutPointer(account, to, rows))
             let id = try rows.nextRolloutID(account: account, environment: to)
             let outcome: PromotionOutcome
-            do throws(DeliveryError) {
+            do throws(RolloutError) {
                 outcome = try decide(source, id, target, latest, availability)
             } catch {
                 throw .refused(error)
@@ -213,13 +213,13 @@ extension StoreBackend {
 
     public func promoteStrings(
         locale: String, from: String, to: String, author: String, audit: AuditEntry?,
-        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(DeliveryError) -> PromotionOutcome
+        _ decide: @escaping @Sendable (_ fromPointer: Pointer?, _ current: Pointer?) throws(RolloutError) -> PromotionOutcome
     ) async throws(StoreError) -> (StoredStrings, moved: Bool) {
         try await transaction { (rows) throws(StoreError) in
             let source = try WriteRule.pointedStrings(locale, from, rows).map { Pointer(version: $0.version, etag: $0.etag) }
             let target = try WriteRule.pointedStrings(locale, to, rows).map { Pointer(version: $0.version, etag: $0.etag) }
             let outcome: PromotionOutcome
-            do throws(DeliveryError) {
+            do throws(RolloutError) {
                 outcome = try decide(source, target)
             } catch {
                 throw .refused(error)
@@ -286,10 +286,10 @@ extension WriteRule {
     /// still `stored`'s, and moves the pointer on completion.
     static func recordRollout(
         _ stored: Rollout, author: String, audit: AuditEntry?, _ rows: any StoreRows,
-        _ change: (Rollout) throws(DeliveryError) -> RolloutChange
+        _ change: (Rollout) throws(RolloutError) -> RolloutChange
     ) throws(StoreError) -> RecordedRollout {
         let made: RolloutChange
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             made = try change(stored).recorded(by: author)
         } catch {
             throw .refused(error)

@@ -5,7 +5,7 @@ import TabDelivery
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
-public protocol StoreRows: WebhookRows, DeliveryRows, BuildRows, ChangeRequestRows {
+public protocol StoreRows: WebhookRows, RolloutRows, BuildRows, ChangeRequestRows {
     /// The latest record of an account (a deletion record included).
     func latest(account: String) throws(StoreError) -> StoredVersion?
     /// One record of an account.
@@ -140,7 +140,7 @@ enum WriteRule {
     static func checkRollout(account: String, environment: String, moving: Bool, _ rows: any StoreRows) throws(StoreError) {
         guard let rollout = try rows.latestRollout(account: account, environment: environment) else { return }
         let now = Timestamp(unixMillis: currentTimeMillis())
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             try rollout.requireCompletionRecorded(at: now)
         } catch {
             throw .refused(error)

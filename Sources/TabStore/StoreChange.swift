@@ -29,7 +29,7 @@ public enum PromotionSubject: Sendable, Equatable {
     case strings(locale: String)
 }
 
-extension DeliveryRows {
+extension RolloutRows {
     /// Stores that only this process writes have no one to tell.
     public func announcePromotion(
         _ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64

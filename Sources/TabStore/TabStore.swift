@@ -112,7 +112,7 @@ extension Precondition {
     /// ``check(current:)`` with the store's errors.
     /// - Throws: ``StoreError/preconditionRequired`` or ``StoreError/preconditionFailed(current:)``.
     public func checkWrite(current: String?) throws(StoreError) {
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             try check(current: current)
         } catch .preconditionFailed(let tag) {
             throw .preconditionFailed(current: tag)
@@ -154,7 +154,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A copy's target does not hold what the source's snapshot held (or cannot: another schema).
     case copyMismatch(String)
     /// The environments' and rollouts' rules refuse the change (a rollout under way, a percent downward, …).
-    case refused(DeliveryError)
+    case refused(RolloutError)
 
     public var description: String {
         switch self {

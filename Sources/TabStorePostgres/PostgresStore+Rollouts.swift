@@ -2,31 +2,31 @@ import Foundation
 import TabDelivery
 import TabStore
 
-/// ``DeliveryRows`` on PostgreSQL. Writers hold the store's advisory lock, and a rollout is updated only where its
+/// ``RolloutRows`` on PostgreSQL. Writers hold the store's advisory lock, and a rollout is updated only where its
 /// revision is the one read: of replicas racing to record a step, exactly one does. Pointer moves and rollout changes
-/// are announced (`pointer|rollout <account> <ms> <origin>`, and the longer announcements below), delivered at commit.
+/// are announced (``Announcement``), delivered at commit.
 extension PGRows {
     private func rollouts(_ sql: String, _ parameters: [PGValue]) throws(StoreError) -> [Rollout] {
-        try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try DeliverySQL.rollout(row[0].bytea) }
+        try run(sql, parameters).map { (row) throws(StoreError) -> Rollout in try RolloutSQL.rollout(row[0].bytea) }
     }
 
     func pointer(account: String, environment: String) throws(StoreError) -> Int? {
-        try run(DeliverySQL.selectPointer, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) }
+        try run(RolloutSQL.selectPointer, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) }
     }
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
-        _ = try run(DeliverySQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
-        try announce("pointer", account)
+        _ = try run(RolloutSQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
+        try announce(.pointer(account: account))
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {
-        try run(DeliverySQL.selectStringsPointer, [.text(locale), .text(environment)]).first?.first?.text.flatMap { Int($0) }
+        try run(RolloutSQL.selectStringsPointer, [.text(locale), .text(environment)]).first?.first?.text.flatMap { Int($0) }
     }
 
     /// Announced as `stringspointer <locale> …`: the other replicas read the table's pointers again.
     func setStringsPointer(locale: String, environment: String, version: Int) throws(StoreError) {
-        _ = try run(DeliverySQL.upsertStringsPointer, [.text(locale), .text(environment), .text(String(version))])
-        try announce("stringspointer", locale)
+        _ = try run(RolloutSQL.upsertStringsPointer, [.text(locale), .text(environment), .text(String(version))])
+        try announce(.stringsPointer(locale: locale))
     }
 
     func strings(locale: String, number: Int) throws(StoreError) -> StoredStrings? {
@@ -38,65 +38,61 @@ extension PGRows {
 
     func pointers(account: String) throws(StoreError) -> [String: Int] {
         var result: [String: Int] = [:]
-        for row in try run(DeliverySQL.selectPointers, [.text(account)]) {
+        for row in try run(RolloutSQL.selectPointers, [.text(account)]) {
             if let environment = row[0].text, let version = row[1].text.flatMap({ Int($0) }) { result[environment] = version }
         }
         return result
     }
 
     func accounts(extending account: String, environment: String) throws(StoreError) -> [String] {
-        try run(DeliverySQL.selectExtending, [.text(account), .text(environment)]).compactMap { $0.first?.text }
+        try run(RolloutSQL.selectExtending, [.text(account), .text(environment)]).compactMap { $0.first?.text }
     }
 
     func latestRollout(account: String, environment: String) throws(StoreError) -> Rollout? {
-        try rollouts(DeliverySQL.selectLatestRollout, [.text(account), .text(environment)]).first
+        try rollouts(RolloutSQL.selectLatestRollout, [.text(account), .text(environment)]).first
     }
 
-    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(DeliverySQL.selectRolloutsUnderWay, []) }
+    func rolloutsUnderWay() throws(StoreError) -> [Rollout] { try rollouts(RolloutSQL.selectRolloutsUnderWay, []) }
 
     func nextRolloutID(account: String, environment: String) throws(StoreError) -> Int {
-        try run(DeliverySQL.nextRolloutID, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) } ?? 1
+        try run(RolloutSQL.nextRolloutID, [.text(account), .text(environment)]).first?.first?.text.flatMap { Int($0) } ?? 1
     }
 
     func insert(_ rollout: Rollout) throws(StoreError) {
-        _ = try run(DeliverySQL.insertRollout, Self.bind(DeliverySQL.insertCells(rollout)))
+        _ = try run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout)))
         try announceRecorded(rollout)
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
-        let updated = try run(DeliverySQL.updateRollout + " RETURNING 1", Self.bind(DeliverySQL.updateCells(rollout, expected: expected)))
+        let updated = try run(RolloutSQL.updateRollout + " RETURNING 1", Self.bind(RolloutSQL.updateCells(rollout, expected: expected)))
         guard !updated.isEmpty else { return false }
         try announceRecorded(rollout)
         return true
     }
 
-    /// Announces a promotion (`promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>`, the
-    /// author percent-encoded), beside the pointer's own announcement that replicas of an older release read.
+    /// Announces a promotion (``Announcement/Kind/promoted(_:from:to:version:author:)``), beside the pointer's own
+    /// announcement that replicas of an older release read.
     func announcePromotion(
         _ subject: PromotionSubject, from: String, to: String, version: Int, author: String, atMillis: Int64
     ) throws(StoreError) {
-        let (kind, name) =
-            switch subject {
-            case .layout(let account): ("promoted", account)
-            case .strings(let locale): ("stringspromoted", locale)
-            }
-        try announce(kind, name, atMillis: atMillis, then: "\(from) \(to) \(version) \(NotificationWord.encode(author))")
+        try announce(.promoted(subject, from: from, to: to, version: version, author: author), atMillis: atMillis)
     }
 
-    /// Announces a recorded rollout change twice: `rolloutrecorded <account> <ms> <origin> <environment> <id>
-    /// <revision>` for replicas that give its events to `/v1/events`, and `rollout <account> <ms> <origin>` for those
-    /// of an older release (which skip the first: it has more words than they read).
+    /// Announces a recorded rollout change twice: as ``Announcement/Kind/rolloutRecorded(account:environment:rollout:revision:)``
+    /// for replicas that give its events to `/v1/events`, and as ``Announcement/Kind/rollout(account:)`` for those of an
+    /// older release (which skip the first: it has more words than they read).
     private func announceRecorded(_ rollout: Rollout) throws(StoreError) {
         let millis = currentTimeMillis()
         try announce(
-            "rolloutrecorded", rollout.account, atMillis: millis,
-            then: "\(rollout.environment.text) \(rollout.id) \(rollout.revision)")
-        try announce("rollout", rollout.account, atMillis: millis)
+            .rolloutRecorded(
+                account: rollout.account, environment: rollout.environment.text, rollout: rollout.id, revision: rollout.revision),
+            atMillis: millis)
+        try announce(.rollout(account: rollout.account), atMillis: millis)
     }
 
     func saveServed(_ rollout: Rollout, replica: String, counts: ServedCounts) throws(StoreError) {
         _ = try run(
-            DeliverySQL.upsertServed,
+            RolloutSQL.upsertServed,
             [
                 .text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id)), .text(replica),
                 .text(String(counts.candidate)), .text(String(counts.stable)), .text(String(currentTimeMillis())),
@@ -104,7 +100,7 @@ extension PGRows {
     }
 
     func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts {
-        let row = try run(DeliverySQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id))])
+        let row = try run(RolloutSQL.selectServed, [.text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id))])
             .first
         return ServedCounts(
             candidate: row.flatMap { $0[0].text.flatMap { Int($0) } } ?? 0, stable: row.flatMap { $0[1].text.flatMap { Int($0) } } ?? 0)

@@ -12,9 +12,7 @@ import TabStore
 /// key on (account, version) lets exactly one of any number of racing writers insert the next version), and
 /// every commit is announced with NOTIFY so that other replicas reload what changed (``watch(_:)``).
 public final class PostgresStore: StoreBackend {
-    /// The channel commits are announced on; the payload is `<kind> <name> <committed ms> <origin>` (kinds `layout`,
-    /// `strings`, `token`, `pointer`, `stringspointer`, `rollout`), or `rolloutrecorded` with three more words, or
-    /// `promoted`/`stringspromoted` with four.
+    /// The channel commits are announced on; each payload is an ``Announcement``.
     static let channel = "tabserver_changes"
 
     private let url: String
@@ -202,68 +200,35 @@ struct ChangeListener {
             if expected != nil { onChange(.everything) }  // notifications may have been missed while reconnecting
             while !stopped.isSet {
                 guard connection.waitForNotifications(milliseconds: 1000) else { break }
-                let batch = connection.takeNotifications()
-                /// The names `kind` announced in this batch.
-                func named(_ kind: String) -> Set<Substring> {
-                    Set(batch.compactMap { $0.hasPrefix(kind + " ") ? $0.split(separator: " ").dropFirst().first : nil })
-                }
+                let batch = connection.takeNotifications().compactMap(Announcement.init(payload:))
+                /// The names `word` announced in this batch.
+                func named(_ word: String) -> Set<String> { Set(batch.filter { $0.kind.word == word }.map(\.kind.name)) }
                 // A published write announces its row (`layout`) and its pointer (`pointer`) at one commit: one change.
                 let (rowsAnnounced, stringsAnnounced) = (named("layout"), named("strings"))
                 // A rollout change and a promotion are announced twice (see `announceRecorded`, `announcePromotion`):
                 // the plain announcement is for replicas of an older release.
                 let rolloutsRecorded = named("rolloutrecorded")
                 let (promoted, stringsPromoted) = (named("promoted"), named("stringspromoted"))
-                for payload in batch {
-                    // "layout|strings <name> <committed ms> <origin>" (an older release sends no origin).
-                    let parts = payload.split(separator: " ")
-                    if parts.count == 8, parts[0] == "promoted" || parts[0] == "stringspromoted" {
-                        // "promoted|stringspromoted <name> <ms> <origin> <from> <to> <version> <author>"
-                        guard parts[3] != origin, let millis = Int64(parts[2]), let version = Int(parts[6]),
-                            let author = NotificationWord.decode(parts[7])
-                        else { continue }
-                        let name = String(parts[1])
-                        onChange(
-                            .promoted(
-                                parts[0] == "promoted" ? .layout(account: name) : .strings(locale: name), from: String(parts[4]),
-                                to: String(parts[5]), version: version, author: author, committedAtMillis: millis))
-                        continue
-                    }
-                    if parts.count == 7, parts[0] == "rolloutrecorded" {
-                        // "rolloutrecorded <account> <ms> <origin> <environment> <id> <revision>"
-                        guard parts[3] != origin, let millis = Int64(parts[2]), let id = Int(parts[5]), let revision = Int(parts[6])
-                        else { continue }
-                        onChange(
-                            .rolloutRecorded(
-                                account: String(parts[1]), environment: String(parts[4]), rollout: id, revision: revision,
-                                committedAtMillis: millis))
-                        continue
-                    }
-                    guard parts.count == 3 || parts.count == 4, let millis = Int64(parts[2]) else { continue }
-                    let own = parts.count == 4 && parts[3] == origin
-                    if parts[0] == "token" {
+                for announcement in batch {
+                    let own = announcement.origin == origin
+                    switch announcement.kind {
+                    case .promoted, .rolloutRecorded, .token:
                         // Tokens add no layout or strings row: not counted by the safety net below.
-                        if !own { onChange(.token(id: String(parts[1]), committedAtMillis: millis)) }
-                    } else if parts[0] == "stringspointer" {
+                        if !own { onChange(announcement.change) }
+                    case .stringsPointer(let locale):
                         // A strings table's pointer moved (a promotion; a write announces its row as well): no row.
-                        guard !own, !stringsAnnounced.contains(parts[1]), !stringsPromoted.contains(parts[1]) else { continue }
-                        onChange(.strings(locale: String(parts[1]), committedAtMillis: millis))
-                    } else if parts[0] == "pointer" || parts[0] == "rollout" {
-                        // A pointer moved or a rollout changed: no row counted by the safety net below.
-                        guard !own,
-                            parts[0] == "rollout"
-                                ? !rolloutsRecorded.contains(parts[1]) : !rowsAnnounced.contains(parts[1]) && !promoted.contains(parts[1])
-                        else { continue }
-                        let account = String(parts[1])
-                        onChange(
-                            parts[0] == "pointer"
-                                ? .layout(account: account, committedAtMillis: millis)
-                                : .rollout(account: account, committedAtMillis: millis))
-                    } else if parts[0] == "strings" {
+                        if !own, !stringsAnnounced.contains(locale), !stringsPromoted.contains(locale) { onChange(announcement.change) }
+                    case .pointer(let account):
+                        // A pointer moved: no row counted by the safety net below.
+                        if !own, !rowsAnnounced.contains(account), !promoted.contains(account) { onChange(announcement.change) }
+                    case .rollout(let account):
+                        if !own, !rolloutsRecorded.contains(account) { onChange(announcement.change) }
+                    case .strings:
                         expected?.strings += 1
-                        if !own { onChange(.strings(locale: String(parts[1]), committedAtMillis: millis)) }
-                    } else {
+                        if !own { onChange(announcement.change) }
+                    case .layout, .unknown:
                         expected?.layouts += 1
-                        if !own { onChange(.layout(account: String(parts[1]), committedAtMillis: millis)) }
+                        if !own { onChange(announcement.change) }
                     }
                 }
                 let now = Double(currentTimeMillis()) / 1000
@@ -302,11 +267,9 @@ struct PGRows: StoreRows {
     /// Named in each notification (``PostgresStore/origin``).
     let origin: String
 
-    /// Tells the other replicas, at commit: `<kind> <name> <committed ms> <origin>` on the store's channel.
-    func announce(_ kind: String, _ name: String, atMillis millis: Int64 = currentTimeMillis(), then more: String? = nil)
-        throws(StoreError)
-    {
-        let payload = "\(kind) \(name) \(millis) \(origin)" + (more.map { " \($0)" } ?? "")
+    /// Tells the other replicas, at commit: an ``Announcement`` of `kind` from this store on the store's channel.
+    func announce(_ kind: Announcement.Kind, atMillis millis: Int64 = currentTimeMillis()) throws(StoreError) {
+        let payload = Announcement(kind, committedAtMillis: millis, origin: origin).payload
         _ = try db.execute("SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text(payload)])
     }
 
@@ -343,7 +306,7 @@ struct PGRows: StoreRows {
                 .text(record.etag), .text(String(record.createdAtMillis)), .optional(record.author), .optional(record.message),
                 .optional(record.restoredFrom.map(String.init)), .text(record.deleted ? "t" : "f"), .optional(record.extends),
             ])
-        try announce("layout", record.account, atMillis: record.createdAtMillis)
+        try announce(.layout(account: record.account), atMillis: record.createdAtMillis)
     }
 
     func insert(_ record: StoredStrings) throws(StoreError) {
@@ -353,7 +316,7 @@ struct PGRows: StoreRows {
                 .text(record.locale), .text(String(record.version)), .bytes(record.source), .text(record.contentType), .text(record.etag),
                 .text(String(record.createdAtMillis)), .optional(record.author),
             ])
-        try announce("strings", record.locale, atMillis: record.createdAtMillis)
+        try announce(.strings(locale: record.locale), atMillis: record.createdAtMillis)
     }
 
     func tokens() throws(StoreError) -> [StoredToken] {
@@ -422,6 +385,6 @@ struct PGRows: StoreRows {
         _ = try db.execute(TokenRows.deleteSecrets, [.text(token.id)])
         for secret in TokenRows.secretCells(token) { _ = try db.execute(TokenRows.insertSecret, secret.map(PGValue.optional)) }
         guard announce else { return }
-        try self.announce("token", token.id)
+        try self.announce(.token(id: token.id))
     }
 }

@@ -96,7 +96,7 @@ public struct Delivery: Sendable, Equatable, Encodable {
         case id, webhookID = "webhookId", eventID = "eventId", type, attempts, state, lastStatus, lastError, nextAttemptAt, at
     }
 
-    /// API.md's fields, absent values as null and times in RFC 3339.
+    /// The fields of `GET …/deliveries`, absent values as null and times in RFC 3339.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(id, forKey: .id)

@@ -252,7 +252,7 @@ struct Serve: AsyncParsableCommand {
             )
         }
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
-            do throws(DeliveryError) {
+            do throws(RolloutError) {
                 service.environments = try EnvironmentList(parsing: named).names.map(\.text)
             } catch {
                 throw ValidationError(error.description)

@@ -2,7 +2,7 @@ import MicroHTTPD
 import TabTestSupport
 import Testing
 
-/// RFC 9112 strictness (API.md, client-plane bullets): each malformed request is answered once, with a problem
+/// RFC 9112 strictness (docs/security.md, "HTTP"): each malformed request is answered once, with a problem
 /// document, the connection closes, and a valid request pipelined right behind it is never answered.
 @Suite struct StrictSyntaxTests {
     static let second = "GET /second HTTP/1.1\r\nHost: x\r\n\r\n"

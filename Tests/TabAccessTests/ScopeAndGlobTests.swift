@@ -83,7 +83,7 @@ import Testing
         #expect(try AccountGlob("a.b_c-*").matches("a.b_c-1"))
         #expect(AccountGlob.all.isAll)
         #expect(try !AccountGlob("shop-*").isAll)
-        // Only `*` is a wildcard in an account glob (API.md): `?` is refused like any other character.
+        // Only `*` is a wildcard in an account glob (docs/security.md): `?` is refused like any other character.
         for bad in ["", "shop/*", "shop-[ab]", "shop *", "shop-?", "é", String(repeating: "a", count: 129), "a\u{0}"] {
             #expect(throws: AccountGlob.Invalid.self, "\(bad.debugDescription)") { try AccountGlob(bad) }
         }

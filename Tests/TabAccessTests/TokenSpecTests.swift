@@ -85,6 +85,9 @@ import Testing
         #expect(RFC3339.date(from: "2024-02-29T00:00:00Z") != nil)
         #expect(RFC3339.date(from: "1970-01-01T00:00:00Z")?.timeIntervalSince1970 == 0)
         #expect(RFC3339.string(from: base) == "2026-11-25T16:00:00Z")
+        // Written in whole seconds, the fraction dropped (as Foundation's ISO 8601 style did).
+        #expect(RFC3339.string(from: base.addingTimeInterval(-0.000_05)) == "2026-11-25T15:59:59Z")
+        #expect(RFC3339.string(from: Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59Z")
     }
 
     @Test(arguments: [

@@ -3,7 +3,7 @@ import Testing
 
 @testable import TabDelivery
 
-/// The bucket formula of API.md, checked against GrowthBook's published vectors and by distribution.
+/// The bucket formula of docs/rollouts.md ("Who gets the candidate"), checked against GrowthBook's published vectors and by distribution.
 @Suite struct BucketTests {
     /// FNV-1a 32-bit reference values (Fowler, Noll and Vo's test suite).
     @Test func fnv1aMatchesTheReferenceValues() {
@@ -25,7 +25,7 @@ import Testing
         #expect(Bucket.of(installID: value, seed: seed) == Int((fraction * 10_000).rounded()))
     }
 
-    /// The vectors API.md publishes.
+    /// The vectors docs/rollouts.md publishes.
     @Test(arguments: [
         ("", "a", 216), ("jack:production:1", "install-0", 4673), ("fixed-seed", "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77", 1095),
         ("", "é", 8917), ("jack:production:1", "ünïcødé-📱", 7603),

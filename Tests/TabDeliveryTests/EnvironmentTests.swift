@@ -88,8 +88,8 @@ import Testing
         #expect(failure { try Precondition.ifMatch(["\"v2\"", "\"v3\""]).check(current: "\"v3\"") } == nil)
         #expect(failure { try Precondition.ifMatch(["*"]).check(current: "\"v3\"") } == nil)
         #expect(failure { try Precondition.ifMatch(["*"]).check(current: nil) } == .preconditionFailed(current: nil))
-        #expect(DeliveryError.preconditionRequired.status == 428)
-        #expect(DeliveryError.preconditionFailed(current: nil).status == 412)
+        #expect(RolloutError.preconditionRequired.status == 428)
+        #expect(RolloutError.preconditionFailed(current: nil).status == 412)
     }
 
     @Test func publishQueryIsTrueOrFalse() throws {

@@ -58,6 +58,16 @@ import Testing
         }
     }
 
+    @Test func theStrictReadingRefusesASpaceForTAndALeapSecond() {
+        // Tokens and the audit log read times strictly; rollouts and Alertmanager's alerts as above.
+        for text in ["2026-11-25 16:00:00Z", "2016-12-31T23:59:60Z"] {
+            #expect(Timestamp(rfc3339: text, .lenient) != nil)
+            #expect(Timestamp(rfc3339: text, .strict) == nil)
+        }
+        #expect(Timestamp(rfc3339: "2026-11-25T16:00:00.123456Z", .strict)?.unixMillis == 1_795_622_400_123)
+        #expect(RFC3339DateTime("2026-11-25T16:00:00.123456Z", .strict)?.fraction == [1, 2, 3, 4, 5, 6])
+    }
+
     @Test(arguments: [
         "2026-02-29T00:00:00Z", "2100-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-31T00:00:00Z", "2026-11-25T24:00:00Z",
         "2026-11-25T16:00:00", "2026-11-25", "2026-11-25T16:00Z", "2026-11-25T16:00:00.Z", "2026-11-25T16:00:00+0100",

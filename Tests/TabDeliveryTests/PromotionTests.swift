@@ -9,7 +9,7 @@ import Testing
     let staging = EnvironmentName("staging")!
     let production = EnvironmentName.production
 
-    func decode(_ json: String, allowsRollout: Bool = true) throws(DeliveryError) -> PromotionRequest {
+    func decode(_ json: String, allowsRollout: Bool = true) throws(RolloutError) -> PromotionRequest {
         try PromotionRequest.decode(bytes(json), environments: environments, allowsRollout: allowsRollout, now: now)
     }
 

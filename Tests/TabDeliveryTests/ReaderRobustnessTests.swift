@@ -2,7 +2,7 @@ import Testing
 
 @testable import TabDelivery
 
-/// Every reader of client or operator input answers a value or a ``DeliveryError`` for any bytes, never a trap:
+/// Every reader of client or operator input answers a value or a ``RolloutError`` for any bytes, never a trap:
 /// valid inputs mutated byte by byte (a seeded generator, so that a failure repeats).
 @Suite struct ReaderRobustnessTests {
     /// SplitMix64: small, seeded, good enough to pick mutations.

@@ -4,7 +4,7 @@ import TabDelivery
 enum RolloutFixture {
     static let stable = Pointer(version: 3, etag: "\"v3\"")
     static let production = EnvironmentName.production
-    /// The plan of API.md's example: 5 % for 10 minutes, 25 % for 30, 100 % for an hour.
+    /// The plan of docs/rollouts.md's example: 5 % for 10 minutes, 25 % for 30, 100 % for an hour.
     static let steps =
         #"{"version": 5, "steps": [{"percent": 5, "hold": "PT10M"}, {"percent": 25, "hold": "PT30M"}, {"percent": 100, "hold": "PT1H"}]}"#
 
@@ -23,12 +23,12 @@ enum RolloutFixture {
             })
     }
 
-    static func start(_ json: String, at now: Timestamp, id: Int = 1) throws(DeliveryError) -> RolloutChange {
+    static func start(_ json: String, at now: Timestamp, id: Int = 1) throws(RolloutError) -> RolloutChange {
         try Rollout.start(RolloutPlan.decode(bytes(json), now: now), in: context(at: now, id: id))
     }
 
-    /// API.md's stepped rollout of version 5, started at `now`.
-    static func running(at now: Timestamp) throws(DeliveryError) -> Rollout {
+    /// docs/rollouts.md's stepped rollout of version 5, started at `now`.
+    static func running(at now: Timestamp) throws(RolloutError) -> Rollout {
         try start(steps, at: now).rollout
     }
 }

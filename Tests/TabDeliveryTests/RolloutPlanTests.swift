@@ -2,7 +2,7 @@ import Testing
 
 @testable import TabDelivery
 
-/// The body of `POST …/layout/rollout`: what API.md shows decodes, everything else is a 422 naming its pointer.
+/// The body of `POST …/layout/rollout`: what docs/rollouts.md shows decodes, everything else is a 422 naming its pointer.
 @Suite struct RolloutPlanTests {
     let now = time("2026-11-25T16:00:00Z")
 

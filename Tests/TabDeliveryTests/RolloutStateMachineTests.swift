@@ -23,7 +23,7 @@ import Testing
 
     @Test func startChecksThePreconditionThenTheStateThenTheVersion() {
         let plan = try! RolloutPlan.decode(bytes(RolloutFixture.steps), now: t0)
-        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> DeliveryError? {
+        func start(_ plan: RolloutPlan, _ context: RolloutStartContext) -> RolloutError? {
             failure { try Rollout.start(plan, in: context) }
         }
         #expect(start(plan, RolloutFixture.context(at: t0, precondition: .none)) == .preconditionRequired)
@@ -230,12 +230,12 @@ import Testing
         let before = try RolloutFixture.running(at: t0)
         let after = before.advanced(to: minutes(10)).rollout
         let ids = (0..<5_000).map { install("w\($0)") }
-        let woken = ids.filter { Rollout.armChanged(for: $0, before: before, at: minutes(9), after: after, at: minutes(10)) }
+        let woken = ids.filter { before.arm(for: $0, at: minutes(9)) != after.arm(for: $0, at: minutes(10)) }
         let expected = ids.filter {
             let bucket = $0.bucket(seed: before.seed)
             return bucket >= 500 && bucket < 2_500
         }
         #expect(woken == expected)
-        #expect(!Rollout.armChanged(for: nil, before: before, at: minutes(9), after: after, at: minutes(10)))
+        #expect(before.arm(for: nil, at: minutes(9)) == after.arm(for: nil, at: minutes(10)))
     }
 }

@@ -53,7 +53,7 @@ import Testing
         #expect(
             try jack.write(in: staging, mode: .publish, precondition: .ifMatch(["\"v2\""]), rollout: nil, at: later)
                 == .movePointer(creates: false))
-        // install-0's bucket under this seed is 4673 (API.md): not in the first 10 %.
+        // install-0's bucket under this seed is 4673 (docs/rollouts.md, "Who gets the candidate"): not in the first 10 %.
         #expect(rollout.version(for: install("install-0"), at: later) == 1)
         // The hour ends: the clock completes the rollout and production moves to version 2.
         let done = rollout.advanced(to: t0.adding(milliseconds: 3_600_000))

@@ -1,3 +1,4 @@
+import TabTime
 import Testing
 
 @testable import TabLayout
@@ -45,9 +46,10 @@ import Testing
     }
 
     @Test func httpDatesRoundTrip() {
-        let date = UTCDateTime(unixSeconds: 784_111_777)
+        let date = Timestamp(unixSeconds: 784_111_777)
         #expect(date.httpDate == "Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(date.rfc3339 == "1994-11-06T08:49:37Z")
+        #expect(date.rfc3339Seconds == "1994-11-06T08:49:37Z")
+        #expect(Timestamp(unixSeconds: -62_135_596_800).rfc3339Seconds == "0001-01-01T00:00:00Z")
     }
 
     @Test func appVersionsCompareNumerically() throws {

@@ -6,7 +6,7 @@ import Testing
 
 @testable import TabService
 
-/// The audit log through the route table, in process (API.md, "Tokens, scopes and audit").
+/// The audit log through the route table, in process (docs/security.md, "The audit log").
 @Suite struct AuditTests {
     let bootstrap = [("Authorization", "Bearer \(ServiceHarness.token)")]
 

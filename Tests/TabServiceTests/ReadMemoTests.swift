@@ -121,20 +121,27 @@ import Testing
         "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
     }
 
-    @Test func repeatedRevalidationsAreAnsweredFromTheMemoWithTheSameBytes() async throws {
-        let harness = try await ServiceHarness()
-        let connection = try RawConnection(port: harness.port)
-        // The first answers make the gzip form, then the brotli form: an answer is remembered only once every form
-        // exists, so the memo never keeps a client on gzip after brotli lands.
-        var warm = try await Self.exchange(connection, Self.get("/v1/accounts/jack/tabs", Self.iOS))[0]
+    /// Asks for `path` as an iOS app does until its brotli form is made, and returns the app's revalidation of it.
+    /// The first answers make the gzip form, then the brotli form: an answer is remembered only once every form
+    /// exists, so the memo never keeps a client on gzip after brotli lands.
+    private static func revalidation(_ connection: RawConnection, _ path: String, _ headers: [(String, String)] = []) async throws
+        -> (request: String, tag: String)
+    {
+        var warm = try await exchange(connection, get(path, iOS + headers))[0]
         let deadline = Date().addingTimeInterval(10)
         while warm.header("Content-Encoding") != "br" && Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
-            warm = try await Self.exchange(connection, Self.get("/v1/accounts/jack/tabs", Self.iOS))[0]
+            warm = try await exchange(connection, get(path, iOS + headers))[0]
         }
         #expect(warm.header("Content-Encoding") == "br", "the brotli form is made in the background")
         let tag = try #require(warm.header("ETag"))
-        let revalidation = Self.get("/v1/accounts/jack/tabs", Self.iOS + [("If-None-Match", tag)])
+        return (get(path, iOS + headers + [("If-None-Match", tag)]), tag)
+    }
+
+    @Test func repeatedRevalidationsAreAnsweredFromTheMemoWithTheSameBytes() async throws {
+        let harness = try await ServiceHarness()
+        let connection = try RawConnection(port: harness.port)
+        let (revalidation, tag) = try await Self.revalidation(connection, "/v1/accounts/jack/tabs")
         let before = harness.service.metrics.memoHits.load(ordering: .relaxed)
         let answers = try await Self.exchange(connection, revalidation, times: 5)
         #expect(answers.allSatisfy { $0.status == 304 && $0.header("ETag") == tag && $0.body.isEmpty })
@@ -189,5 +196,28 @@ import Testing
         try await Task.sleep(for: .milliseconds(2600))
         let after = try await Self.exchange(connection, request, times: 2)
         #expect(after.allSatisfy { String(decoding: $0.body, as: UTF8.self).contains("\"version\":2") })
+    }
+
+    @Test func aRolloutTurnsTheMemoOffForItsAccountOnly() async throws {
+        let harness = try await ServiceHarness()
+        let etag = try await RolloutLiveTests.staged(harness, account: "rolling")
+        let started = try await RolloutLiveTests.startRollout(harness, #"{"version": 2, "percent": 50}"#, etag: etag, account: "rolling")
+        try #require(started.status == 201, "\(started.text)")
+        let connection = try RawConnection(port: harness.port)
+        let hits = { harness.service.metrics.memoHits.load(ordering: .relaxed) }
+
+        // The account in a rollout: each answer is chosen again (its arm depends on the install and the time).
+        let rolling = try await Self.revalidation(connection, "/v1/accounts/rolling/tabs", [("X-Install-Id", "install-1")])
+        var before = hits()
+        let rollingAnswers = try await Self.exchange(connection, rolling.request, times: 5)
+        #expect(rollingAnswers.allSatisfy { $0.status == 304 && $0.header("ETag") == rolling.tag })
+        #expect(hits() == before, "no answer of the rolling account from the memo")
+
+        // Another account, same snapshot: remembered as before.
+        let steady = try await Self.revalidation(connection, "/v1/accounts/jack/tabs", [("X-Install-Id", "install-1")])
+        before = hits()
+        let steadyAnswers = try await Self.exchange(connection, steady.request, times: 5)
+        #expect(steadyAnswers.allSatisfy { $0.status == 304 && $0.header("ETag") == steady.tag })
+        #expect(hits() - before >= 4, "the second and later from the memo")
     }
 }

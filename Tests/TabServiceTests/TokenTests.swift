@@ -46,7 +46,7 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
             body: document(["one", "two"])))
 }
 
-/// Scoped API tokens through the route table, in process (API.md, "Tokens, scopes and audit").
+/// Scoped API tokens through the route table, in process (docs/security.md, "Scoped API tokens").
 @Suite struct TokenTests {
     @Test func aTokenIsShownOnceAndListedWithoutItsSecret() async throws {
         let (service, store) = try await tokenService()

@@ -42,12 +42,12 @@ import Testing
         let first = try await one.append(write("x", "{\"n\":1}", .ifNoneMatchAny))
         let author = "Zoë de Vries (ops) 100%"
         _ = try await one.promote(account: "x", from: "production", to: "staging", author: author, audit: nil) {
-            (source, _, _, _, _) throws(DeliveryError) in .movePointer(version: source?.version ?? 0, creates: true)
+            (source, _, _, _, _) throws(RolloutError) in .movePointer(version: source?.version ?? 0, creates: true)
         }
         let table = try await one.appendStrings(
             locale: "fr", source: Array(#""HOME" = "Accueil";"#.utf8), contentType: "text/plain", precondition: .none, author: "w")
         _ = try await one.promoteStrings(locale: "fr", from: "production", to: "staging", author: "release bot", audit: nil) {
-            (source, _) throws(DeliveryError) in .movePointer(version: source?.version ?? 0, creates: true)
+            (source, _) throws(RolloutError) in .movePointer(version: source?.version ?? 0, creates: true)
         }
         try await seen.settle(count: 4)
         let changes = seen.all
@@ -71,7 +71,7 @@ import Testing
         draft.publish = false
         let candidate = try await one.append(draft)
         let started = try await one.startRollout(account: "x", environment: "production", author: "deployer", audit: nil) {
-            (id, current, latest, availability) throws(DeliveryError) in
+            (id, current, latest, availability) throws(RolloutError) in
             try Rollout.start(
                 RolloutPlan(version: candidate.version, schedule: .fixed(Percent(10)!)),
                 in: RolloutStartContext(
@@ -79,7 +79,7 @@ import Testing
                     now: Timestamp(unixMillis: currentTimeMillis()), availability: { availability[$0] ?? .missing }))
         }
         let raised = try await one.changeRollout(account: "x", environment: "production", author: "ops", audit: nil) {
-            (stored) throws(DeliveryError) in
+            (stored) throws(RolloutError) in
             try stored.patched(RolloutPatch(percent: Percent(50)), at: Timestamp(unixMillis: currentTimeMillis()))
         }
         try await seen.settle(count: 3)  // the draft's row, then the two changes

@@ -21,7 +21,7 @@ import Testing
 
     func start(_ store: any TabStore, _ account: String, _ plan: RolloutPlan, ifMatch: String) async throws -> RecordedRollout {
         try await store.startRollout(account: account, environment: Self.production, author: "tester", audit: nil) {
-            (id, current, latest, availability) throws(DeliveryError) in
+            (id, current, latest, availability) throws(RolloutError) in
             try Rollout.start(
                 plan,
                 in: RolloutStartContext(
@@ -70,7 +70,7 @@ import Testing
             try await start(store, "a", try plan(candidate.version, percent: 20), ifMatch: first.etag)
         }
         let completed = try await store.changeRollout(account: "a", environment: Self.production, author: "tester", audit: nil) {
-            (rollout) throws(DeliveryError) in try rollout.completed(at: Timestamp(unixMillis: currentTimeMillis()))
+            (rollout) throws(RolloutError) in try rollout.completed(at: Timestamp(unixMillis: currentTimeMillis()))
         }
         #expect(completed.pointed?.version == 2)
         #expect(try await store.currentLayouts().map(\.version) == [2])
@@ -117,11 +117,11 @@ import Testing
         let candidate = try await store.append(draft("a", "{\"n\":2}", .ifMatch([first.etag])))
         _ = try await start(store, "a", try plan(candidate.version, percent: 10), ifMatch: first.etag)
         let raised = try await store.changeRollout(account: "a", environment: Self.production, author: "ops", audit: nil) {
-            (stored) throws(DeliveryError) in
+            (stored) throws(RolloutError) in
             try stored.patched(RolloutPatch(percent: Percent(20), paused: true), at: Timestamp(unixMillis: currentTimeMillis()))
         }
         let back = try await store.changeRollout(account: "a", environment: Self.production, author: "alertmanager", audit: nil) {
-            (stored) throws(DeliveryError) in try stored.rolledBack(reason: "crashes", at: Timestamp(unixMillis: currentTimeMillis()))
+            (stored) throws(RolloutError) in try stored.rolledBack(reason: "crashes", at: Timestamp(unixMillis: currentTimeMillis()))
         }
         let (stored, _) = try #require(try await store.latestRollout(account: "a", environment: Self.production))
         #expect(stored == back.rollout)
@@ -156,7 +156,7 @@ import Testing
         }
         await #expect(throws: StoreError.notFound) {
             try await store.changeRollout(account: "a", environment: Self.production, author: "t", audit: nil) {
-                (rollout) throws(DeliveryError) in try rollout.completed(at: Timestamp(unixMillis: 0))
+                (rollout) throws(RolloutError) in try rollout.completed(at: Timestamp(unixMillis: 0))
             }
         }
     }

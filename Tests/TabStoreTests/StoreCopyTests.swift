@@ -93,7 +93,7 @@ import Testing
         draft.publish = false
         let candidate = try await store.append(draft)
         let started = try await store.startRollout(account: "staged", environment: "production", author: "ci", audit: nil) {
-            (id, current, latest, availability) throws(DeliveryError) in
+            (id, current, latest, availability) throws(RolloutError) in
             try Rollout.start(
                 RolloutPlan(version: candidate.version, schedule: .fixed(Percent(basisPoints: 1250)!)),
                 in: RolloutStartContext(

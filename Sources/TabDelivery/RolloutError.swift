@@ -12,9 +12,9 @@ public struct FieldProblem: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(pointer.isEmpty ? "(body)" : pointer): \(message)" }
 }
 
-/// Why a delivery decision refused: every refusal of environments, drafts, promotions, rollouts and alerts is one
-/// of these, and ``status`` is the HTTP status API.md gives it.
-public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
+/// Why a rollout-side decision refused: every refusal of environments, drafts, promotions, rollouts and alerts is one
+/// of these, and ``status`` is the HTTP status it is answered with (docs/delivery.md).
+public enum RolloutError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `--environments` cannot be used (the server does not start).
     case invalidEnvironmentList(String)
     /// A query parameter or header names an environment that is not configured (404).
@@ -63,7 +63,7 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case noStableVersion(account: String, environment: String)
     }
 
-    /// The HTTP status API.md gives this error.
+    /// The HTTP status this error is answered with.
     public var status: Int {
         switch self {
         case .invalidEnvironmentList: 500
@@ -103,3 +103,8 @@ public enum DeliveryError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+/// The former name of ``RolloutError`` ("delivery" now means a webhook attempt only). Kept while the files being
+/// restructured into route collections (issue 36.1: `Problem.swift`, `Routes+Rollouts.swift`, `TabService+Rollouts.swift`,
+/// `RolloutStepper.swift`) still say it; delete it with their last use.
+public typealias DeliveryError = RolloutError

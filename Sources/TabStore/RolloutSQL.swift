@@ -2,7 +2,7 @@ import TabDelivery
 
 /// The environment pointers' and rollouts' SQL, once for SQLite and PostgreSQL (`?` placeholders; PostgreSQL numbers
 /// them with ``WebhookSQL/numbered(_:)``).
-public enum DeliverySQL {
+public enum RolloutSQL {
     public static let selectPointer = "SELECT version FROM layout_pointers WHERE account = ? AND environment = ?"
     public static let upsertPointer = """
         INSERT INTO layout_pointers (account, environment, version) VALUES (?, ?, ?)

@@ -1,0 +1,2 @@
+// Every decision here takes its clock as a `Timestamp` (TabTime's): users of TabDelivery have it with it.
+@_exported import TabTime
