@@ -103,8 +103,3 @@ public enum RolloutError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// The former name of ``RolloutError`` ("delivery" now means a webhook attempt only). Kept while the files being
-/// restructured into route collections (issue 36.1: `Problem.swift`, `Routes+Rollouts.swift`, `TabService+Rollouts.swift`,
-/// `RolloutStepper.swift`) still say it; delete it with their last use.
-public typealias DeliveryError = RolloutError

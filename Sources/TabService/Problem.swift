@@ -149,7 +149,7 @@ struct Problem {
 
     /// The answer to a refusal of the environments' and rollouts' rules, with the status the contract gives it (a
     /// 422 lists every field at its JSON Pointer; a 412 carries the current `ETag`).
-    static func delivery(_ error: DeliveryError) -> Problem {
+    static func rollout(_ error: RolloutError) -> Problem {
         switch error {
         case .invalidEnvironmentList: return internalError
         case .unknownEnvironment, .notFound: return notFound(error.description)

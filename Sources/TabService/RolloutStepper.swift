@@ -99,10 +99,10 @@ extension TabService {
     /// audited, and the answer is 403 when every rollback asked for was refused.
     func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let payload: AlertmanagerPayload
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             payload = try AlertmanagerPayload.decode(request.body)
         } catch {
-            return .response(Problem.delivery(error).response)
+            return .response(Problem.rollout(error).response)
         }
         let author = match.author
         let grant = match.grant
@@ -129,7 +129,7 @@ extension TabService {
                         let recorded = try await self.store.changeRollout(
                             account: rollout.account, environment: rollout.environment.text, author: author,
                             audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
-                        ) { (stored) throws(DeliveryError) in try stored.rolledBack(reason: reason, at: Self.now) }
+                        ) { (stored) throws(RolloutError) in try stored.rolledBack(reason: reason, at: Self.now) }
                         await self.publish(recorded)
                         rolledBack.append(.object(named.merging(["reason": .string(reason)]) { $1 }))
                     } catch .refused {

@@ -6,7 +6,7 @@ import TabAccess
 enum Access: Sendable, Equatable {
     /// Anyone (mobile clients, probes).
     case open
-    /// `Authorization: Bearer <token>` whose grant allows `Scope` on the target (API.md, "Tokens, scopes and audit").
+    /// `Authorization: Bearer <token>` whose grant allows `Scope` on the target (docs/security.md, "Scoped API tokens").
     case scoped(Scope, AccessTarget)
 
     /// Whether anyone may call it.

@@ -1,7 +1,7 @@
 import MicroHTTPD
 import TabDelivery
 
-/// "Environments and rollouts" of API.md: a layout's rollout and Alertmanager's alerts, behind the `deploy` scope.
+/// Environments and rollouts (docs/rollouts.md): a layout's rollout and Alertmanager's alerts, behind the `deploy` scope.
 extension TabService {
     static let rolloutAnswer = """
         description: The rollout.
@@ -112,9 +112,9 @@ extension TabService {
                     """,
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.patch") { (body) throws(DeliveryError) in
+            service.changeRolloutRoute(request, match, action: "rollout.patch") { (body) throws(RolloutError) in
                 let patch = try RolloutPatch.decode(body)
-                return { (rollout) throws(DeliveryError) in try rollout.patched(patch, at: TabService.now) }
+                return { (rollout) throws(RolloutError) in try rollout.patched(patch, at: TabService.now) }
             }
         },
         Route(
@@ -123,8 +123,8 @@ extension TabService {
                 "The candidate becomes the stable version for everyone.", parameters: [environmentParameter],
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem)])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.complete") { (_) throws(DeliveryError) in
-                { (rollout) throws(DeliveryError) in try rollout.completed(at: TabService.now) }
+            service.changeRolloutRoute(request, match, action: "rollout.complete") { (_) throws(RolloutError) in
+                { (rollout) throws(RolloutError) in try rollout.completed(at: TabService.now) }
             }
         },
         Route(
@@ -138,9 +138,9 @@ extension TabService {
                     """,
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.rollback") { (body) throws(DeliveryError) in
+            service.changeRolloutRoute(request, match, action: "rollout.rollback") { (body) throws(RolloutError) in
                 let reason = try RollbackRequest.reason(from: body)
-                return { (rollout) throws(DeliveryError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
+                return { (rollout) throws(RolloutError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
             }
         },
         Route(

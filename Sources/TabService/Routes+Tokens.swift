@@ -1,6 +1,6 @@
 import MicroHTTPD
 
-/// API tokens (`admin`): made, listed, revoked and rotated (API.md, "Tokens, scopes and audit").
+/// API tokens (`admin`): made, listed, revoked and rotated (docs/security.md, "Scoped API tokens").
 extension TabService {
     static let tokenRoutes: [Route] = [
         Route(

@@ -1,6 +1,6 @@
 import MicroHTTPD
 
-/// "Webhooks" of API.md: endpoints with `whsec_` secrets, their deliveries and redelivery (admin only).
+/// Webhooks (docs/webhooks.md): endpoints with `whsec_` secrets, their deliveries and redelivery (admin only).
 extension TabService {
     static let webhookAnswer = """
         description: The webhook (its secret only when just made or rotated).

@@ -261,7 +261,7 @@ extension TabService {
         do throws(RolloutError) {
             return .success(try InstallID.parse(text))
         } catch {
-            return .failure(ProblemError(Problem.delivery(error)))
+            return .failure(ProblemError(Problem.rollout(error)))
         }
     }
 

@@ -167,7 +167,7 @@ extension TabService {
         do throws(RolloutError) {
             return .success(try environmentList.forManaging(request.query("environment")))
         } catch {
-            return .failure(ProblemError(Problem.delivery(error)))
+            return .failure(ProblemError(Problem.rollout(error)))
         }
     }
 
@@ -181,7 +181,7 @@ extension TabService {
         do throws(RolloutError) {
             return .success((environment, try PublishMode(query: request.query("publish"))))
         } catch {
-            return .failure(ProblemError(Problem.delivery(error)))
+            return .failure(ProblemError(Problem.rollout(error)))
         }
     }
 
@@ -237,7 +237,7 @@ extension TabService {
                 detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
             ).response
         case .refused(let refusal):
-            return Problem.delivery(refusal).response
+            return Problem.rollout(refusal).response
         case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
             metrics.storeErrors.add()
             logger.error("store failure: \(error)")

@@ -27,10 +27,10 @@ extension TabService {
         case .failure(let problem): return .response(problem.response)
         }
         let plan: RolloutPlan
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             plan = try RolloutPlan.decode(request.body, now: Self.now)
         } catch {
-            return .response(Problem.delivery(error).response)
+            return .response(Problem.rollout(error).response)
         }
         let options: WriteOptions
         switch writeOptions(request, match, environment: environment) {
@@ -50,7 +50,7 @@ extension TabService {
                 let recorded = try await self.store.startRollout(
                     account: account, environment: environment.text, author: author,
                     audit: AuditContext.current?.entry(action: "rollout.start", account: account, status: 201)
-                ) { (id, current, latest, availability) throws(DeliveryError) in
+                ) { (id, current, latest, availability) throws(RolloutError) in
                     try Rollout.start(
                         plan,
                         in: RolloutStartContext(
@@ -70,10 +70,10 @@ extension TabService {
         let account = match["account"]
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let promotion: PromotionRequest
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             promotion = try PromotionRequest.decode(request.body, environments: environmentList, now: Self.now)
         } catch {
-            return .response(Problem.delivery(error).response)
+            return .response(Problem.rollout(error).response)
         }
         // The route's check covered the account; the environment a promotion changes is its body's `to`.
         if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
@@ -100,7 +100,7 @@ extension TabService {
                 let outcome = try await self.store.promote(
                     account: account, from: promotion.from.text, to: promotion.to.text, author: author,
                     audit: AuditContext.current?.entry(action: "layout.promote", account: account, status: 200)
-                ) { (source, id, current, latest, availability) throws(DeliveryError) in
+                ) { (source, id, current, latest, availability) throws(RolloutError) in
                     try promotion.decide(
                         account: account, fromPointer: source,
                         context: RolloutStartContext(
@@ -129,10 +129,10 @@ extension TabService {
         let locale = match["locale"]
         guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
         let promotion: PromotionRequest
-        do throws(DeliveryError) {
+        do throws(RolloutError) {
             promotion = try PromotionRequest.decode(request.body, environments: environmentList, allowsRollout: false, now: Self.now)
         } catch {
-            return .response(Problem.delivery(error).response)
+            return .response(Problem.rollout(error).response)
         }
         if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
             let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
@@ -146,7 +146,7 @@ extension TabService {
                 let (record, moved) = try await self.store.promoteStrings(
                     locale: locale, from: promotion.from.text, to: promotion.to.text, author: author,
                     audit: AuditContext.current?.entry(action: "strings.promote", account: nil, status: 200)
-                ) { (source, current) throws(DeliveryError) in
+                ) { (source, current) throws(RolloutError) in
                     try promotion.decide(locale: locale, fromPointer: source, current: current, precondition: precondition)
                 }
                 if moved, let table = try? StringsTable.read(record.source) {
@@ -199,7 +199,7 @@ extension TabService {
                 // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
                 await self.storeServedCounts()
                 guard let (rollout, served) = try await self.store.latestRollout(account: account, environment: environment.text) else {
-                    return Problem.delivery(.notFound(.rollout(account: account, environment: environment.text))).response
+                    return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
                 }
                 return self.rolloutAnswer(rollout, status: 200, served: served)
             } catch {
@@ -212,18 +212,18 @@ extension TabService {
     /// rollout, decided by `change` on the rollout as stored.
     func changeRolloutRoute(
         _ request: borrowing HTTPRequest, _ match: RouteMatch, action: String,
-        _ decide: @escaping @Sendable ([UInt8]) throws(DeliveryError) -> @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
+        _ decide: @escaping @Sendable ([UInt8]) throws(RolloutError) -> @Sendable (Rollout) throws(RolloutError) -> RolloutChange
     ) -> HTTPReply {
         let (account, environment): (String, EnvironmentName)
         switch rolloutTarget(request, match) {
         case .success(let target): (account, environment) = target
         case .failure(let problem): return .response(problem.response)
         }
-        let change: @Sendable (Rollout) throws(DeliveryError) -> RolloutChange
-        do throws(DeliveryError) {
+        let change: @Sendable (Rollout) throws(RolloutError) -> RolloutChange
+        do throws(RolloutError) {
             change = try decide(request.body)
         } catch {
-            return .response(Problem.delivery(error).response)
+            return .response(Problem.rollout(error).response)
         }
         let author = match.author
         return .deferred {
@@ -234,7 +234,7 @@ extension TabService {
                 await self.publish(recorded)
                 return self.rolloutAnswer(recorded.rollout, status: 200)
             } catch .notFound {
-                return Problem.delivery(.notFound(.rollout(account: account, environment: environment.text))).response
+                return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
             } catch {
                 return self.storeProblem(error)
             }

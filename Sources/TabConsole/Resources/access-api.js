@@ -1,5 +1,5 @@
-// Tokens, audit and webhooks as the console uses them (contract: docs/API.md, "Tokens, scopes and audit" and
-// "Webhooks"). Requests go through api.js's `send`, with the token this tab signed in with.
+// Tokens, audit and webhooks as the console uses them (contract: docs/security.md, "Scoped API tokens", and
+// docs/webhooks.md). Requests go through api.js's `send`, with the token this tab signed in with.
 
 import { send } from "./api.js";
 

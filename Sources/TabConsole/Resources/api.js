@@ -1,4 +1,4 @@
-// The TabServer HTTP API as the console uses it (contract: docs/API.md).
+// The TabServer HTTP API as the console uses it (contract: README and docs/).
 // The admin token lives in sessionStorage (this tab only) and travels as `Authorization: Bearer`.
 
 const tokenKey = "tabserver.adminToken";

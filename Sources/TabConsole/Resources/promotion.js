@@ -1,4 +1,4 @@
-// Promotion between environments (API.md "Environments and rollouts"): for each environment that points at
+// Promotion between environments (docs/rollouts.md): for each environment that points at
 // another version than the next one, a button that first shows the diff the promotion makes (the next one's
 // version to this one's), then moves the next one's pointer with `POST …/layout/promote` and `If-Match` its
 // version's ETag (`deploy` only: console.css hides the buttons from other tokens). A gradual promotion is a

@@ -1,4 +1,4 @@
-// A layout's rollout as the console uses it (contract: docs/API.md, "Environments and rollouts"). Requests go
+// A layout's rollout as the console uses it (contract: docs/rollouts.md). Requests go
 // through api.js's `send`, with the token this tab signed in with; every change needs the `deploy` scope.
 
 import { send, svgDataURL } from "./api.js";

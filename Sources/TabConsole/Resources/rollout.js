@@ -1,4 +1,4 @@
-// The account page's rollout panel (API.md "Environments and rollouts"): the environments' pointers, the newest
+// The account page's rollout panel (docs/rollouts.md): the environments' pointers, the newest
 // rollout (state, percent, steps with the current one marked, the next step's time, the reason of a rollback),
 // its two arms drawn as their tab bars with the answers each served, and the buttons that start, raise, pause,
 // resume, complete and roll back a rollout (`deploy` only: console.css hides them from other tokens).
