@@ -1,5 +1,6 @@
 import ContentHash
 import Foundation
+import HeaderFields
 import MicroHTTPD
 import Synchronization
 import TabDelivery
@@ -122,7 +123,7 @@ extension TabService {
             let manifest = manifests.manifest(
                 account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
         else { return .response(Problem.noLayout(account).response) }
-        let current = Self.ifNoneMatchHolds(request.header("If-None-Match"), manifest.etag)
+        let current = Self.ifNoneMatchHolds(request, manifest.etag)
         guard current, let wait else {
             return .response(
                 manifestResponse(manifest, current: current, account: account, environment: environment, longPoll: wait != nil))
@@ -187,21 +188,21 @@ extension TabService {
     }
 
     /// `GET /v1/keys`: every configured public key, cacheable (`public, max-age=300`) and revalidated by its tag.
-    func keysReply(ifNoneMatch: String?) -> HTTPReply {
+    func keysReply(_ request: borrowing HTTPRequest) -> HTTPReply {
         let body = configuration.signer?.keysDocument ?? Array(#"{"keys":[]}"#.utf8)
         let etag = EntityTag.strong(for: body)
         let headers = [HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", "public, max-age=300")]
-        if Self.ifNoneMatchHolds(ifNoneMatch, etag) {
+        if Self.ifNoneMatchHolds(request, etag) {
             return .response(HTTPResponse(status: 304, headers: headers))
         }
         return .response(HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body))
     }
 
     /// Whether an `If-None-Match` field names `etag` (weakly, RFC 9110 §13.1.2) or is `*`.
-    static func ifNoneMatchHolds(_ field: String?, _ etag: String) -> Bool {
-        guard let field else { return false }
-        return field.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.contains {
-            $0 == etag || $0 == "W/" + etag || $0 == "*"
+    static func ifNoneMatchHolds(_ request: borrowing HTTPRequest, _ etag: String) -> Bool {
+        guard let tag = HeaderFields.EntityTag(etag) else { return false }
+        return request.withCombinedHeader("If-None-Match") { field in
+            field.map { EntityTagList.matchesWeakly(CollectionOfOne($0), current: tag) } ?? false
         }
     }
 

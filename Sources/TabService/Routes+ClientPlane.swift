@@ -88,7 +88,7 @@ extension TabService {
                     ),
                     (304, "{description: Not modified.}"),
                 ])
-        ) { service, request, _ in service.keysReply(ifNoneMatch: request.header("If-None-Match")) },
+        ) { service, request, _ in service.keysReply(request) },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
             APIOperation(
