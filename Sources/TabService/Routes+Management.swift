@@ -40,17 +40,19 @@ extension TabService {
                 parameters: [
                     ifMatch, ifNoneMatchStar, "{name: dryRun, in: query, schema: {type: boolean}}",
                     "{name: Change-Message, in: header, schema: {type: string}}",
-                ],
+                ] + writeOptionParameters,
                 requestBody: sourceBody,
                 responses: [
-                    (200, written), (201, written), (400, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem),
-                    (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                    (200, written), (201, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
+                    (412, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.putLayoutRoute(request, match) },
         Route(
             .patch, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
-                "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.", parameters: [ifMatch],
+                "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.",
+                parameters: [ifMatch] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -58,17 +60,19 @@ extension TabService {
                       application/merge-patch+json: {schema: {type: object}}
                     """,
                 responses: [
-                    (200, written), (400, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
-                    (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                    (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
+                    (404, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.patchLayoutRoute(request, match) },
         Route(
             .delete, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
-                "Delete the layout (history kept; the account falls back to default).", parameters: [ifMatch],
+                "Delete the layout (history kept; the account falls back to default).", parameters: [ifMatch] + writeOptionParameters,
                 responses: [
-                    (204, "{description: Deleted.}"), (400, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (412, APIOperation.problem), (428, APIOperation.problem),
+                    (202, heldForReview), (204, "{description: Deleted.}"), (400, APIOperation.problem), (403, APIOperation.problem),
+                    (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.deleteLayoutRoute(request, match) },
         Route(
@@ -121,13 +125,30 @@ extension TabService {
         Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
             APIOperation(
-                "A new version whose content is that version's.", parameters: [ifMatch],
+                "A new version whose content is that version's.", parameters: [ifMatch] + writeOptionParameters,
                 responses: [
-                    (200, written), (400, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
-                    (422, APIOperation.problem), (428, APIOperation.problem),
+                    (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
+                    (404, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.restoreRoute(request, match) },
     ]
+
+    /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
+    /// and when an approved change request is applied.
+    static let writeOptionParameters = [
+        "{name: allowIncompatible, in: query, description: 'true: publish though a live build could not open it (deploy).', schema: {type: boolean}}",
+        "{name: bypassApproval, in: query, description: 'true: apply at once in a protected environment (admin).', schema: {type: boolean}}",
+        "{name: Apply-At, in: header, description: 'RFC 3339: when an approved change request is applied.', schema: {type: string, format: date-time}}",
+    ]
+
+    /// A change held for review in a protected environment.
+    static let heldForReview = """
+        description: Held for review (a change request).
+        headers:
+          Location: {schema: {type: string}}
+        content:
+          application/json: {schema: {type: object, required: [changeRequest]}}
+        """
 
     static let managementRoutes: [Route] =
         layoutRoutes + [
