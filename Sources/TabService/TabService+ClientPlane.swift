@@ -3,6 +3,7 @@ import MicroHTTPD
 import TabDelivery
 import TabLayout
 import TabSigning
+import TabStore
 
 #if canImport(Glibc)
     import Glibc
@@ -77,10 +78,21 @@ extension TabService {
         let published = self.snapshot
         let snapshot = environment == environmentList.served ? published : published.environment(environment.text)
         let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: Self.now) : nil
-        let found = pinned.map { servedVersion(account, $0) } ?? choice?.entry
-        guard let entry = found else {
-            guard let pinned else { return .response(Problem.noLayout(account).response) }
-            return .response(Problem.notFound("no environment serves version \(pinned) of '\(account)' (drafts are not served)").response)
+        var entry: LayoutEntry
+        if let pinned {
+            // Served now by an environment, else served before (read from the store once per publication).
+            let owner = published.entry(for: account)?.resolved.name ?? account
+            switch servedVersion(account, pinned).map(ServedHistory.Lookup.known) ?? servedHistory.lookup(owner, version: pinned, in: published) {
+            case .known(let found?): entry = found
+            case .known(nil):
+                return .response(Problem.notFound("no environment serves or served version \(pinned) of '\(account)' (drafts are not served)").response)
+            case .unknown:
+                return readHistoryThenServe(
+                    Self.replayable(request), account: account, owner: owner, version: pinned, format: fixed, snapshot: published)
+            }
+        } else {
+            guard let chosen = choice?.entry else { return .response(Problem.noLayout(account).response) }
+            entry = chosen
         }
         let locale =
             chosenLocale(request, entry)
@@ -97,8 +109,25 @@ extension TabService {
             {
             case .success(let built): representation = built
             case .failure(let problem):
-                snapshot.countServerError(account)
-                return .response(problem.response)
+                guard case .nothingToOpen? = problem.cause, pinned == nil, let current = snapshot.record(entry.resolved.name) else {
+                    snapshot.countServerError(account)
+                    return .response(problem.response)
+                }
+                // A declared build that can open none of the current tabs gets the newest earlier version of this
+                // environment that it opens whole.
+                let owner = entry.resolved.name
+                switch earlierVersion(
+                    owner, environment: environment.text, before: current.version, in: published, request: request, platform: platform,
+                    appVersion: appVersion, format: format, brotliNow: brotliNow)
+                {
+                case .found(let earlier, let built):
+                    entry = earlier
+                    representation = built
+                case .none: return .response(problem.response)
+                case .read(let version):
+                    return readHistoryThenServe(
+                        Self.replayable(request), account: account, owner: owner, version: version, format: fixed, snapshot: published)
+                }
             }
         }
         choice?.countServed()
@@ -224,10 +253,51 @@ extension TabService {
                     .busy, detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
                 ).response
-            case .prepared(let prepared)?: return HTTPResponse(prepared: prepared)
-            case .response(let response)?: return response
-            case .deferred(let work)?: return await work()
+            case let reply?: return await reply.response()
             }
+        }
+    }
+
+    /// What a declared build that can open none of the current tabs gets instead.
+    enum EarlierVersion {
+        /// The newest earlier version of the environment it opens whole, and its representation.
+        case found(LayoutEntry, Representation)
+        /// No earlier version it opens whole.
+        case none
+        /// The store must be read first: the account's served versions (nil), or this version's record.
+        case read(version: Int?)
+    }
+
+    /// The newest version before `current` that `environment` served of `owner` and that the request's build opens
+    /// whole (no tab withheld), from ``servedHistory``.
+    func earlierVersion(
+        _ owner: String, environment: String, before current: Int, in snapshot: Snapshot, request: borrowing HTTPRequest,
+        platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
+    ) -> EarlierVersion {
+        guard let known = servedHistory.known(owner, in: snapshot) else { return .read(version: nil) }
+        for served in known.versions where served.environment == environment && served.version < current {
+            guard let read = known.entries[served.version] else { return .read(version: served.version) }
+            guard let earlier = read?.value(in: snapshot.context) else { continue }
+            let built = representation(
+                earlier, locale: chosenLocale(request, earlier), platform: platform, appVersion: appVersion, format: format,
+                brotliNow: brotliNow)
+            if case .success(let representation) = built, !representation.withholds { return .found(earlier, representation) }
+        }
+        return .none
+    }
+
+    /// Reads what `owner`'s environments served before (and the record of `version`) into ``servedHistory``, then
+    /// answers `request` again.
+    private func readHistoryThenServe(
+        _ request: TestRequest, account: String, owner: String, version: Int?, format fixed: RepresentationFormat?, snapshot: Snapshot
+    ) -> HTTPReply {
+        .deferred {
+            do throws(StoreError) {
+                try await self.readServedHistory(owner, version: version, snapshot: snapshot)
+            } catch {
+                return self.storeProblem(error)
+            }
+            return await self.serveTabs(request.request, account: account, format: fixed).response()
         }
     }
 
@@ -247,7 +317,10 @@ extension TabService {
         } catch .nothingToOpen {
             let build = declared.map { "\($0.build.id)" } ?? "this build"
             return .failure(
-                ProblemError(Problem.notFound("\(build) declares none of the view controllers of \(entry.resolved.name)'s tabs")))
+                ProblemError(
+                    Problem.notFound(
+                        "\(build) declares none of the view controllers of \(entry.resolved.name)'s tabs, nor of an earlier version's"),
+                    cause: .nothingToOpen))
         } catch {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
             return .failure(ProblemError(Problem.internalError))
@@ -467,4 +540,15 @@ func currentUnixSeconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_REALTIME, &now)
     return Int64(now.tv_sec)
+}
+
+extension HTTPReply {
+    /// The response, once any deferred work has run (a request answered again after a wait of its own).
+    func response() async -> HTTPResponse {
+        switch self {
+        case .prepared(let prepared): HTTPResponse(prepared: prepared)
+        case .response(let response): response
+        case .deferred(let work): await work()
+        }
+    }
 }

@@ -32,7 +32,12 @@ struct VersionPage: Sendable {
 /// A problem carried as an error (for `Result`).
 struct ProblemError: Error {
     let problem: Problem
-    init(_ problem: Problem) { self.problem = problem }
+    /// Why a representation could not be built, when that is what the problem reports.
+    var cause: RepresentationError?
+    init(_ problem: Problem, cause: RepresentationError? = nil) {
+        self.problem = problem
+        self.cause = cause
+    }
     var response: HTTPResponse { problem.response }
 }
 

@@ -113,6 +113,8 @@ public final class TabService: HTTPHandler {
     let manifests = ManifestMemo()
     /// The declared app builds (see ``BuildRegistry``).
     let builds = BuildRegistry()
+    /// The versions environments served before, for `?version=N` and a build's earlier version.
+    let servedHistory = ServedHistory()
     /// Change requests per state, as the schedule's clock last read them.
     let changeRequestCounts = Mutex<[String: Int]>([:])
     /// The answers of held long-polls, shared by the polls one change wakes (see ``LongPollResponses``).

@@ -18,6 +18,8 @@ public final class MemoryStore: StoreBackend {
         var deliveries: [String: StoredDelivery] = [:]
         /// By account, then environment: the version pointed at.
         var pointers: [String: [String: Int]] = [:]
+        /// By account: every version an environment served.
+        var servedVersions: [String: Set<ServedVersion>] = [:]
         /// By locale, then environment: the strings table version pointed at.
         var stringsPointers: [String: [String: Int]] = [:]
         /// By account and environment, oldest first.
@@ -255,6 +257,15 @@ extension MemoryRows {
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         state.pointers[account, default: [:]][environment] = version
+        try recordServed(account: account, environment: environment, version: version)
+    }
+
+    func recordServed(account: String, environment: String, version: Int) throws(StoreError) {
+        state.servedVersions[account, default: []].insert(ServedVersion(environment: environment, version: version))
+    }
+
+    func servedVersions(account: String) throws(StoreError) -> [ServedVersion] {
+        (state.servedVersions[account] ?? []).sorted { ($0.version, $1.environment) > ($1.version, $0.environment) }
     }
 
     func pointers(account: String) throws(StoreError) -> [String: Int] { state.pointers[account] ?? [:] }

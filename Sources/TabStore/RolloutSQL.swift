@@ -8,6 +8,12 @@ public enum RolloutSQL {
         INSERT INTO layout_pointers (account, environment, version) VALUES (?, ?, ?)
         ON CONFLICT (account, environment) DO UPDATE SET version = excluded.version
         """
+    public static let insertServedVersion = """
+        INSERT INTO layout_served_versions (account, environment, version) VALUES (?, ?, ?)
+        ON CONFLICT (account, environment, version) DO NOTHING
+        """
+    public static let selectServedVersions =
+        "SELECT environment, version FROM layout_served_versions WHERE account = ? ORDER BY version DESC, environment"
     public static let selectPointers = "SELECT environment, version FROM layout_pointers WHERE account = ? ORDER BY environment"
     /// Accounts whose version in an environment extends an account (`?`: the account, the environment).
     public static let selectExtending = """

@@ -12,6 +12,17 @@ extension SQLiteRows {
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         try db.run(RolloutSQL.upsertPointer, [.text(account), .text(environment), .int(version)])
+        try recordServed(account: account, environment: environment, version: version)
+    }
+
+    func recordServed(account: String, environment: String, version: Int) throws(StoreError) {
+        try db.run(RolloutSQL.insertServedVersion, [.text(account), .text(environment), .int(version)])
+    }
+
+    func servedVersions(account: String) throws(StoreError) -> [ServedVersion] {
+        try db.query(RolloutSQL.selectServedVersions, [.text(account)]) { (row) throws(StoreError) in
+            ServedVersion(environment: try row.required(0), version: row.int(1))
+        }
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {

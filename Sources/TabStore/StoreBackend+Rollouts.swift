@@ -6,8 +6,14 @@ import TabDelivery
 public protocol RolloutRows {
     /// The version an environment points at for an account (a deletion record's included), nil when none.
     func pointer(account: String, environment: String) throws(StoreError) -> Int?
-    /// Points an environment at a version of an account (announced to the other replicas).
+    /// Points an environment at a version of an account (announced to the other replicas), and records the version
+    /// among those the environment served (``recordServed(account:environment:version:)``).
     func setPointer(account: String, environment: String, version: Int) throws(StoreError)
+    /// Records that an environment served a version of an account (its pointer, or a rollout's candidate): kept when
+    /// the pointer moves on, for `…/tabs?version=N` and a build's fall back to an earlier version.
+    func recordServed(account: String, environment: String, version: Int) throws(StoreError)
+    /// Every version an environment served of an account, newest first.
+    func servedVersions(account: String) throws(StoreError) -> [ServedVersion]
     /// Every environment's pointer for an account.
     func pointers(account: String) throws(StoreError) -> [String: Int]
     /// The version an environment points at for a strings table, nil when none.
@@ -36,12 +42,25 @@ public protocol RolloutRows {
     func served(_ rollout: Rollout) throws(StoreError) -> ServedCounts
 }
 
+/// A version an environment served of an account: pointed at, or a rollout's candidate.
+public struct ServedVersion: Hashable, Sendable {
+    public let environment: String
+    public let version: Int
+
+    public init(environment: String, version: Int) {
+        self.environment = environment
+        self.version = version
+    }
+}
+
 /// The environments' pointers and the rollouts (`…/layout/rollout`, the stepper, `/v1/alerts`).
 public protocol RolloutStore: Sendable {
     /// The record an environment points at for an account (a deletion record included), nil when none.
     func pointed(account: String, environment: String) async throws(StoreError) -> StoredVersion?
     /// Every environment's pointer for an account (for the version list's `environments`).
     func pointers(account: String) async throws(StoreError) -> [String: Int]
+    /// Every version an environment pointed at or a rollout served of an account, newest first (drafts never).
+    func servedVersions(account: String) async throws(StoreError) -> [ServedVersion]
     /// The account's newest rollout in an environment, and its answers per arm summed over replicas.
     func latestRollout(account: String, environment: String) async throws(StoreError) -> (Rollout, ServedCounts)?
     /// Every rollout whose end is not recorded.
@@ -115,6 +134,10 @@ extension StoreBackend {
 
     public func pointers(account: String) async throws(StoreError) -> [String: Int] {
         try await transaction { (rows) throws(StoreError) in try rows.pointers(account: account) }
+    }
+
+    public func servedVersions(account: String) async throws(StoreError) -> [ServedVersion] {
+        try await transaction { (rows) throws(StoreError) in try rows.servedVersions(account: account) }
     }
 
     public func latestRollout(account: String, environment: String) async throws(StoreError) -> (Rollout, ServedCounts)? {
@@ -277,6 +300,8 @@ extension WriteRule {
     {
         let made = change.recorded(by: author)
         try rows.insert(made.rollout)
+        try rows.recordServed(
+            account: made.rollout.account, environment: made.rollout.environment.text, version: made.rollout.candidateVersion)
         try record(audit, version: made.rollout.candidateVersion, rows)
         for transition in made.transitions { try Outbox.enqueue(made.rollout.event(for: transition, author: author), rows) }
         return RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: nil)

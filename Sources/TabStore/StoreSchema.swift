@@ -206,6 +206,19 @@ public enum StoreSchema {
             claimed_by TEXT
         ){table-options};
         """,
+        // Every version an environment served (pointed at, or a rollout's candidate), kept when the pointer moves on:
+        // `…/tabs?version=N` serves those and no draft, and a build that can open none of the current tabs falls back
+        // to the newest earlier one it can open. A store written before knows only its current pointers.
+        """
+        CREATE TABLE layout_served_versions (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (account, environment, version)
+        ){table-options};
+        INSERT INTO layout_served_versions (account, environment, version)
+            SELECT account, environment, version FROM layout_pointers;
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -16,7 +16,19 @@ extension PGRows {
 
     func setPointer(account: String, environment: String, version: Int) throws(StoreError) {
         _ = try run(RolloutSQL.upsertPointer, [.text(account), .text(environment), .text(String(version))])
+        try recordServed(account: account, environment: environment, version: version)
         try announce(.pointer(account: account))
+    }
+
+    func recordServed(account: String, environment: String, version: Int) throws(StoreError) {
+        _ = try run(RolloutSQL.insertServedVersion, [.text(account), .text(environment), .text(String(version))])
+    }
+
+    func servedVersions(account: String) throws(StoreError) -> [ServedVersion] {
+        try run(RolloutSQL.selectServedVersions, [.text(account)]).compactMap { row in
+            guard let environment = row[0].text, let version = row[1].text.flatMap({ Int($0) }) else { return nil }
+            return ServedVersion(environment: environment, version: version)
+        }
     }
 
     func stringsPointer(locale: String, environment: String) throws(StoreError) -> Int? {

@@ -124,6 +124,56 @@ import Testing
         #expect(forced.status == 201, "\(String(decoding: forced.body, as: UTF8.self))")
     }
 
+    static func layout(_ tabs: [(id: String, screen: String)]) -> [UInt8] {
+        body(["schemaVersion": 1, "tabs": tabs.map { ["id": $0.id, "title": $0.id, "rootViewController": $0.screen] }] as [String: Any])
+    }
+
+    /// A build that can open none of the current tabs gets the newest earlier version it opens whole; versions
+    /// served before stay reachable by number, a draft never.
+    @Test func aBuildThatOpensNothingNowGetsTheNewestEarlierVersionItOpens() async throws {
+        let harness = try await ServiceHarness()
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let admin = ServiceHarness.admin(Self.json)
+        let path = "/v1/accounts/fallback/layout"
+        let v1 = try await client.send("PUT", path, headers: admin + [("If-None-Match", "*")], body: Self.layout([("home", "HomeViewController")]))
+        #expect(v1.status == 201)
+        #expect(
+            try await client.send("PUT", "/v1/builds/iphone/1.0", headers: admin, body: Self.body(["viewControllers": ["HomeViewController"]]))
+                .status == 201)
+        let draft = try await client.send(
+            "PUT", path + "?publish=false", headers: admin + [("If-Match", v1.header("ETag") ?? "")],
+            body: Self.layout([("home", "HomeViewController"), ("draft", "HomeViewController")]))
+        #expect(Self.object(draft)["version"] as? Int == 2)
+        let v3 = try await client.send(
+            "PUT", path + "?allowIncompatible=true", headers: admin + [("If-Match", v1.header("ETag") ?? "")],
+            body: Self.layout([("search", "SearchViewController")]))
+        #expect(v3.status == 200 && Self.object(v3)["version"] as? Int == 3, "\(String(decoding: v3.body, as: UTF8.self))")
+
+        let build = [("X-Client-Platform", "iphone"), ("X-App-Version", "1.0")]
+        let old = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: build)
+        #expect(old.status == 200 && Self.object(old)["version"] as? Int == 1, "\(String(decoding: old.body, as: UTF8.self))")
+        #expect(old.header("Tabs-Withheld") == nil && (Self.object(old)["tabs"] as? [[String: Any]])?.count == 1)
+        let again = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: build + [("If-None-Match", old.header("ETag") ?? "")])
+        #expect(again.status == 304)
+        let undeclared = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "1.1")])
+        #expect(Self.object(undeclared)["version"] as? Int == 3)
+
+        // By number: the version served before, the current one; never the draft.
+        let first = try await client.send("GET", "/v1/accounts/fallback/tabs?version=1")
+        #expect(first.status == 200 && Self.object(first)["version"] as? Int == 1 && first.header("Cache-Control")?.contains("immutable") == true)
+        #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=3").status == 200)
+        #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=2").status == 404)
+        #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=9").status == 404)
+
+        // With no earlier version it opens whole, 404 as before.
+        #expect(
+            try await client.send("PUT", "/v1/builds/iphone/0.9", headers: admin, body: Self.body(["viewControllers": ["OtherViewController"]]))
+                .status == 201)
+        let none = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "0.9")])
+        #expect(none.status == 404)
+    }
+
     @Test func badDeclarationsAreClearAndStoreNothing() async throws {
         let harness = try await ServiceHarness()
         defer { harness.application.stop() }

@@ -44,6 +44,9 @@ import Testing
         let third = try await store.append(write("a", "{\"n\":3}", .ifMatch([first.etag])))
         #expect(third.version == 3)
         #expect(try await store.currentLayouts().map(\.version) == [3])
+        // Every version the environment served is kept when its pointer moves on; the draft never was.
+        #expect(try await store.servedVersions(account: "a").map(\.version) == [3, 1])
+        #expect(try await store.servedVersions(account: "nobody").isEmpty)
     }
 
     @Test(arguments: Backend.available)
@@ -74,6 +77,8 @@ import Testing
         }
         #expect(completed.pointed?.version == 2)
         #expect(try await store.currentLayouts().map(\.version) == [2])
+        // The candidate was served from the rollout's start; the stable version before; draft 4 never.
+        #expect(try await store.servedVersions(account: "a") == [2, 1].map { ServedVersion(environment: Self.production, version: $0) })
         #expect(try await store.rolloutsUnderWay().isEmpty)
         let (latest, _) = try #require(try await store.latestRollout(account: "a", environment: Self.production))
         #expect(latest.progress.ending != nil && latest.revision == 2)
