@@ -31,12 +31,15 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     public var approvals: [Approval] = []
     public var required: Int
     public var applyAtMillis: Int64?
+    /// The body of the request that is replayed when it is applied, for a change that is not a layout's content (a
+    /// promotion, a rollout's plan or raise).
+    public var body: String?
     public var reason: String?
     public var updatedAtMillis: Int64
 
     public init(
         id: String, author: String, createdAtMillis: Int64, environment: String, account: String, action: String, version: Int?,
-        ifMatch: [String]?, required: Int, applyAtMillis: Int64?
+        ifMatch: [String]?, required: Int, applyAtMillis: Int64?, body: String? = nil
     ) {
         self.id = id
         self.state = .open
@@ -49,6 +52,7 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         self.ifMatch = ifMatch
         self.required = required
         self.applyAtMillis = applyAtMillis
+        self.body = body
         self.updatedAtMillis = createdAtMillis
     }
 

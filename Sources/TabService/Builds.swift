@@ -233,15 +233,21 @@ extension TabService {
     /// `incompatible-build` when a live build could not open it, nil when every one can.
     func gate(account: String, version: Int, in environment: EnvironmentName) async -> HTTPResponse? {
         do throws(StoreError) {
-            guard let record = try await store.version(account: account, number: version), !record.deleted,
-                let document = try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)),
-                let resolved = try? snapshot(for: environment).resolve(account, version: version, document: document, strict: false)
-            else { return nil }
-            let misses = try await buildMisses(resolved)
+            let misses = try await gateMisses(account: account, version: version, in: environment)
             return misses.isEmpty ? nil : Self.incompatible(misses).response
         } catch {
             return storeProblem(error)
         }
+    }
+
+    /// The tabs live builds could not open once `environment` serves `account`'s stored `version` (none for no
+    /// version, a deletion, or a version that no longer reads: the write that stored it was checked).
+    func gateMisses(account: String, version: Int?, in environment: EnvironmentName) async throws(StoreError) -> [BuildMiss] {
+        guard let version, let record = try await store.version(account: account, number: version), !record.deleted,
+            let document = try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)),
+            let resolved = try? snapshot(for: environment).resolve(account, version: version, document: document, strict: false)
+        else { return [] }
+        return try await buildMisses(resolved)
     }
 
     /// 422 `incompatible-build`: one error per tab a live build cannot open.

@@ -96,16 +96,18 @@ extension TabService {
             misses: misses)
     }
 
-    /// Stores a change request for `action` and answers 202 with it (`Location: /v1/change-requests/{id}`).
+    /// Stores a change request for `action` and answers 202 with it (`Location: /v1/change-requests/{id}`); `body`
+    /// is the request's own, replayed when it is applied (a promotion, a rollout's plan or raise).
     func holdForReview(
         action: String, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition, author: String,
-        required: Int, applyAt: Int64?, misses: [BuildMiss]
+        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil
     ) async -> HTTPResponse {
         var ifMatch: [String]?
         if case .ifMatch(let tags) = precondition { ifMatch = tags }
         let request = ChangeRequest(
             id: ChangeRequest.newID(), author: author, createdAtMillis: currentTimeMillis(), environment: environment.text,
-            account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt)
+            account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
+            body: body.map { String(decoding: $0, as: UTF8.self) })
         do throws(StoreError) {
             try await store.create(
                 changeRequest: StoredChangeRequest(
@@ -149,6 +151,18 @@ extension TabService {
         if let version = request.version { object["version"] = .integer(Int64(version)) }
         if let at = request.applyAtMillis { object["applyAt"] = .string(Timestamp(unixMillis: at).rfc3339) }
         if let reason = request.reason { object["reason"] = .string(reason) }
+        return object
+    }
+
+    /// A change request as the API shows it, with `diff`: the tab-level changes from what its environment serves
+    /// now to the version it would serve (none for a deletion).
+    func objectWithDiff(_ request: ChangeRequest) async throws(StoreError) -> [String: JSONValue] {
+        var object = Self.object(request)
+        guard let version = request.version, let environment = EnvironmentName(request.environment) else { return object }
+        guard let new = try await store.version(account: request.account, number: version) else { return object }
+        let current = snapshot(for: environment).record(request.account)
+        guard let diff = try? LayoutDiff(from: try current.flatMap(Self.tree), to: try Self.tree(new)) else { return object }
+        object["diff"] = diff.document(account: request.account, from: current?.version, to: version)
         return object
     }
 
@@ -258,7 +272,9 @@ extension TabService {
                     (state == nil || $0.state.rawValue == state) && (account == nil || $0.account == account)
                         && (grant?.mayRead(account: $0.account, environment: $0.environment) ?? true)
                 }
-                return json(200, ["changeRequests": .array(all.prefix(limit).map { .object(Self.object($0)) })])
+                var listed: [JSONValue] = []
+                for request in all.prefix(limit) { listed.append(.object(try await self.objectWithDiff(request))) }
+                return json(200, ["changeRequests": .array(listed)])
             } catch {
                 return self.storeProblem(error)
             }
@@ -294,7 +310,13 @@ extension TabService {
                 }
                 return Self.refusalResponse(refusal)
             }
-            guard let step else { return json(200, Self.object(request)) }
+            guard let step else {
+                do throws(StoreError) {
+                    return json(200, try await self.objectWithDiff(request))
+                } catch {
+                    return self.storeProblem(error)
+                }
+            }
             return await self.review(request, step: step, by: grant?.name ?? "", isAdmin: grant?.scopes.grant(.admin) ?? true)
         }
     }
@@ -362,10 +384,38 @@ extension TabService {
         var options = WriteOptions()
         options.applying = true
         let result: HTTPResponse
-        if request.action == "layout.delete" {
+        let body = Array((request.body ?? "").utf8)
+        switch request.action {
+        case "layout.delete":
             result = await deleteLayout(
                 account: request.account, precondition: precondition, author: request.author, environment: environment, options: options)
-        } else {
+        case "layout.promote":
+            do throws(RolloutError) {
+                let promotion = try PromotionRequest.decode(body, environments: environmentList, now: Self.now)
+                result = await promote(
+                    account: request.account, promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author, options: options)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        case "rollout.start":
+            do throws(RolloutError) {
+                let plan = try RolloutPlan.decode(body, now: Self.now)
+                result = await startRollout(
+                    account: request.account, environment: environment, plan, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author, options: options)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        case "rollout.patch", "rollout.complete":
+            do throws(RolloutError) {
+                let change = try Self.rolloutChange(request.action, body: body)
+                result = await changeRollout(
+                    account: request.account, environment: environment, action: request.action, author: request.author, change)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        default:
             guard let version = request.version, let draft = try? await store.version(account: request.account, number: version) else {
                 return await record(
                     request.finished(applied: false, reason: "its draft is gone", atMillis: currentTimeMillis()), from: request,

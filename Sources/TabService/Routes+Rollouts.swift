@@ -28,7 +28,7 @@ extension TabService {
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
             APIOperation(
                 "Point an environment at the version another points at (to defaults to the next after from); with rollout, gradually.",
-                parameters: [ifMatch, ifNoneMatchStar],
+                parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -42,8 +42,9 @@ extension TabService {
                             rollout: {type: object}
                     """,
                 responses: [
-                    (200, written), (201, written), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                    (200, written), (201, written), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
+                    (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.promoteRoute(request, match) },
         Route(
@@ -73,7 +74,7 @@ extension TabService {
             .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
                 "Start a rollout of a version to a growing share of installs (steps with holds, or a fixed percent).",
-                parameters: [environmentParameter, ifMatch, ifNoneMatchStar],
+                parameters: [environmentParameter, ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -90,8 +91,9 @@ extension TabService {
                             installs: {type: array, items: {type: string}}
                     """,
                 responses: [
-                    (201, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem),
-                    (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
+                    (201, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
+                    (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                    (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.startRolloutRoute(request, match) },
         Route(
@@ -103,29 +105,32 @@ extension TabService {
         Route(
             .patch, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
-                "Raise the percent (never lower it) or pause and resume.", parameters: [environmentParameter],
+                "Raise the percent (never lower it; a raise is gated and may be held for review) or pause and resume.",
+                parameters: [environmentParameter] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
                       application/json:
                         schema: {type: object, properties: {percent: {type: number, minimum: 0, maximum: 100}, paused: {type: boolean}}}
                     """,
-                responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
+                responses: [
+                    (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
+                    (409, APIOperation.problem), (422, APIOperation.problem),
+                ])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.patch") { (body) throws(RolloutError) in
-                let patch = try RolloutPatch.decode(body)
-                return { (rollout) throws(RolloutError) in try rollout.patched(patch, at: TabService.now) }
-            }
+            service.changeRolloutRoute(request, match, action: "rollout.patch")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/complete", .scoped(.deploy, .account), label: "layout_rollout_complete",
             APIOperation(
-                "The candidate becomes the stable version for everyone.", parameters: [environmentParameter],
-                responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem)])
+                "The candidate becomes the stable version for everyone (gated; may be held for review).",
+                parameters: [environmentParameter] + writeOptionParameters,
+                responses: [
+                    (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
+                    (409, APIOperation.problem), (422, APIOperation.problem),
+                ])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.complete") { (_) throws(RolloutError) in
-                { (rollout) throws(RolloutError) in try rollout.completed(at: TabService.now) }
-            }
+            service.changeRolloutRoute(request, match, action: "rollout.complete")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.rollback, .account), label: "layout_rollout_rollback",
@@ -138,10 +143,7 @@ extension TabService {
                     """,
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
         ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.rollback") { (body) throws(RolloutError) in
-                let reason = try RollbackRequest.reason(from: body)
-                return { (rollout) throws(RolloutError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
-            }
+            service.changeRolloutRoute(request, match, action: "rollout.rollback")
         },
         Route(
             .post, "/v1/alerts", .scoped(.rollback, .service), label: "alerts",

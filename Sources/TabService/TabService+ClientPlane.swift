@@ -82,10 +82,13 @@ extension TabService {
         if let pinned {
             // Served now by an environment, else served before (read from the store once per publication).
             let owner = published.entry(for: account)?.resolved.name ?? account
-            switch servedVersion(account, pinned).map(ServedHistory.Lookup.known) ?? servedHistory.lookup(owner, version: pinned, in: published) {
+            switch servedVersion(account, pinned).map(ServedHistory.Lookup.known)
+                ?? servedHistory.lookup(owner, version: pinned, in: published)
+            {
             case .known(let found?): entry = found
             case .known(nil):
-                return .response(Problem.notFound("no environment serves or served version \(pinned) of '\(account)' (drafts are not served)").response)
+                return .response(
+                    Problem.notFound("no environment serves or served version \(pinned) of '\(account)' (drafts are not served)").response)
             case .unknown:
                 return readHistoryThenServe(
                     Self.replayable(request), account: account, owner: owner, version: pinned, format: fixed, snapshot: published)

@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import TabAccess
+import TabBuilds
 import TabDelivery
 import TabLayout
 import TabStore
@@ -39,29 +40,50 @@ extension TabService {
         }
         let precondition = writePrecondition(request)
         let author = match.author
+        let body = request.body
         return .deferred {
-            // The gate: every live build must be able to open the candidate its share will get.
-            if !options.allowIncompatible, let version = plan.version,
-                let refused = await self.gate(account: account, version: version, in: environment)
-            {
-                return refused
-            }
-            do throws(StoreError) {
-                let recorded = try await self.store.startRollout(
-                    account: account, environment: environment.text, author: author,
-                    audit: AuditContext.current?.entry(action: "rollout.start", account: account, status: 201)
-                ) { (id, current, latest, availability) throws(RolloutError) in
-                    try Rollout.start(
-                        plan,
-                        in: RolloutStartContext(
-                            account: account, environment: environment, id: id, current: current, latest: latest,
-                            precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+            if !options.applying, let required = self.reviewRequired(in: environment, options) {
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.gateMisses(account: account, version: plan.version, in: environment)
+                } catch {
+                    return self.storeProblem(error)
                 }
-                await self.publish(recorded)
-                return self.rolloutAnswer(recorded.rollout, status: 201)
-            } catch {
-                return self.storeProblem(error)
+                return await self.holdForReview(
+                    action: "rollout.start", account: account, environment: environment, version: plan.version, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
             }
+            return await self.startRollout(
+                account: account, environment: environment, plan, precondition: precondition, author: author, options: options)
+        }
+    }
+
+    /// Starts a rollout of `plan` (checked by the builds gate unless `options` allow incompatible builds).
+    func startRollout(
+        account: String, environment: EnvironmentName, _ plan: RolloutPlan, precondition: WritePrecondition, author: String,
+        options: WriteOptions
+    ) async -> HTTPResponse {
+        // The gate: every live build must be able to open the candidate its share will get.
+        if !options.allowIncompatible, let version = plan.version,
+            let refused = await gate(account: account, version: version, in: environment)
+        {
+            return refused
+        }
+        do throws(StoreError) {
+            let recorded = try await store.startRollout(
+                account: account, environment: environment.text, author: author,
+                audit: AuditContext.current?.entry(action: "rollout.start", account: account, status: 201)
+            ) { (id, current, latest, availability) throws(RolloutError) in
+                try Rollout.start(
+                    plan,
+                    in: RolloutStartContext(
+                        account: account, environment: environment, id: id, current: current, latest: latest,
+                        precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+            }
+            await publish(recorded)
+            return rolloutAnswer(recorded.rollout, status: 201)
+        } catch {
+            return storeProblem(error)
         }
     }
 
@@ -88,39 +110,58 @@ extension TabService {
         }
         let precondition = writePrecondition(request)
         let author = match.author
-        let promoted = snapshot(for: promotion.from).record(account)
+        let body = request.body
         return .deferred {
-            // The gate: what `from` serves must open on every live build once `to` serves it.
-            if !options.allowIncompatible, let promoted, !promoted.deleted,
-                let refused = await self.gate(account: account, version: promoted.version, in: promotion.to)
-            {
-                return refused
-            }
-            do throws(StoreError) {
-                let outcome = try await self.store.promote(
-                    account: account, from: promotion.from.text, to: promotion.to.text, author: author,
-                    audit: AuditContext.current?.entry(action: "layout.promote", account: account, status: 200)
-                ) { (source, id, current, latest, availability) throws(RolloutError) in
-                    try promotion.decide(
-                        account: account, fromPointer: source,
-                        context: RolloutStartContext(
-                            account: account, environment: promotion.to, id: id, current: current, latest: latest,
-                            precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+            if !options.applying, let required = self.reviewRequired(in: promotion.to, options) {
+                let version = self.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.gateMisses(account: account, version: version, in: promotion.to)
+                } catch {
+                    return self.storeProblem(error)
                 }
-                switch outcome {
-                case .unchanged(let record):
-                    return self.written(record, status: 200)
-                case .moved(let record, let created):
-                    await self.publishPromotion(
-                        record, from: promotion.from.text, to: promotion.to, author: author, atMillis: currentTimeMillis())
-                    return self.written(record, status: created ? 201 : 200)
-                case .rollout(let recorded):
-                    await self.publish(recorded)
-                    return self.rolloutAnswer(recorded.rollout, status: 201)
-                }
-            } catch {
-                return self.storeProblem(error)
+                return await self.holdForReview(
+                    action: "layout.promote", account: account, environment: promotion.to, version: version, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
             }
+            return await self.promote(account: account, promotion, precondition: precondition, author: author, options: options)
+        }
+    }
+
+    /// Points `promotion.to` at what `promotion.from` serves, or starts a rollout of it (checked by the builds gate
+    /// unless `options` allow incompatible builds).
+    func promote(
+        account: String, _ promotion: PromotionRequest, precondition: WritePrecondition, author: String, options: WriteOptions
+    ) async -> HTTPResponse {
+        // The gate: what `from` serves must open on every live build once `to` serves it.
+        if !options.allowIncompatible, let promoted = snapshot(for: promotion.from).record(account), !promoted.deleted,
+            let refused = await gate(account: account, version: promoted.version, in: promotion.to)
+        {
+            return refused
+        }
+        do throws(StoreError) {
+            let outcome = try await store.promote(
+                account: account, from: promotion.from.text, to: promotion.to.text, author: author,
+                audit: AuditContext.current?.entry(action: "layout.promote", account: account, status: 200)
+            ) { (source, id, current, latest, availability) throws(RolloutError) in
+                try promotion.decide(
+                    account: account, fromPointer: source,
+                    context: RolloutStartContext(
+                        account: account, environment: promotion.to, id: id, current: current, latest: latest,
+                        precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+            }
+            switch outcome {
+            case .unchanged(let record):
+                return written(record, status: 200)
+            case .moved(let record, let created):
+                await publishPromotion(record, from: promotion.from.text, to: promotion.to, author: author, atMillis: currentTimeMillis())
+                return written(record, status: created ? 201 : 200)
+            case .rollout(let recorded):
+                await publish(recorded)
+                return rolloutAnswer(recorded.rollout, status: 201)
+            }
+        } catch {
+            return storeProblem(error)
         }
     }
 
@@ -208,12 +249,33 @@ extension TabService {
         }
     }
 
+    /// The change `action` (`rollout.patch`, `rollout.complete` or `rollout.rollback`) with `body` makes to the newest
+    /// rollout as stored. - Throws: ``RolloutError/invalidBody(_:)`` for a body that does not read.
+    static func rolloutChange(_ action: String, body: [UInt8]) throws(RolloutError)
+        -> @Sendable (Rollout) throws(RolloutError) ->
+        RolloutChange
+    {
+        switch action {
+        case "rollout.patch":
+            let patch = try RolloutPatch.decode(body)
+            return { (rollout) throws(RolloutError) in try rollout.patched(patch, at: TabService.now) }
+        case "rollout.complete":
+            return { (rollout) throws(RolloutError) in try rollout.completed(at: TabService.now) }
+        default:
+            let reason = try RollbackRequest.reason(from: body)
+            return { (rollout) throws(RolloutError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
+        }
+    }
+
+    /// Whether a rollout change gives the candidate to more installs (a raise, a completion): checked by the builds
+    /// gate and held for review in a protected environment. A pause, a resume and a rollback never are.
+    static func rolloutChangeMoves(_ action: String, body: [UInt8]) -> Bool {
+        action == "rollout.complete" || (action == "rollout.patch" && (try? RolloutPatch.decode(body))?.percent != nil)
+    }
+
     /// `PATCH …/layout/rollout`, `POST …/rollout/complete` and `POST …/rollout/rollback`: one change of the newest
-    /// rollout, decided by `change` on the rollout as stored.
-    func changeRolloutRoute(
-        _ request: borrowing HTTPRequest, _ match: RouteMatch, action: String,
-        _ decide: @escaping @Sendable ([UInt8]) throws(RolloutError) -> @Sendable (Rollout) throws(RolloutError) -> RolloutChange
-    ) -> HTTPReply {
+    /// rollout (``rolloutChange(_:body:)``) on the rollout as stored.
+    func changeRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch, action: String) -> HTTPReply {
         let (account, environment): (String, EnvironmentName)
         switch rolloutTarget(request, match) {
         case .success(let target): (account, environment) = target
@@ -221,23 +283,60 @@ extension TabService {
         }
         let change: @Sendable (Rollout) throws(RolloutError) -> RolloutChange
         do throws(RolloutError) {
-            change = try decide(request.body)
+            change = try Self.rolloutChange(action, body: request.body)
         } catch {
             return .response(Problem.rollout(error).response)
         }
         let author = match.author
-        return .deferred {
-            do throws(StoreError) {
-                let recorded = try await self.store.changeRollout(
-                    account: account, environment: environment.text, author: author,
-                    audit: AuditContext.current?.entry(action: action, account: account, status: 200), change)
-                await self.publish(recorded)
-                return self.rolloutAnswer(recorded.rollout, status: 200)
-            } catch .notFound {
-                return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
-            } catch {
-                return self.storeProblem(error)
+        guard Self.rolloutChangeMoves(action, body: request.body) else {
+            return .deferred {
+                await self.changeRollout(account: account, environment: environment, action: action, author: author, change)
             }
+        }
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: environment) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let body = request.body
+        let candidate = snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
+        return .deferred {
+            if !options.applying, let required = self.reviewRequired(in: environment, options) {
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.gateMisses(account: account, version: candidate, in: environment)
+                } catch {
+                    return self.storeProblem(error)
+                }
+                return await self.holdForReview(
+                    action: action, account: account, environment: environment, version: candidate, precondition: .none, author: author,
+                    required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
+            }
+            // The gate again: builds declared since the rollout started must open what more installs will get.
+            if !options.allowIncompatible, let candidate,
+                let refused = await self.gate(account: account, version: candidate, in: environment)
+            {
+                return refused
+            }
+            return await self.changeRollout(account: account, environment: environment, action: action, author: author, change)
+        }
+    }
+
+    /// Records `change` of the account's newest rollout in `environment` and publishes it.
+    func changeRollout(
+        account: String, environment: EnvironmentName, action: String, author: String,
+        _ change: @escaping @Sendable (Rollout) throws(RolloutError) -> RolloutChange
+    ) async -> HTTPResponse {
+        do throws(StoreError) {
+            let recorded = try await store.changeRollout(
+                account: account, environment: environment.text, author: author,
+                audit: AuditContext.current?.entry(action: action, account: account, status: 200), change)
+            await publish(recorded)
+            return rolloutAnswer(recorded.rollout, status: 200)
+        } catch .notFound {
+            return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
+        } catch {
+            return storeProblem(error)
         }
     }
 

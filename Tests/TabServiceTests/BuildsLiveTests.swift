@@ -122,6 +122,15 @@ import Testing
             headers: admin + [("If-Match", first.header("ETag") ?? "")],
             body: plan)
         #expect(forced.status == 201, "\(String(decoding: forced.body, as: UTF8.self))")
+        // Its raise and its completion give the candidate to more installs: the gate again, and the same way past it.
+        let rollout = "/v1/accounts/rolled/layout/rollout"
+        let raise = Array(#"{"percent": 50}"#.utf8)
+        #expect(try await client.send("PATCH", rollout, headers: admin, body: raise).status == 422)
+        #expect(try await client.send("PATCH", rollout + "?allowIncompatible=true", headers: admin, body: raise).status == 200)
+        #expect(try await client.send("PATCH", rollout, headers: admin, body: Array(#"{"paused": true}"#.utf8)).status == 200)
+        let complete = try await client.send("POST", rollout + "/complete", headers: admin)
+        #expect(complete.status == 422 && (Self.object(complete)["type"] as? String)?.hasSuffix("incompatible-build") == true)
+        #expect(try await client.send("POST", rollout + "/complete?allowIncompatible=true", headers: admin).status == 200)
     }
 
     static func layout(_ tabs: [(id: String, screen: String)]) -> [UInt8] {
@@ -136,11 +145,14 @@ import Testing
         let client = harness.client()
         let admin = ServiceHarness.admin(Self.json)
         let path = "/v1/accounts/fallback/layout"
-        let v1 = try await client.send("PUT", path, headers: admin + [("If-None-Match", "*")], body: Self.layout([("home", "HomeViewController")]))
+        let v1 = try await client.send(
+            "PUT", path, headers: admin + [("If-None-Match", "*")], body: Self.layout([("home", "HomeViewController")]))
         #expect(v1.status == 201)
         #expect(
-            try await client.send("PUT", "/v1/builds/iphone/1.0", headers: admin, body: Self.body(["viewControllers": ["HomeViewController"]]))
-                .status == 201)
+            try await client.send(
+                "PUT", "/v1/builds/iphone/1.0", headers: admin, body: Self.body(["viewControllers": ["HomeViewController"]])
+            )
+            .status == 201)
         let draft = try await client.send(
             "PUT", path + "?publish=false", headers: admin + [("If-Match", v1.header("ETag") ?? "")],
             body: Self.layout([("home", "HomeViewController"), ("draft", "HomeViewController")]))
@@ -154,23 +166,30 @@ import Testing
         let old = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: build)
         #expect(old.status == 200 && Self.object(old)["version"] as? Int == 1, "\(String(decoding: old.body, as: UTF8.self))")
         #expect(old.header("Tabs-Withheld") == nil && (Self.object(old)["tabs"] as? [[String: Any]])?.count == 1)
-        let again = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: build + [("If-None-Match", old.header("ETag") ?? "")])
+        let again = try await client.send(
+            "GET", "/v1/accounts/fallback/tabs", headers: build + [("If-None-Match", old.header("ETag") ?? "")])
         #expect(again.status == 304)
-        let undeclared = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "1.1")])
+        let undeclared = try await client.send(
+            "GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "1.1")])
         #expect(Self.object(undeclared)["version"] as? Int == 3)
 
         // By number: the version served before, the current one; never the draft.
         let first = try await client.send("GET", "/v1/accounts/fallback/tabs?version=1")
-        #expect(first.status == 200 && Self.object(first)["version"] as? Int == 1 && first.header("Cache-Control")?.contains("immutable") == true)
+        #expect(
+            first.status == 200 && Self.object(first)["version"] as? Int == 1
+                && first.header("Cache-Control")?.contains("immutable") == true)
         #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=3").status == 200)
         #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=2").status == 404)
         #expect(try await client.send("GET", "/v1/accounts/fallback/tabs?version=9").status == 404)
 
         // With no earlier version it opens whole, 404 as before.
         #expect(
-            try await client.send("PUT", "/v1/builds/iphone/0.9", headers: admin, body: Self.body(["viewControllers": ["OtherViewController"]]))
-                .status == 201)
-        let none = try await client.send("GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "0.9")])
+            try await client.send(
+                "PUT", "/v1/builds/iphone/0.9", headers: admin, body: Self.body(["viewControllers": ["OtherViewController"]])
+            )
+            .status == 201)
+        let none = try await client.send(
+            "GET", "/v1/accounts/fallback/tabs", headers: [("X-Client-Platform", "iphone"), ("X-App-Version", "0.9")])
         #expect(none.status == 404)
     }
 

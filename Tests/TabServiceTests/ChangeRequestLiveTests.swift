@@ -155,4 +155,69 @@ import Testing
             decoding: try await client.send("GET", "/v1/audit?account=scheduled", headers: ServiceHarness.admin()).body, as: UTF8.self)
         #expect(audit.contains("bypassApproval"))
     }
+
+    /// Promotions, rollout starts and raises into a protected environment wait for review as layout writes do, and
+    /// show the tab-level diff; a pause and a rollback never wait.
+    @Test func promotionsAndRolloutsWaitTooButNeverAPauseOrARollback() async throws {
+        let harness = try await ServiceHarness(environments: ["staging", "production"], approvals: ["production"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let alice = try await Self.token(client, "alice", ["write", "deploy"])
+        let bob = try await Self.token(client, "bob", ["approve"])
+        let staging = "/v1/accounts/promoted/layout?environment=staging"
+
+        func approveAndApply(_ held: HTTPTestClient.Response) async throws -> HTTPTestClient.Response {
+            #expect(held.status == 202, "\(String(decoding: held.body, as: UTF8.self))")
+            let id = try #require((Self.object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+            #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob).status == 200)
+            return try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice)
+        }
+
+        let v1 = try await client.send("PUT", staging, headers: alice + Self.json + [("If-None-Match", "*")], body: document(["Home"]))
+        #expect(v1.status == 201, "\(String(decoding: v1.body, as: UTF8.self))")
+        let promotion = Array(#"{"from": "staging", "to": "production"}"#.utf8)
+        let heldPromotion = try await client.send(
+            "POST", "/v1/accounts/promoted/layout/promote", headers: alice + Self.json, body: promotion)
+        let request = try #require(Self.object(heldPromotion)["changeRequest"] as? [String: Any])
+        #expect(
+            request["action"] as? String == "layout.promote" && request["version"] as? Int == 1
+                && request["environment"] as? String == "production")
+        let read = Self.object(try await client.send("GET", "/v1/change-requests/\(request["id"] as? String ?? "")", headers: bob))
+        let changes = try #require((read["diff"] as? [String: Any])?["changes"] as? [[String: Any]], "\(read)")
+        #expect(changes.contains { $0["op"] as? String == "added" }, "\(changes)")
+        let production = [("Tabs-Environment", "production")]
+        #expect(
+            Self.object(try await client.send("GET", "/v1/accounts/promoted/tabs", headers: production))["layout"] as? String == "default")
+        let promoted = try await approveAndApply(heldPromotion)
+        #expect(
+            promoted.status == 200 && Self.object(promoted)["state"] as? String == "applied",
+            "\(String(decoding: promoted.body, as: UTF8.self))")
+        let served = try await client.send("GET", "/v1/accounts/promoted/tabs", headers: production)
+        #expect(Self.object(served)["layout"] as? String == "promoted")
+
+        // A rollout of staging's next version into production: its start and its raise wait, a pause does not.
+        let v2 = try await client.send(
+            "PUT", staging, headers: alice + Self.json + [("If-Match", v1.header("ETag") ?? "")], body: document(["Home", "Search"]))
+        #expect(v2.status == 200)
+        let current = try await client.send("GET", "/v1/accounts/promoted/layout?environment=production", headers: alice)
+        let start = try await client.send(
+            "POST", "/v1/accounts/promoted/layout/rollout?environment=production",
+            headers: alice + Self.json + [("If-Match", current.header("ETag") ?? "")], body: Array(#"{"version": 2, "percent": 10}"#.utf8))
+        #expect((Self.object(start)["changeRequest"] as? [String: Any])?["action"] as? String == "rollout.start")
+        let started = try await approveAndApply(start)
+        #expect(started.status == 200, "\(String(decoding: started.body, as: UTF8.self))")
+        let rollout = "/v1/accounts/promoted/layout/rollout?environment=production"
+        #expect(Self.object(try await client.send("GET", rollout, headers: alice))["percent"] as? Double == 10)
+        let raise = try await client.send("PATCH", rollout, headers: alice + Self.json, body: Array(#"{"percent": 50}"#.utf8))
+        #expect((Self.object(raise)["changeRequest"] as? [String: Any])?["action"] as? String == "rollout.patch")
+        let raised = try await approveAndApply(raise)
+        #expect(raised.status == 200, "\(String(decoding: raised.body, as: UTF8.self))")
+        #expect(Self.object(try await client.send("GET", rollout, headers: alice))["percent"] as? Double == 50)
+        let paused = try await client.send("PATCH", rollout, headers: alice + Self.json, body: Array(#"{"paused": true}"#.utf8))
+        #expect(paused.status == 200, "\(String(decoding: paused.body, as: UTF8.self))")
+        let rolledBack = try await client.send(
+            "POST", "/v1/accounts/promoted/layout/rollout/rollback?environment=production", headers: alice + Self.json,
+            body: Array(#"{"reason": "pager"}"#.utf8))
+        #expect(rolledBack.status == 200, "\(String(decoding: rolledBack.body, as: UTF8.self))")
+    }
 }

@@ -82,7 +82,8 @@ import Testing
         #expect(after["rollout"] is NSNull)
         #expect((after["revision"] as? Int ?? 0) > (Self.json(during)["revision"] as? Int ?? .max))
         // A version a rollout served stays immutable after it ends (a CDN or an install may still ask for it).
-        let past = try await client.send("GET", "/v1/accounts/manifested/tabs?version=2", headers: [("If-None-Match", candidate.header("ETag") ?? "")])
+        let past = try await client.send(
+            "GET", "/v1/accounts/manifested/tabs?version=2", headers: [("If-None-Match", candidate.header("ETag") ?? "")])
         #expect(past.status == 304 && past.header("Cache-Control")?.contains("immutable") == true)
     }
 
