@@ -34,12 +34,15 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     /// The body of the request that is replayed when it is applied, for a change that is not a layout's content (a
     /// promotion, a rollout's plan or raise).
     public var body: String?
+    /// The strings table a strings write changes (its `account` is empty then), and the body's media type.
+    public var locale: String?
+    public var contentType: String?
     public var reason: String?
     public var updatedAtMillis: Int64
 
     public init(
         id: String, author: String, createdAtMillis: Int64, environment: String, account: String, action: String, version: Int?,
-        ifMatch: [String]?, required: Int, applyAtMillis: Int64?, body: String? = nil
+        ifMatch: [String]?, required: Int, applyAtMillis: Int64?, body: String? = nil, locale: String? = nil, contentType: String? = nil
     ) {
         self.id = id
         self.state = .open
@@ -53,6 +56,8 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         self.required = required
         self.applyAtMillis = applyAtMillis
         self.body = body
+        self.locale = locale
+        self.contentType = contentType
         self.updatedAtMillis = createdAtMillis
     }
 

@@ -100,14 +100,14 @@ extension TabService {
     /// is the request's own, replayed when it is applied (a promotion, a rollout's plan or raise).
     func holdForReview(
         action: String, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition, author: String,
-        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil
+        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil, strings: (locale: String, contentType: String)? = nil
     ) async -> HTTPResponse {
         var ifMatch: [String]?
         if case .ifMatch(let tags) = precondition { ifMatch = tags }
         let request = ChangeRequest(
             id: ChangeRequest.newID(), author: author, createdAtMillis: currentTimeMillis(), environment: environment.text,
             account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
-            body: body.map { String(decoding: $0, as: UTF8.self) })
+            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType)
         do throws(StoreError) {
             try await store.create(
                 changeRequest: StoredChangeRequest(
@@ -144,10 +144,11 @@ extension TabService {
         var object: [String: JSONValue] = [
             "id": .string(request.id), "state": .string(request.state.rawValue), "author": .string(request.author),
             "createdAt": .string(Timestamp(unixMillis: request.createdAtMillis).rfc3339), "environment": .string(request.environment),
-            "account": .string(request.account), "action": .string(request.action), "required": .integer(Int64(request.required)),
+            "action": .string(request.action), "required": .integer(Int64(request.required)),
             "approvals": .array(
                 request.approvals.map { .object(["by": .string($0.by), "at": .string(Timestamp(unixMillis: $0.atMillis).rfc3339)]) }),
         ]
+        if let locale = request.locale { object["locale"] = .string(locale) } else { object["account"] = .string(request.account) }
         if let version = request.version { object["version"] = .integer(Int64(version)) }
         if let at = request.applyAtMillis { object["applyAt"] = .string(Timestamp(unixMillis: at).rfc3339) }
         if let reason = request.reason { object["reason"] = .string(reason) }
@@ -270,7 +271,7 @@ extension TabService {
             do throws(StoreError) {
                 let all = try await self.store.changeRequests().compactMap { ChangeRequest(json: $0.record) }.filter {
                     (state == nil || $0.state.rawValue == state) && (account == nil || $0.account == account)
-                        && (grant?.mayRead(account: $0.account, environment: $0.environment) ?? true)
+                        && (grant?.mayRead(account: $0.locale == nil ? $0.account : nil, environment: $0.environment) ?? true)
                 }
                 var listed: [JSONValue] = []
                 for request in all.prefix(limit) { listed.append(.object(try await self.objectWithDiff(request))) }
@@ -303,9 +304,11 @@ extension TabService {
                 }
             if let grant,
                 let refusal = grant.authorize(
-                    AccessRequest(scope: scope, target: .account(request.account), environment: request.environment))
+                    AccessRequest(
+                        scope: scope, target: request.locale == nil ? .account(request.account) : .allAccounts,
+                        environment: request.environment))
             {
-                guard grant.mayRead(account: request.account, environment: request.environment) else {
+                guard grant.mayRead(account: request.locale == nil ? request.account : nil, environment: request.environment) else {
                     return Problem.notFound("there is no change request \(id.prefix(64))").response
                 }
                 return Self.refusalResponse(refusal)
@@ -407,6 +410,10 @@ extension TabService {
             } catch {
                 result = Problem.rollout(error).response
             }
+        case "strings.put":
+            result = await writeStrings(
+                locale: request.locale ?? "", environment: environment, body: body, contentType: request.contentType ?? "text/plain",
+                precondition: request.ifMatch.map { .ifMatch($0) } ?? .none, author: request.author)
         case "rollout.patch", "rollout.complete":
             do throws(RolloutError) {
                 let change = try Self.rolloutChange(request.action, body: body)

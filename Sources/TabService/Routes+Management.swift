@@ -236,7 +236,7 @@ extension TabService {
             Route(
                 .put, "/v1/strings/{locale}", .scoped(.write, .allAccounts), label: "strings",
                 APIOperation(
-                    "Store a new version of a global strings table.", parameters: [ifMatch, ifNoneMatchStar],
+                    "Store a new version of a global strings table.", parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
                     requestBody: """
                         required: true
                         content:
@@ -260,8 +260,8 @@ extension TabService {
                               application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
                             """
                         ),
-                        (400, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                        (428, APIOperation.problem),
+                        (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem), (412, APIOperation.problem),
+                        (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                     ])
             ) { service, request, match in service.writeStringsRoute(request, match) },
         ]

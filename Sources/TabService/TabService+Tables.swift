@@ -99,30 +99,59 @@ extension TabService {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: environment) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let body = request.body
         let contentType = request.header("Content-Type") ?? kind
         let precondition = writePrecondition(request)
         return .deferred {
-            let table: StringsTable
+            guard let required = self.reviewRequired(in: environment, options) else {
+                return await self.writeStrings(
+                    locale: locale, environment: environment, body: body, contentType: contentType, precondition: precondition,
+                    author: author)
+            }
+            // Held for review: checked now (the table reads, the precondition holds), kept in the request, written at apply.
             do throws(LayoutError) {
-                table = try StringsTable.read(body)
+                _ = try StringsTable.read(body)
             } catch {
                 return Problem.invalidLayout(error).response
             }
-            let existed = self.snapshot(for: environment).stringsRecords[locale] != nil
             do throws(StoreError) {
-                self.metrics.storeOperations.add()
-                let record = try await self.store.appendStrings(
-                    locale: locale, environment: environment.text, source: body, contentType: contentType, precondition: precondition,
-                    author: author, audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
-                await self.commit(strings: record, table: table, in: environment)
-                return json(
-                    existed ? 200 : 201,
-                    ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
-                    headers: [HTTPHeader("ETag", record.etag)])
+                try precondition.checkWrite(current: self.snapshot(for: environment).stringsRecords[locale]?.etag)
             } catch {
                 return self.storeProblem(error)
             }
+            return await self.holdForReview(
+                action: "strings.put", account: "", environment: environment, version: nil, precondition: precondition, author: author,
+                required: required, applyAt: options.applyAtMillis, misses: [], body: body, strings: (locale, contentType))
+        }
+    }
+
+    /// Stores a new version of a strings table in `environment` and serves it there.
+    func writeStrings(
+        locale: String, environment: EnvironmentName, body: [UInt8], contentType: String, precondition: WritePrecondition, author: String
+    ) async -> HTTPResponse {
+        let table: StringsTable
+        do throws(LayoutError) {
+            table = try StringsTable.read(body)
+        } catch {
+            return Problem.invalidLayout(error).response
+        }
+        let existed = snapshot(for: environment).stringsRecords[locale] != nil
+        do throws(StoreError) {
+            metrics.storeOperations.add()
+            let record = try await store.appendStrings(
+                locale: locale, environment: environment.text, source: body, contentType: contentType, precondition: precondition,
+                author: author, audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
+            await commit(strings: record, table: table, in: environment)
+            return json(
+                existed ? 200 : 201, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
+                headers: [HTTPHeader("ETag", record.etag)])
+        } catch {
+            return storeProblem(error)
         }
     }
 }

@@ -219,5 +219,23 @@ import Testing
             "POST", "/v1/accounts/promoted/layout/rollout/rollback?environment=production", headers: alice + Self.json,
             body: Array(#"{"reason": "pager"}"#.utf8))
         #expect(rolledBack.status == 200, "\(String(decoding: rolledBack.body, as: UTF8.self))")
+
+        // A strings table of the protected environment waits too, named by its locale; a stale If-Match is 412 at once.
+        let strings = "/v1/strings/nl?environment=production"
+        let table = Array(#"{"home": "Accueil"}"#.utf8)
+        let stale = try await client.send("PUT", strings, headers: alice + Self.json + [("If-Match", "\"nope\"")], body: table)
+        #expect(stale.status == 412 || stale.status == 428, "\(String(decoding: stale.body, as: UTF8.self))")
+        let heldStrings = try await client.send("PUT", strings, headers: alice + Self.json + [("If-None-Match", "*")], body: table)
+        let stringsRequest = try #require(
+            Self.object(heldStrings)["changeRequest"] as? [String: Any], "\(String(decoding: heldStrings.body, as: UTF8.self))")
+        #expect(
+            stringsRequest["locale"] as? String == "nl" && stringsRequest["account"] == nil
+                && stringsRequest["action"] as? String == "strings.put")
+        #expect(try await client.send("GET", strings, headers: alice).status == 404)
+        let written = try await approveAndApply(heldStrings)
+        #expect(
+            written.status == 200 && Self.object(written)["state"] as? String == "applied",
+            "\(String(decoding: written.body, as: UTF8.self))")
+        #expect(try await client.send("GET", strings, headers: alice).status == 200)
     }
 }
