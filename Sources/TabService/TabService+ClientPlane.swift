@@ -81,7 +81,7 @@ extension TabService {
         var entry: LayoutEntry
         if let pinned {
             // Served now by an environment, else served before (read from the store once per publication).
-            let owner = published.entry(for: account)?.resolved.name ?? account
+            let owner = historyOwner(of: account)
             switch servedVersion(account, pinned).map(ServedHistory.Lookup.known)
                 ?? servedHistory.lookup(owner, version: pinned, in: published)
             {
@@ -259,6 +259,13 @@ extension TabService {
             case let reply?: return await reply.response()
             }
         }
+    }
+
+    /// Whose versions `…/tabs?version=N` of `account` names: the account's own when an environment serves a layout of
+    /// its own, else the layout it falls back to (`default`).
+    func historyOwner(of account: String) -> String {
+        if environmentList.names.contains(where: { snapshot(for: $0).record(account) != nil }) { return account }
+        return snapshot.entry(for: account)?.resolved.name ?? account
     }
 
     /// What a declared build that can open none of the current tabs gets instead.
