@@ -183,6 +183,7 @@ extension TabService {
                 parameters: [
                     "{name: state, in: query, schema: {type: string, enum: [open, approved, applied, rejected, cancelled, failed]}}",
                     "{name: account, in: query, schema: {type: string}}", "{name: limit, in: query, schema: {type: integer, minimum: 1}}",
+                    "{name: after, in: query, description: 'The id the previous page ended with.', schema: {type: string}}",
                 ],
                 responses: [
                     (
@@ -266,10 +267,19 @@ extension TabService {
         }
         let account = request.query("account")
         let limit = request.query("limit").flatMap { Int($0) }.map { min(max($0, 1), 500) } ?? 100
+        let after = request.query("after")
         let grant = match.grant
         return .deferred {
             do throws(StoreError) {
-                let all = try await self.store.changeRequests().compactMap { ChangeRequest(json: $0.record) }.filter {
+                // Oldest first; `after` (an id a previous page ended with) continues after it.
+                var stored = try await self.store.changeRequests()
+                if let after {
+                    guard let index = stored.firstIndex(where: { $0.id == after }) else {
+                        return Problem.badRequest("after names no change request ('\(after.prefix(64))')").response
+                    }
+                    stored.removeSubrange(...index)
+                }
+                let all = stored.compactMap { ChangeRequest(json: $0.record) }.filter {
                     (state == nil || $0.state.rawValue == state) && (account == nil || $0.account == account)
                         && (grant?.mayRead(account: $0.locale == nil ? $0.account : nil, environment: $0.environment) ?? true)
                 }

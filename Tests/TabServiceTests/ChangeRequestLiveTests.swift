@@ -237,5 +237,16 @@ import Testing
             written.status == 200 && Self.object(written)["state"] as? String == "applied",
             "\(String(decoding: written.body, as: UTF8.self))")
         #expect(try await client.send("GET", strings, headers: alice).status == 200)
+
+        // The list pages oldest first: `after` continues after the id a page ended with.
+        let first =
+            Self.object(try await client.send("GET", "/v1/change-requests?limit=2", headers: bob))["changeRequests"] as? [[String: Any]]
+        let last = try #require(first?.last?["id"] as? String)
+        let next =
+            Self.object(try await client.send("GET", "/v1/change-requests?after=\(last)", headers: bob))["changeRequests"]
+            as? [[String: Any]]
+        #expect(
+            first?.count == 2 && next?.count == 2 && next?.first?["action"] as? String == "rollout.patch", "\(String(describing: next))")
+        #expect(try await client.send("GET", "/v1/change-requests?after=cr_nothing", headers: bob).status == 400)
     }
 }
