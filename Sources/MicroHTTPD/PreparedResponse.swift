@@ -51,6 +51,39 @@ public final class PreparedResponse: @unchecked Sendable {
         self.buffer = UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
+    /// A response with other header fields over `shared`'s body, without copying it (a version's immutable
+    /// headers, a signature added): `shared` is kept alive until libmicrohttpd drops this response's last reference,
+    /// so requests still sending it never outlive the bytes. A bodiless `shared` gives a bodiless response announcing
+    /// the same length. The corresponding C function is `MHD_create_response_from_buffer_with_free_callback_cls`.
+    /// - Throws: ``MicroHTTPDError/responseCreationFailed`` when libmicrohttpd cannot allocate it.
+    public init(status: Int, headers: [HTTPHeader], sharingBodyOf shared: PreparedResponse) throws(MicroHTTPDError) {
+        self.status = status
+        self.headers = headers
+        self.announcedLength = shared.announcedLength
+        guard let base = shared.buffer.baseAddress, !shared.buffer.isEmpty else {
+            let made =
+                shared.announcedLength > 0
+                ? makeBodilessResponse(headers: headers, announcing: shared.announcedLength)
+                : makeResponseKeepingBuffer(headers: headers, body: [])?.response
+            guard let pointer = made else { throw .responseCreationFailed }
+            self.pointer = pointer
+            self.buffer = UnsafeRawBufferPointer(start: nil, count: 0)
+            return
+        }
+        let keeper = Unmanaged.passRetained(shared)
+        guard
+            let pointer = MHD_create_response_from_buffer_with_free_callback_cls(
+                shared.buffer.count, UnsafeMutableRawPointer(mutating: base),
+                { keeper in keeper.map { Unmanaged<PreparedResponse>.fromOpaque($0).release() } }, keeper.toOpaque())
+        else {
+            keeper.release()
+            throw .responseCreationFailed
+        }
+        addHeaders(headers, to: pointer)
+        self.pointer = pointer
+        self.buffer = shared.buffer
+    }
+
     /// A copy of the body (for in-process tests and tools; the server sends from libmicrohttpd's buffer). Empty for
     /// a bodiless response.
     public var body: [UInt8] { Array(buffer) }

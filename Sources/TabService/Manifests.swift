@@ -72,6 +72,8 @@ final class ManifestMemo: Sendable {
         let sequence: UInt64
         let manifest: Manifest
         var signature: String?
+        /// Its shared 200s and 304s, by their header fields' key (``prepared(_:account:environment:key:make:)``).
+        var responses: [String: PreparedResponse] = [:]
     }
 
     private let kept = Mutex<[String: Kept]>([:])
@@ -88,6 +90,23 @@ final class ManifestMemo: Sendable {
         kept.withLock { kept in
             if kept.count >= Self.limit { kept = [:] }
             kept[key] = Kept(sequence: sequence, manifest: made)
+        }
+        return made
+    }
+
+    /// The shared response `make` builds for `manifest` and header fields named `key`, made once per manifest kept
+    /// (at most eight: `Cache-Control`'s `max-age` shortens as a step nears), so that a manifest's answer costs what
+    /// `…/tabs`' does.
+    func prepared(_ manifest: Manifest, account: String, environment: String, key: String, make: () -> PreparedResponse?)
+        -> PreparedResponse?
+    {
+        let slot = environment + "\n" + account
+        if let known = kept.withLock({ $0[slot]?.manifest.etag == manifest.etag ? $0[slot]?.responses[key] : nil }) { return known }
+        guard let made = make() else { return nil }
+        kept.withLock { kept in
+            guard kept[slot]?.manifest.etag == manifest.etag else { return }
+            if kept[slot]?.responses.count ?? 0 >= 8 { kept[slot]?.responses = [:] }
+            kept[slot]?.responses[key] = made
         }
         return made
     }
@@ -125,8 +144,17 @@ extension TabService {
         else { return .response(Problem.noLayout(account).response) }
         let current = Self.ifNoneMatchHolds(request, manifest.etag)
         guard current, let wait else {
-            return .response(
-                manifestResponse(manifest, current: current, account: account, environment: environment, longPoll: wait != nil))
+            let answer = {
+                self.manifestResponse(manifest, current: current, account: account, environment: environment, longPoll: wait != nil)
+            }
+            guard wait == nil else { return .response(answer()) }
+            // Shared once made: the same manifest, status and Cache-Control give the same bytes.
+            let key = (current ? "304 " : "200 ") + manifestCacheControl(manifest)
+            let shared = manifests.prepared(manifest, account: account, environment: environment.text, key: key) {
+                let made = answer()
+                return try? PreparedResponse(status: made.status, headers: made.headers, body: made.body)
+            }
+            return shared.map { .prepared($0) } ?? .response(answer())
         }
         let address = clientAddress(request)
         if let refusal = heldBudget.reserve(address) {

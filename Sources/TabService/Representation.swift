@@ -68,6 +68,26 @@ final class CodedForm: Sendable {
         // over a copy of the same bytes.
         notModified = try PreparedResponse(status: 304, headers: shared, announcingLength: body.count)
     }
+
+    /// The shared 200 or 304 with its header fields rewritten (`key` names the rewrite: one key, one result), over
+    /// the same body without a copy: a version's immutable answer, a signed one. Made on the first request and kept
+    /// with the form (at most ``derivedKept``; beyond, nil and the caller builds one per request), so that those
+    /// answers cost what the plain one does.
+    func derived(_ key: String, notModified: Bool, _ rewrite: ([HTTPHeader]) -> [HTTPHeader]) -> PreparedResponse? {
+        let base = notModified ? self.notModified : ok
+        let slot = notModified ? "304\n" + key : "200\n" + key
+        if let known = derivedResponses.withLock({ $0[slot] }) { return known }
+        guard let made = try? PreparedResponse(status: base.status, headers: rewrite(base.headers), sharingBodyOf: base) else { return nil }
+        return derivedResponses.withLock { kept in
+            if let raced = kept[slot] { return raced }
+            guard kept.count < Self.derivedKept else { return made }
+            kept[slot] = made
+            return made
+        }
+    }
+
+    private let derivedResponses = Mutex<[String: PreparedResponse]>([:])
+    static let derivedKept = 32
 }
 
 /// One representation, built once: its codings (identity always; brotli and gzip when smaller), each with its

@@ -172,15 +172,26 @@ extension TabService {
             )
         }
         let signature = decision == .ok ? signatureHeaders(representation, account: account, environment: environment, format: format) : []
-        if pinned != nil, decision != .preconditionFailed {
-            return .response(Self.immutable(decision == .ok ? form.ok : form.notModified, extra: signature))
-        }
         switch decision {
         case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok, extra: signature))
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
-        case .ok where !signature.isEmpty: return .response(HTTPResponse(prepared: form.ok, extra: signature))
         case .ok, .notModified:
-            let response = decision == .ok ? form.ok : form.notModified
+            // A version by number and a signed 200 are shared responses of their own, made once per form.
+            let notModified = decision == .notModified
+            var response = notModified ? form.notModified : form.ok
+            let signed = signature.first.map { "\n" + $0.value } ?? ""
+            if pinned != nil {
+                guard let immutable = form.derived("immutable" + signed, notModified: notModified, { Self.immutable($0) + signature })
+                else {
+                    return .response(HTTPResponse(sharing: response, headers: Self.immutable(response.headers) + signature))
+                }
+                response = immutable
+            } else if !signature.isEmpty {
+                guard let withSignature = form.derived("signed" + signed, notModified: false, { $0 + signature }) else {
+                    return .response(HTTPResponse(prepared: form.ok, extra: signature))
+                }
+                response = withSignature
+            }
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout of the account
             // (time and install), every coded form made (a brotli form made later would change the choice).
             // …and no declared build (its sightings and withheld answers are counted here, which a memo hit skips).
@@ -356,10 +367,10 @@ extension TabService {
         return .success(version)
     }
 
-    /// A shared response as the answer for a version by number: `public, max-age=31536000, immutable`, and a `Vary`
-    /// without the install and the environment (they do not choose it).
-    static func immutable(_ prepared: PreparedResponse, extra: [HTTPHeader]) -> HTTPResponse {
-        let headers = prepared.headers.map { header -> HTTPHeader in
+    /// A shared response's header fields as the answer for a version by number: `public, max-age=31536000,
+    /// immutable`, and a `Vary` without the install and the environment (they do not choose it).
+    static func immutable(_ headers: [HTTPHeader]) -> [HTTPHeader] {
+        headers.map { header -> HTTPHeader in
             switch header.name {
             case "Cache-Control": return HTTPHeader("Cache-Control", "public, max-age=31536000, immutable")
             case "Vary":
@@ -370,7 +381,6 @@ extension TabService {
             default: return header
             }
         }
-        return HTTPResponse(sharing: prepared, headers: headers + extra)
     }
 
     /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
