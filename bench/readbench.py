@@ -775,8 +775,11 @@ def main():
 
 def run(args, fetcher, ts_url, scheme, tls, unpinned_conns, pinned_conns, clients, pinned_clients, pins, why_not, servers,
         nginxes):
-    if pins and args.routes and ROUTE_CLIENT not in pinned_clients:
-        pinned_clients = pinned_clients + [ROUTE_CLIENT]  # the routes' baseline, measured in the same rounds
+    # The routes' baseline, `…/tabs` with the iOS headers, is measured in the same phase and rounds as they are.
+    if args.routes and pins and ROUTE_CLIENT not in pinned_clients:
+        pinned_clients = [n for n in HEADER_SETS if n in pinned_clients or n == ROUTE_CLIENT]
+    if args.routes and not pins and ROUTE_CLIENT not in clients:
+        clients = [n for n in HEADER_SETS if n in clients or n == ROUTE_CLIENT]
     names = list(dict.fromkeys(clients + (pinned_clients if pins else [])))
     prepared, refused = prepare(fetcher, [client_entry(n, ts_url, args.pid, args.account) for n in names], args.work)
     if not prepared:
