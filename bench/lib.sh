@@ -8,16 +8,22 @@
 set -eEuo pipefail  # -E: the ERR trap fires inside functions and subshells too
 
 bench_script=$(basename "${0:-bench}")
-bench_failed() { # bench_failed STATUS LINE COMMAND
+bench_failed() { # bench_failed STATUS LINE COMMAND PIPESTATUS
     [[ $3 == "return "* ]] && return 0  # a helper below already said what failed, and where it was called
-    echo "$bench_script: line $2: \`$3\` failed (exit $1)${BENCH_STEP:+ during: $BENCH_STEP}" >&2
+    if [[ $4 == *" "* ]]; then
+        # A pipeline (`python3 … | tee FILE`): BASH_COMMAND names only its last command, often not the one that failed.
+        echo "$bench_script: line $2: the pipeline ending in \`$3\` failed (its commands exited $4, in order)${BENCH_STEP:+ during: $BENCH_STEP}" >&2
+    else
+        echo "$bench_script: line $2: \`$3\` failed (exit $1)${BENCH_STEP:+ during: $BENCH_STEP}" >&2
+    fi
 }
-trap 'bench_failed $? "$LINENO" "$BASH_COMMAND"' ERR
+trap 'bench_failed $? "$LINENO" "$BASH_COMMAND" "${PIPESTATUS[*]}"' ERR
 
-# step "WHAT": names the step the next failure belongs to (printed with it) and on stderr now.
+# step "WHAT": names the step the next failure belongs to (printed with it) and on stderr now, with the seconds
+# since the script started (what each section costs).
 step() {
     BENCH_STEP=$1
-    echo "== $1" >&2
+    echo "== $1 (at ${SECONDS} s)" >&2
 }
 
 # ready PORT PID LOG [SECONDS]: waits until the server answers GET /readyz 200 (its store loaded and its first

@@ -2,25 +2,37 @@
 """The read path as real clients load it: tabserver against a tuned nginx serving the same bytes.
 
     python3 bench/readbench.py --url http://127.0.0.1:PORT --pid PID --work DIR [--tls-cert C --tls-key K --ca CA]
+        [--pin auto|S,L] [--bin .build/release/tabserver --routes]
 
-For every header set of ../shared/docs/CLIENT-HEADERS.md (HEADER_SETS below) this:
-1. fetches from tabserver the layout as that client gets it, and the same representation in each coding
+Each measured *entry* is one request (a path and the headers a client sends) answered by a tabserver, and the same
+bytes served by nginx from files. The entries are every header set of ../shared/docs/CLIENT-HEADERS.md
+(HEADER_SETS below) on `…/tabs`, and with `--routes` (which needs `--bin`) this round's read routes (ROUTES below:
+the manifest, an immutable version, builds declared, a signing key), on tabservers this script starts itself. For
+each entry this:
+1. fetches from its tabserver the answer as that client gets it, and the same representation in each coding
    (`Accept-Encoding: identity`, `gzip`, `br`, the client's other headers unchanged);
-2. lays those bytes out for nginx, one directory per header set (`tabs`, `tabs.gz`, `tabs.br`): the bytes
-   tabserver gave for a coding, or, for a coding tabserver did not give, the identity bytes compressed as a careful
-   operator would (`gzip -9`, `brotli -q 11`);
+2. lays those bytes out for nginx, one directory per entry, at the request's path (`tabs`, `tabs.gz`, `tabs.br`):
+   the bytes tabserver gave for a coding, or, for a coding tabserver did not give, the identity bytes compressed as
+   a careful operator would (`gzip -9`, `brotli -q 11`); nginx sends the `Cache-Control`, `Tabs-Signature` and
+   `Tabs-Withheld` tabserver sent with that 200 and with its 304 (COPIED_HEADERS);
 3. starts nginx from Debian tuned for static JSON (sendfile, tcp_nopush, open_file_cache, keep-alive,
-   gzip_static, brotli_static, access_log off, worker_processes = the server's threads), one `server` per header
-   set on its own port so that both servers see the same URI, and nginx picks br/gzip/identity from the same
+   gzip_static, brotli_static, access_log off, worker_processes = the server's threads), one `server` per entry
+   on its own port so that both servers see the same URI, and nginx picks br/gzip/identity from the same
    `Accept-Encoding` the client sends;
-4. checks what each server answers to each header set (status, coding, body bytes, ETag, and a 304 for the ETag
+4. checks what each server answers to each entry (status, coding, body bytes, ETag, and a 304 for the ETag
    that server gave), then loads both with h2load `--h1 -t1`, interleaved (A,B then B,A in the next round), on
    the 200 path (the client's headers) and the 304 path (the same headers and `If-None-Match` with the ETag that
    server gave for them), for each connection count;
-5. prints a Markdown table of medians per (header set, path, connections): throughput ratio, server CPU per
+5. prints a Markdown table of medians per (entry, path, connections): throughput ratio, server CPU per
    request from /proc (utime+stime of every thread of tabserver; of nginx's master and workers), p99 from
    h2load's per-request log, bytes per response, unexpected statuses; then the memory after load and a count of
    the cells that meet each target of issues 14 and 25.
+
+Two phases (issue 42.4). *Unpinned*: the servers and h2load share every core, as before. *Pinned* (`--pin auto`,
+or `--pin S,L`): every thread of each tabserver (`taskset -a -p`) and a second nginx with one worker process
+(started under `taskset`) on CPU S, h2load on CPU L; the pinning is read back from /proc and a run whose threads are
+elsewhere stops the bench. The targets are judged on the pinned table; the route entries are measured once, in the
+pinned phase (in the unpinned one when pinning is off or impossible here).
 
 `--json FILE` also writes every measurement. Exit status 2 when a server could not be prepared (not a slow one).
 """
@@ -85,6 +97,31 @@ CODINGS = ("identity", "gzip", "br")
 BROTLI_MODULE = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so"
 
 
+SHORT_NAMES = {name: re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") for name in HEADER_SETS}
+CODINGS = ("identity", "gzip", "br")
+BROTLI_MODULE = "/usr/lib/nginx/modules/ngx_http_brotli_static_module.so"
+# What nginx copies from tabserver's answer (its 200 and its 304, each as tabserver sent it): what a client or a
+# cache reads besides the body. ETag is each server's own (each answers 304 to the ETag it gave); Vary is not
+# copied (nginx sends `Vary: Accept-Encoding`, tabserver names the headers it negotiates on).
+COPIED_HEADERS = ("Cache-Control", "Tabs-Signature", "Tabs-Withheld")
+ADMIN_TOKEN = "bench-admin-token-0123456789"  # the one bench/run.sh gives its server
+# The client of the route entries: the iOS URLSession headers, and what TabClient adds (X-Client-Platform,
+# X-App-Version) for the build entries. The UA says Tabs/4.2; build 4.1 is the declared one that is trimmed.
+ROUTE_CLIENT = "iOS URLSession"
+PLATFORM, UNDECLARED_VERSION, DECLARED_VERSION = "iphone", "4.2", "4.1"
+# The route entries: name -> (title, tabserver, baseline entry). The baseline is the entry whose tabserver cost the
+# route is compared with: `…/tabs` with the same headers on a plain server, or, for the builds, the same request on a
+# server without builds ("today").
+ROUTES = {
+    "manifest": ("`…/tabs/manifest`", "plain", ROUTE_CLIENT),
+    "version": ("`…/tabs?version=N` (immutable)", "plain", ROUTE_CLIENT),
+    "build-none": ("`…/tabs` with X-Client-Platform/X-App-Version, no build declared", "plain", ROUTE_CLIENT),
+    "build-undeclared": ("`…/tabs`, builds declared, the client's build not among them", "builds", "build-none"),
+    "build-declared": ("`…/tabs`, a declared build (trimmed answer)", "builds", "build-none"),
+    "signed": ("`…/tabs` with `--signing-key` (Tabs-Signature)", "signed", ROUTE_CLIENT),
+}
+
+
 class BenchError(Exception):
     """A server could not be prepared for the bench; the message says what was found."""
 
@@ -96,26 +133,31 @@ def free_port():
 
 
 class Fetcher:
-    """One-request-per-connection GETs that send exactly the given headers (no Accept-Encoding of its own)."""
+    """One-request-per-connection requests that send exactly the given headers (no Accept-Encoding of its own)."""
 
     def __init__(self, ca_file=None):
         self.context = ssl.create_default_context(cafile=ca_file) if ca_file else None
 
     def get(self, url, headers):
+        return self.request("GET", url, headers)
+
+    def request(self, method, url, headers, body=None):
         parts = urllib.parse.urlsplit(url)
         if parts.scheme == "https":
             conn = http.client.HTTPSConnection(parts.hostname, parts.port, timeout=10, context=self.context)
         else:
             conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
         try:
-            conn.putrequest("GET", parts.path + (("?" + parts.query) if parts.query else ""), skip_accept_encoding=True)
+            conn.putrequest(method, parts.path + (("?" + parts.query) if parts.query else ""), skip_accept_encoding=True)
             for name, value in headers:
                 conn.putheader(name, value)
-            conn.endheaders()
+            if body is not None:
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body)
             response = conn.getresponse()
-            body = response.read()
+            data = response.read()
             fields = {k.lower(): v for k, v in response.getheaders()}
-            return response.status, fields, body
+            return response.status, fields, data
         finally:
             conn.close()
 
@@ -129,7 +171,8 @@ def response_size(url, headers, ca_file=None):
         context = ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
         raw = context.wrap_socket(raw, server_hostname=parts.hostname)
     with raw:
-        request = f"GET {parts.path} HTTP/1.1\r\nHost: {parts.netloc}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
+        target = parts.path + (("?" + parts.query) if parts.query else "")
+        request = f"GET {target} HTTP/1.1\r\nHost: {parts.netloc}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
         raw.sendall((request + "\r\n").encode())
         data = b""
         while b"\r\n\r\n" not in data:
@@ -178,29 +221,37 @@ def brotli_decompress(data, work):
     return subprocess.run(["brotli", "-d", "-c", path], check=True, capture_output=True).stdout
 
 
-def prepare_root(fetcher, ts_url, account, work):
-    """Fetches every header set's representation from tabserver, per coding; writes nginx's files."""
-    uri = f"/v1/accounts/{account}/tabs"
+def client_entry(name, ts_url, pid, account):
+    """`…/tabs` with a client's headers, on the server bench/run.sh started."""
+    return {"label": name, "title": name, "group": "clients", "headers": HEADER_SETS[name],
+            "uri": f"/v1/accounts/{account}/tabs", "ts_url": ts_url, "ts_pid": pid, "short": SHORT_NAMES[name]}
+
+
+def prepare(fetcher, entries, work):
+    """Fetches every entry's representation from its tabserver, per coding; writes nginx's files. Returns the
+    entries tabserver answered with 200, and {label: what it answered} for the others."""
     prepared, refused = {}, {}
-    # A variant's brotli form is made after its first request (gzip or identity until then): every header set asks
-    # once and the forms settle, so that what is measured is what a returning client gets.
-    for headers in HEADER_SETS.values():
-        fetcher.get(ts_url + uri, headers)
+    # A variant's brotli form is made after its first request (gzip or identity until then): every entry asks once
+    # and the forms settle, so that what is measured is what a returning client gets.
+    for entry in entries:
+        fetcher.get(entry["ts_url"] + entry["uri"], entry["headers"])
     time.sleep(1)
-    for name, headers in HEADER_SETS.items():
-        status, fields, body = fetcher.get(ts_url + uri, headers)
+    for entry in entries:
+        name, headers, url = entry["label"], entry["headers"], entry["ts_url"] + entry["uri"]
+        status, fields, body = fetcher.get(url, headers)
         if status != 200:
             refused[name] = f"{status} {body[:160].decode(errors='replace')}"
             continue
-        entry = {"headers": headers, "ts_coding": fields.get("content-encoding", "identity"), "ts_etag": fields.get("etag"),
-                 "ts_body": len(body), "files": {}, "source": {}}
+        entry.update({"ts_coding": fields.get("content-encoding", "identity"), "ts_etag": fields.get("etag"),
+                      "ts_body": len(body), "ts_fields": fields, "files": {}, "source": {}})
         forms = {}
         for coding in CODINGS:
-            s, f, b = fetcher.get(ts_url + uri, with_header(headers, "Accept-Encoding", coding))
+            s, f, b = fetcher.get(url, with_header(headers, "Accept-Encoding", coding))
             if s == 200 and f.get("content-encoding", "identity") == coding:
                 forms[coding] = (b, "tabserver")
         if "identity" not in forms:
-            raise BenchError(f"tabserver gives no identity body to the {name} headers with Accept-Encoding: identity")
+            raise BenchError(f"tabserver gives no identity body to {name} with Accept-Encoding: identity")
+        entry["identity"] = forms["identity"][0]
         for coding in ("gzip", "br"):
             if coding not in forms:
                 forms[coding] = (compress(coding, forms["identity"][0], work), "gzip -9" if coding == "gzip" else "brotli -q 11")
@@ -211,10 +262,11 @@ def prepare_root(fetcher, ts_url, account, work):
         # What an operator's own `gzip -9` / `brotli -q 11` make of the same identity bytes (the issue's "same
         # compressor, same level"), whoever made the files nginx serves.
         entry["operator"] = {c: len(compress(c, forms["identity"][0], work)) for c in ("gzip", "br")}
-        directory = os.path.join(work, "root", SHORT_NAMES[name], uri.strip("/").rsplit("/", 1)[0])
+        path = urllib.parse.urlsplit(entry["uri"]).path.strip("/")
+        directory = os.path.join(work, "root", entry["short"], os.path.dirname(path))
         os.makedirs(directory, exist_ok=True)
         for coding, suffix in (("identity", ""), ("gzip", ".gz"), ("br", ".br")):
-            with open(os.path.join(directory, "tabs" + suffix), "wb") as f:
+            with open(os.path.join(directory, os.path.basename(path) + suffix), "wb") as f:
                 f.write(forms[coding][0])
             entry["files"][coding] = len(forms[coding][0])
             entry["source"][coding] = forms[coding][1]
@@ -222,39 +274,187 @@ def prepare_root(fetcher, ts_url, account, work):
         if forms[entry["ts_coding"]][0] != body if entry["ts_coding"] in forms else True:
             raise BenchError(f"tabserver sent {name} a {entry['ts_coding']} body unlike its answer to Accept-Encoding: "
                              f"{entry['ts_coding']} (or a coding other than identity, gzip and br)")
+        # Its 304 to its own ETag, and what nginx copies from each answer.
+        s304, f304, _ = fetcher.get(url, headers + [("If-None-Match", entry["ts_etag"] or '""')])
+        entry["ts_304"] = s304
+        entry["copied"] = {h: (fields.get(h.lower()), f304.get(h.lower()) if s304 == 304 else None) for h in COPIED_HEADERS}
         prepared[name] = entry
     for dirpath, dirnames, filenames in os.walk(os.path.join(work, "root")):
         os.chmod(dirpath, 0o755)
         for filename in filenames:
             os.chmod(os.path.join(dirpath, filename), 0o644)
-    if not prepared:
-        raise BenchError(f"tabserver answers no header set with 200: {refused}")
-    return uri, prepared, refused
+    return prepared, refused
 
 
-def nginx_config(work, threads, ports, cache_control, tls):
-    servers = []
-    for name, port in ports.items():
-        listen = f"127.0.0.1:{port}" + (" ssl" if tls else "")
-        servers.append(f"""    server {{
-        listen {listen};
-        root {work}/root/{SHORT_NAMES[name]};
-        add_header Cache-Control "{cache_control}";
-    }}""")
+class Server:
+    """A tabserver of this script's own (the route entries): `--bin serve` with `--configs`, its own SQLite store,
+    the admin token bench/run.sh uses, and `extra` flags."""
+
+    def __init__(self, args, name, extra):
+        self.name, self.port = name, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = os.path.join(args.work, f"tabserver-{name}.log")
+        self.cmd = [args.bin, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--threads", str(args.threads),
+                    "--per-address-connections", "2048", "--store", f"sqlite:{args.work}/tabs-{name}.sqlite",
+                    "--configs", args.configs] + extra
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT,
+                                         env=dict(os.environ, TABSERVER_ADMIN_TOKEN=ADMIN_TOKEN))
+        self.pid = self.proc.pid
+
+    def ready(self, fetcher, limit=60):
+        """Waits for /readyz 200 (as bench/lib.sh's `ready`); says why when the server exits or the time passes."""
+        started = time.monotonic()
+        while True:
+            try:
+                if fetcher.get(self.url + "/readyz", [])[0] == 200:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() - started > limit:
+                tail = "".join(open(self.log, errors="replace").readlines()[-20:])
+                why = f"exited ({self.proc.returncode})" if self.proc.poll() is not None else f"did not answer /readyz 200 within {limit} s"
+                raise BenchError(f"the {self.name} tabserver (`{' '.join(self.cmd)}`) {why}; its log ends:\n{tail}")
+            time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def view_controllers(value):
+    """Every `rootViewController` named in a compiled layout, in order of appearance, each once."""
+    found = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "rootViewController" and isinstance(item, str):
+                found.append(item)
+            else:
+                found += view_controllers(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += view_controllers(item)
+    return list(dict.fromkeys(found))
+
+
+def start_route_servers(args, fetcher, ts_url, servers):
+    """The servers of the route entries besides the plain one (bench/run.sh's): one with builds declared, one with
+    a signing key. Appends them to `servers` (stopped by the caller) and returns {kind: (url, pid)} and what was
+    declared."""
+    key = os.path.join(args.work, "signing.pem")
+    made = subprocess.run([args.bin, "keys", "generate", "--out", key], capture_output=True, text=True)
+    if made.returncode != 0 or not os.path.exists(key):
+        raise BenchError(f"`{args.bin} keys generate --out {key}` failed ({made.returncode}): {(made.stderr or made.stdout).strip()[:300]}")
+    builds, signed = Server(args, "builds", []), Server(args, "signed", ["--signing-key", key])
+    servers += [builds, signed]
+    builds.ready(fetcher)
+    signed.ready(fetcher)
+
+    # The builds: the layout's view controllers as the plain server compiles it for this platform and version.
+    uri = f"/v1/accounts/{args.account}/tabs"
+    headers = with_header(HEADER_SETS[ROUTE_CLIENT], "Accept-Encoding", "identity") + [
+        ("X-Client-Platform", PLATFORM), ("X-App-Version", UNDECLARED_VERSION)]
+    status, _, body = fetcher.get(ts_url + uri, headers)
+    if status != 200:
+        raise BenchError(f"declaring builds: GET {uri} on the plain server answered {status}")
+    names = view_controllers(json.loads(body))
+    if len(names) < 2:
+        raise BenchError(f"declaring builds: {args.account}'s layout names {names}; the trimmed answer needs two view controllers or more")
+    # One declared build lacks the last view controller (its answer is trimmed); the others have them all, on both
+    # platforms, so that the lookup is among several builds. None is the undeclared version the other entry asks as.
+    declared = [(PLATFORM, DECLARED_VERSION, names[:-1])]
+    for i in range(args.builds - 1):
+        declared.append((("android", PLATFORM)[i % 2], f"3.{i}", names))
+    for platform, version, vcs in declared:
+        body = json.dumps({"viewControllers": vcs, "note": "bench/readbench.py"}).encode()
+        status, _, answer = fetcher.request("PUT", f"{builds.url}/v1/builds/{platform}/{version}",
+                                            [("Authorization", f"Bearer {ADMIN_TOKEN}"), ("Content-Type", "application/json")], body)
+        if status not in (200, 201):
+            raise BenchError(f"PUT /v1/builds/{platform}/{version} answered {status}: {answer[:300].decode(errors='replace')}")
+    return {"plain": (ts_url, args.pid), "builds": (builds.url, builds.pid), "signed": (signed.url, signed.pid)}, {
+        "count": len(declared), "lacking": names[-1]}
+
+
+def route_entries(args, fetcher, where):
+    """The route entries (ROUTES), on the servers of `where`."""
+    uri = f"/v1/accounts/{args.account}/tabs"
+    ios = HEADER_SETS[ROUTE_CLIENT]
+    status, _, body = fetcher.get(where["plain"][0] + uri + "/manifest", with_header(ios, "Accept-Encoding", "identity"))
+    if status != 200:
+        raise BenchError(f"GET {uri}/manifest answered {status}: {body[:300].decode(errors='replace')}")
+    version = (json.loads(body).get("stable") or {}).get("version")
+    if not isinstance(version, int):
+        raise BenchError(f"the manifest of {args.account} names no stable version: {body[:300].decode(errors='replace')}")
+    build = lambda v: ios + [("X-Client-Platform", PLATFORM), ("X-App-Version", v)]
+    requests = {"manifest": (uri + "/manifest", ios), "version": (f"{uri}?version={version}", ios),
+                "build-none": (uri, build(UNDECLARED_VERSION)), "build-undeclared": (uri, build(UNDECLARED_VERSION)),
+                "build-declared": (uri, build(DECLARED_VERSION)), "signed": (uri, ios)}
+    entries = []
+    for name, (title, server, baseline) in ROUTES.items():
+        path, headers = requests[name]
+        entries.append({"label": name, "title": title.replace("N", str(version)) if name == "version" else title,
+                        "group": "routes", "headers": headers, "uri": path, "ts_url": where[server][0],
+                        "ts_pid": where[server][1], "short": "route-" + name, "baseline": baseline})
+    return entries
+
+
+def check_routes(routes, clients):
+    """What each route must show for its cell to measure what it says (else the bench stops, saying which)."""
+    def fail(name, what):
+        raise BenchError(f"route entry {name} ({ROUTES[name][0]}): {what}")
+    if "Tabs-Withheld".lower() not in routes["build-declared"]["ts_fields"]:
+        fail("build-declared", "the declared build's answer has no Tabs-Withheld (nothing was trimmed)")
+    for name in ("build-none", "build-undeclared"):
+        if "tabs-withheld" in routes[name]["ts_fields"]:
+            fail(name, f"an undeclared build's answer withholds {routes[name]['ts_fields']['tabs-withheld']}")
+    if routes["build-undeclared"]["identity"] != routes["build-none"]["identity"]:
+        fail("build-undeclared", "its body differs from the same request's on a server without builds")
+    if "tabs-signature" not in routes["signed"]["ts_fields"]:
+        fail("signed", "the 200 carries no Tabs-Signature")
+    if ROUTE_CLIENT in clients:
+        routes["version"]["same_etag"] = routes["version"]["ts_etag"] == clients[ROUTE_CLIENT]["ts_etag"]
+
+
+def nginx_quote(value):
+    """A header value as an nginx string; refuses what nginx would rewrite (variables) or that needs escaping."""
+    if any(c in value for c in "$'\\\n"):
+        raise BenchError(f"cannot give nginx the header value {value!r} verbatim")
+    return f"'{value}'"
+
+
+def nginx_config(work, name, workers, entries, ports, tls):
+    maps, servers = [], []
+    for i, (label, entry) in enumerate(entries.items()):
+        listen = f"127.0.0.1:{ports[label]}" + (" ssl" if tls else "")
+        adds = []
+        for j, header in enumerate(COPIED_HEADERS):
+            on200, on304 = entry["copied"][header]
+            if on200 is None and on304 is None:
+                continue
+            if on200 == on304:
+                adds.append(f"        add_header {header} {nginx_quote(on200)};")
+            else:  # an empty value sends no header
+                maps.append(f"    map $status $bench_{i}_{j} {{ 304 {nginx_quote(on304 or '')}; default {nginx_quote(on200 or '')}; }}")
+                adds.append(f"        add_header {header} $bench_{i}_{j};")
+        servers.append(f"    server {{\n        listen {listen};\n        root {work}/root/{entry['short']};\n" + "\n".join(adds) + "\n    }")
     ssl = ""
     if tls:
         ssl = f"""    ssl_certificate {tls[0]};
     ssl_certificate_key {tls[1]};
     ssl_protocols TLSv1.2 TLSv1.3;
-    ssl_session_cache shared:SSL:10m;
+    ssl_session_cache shared:SSL-{name}:10m;
     ssl_session_timeout 1h;
     ssl_prefer_server_ciphers off;
 """
-    servers_text = "\n".join(servers)
+    text = "\n".join(maps + servers)
     return f"""load_module {BROTLI_MODULE};
-worker_processes {threads};
-pid {work}/nginx.pid;
-error_log {work}/nginx-error.log warn;
+worker_processes {workers};
+pid {work}/nginx-{name}.pid;
+error_log {work}/nginx-{name}-error.log warn;
 events {{ worker_connections 16384; use epoll; }}
 http {{
     access_log off;
@@ -280,9 +480,99 @@ http {{
     fastcgi_temp_path {work}/nginx-tmp;
     uwsgi_temp_path {work}/nginx-tmp;
     scgi_temp_path {work}/nginx-tmp;
-{ssl}{servers_text}
+{ssl}{text}
 }}
 """
+
+
+class Nginx:
+    """One nginx serving every entry of `entries` (its own port each), with `workers` worker processes, started
+    under `taskset -c CPU` when `cpu` is given."""
+
+    def __init__(self, args, name, entries, workers, tls, scheme, cpu=None):
+        self.name, self.scheme = name, scheme
+        self.ports = {label: free_port() for label in entries}
+        conf = os.path.join(args.work, f"nginx-{name}.conf")
+        with open(conf, "w") as f:
+            f.write(nginx_config(args.work, name, workers, entries, self.ports, tls))
+        cmd = [args.nginx, "-p", args.work, "-c", conf, "-g", "daemon off;"]
+        if cpu is not None:
+            cmd = ["taskset", "-c", str(cpu)] + cmd
+        self.stderr = os.path.join(args.work, f"nginx-{name}-stderr.log")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(self.stderr, "w"))
+        self.pid = self.proc.pid  # taskset execs nginx: the same process, nginx's master
+
+    def pids(self):
+        return [self.pid] + children(self.pid)
+
+    def url(self, label, uri):
+        return f"{self.scheme}://127.0.0.1:{self.ports[label]}{uri}"
+
+    def ready(self, fetcher):
+        deadline = time.monotonic() + 10
+        for port in self.ports.values():
+            while True:
+                try:
+                    fetcher.get(f"{self.scheme}://127.0.0.1:{port}/", [])
+                    break
+                except OSError:
+                    if self.proc.poll() is not None or time.monotonic() > deadline:
+                        raise BenchError(f"nginx ({self.name}) did not start: {open(self.stderr).read()}")
+                    time.sleep(0.05)
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def cpu_set(text):
+    """`0-1,3` (a Cpus_allowed_list, or taskset -c's syntax) as a set of CPU numbers."""
+    cpus = set()
+    for part in text.strip().split(","):
+        low, _, high = part.partition("-")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def allowed_cpus(pid, tid=None):
+    with open(f"/proc/{pid}/task/{tid}/status" if tid else f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("Cpus_allowed_list:"):
+                return cpu_set(line.split(":", 1)[1])
+    return set()
+
+
+def pin_plan(spec):
+    """((server CPU, load CPU), None) for `--pin`, or (None, why the pinned phase is not run)."""
+    if spec in ("off", "0", ""):
+        return None, "PIN=0"
+    if not shutil.which("taskset"):
+        return None, "taskset is not installed (Debian util-linux)"
+    mine = sorted(os.sched_getaffinity(0))
+    if spec == "auto":
+        if len(mine) < 2:
+            return None, f"this process may use {len(mine)} CPU ({mine}); pinning needs two"
+        return (mine[0], mine[1]), None
+    try:
+        server, load = (int(c) for c in spec.split(","))
+    except ValueError:
+        raise SystemExit(f"--pin {spec!r}: expected auto, off, or SERVER_CPU,LOAD_CPU such as 0,1")
+    if server == load or server not in mine or load not in mine:
+        raise SystemExit(f"--pin {spec}: two different CPUs among those this process may use ({mine})")
+    return (server, load), None
+
+
+def pin(pid, cpus, what):
+    """Every thread of `pid` on `cpus` (taskset -a -p), read back from /proc: a thread left elsewhere stops the bench."""
+    done = subprocess.run(["taskset", "-a", "-p", "-c", ",".join(map(str, sorted(cpus))), str(pid)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BenchError(f"taskset -a -p of {what} (pid {pid}) failed: {done.stderr.strip()}")
+    stray = [tid for tid in os.listdir(f"/proc/{pid}/task") if allowed_cpus(pid, tid) != set(cpus)]
+    if stray:
+        raise BenchError(f"{what} (pid {pid}): threads {stray} are not on CPUs {sorted(cpus)} after taskset")
 
 
 def cpu_ticks(pids):
@@ -326,15 +616,19 @@ def threads_of(pid):
     return 0
 
 
-def h2load(url, headers, conns, duration, warm_up, log_path, pids, expected):
-    """One timed h2load --h1 run with one thread. Connections are opened (and TLS handshakes done) during the
-    warm-up; CPU is sampled when h2load says its main phase starts and when it exits, and only requests started
-    in the main phase count for p99. A run that outlives its deadline is killed and counted as failed."""
+def h2load(url, headers, conns, duration, warm_up, log_path, pids, expected, cpu=None):
+    """One timed h2load --h1 run with one thread (under `taskset -c CPU` when `cpu` is given). Connections are
+    opened (and TLS handshakes done) during the warm-up; CPU is sampled when h2load says its main phase starts and
+    when it exits, and only requests started in the main phase count for p99. A run that outlives its deadline is
+    killed and counted as failed. `gen_busy` is h2load's own CPU time over its wall time (1.0: its core was full)."""
     cmd = ["h2load", "--h1", "-t1", f"-c{conns}", f"-D{int(duration * 1000)}ms", f"--warm-up-time={int(warm_up * 1000)}ms",
            f"--log-file={log_path}"]
     for name, value in headers:
         cmd += ["-H", f"{name}: {value}"]
     cmd.append(url)
+    if cpu is not None:
+        cmd = ["taskset", "-c", str(cpu)] + cmd
+    before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + warm_up + duration + 60
     cpu_start, main_started_us, output = cpu_ticks(pids), 0, b""
@@ -350,6 +644,9 @@ def h2load(url, headers, conns, duration, warm_up, log_path, pids, expected):
         output += chunk
         if not main_started_us and marker in output:
             cpu_start, main_started_us = cpu_ticks(pids), time.time_ns() // 1000
+            if cpu is not None and proc.poll() is None and allowed_cpus(proc.pid) != {cpu}:
+                proc.kill()
+                raise BenchError(f"h2load (pid {proc.pid}) runs on CPUs {sorted(allowed_cpus(proc.pid))}, not {cpu}, under taskset")
     lines = [output.decode(errors="replace")]
     if proc.poll() is None:
         try:
@@ -358,10 +655,12 @@ def h2load(url, headers, conns, duration, warm_up, log_path, pids, expected):
             proc.kill()
             proc.wait()
             return {"tls": None, "rps": 0.0, "done": 0, "p99_ms": float("inf"), "unexpected": 1, "cpu_us": float("inf"),
-                    "hung": True}
+                    "gen_busy": float("nan"), "hung": True}
     cpu_end = cpu_ticks(pids)
+    after, wall = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic() - started
     r = parse_h2load("".join(lines), log_path, expected, main_started_us)
     r["cpu_us"] = (cpu_end - cpu_start) / os.sysconf("SC_CLK_TCK") * 1e6 / r["done"] if r["done"] else float("inf")
+    r["gen_busy"] = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) / wall
     return r
 
 
@@ -404,7 +703,7 @@ def main():
     p.add_argument("--url", required=True, help="tabserver base URL (http://127.0.0.1:PORT or https://…)")
     p.add_argument("--pid", type=int, required=True, help="tabserver's process id (for /proc)")
     p.add_argument("--work", required=True, help="a scratch directory (nginx's root and logs go there)")
-    p.add_argument("--threads", type=int, default=2, help="tabserver's worker threads = nginx worker_processes")
+    p.add_argument("--threads", type=int, default=2, help="tabserver's worker threads = nginx worker_processes (unpinned)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--duration", type=float, default=2, help="seconds measured per cell")
     p.add_argument("--warm-up", type=float, default=0.5,
@@ -415,7 +714,6 @@ def main():
     p.add_argument("--wide-clients", default="iOS URLSession", help="comma-separated header-set names")
     p.add_argument("--clients", default="all", help="comma-separated header-set names, or all")
     p.add_argument("--account", default="jack")
-    p.add_argument("--cache-control", default="no-cache", help="what nginx sends as Cache-Control, as tabserver does")
     p.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     p.add_argument("--tls-cert", help="serve nginx over HTTPS with this certificate (the one tabserver uses)")
     p.add_argument("--tls-key")
@@ -423,88 +721,104 @@ def main():
     p.add_argument("--title", default="Read path, real client headers")
     p.add_argument("--targets", choices=("issue14", "tls"), default="issue14",
                    help="which targets to count: issue 14's, or HTTPS throughput ≥ 0.8× nginx (issue 15 §5)")
+    p.add_argument("--pin", default="off",
+                   help="auto (the first two CPUs this process may use), SERVER_CPU,LOAD_CPU, or off: the pinned phase")
+    p.add_argument("--pinned-clients", help="header sets of the pinned phase (default: --clients)")
+    p.add_argument("--routes", action="store_true", help="also the route entries (ROUTES), on servers started from --bin")
+    p.add_argument("--pinned-connections", help="connection counts of the pinned phase (default: --connections)")
+    p.add_argument("--pinned-wide-connections", help="its wide rows (default: --wide-connections; empty: none)")
+    p.add_argument("--bin", help="the tabserver binary (for the route entries' servers and `keys generate`)")
+    p.add_argument("--configs", default="configs", help="what the route entries' servers serve (as bench/run.sh's)")
+    p.add_argument("--builds", type=int, default=8, help="builds declared on the builds server (one of them trimmed)")
     p.add_argument("--json", help="write every measurement here")
     args = p.parse_args()
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 65536), hard))
-    global HEADER_SETS
-    if args.clients != "all":
-        wanted = [c.strip() for c in args.clients.split(",")]
+
+    def chosen(spec):
+        if spec == "all":
+            return list(HEADER_SETS)
+        wanted = [c.strip() for c in spec.split(",")]
         unknown = [c for c in wanted if c not in HEADER_SETS and c not in SHORT_NAMES.values()]
         if unknown:
             raise SystemExit(f"unknown header sets {unknown}; known: {', '.join(SHORT_NAMES.values())}")
-        HEADER_SETS = {k: v for k, v in HEADER_SETS.items() if k in wanted or SHORT_NAMES[k] in wanted}
+        return [k for k in HEADER_SETS if k in wanted or SHORT_NAMES[k] in wanted]
+    clients, pinned_clients = chosen(args.clients), chosen(args.pinned_clients or args.clients)
     tls = (args.tls_cert, args.tls_key) if args.tls_cert else None
     scheme = "https" if tls else "http"
-    conns_list = [int(c) for c in args.connections.split()]
-    wide = [int(c) for c in args.wide_connections.split()]
-    args.wide = {name: sorted(set(conns_list + wide)) for name in HEADER_SETS
-                 if wide and (name in args.wide_clients.split(",") or SHORT_NAMES[name] in args.wide_clients.split(","))}
+    def counts(conns, more):
+        """(connection counts, {header set: its counts with the wide ones})."""
+        conns, more = [int(c) for c in conns.split()], [int(c) for c in more.split()]
+        return conns, {name: sorted(set(conns + more)) for name in HEADER_SETS if more and (
+            name in args.wide_clients.split(",") or SHORT_NAMES[name] in args.wide_clients.split(","))}
+    unpinned_conns = counts(args.connections, args.wide_connections)
+    pinned_conns = counts(args.pinned_connections if args.pinned_connections is not None else args.connections,
+                          args.pinned_wide_connections if args.pinned_wide_connections is not None else args.wide_connections)
+    if args.routes and not args.bin:
+        raise SystemExit("--routes needs --bin (the route entries run on servers of their own)")
+    if args.routes and tls:
+        raise SystemExit("--routes measures plain HTTP only")
+    pins, why_not = pin_plan(args.pin)
     os.makedirs(args.work, exist_ok=True)
     os.makedirs(os.path.join(args.work, "nginx-tmp"), exist_ok=True)
     os.chmod(args.work, 0o755)
     fetcher = Fetcher(args.ca)
-    ts_url = args.url.rstrip("/")
-
-    uri, prepared, refused = prepare_root(fetcher, ts_url, args.account, args.work)
-    ports = {name: free_port() for name in prepared}
-    conf = os.path.join(args.work, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(nginx_config(args.work, args.threads, ports, args.cache_control, tls))
-    nginx = subprocess.Popen([args.nginx, "-p", args.work, "-c", conf, "-g", "daemon off;"],
-                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(args.work, "nginx-stderr.log"), "w"))
+    servers, nginxes = [], []
     try:
-        return run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, conns_list)
+        return run(args, fetcher, args.url.rstrip("/"), scheme, tls, unpinned_conns, pinned_conns, clients, pinned_clients,
+                   pins, why_not, servers, nginxes)
     finally:
-        nginx.terminate()
-        try:
-            nginx.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            nginx.kill()
+        for process in nginxes + servers:
+            process.stop()
 
 
-def run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, conns_list):
-    deadline = time.monotonic() + 10
-    for name, port in ports.items():
-        while True:
-            try:
-                fetcher.get(f"{scheme}://127.0.0.1:{port}/", [])
-                break
-            except OSError:
-                if nginx.poll() is not None or time.monotonic() > deadline:
-                    err = open(os.path.join(args.work, "nginx-stderr.log")).read()
-                    raise BenchError(f"nginx did not start: {err}")
-                time.sleep(0.05)
+def run(args, fetcher, ts_url, scheme, tls, unpinned_conns, pinned_conns, clients, pinned_clients, pins, why_not, servers,
+        nginxes):
+    # The routes' baseline, `…/tabs` with the iOS headers, is measured in the same phase and rounds as they are.
+    if args.routes and pins and ROUTE_CLIENT not in pinned_clients:
+        pinned_clients = [n for n in HEADER_SETS if n in pinned_clients or n == ROUTE_CLIENT]
+    if args.routes and not pins and ROUTE_CLIENT not in clients:
+        clients = [n for n in HEADER_SETS if n in clients or n == ROUTE_CLIENT]
+    names = list(dict.fromkeys(clients + (pinned_clients if pins else [])))
+    prepared, refused = prepare(fetcher, [client_entry(n, ts_url, args.pid, args.account) for n in names], args.work)
+    if not prepared:
+        raise BenchError(f"tabserver answers no header set with 200: {refused}")
+    routes, declared = {}, None
+    if args.routes:
+        where, declared = start_route_servers(args, fetcher, ts_url, servers)
+        routes, refused_routes = prepare(fetcher, route_entries(args, fetcher, where), args.work)
+        if refused_routes:
+            raise BenchError(f"route entries tabserver does not answer with 200: {refused_routes}")
+        check_routes(routes, prepared)
 
-    # What each server answers to each header set, before any load.
-    checks = []
-    for name, entry in prepared.items():
-        h = entry["headers"]
-        ng_url = f"{scheme}://127.0.0.1:{ports[name]}{uri}"
-        s, f, b = fetcher.get(ng_url, h)
-        if s != 200:
-            raise BenchError(f"nginx answers {s} to the {name} headers")
-        entry["ng_coding"] = f.get("content-encoding", "identity")
-        entry["ng_etag"] = f.get("etag")
-        entry["ng_body"] = len(b)
-        if entry["ng_coding"] == entry["ts_coding"]:
-            _, _, tb = fetcher.get(ts_url + uri, h)
-            if tb != b:
-                raise BenchError(f"{name}: both servers send {entry['ng_coding']} but different bytes")
-        entry["ts_304"] = fetcher.get(ts_url + uri, h + [("If-None-Match", entry["ts_etag"] or '""')])[0]
-        entry["ng_304"] = fetcher.get(ng_url, h + [("If-None-Match", entry["ng_etag"] or '""')])[0]
-        for server, url, etag in (("ts", ts_url + uri, entry["ts_etag"]), ("ng", ng_url, entry["ng_etag"])):
-            entry[f"{server}_wire_200"] = response_size(url, h, args.ca)
-            entry[f"{server}_wire_304"] = response_size(url, h + [("If-None-Match", etag or '""')], args.ca)
-        checks.append(entry)
+    # The phases: unpinned (as before), then pinned, which the route entries join (or the unpinned one without pins).
+    unpinned = {n: prepared[n] for n in clients if n in prepared}
+    phases = []
+    if pins:
+        phases.append({"mode": "unpinned", "entries": unpinned, "pinning": None, "conns": unpinned_conns,
+                       "nginx": Nginx(args, "unpinned", unpinned, args.threads, tls, scheme)})
+        entries = {**{n: prepared[n] for n in HEADER_SETS if n in pinned_clients and n in prepared}, **routes}
+        phases.append({"mode": "pinned", "entries": entries, "pinning": pins, "conns": pinned_conns,
+                       "nginx": Nginx(args, "pinned", entries, 1, tls, scheme, cpu=pins[0])})
+    else:
+        entries = {**unpinned, **routes}
+        phases.append({"mode": "unpinned", "entries": entries, "pinning": None, "conns": unpinned_conns,
+                       "nginx": Nginx(args, "unpinned", entries, args.threads, tls, scheme)})
+    for phase in phases:
+        nginxes.append(phase["nginx"])
+        phase["nginx"].ready(fetcher)
+    for phase in phases:
+        check_nginx(args, fetcher, phase["entries"], phase["nginx"])
 
-    # Memory per held connection, before any load (see heldrss.py), with the first header set's request.
-    first = next(iter(prepared))
-    all_conns = sorted({c for name in prepared for c in conns_for(args, name, conns_list)})
+    # Memory per held connection, before any load (see heldrss.py), with the first header set's request, at every
+    # connection count of the unpinned phase.
+    first = next(iter(unpinned or prepared))
+    nginx = phases[0]["nginx"]
+    all_conns = sorted({c for e in phases[0]["entries"].values() for c in conns_of(phases[0], e)})
     held = {}
-    for server, url, pids in (("tabserver", ts_url + uri, lambda: [args.pid]),
-                              ("nginx", f"{scheme}://127.0.0.1:{ports[first]}{uri}", lambda: [nginx.pid] + children(nginx.pid))):
+    for server, url, pids in (("tabserver", ts_url + prepared[first]["uri"], lambda: [args.pid]),
+                              ("nginx", nginx.url(first, prepared[first]["uri"]), nginx.pids)):
         try:
             held[server] = held_rss(url, prepared[first]["headers"], pids, all_conns, args.ca)
         except OSError as error:
@@ -513,45 +827,111 @@ def run(args, fetcher, ts_url, uri, prepared, refused, ports, nginx, scheme, con
         print(f"  RSS per held connection, {server}: " + ", ".join(f"{n}: {k:.1f} KiB" for n, k in held[server].items()),
               file=sys.stderr, flush=True)
 
-    ts_pids = [args.pid]
     cells = {}
+    for phase in phases:
+        nginx, pinning = phase["nginx"], phase["pinning"]
+        tabservers = sorted({e["ts_pid"] for e in phase["entries"].values()})
+        before = {pid: os.sched_getaffinity(pid) for pid in tabservers}
+        try:
+            if pinning:
+                for pid in tabservers:
+                    pin(pid, {pinning[0]}, "tabserver")
+                stray = [pid for pid in nginx.pids() if allowed_cpus(pid) != {pinning[0]}]
+                if stray:
+                    raise BenchError(f"nginx processes {stray} are not on CPU {pinning[0]} under taskset")
+            measure(args, phase, cells)
+        finally:
+            if pinning:
+                for pid in tabservers:
+                    if os.path.exists(f"/proc/{pid}"):
+                        pin(pid, before[pid], "tabserver (restoring its CPUs)")
+        phase["memory"] = {"held_kib": held if phase is phases[0] else {}, "tabserver_rss_kib": rss_kib(args.pid),
+                           "tabserver_threads": threads_of(args.pid), "nginx_rss_kib": sum(rss_kib(p) for p in nginx.pids()),
+                           "nginx_workers": len(children(nginx.pid)), "metrics": metrics_lines(fetcher, ts_url)}
+
+    for i, phase in enumerate(phases):
+        shown = {n: e for n, e in phase["entries"].items() if e["group"] == "clients"}
+        if i:
+            print()
+        report(args, phase, shown, refused if i == 0 else {}, cells, why_not,
+               new_files=[n for n in shown if all(n not in p["entries"] for p in phases[:i])])
+    if routes:
+        print()
+        report_routes(args, next(p for p in phases if "manifest" in p["entries"]), routes, cells, declared)
+    if args.json:
+        def plain(entry):
+            return {k: v for k, v in entry.items() if k not in ("headers", "identity")}
+        with open(args.json, "w") as f:
+            json.dump({"cells": {"|".join(map(str, k)): v for k, v in cells.items()},
+                       "memory": {p["mode"]: p["memory"] for p in phases},
+                       "pin": {"cpus": pins, "not_pinned_because": why_not},
+                       "prepared": {k: plain(v) for k, v in prepared.items()},
+                       "routes": {k: plain(v) for k, v in routes.items()}}, f, indent=1)
+    return 0
+
+
+def check_nginx(args, fetcher, entries, nginx):
+    """What nginx answers to each entry, before any load, beside tabserver's (kept per nginx in entry["ng"])."""
+    for label, entry in entries.items():
+        h = entry["headers"]
+        ng_url = nginx.url(label, entry["uri"])
+        s, f, b = fetcher.get(ng_url, h)
+        if s != 200:
+            raise BenchError(f"nginx ({nginx.name}) answers {s} to {entry['title']}")
+        ng = {"coding": f.get("content-encoding", "identity"), "etag": f.get("etag"), "body": len(b)}
+        if ng["coding"] == entry["ts_coding"]:
+            _, _, tb = fetcher.get(entry["ts_url"] + entry["uri"], h)
+            if tb != b:
+                raise BenchError(f"{entry['title']}: both servers send {ng['coding']} but different bytes")
+        ng["304"], f304, _ = fetcher.get(ng_url, h + [("If-None-Match", ng["etag"] or '""')])
+        for header, (on200, on304) in entry["copied"].items():
+            for status, fields, want in ((200, f, on200), (304, f304, on304)):
+                if fields.get(header.lower()) != want and (status == 200 or ng["304"] == 304):
+                    raise BenchError(f"{entry['title']}: nginx ({nginx.name}) sends {header}: {fields.get(header.lower())!r} "
+                                     f"with its {status}, tabserver {want!r}")
+        ng["wire_200"] = response_size(ng_url, h, args.ca)
+        ng["wire_304"] = response_size(ng_url, h + [("If-None-Match", ng["etag"] or '""')], args.ca)
+        entry.setdefault("ng", {})[nginx.name] = ng
+        if "ts_wire_200" not in entry:
+            ts = entry["ts_url"] + entry["uri"]
+            entry["ts_wire_200"] = response_size(ts, h, args.ca)
+            entry["ts_wire_304"] = response_size(ts, h + [("If-None-Match", entry["ts_etag"] or '""')], args.ca)
+
+
+def measure(args, phase, cells):
+    """Every cell of a phase: rounds × connection counts × entries × (200, 304) × both servers, interleaved."""
     log = os.path.join(args.work, "h2load.log")
+    mode, entries, nginx, pinning = phase["mode"], phase["entries"], phase["nginx"], phase["pinning"]
     for round_ in range(args.rounds):
-        for conns in all_conns:
-            for name, entry in prepared.items():
-                if conns not in conns_for(args, name, conns_list):
+        for conns in sorted({c for e in entries.values() for c in conns_of(phase, e)}):
+            for label, entry in entries.items():
+                if conns not in conns_of(phase, entry):
                     continue
                 for path in (200, 304):
                     order = ("tabserver", "nginx") if round_ % 2 == 0 else ("nginx", "tabserver")
                     for server in order:
                         if server == "tabserver":
-                            url, pids, etag = ts_url + uri, ts_pids, entry["ts_etag"]
+                            url, pids, etag = entry["ts_url"] + entry["uri"], [entry["ts_pid"]], entry["ts_etag"]
                         else:
-                            url, pids, etag = f"{scheme}://127.0.0.1:{ports[name]}{uri}", [nginx.pid] + children(nginx.pid), entry["ng_etag"]
+                            url, pids, etag = nginx.url(label, entry["uri"]), nginx.pids(), entry["ng"][mode]["etag"]
                         headers = entry["headers"] + ([("If-None-Match", etag or '""')] if path == 304 else [])
                         if os.path.exists(log):
                             os.remove(log)
-                        r = h2load(url, headers, conns, args.duration, args.warm_up, log, pids, path)
-                        cells.setdefault((name, path, conns, server), []).append(r)
-                        print(f"  round {round_ + 1} {name:20} {path} c={conns:<4} {server:9} {r['rps']:9.0f} req/s "
-                              f"p99 {r['p99_ms']:6.2f} ms  cpu {r['cpu_us']:5.1f} µs/req"
+                        r = h2load(url, headers, conns, args.duration, args.warm_up, log, pids, path,
+                                   pinning[1] if pinning else None)
+                        cells.setdefault((mode, label, path, conns, server), []).append(r)
+                        busy = f"  h2load {r['gen_busy'] * 100:3.0f}%" if pinning else ""
+                        print(f"  {mode} round {round_ + 1} {label:20} {path} c={conns:<4} {server:9} {r['rps']:9.0f} req/s "
+                              f"p99 {r['p99_ms']:6.2f} ms  cpu {r['cpu_us']:5.1f} µs/req{busy}"
                               f"{'  UNEXPECTED ' + str(r['unexpected']) if r['unexpected'] else ''}"
                               f"{'  HUNG: killed after its deadline' if r.get('hung') else ''}", file=sys.stderr, flush=True)
 
-    memory = {"held_kib": held, "tabserver_rss_kib": rss_kib(args.pid), "tabserver_threads": threads_of(args.pid),
-              "nginx_rss_kib": sum(rss_kib(p) for p in [nginx.pid] + children(nginx.pid)),
-              "metrics": metrics_lines(fetcher, ts_url)}
-    report(args, prepared, refused, cells, memory, conns_list)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"cells": {"|".join(map(str, k)): v for k, v in cells.items()}, "memory": memory,
-                       "prepared": {k: {kk: vv for kk, vv in v.items() if kk != "headers"} for k, v in prepared.items()}}, f, indent=1)
-    return 0
 
-
-def conns_for(args, name, conns_list):
-    """The connection counts measured for a header set: every set gets --connections, wide clients more."""
-    return args.wide.get(name, conns_list)
+def conns_of(phase, entry):
+    """The connection counts measured for an entry in a phase: every header set gets the phase's connections, the
+    wide clients more; the routes the phase's connections."""
+    conns, wide = phase["conns"]
+    return wide.get(entry["label"], conns) if entry["group"] == "clients" else conns
 
 
 def held_text(memory, conns):
@@ -564,28 +944,49 @@ def med(rows, key):
     return statistics.median(r[key] for r in rows)
 
 
-def report(args, prepared, refused, cells, memory, conns_list):
+def machine():
     load = open("/proc/loadavg").read().split()[:3]
     cpu_model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    print(f"**{args.title}.** {os.cpu_count()} cores ({cpu_model}), load average {' '.join(load)} at the end; tabserver "
-          f"{args.threads} worker threads, nginx {args.threads} worker processes (tuned: sendfile, tcp_nopush, "
-          f"open_file_cache, keep-alive, gzip_static, brotli_static, access_log off); h2load `--h1 -t1` on the same "
-          f"machine; {args.rounds} interleaved rounds of {args.duration:g} s per cell; medians. CPU is the server's "
-          f"user+system time from /proc per request answered.\n")
-    print("| client headers | coding tabserver / nginx | body bytes per 200 tabserver / nginx | 304 to its own ETag tabserver / nginx |")
-    print("|---|---|---|---|")
-    for name, e in prepared.items():
-        print(f"| {name} | {e['ts_coding']} / {e['ng_coding']} | {e['ts_body']} / {e['ng_body']} | {e['ts_304']} / {e['ng_304']} |")
-    for name, answer in refused.items():
-        print(f"| {name} | tabserver answers {answer.splitlines()[0] if answer else ''}: **not loaded** | | |")
-    print()
-    print("nginx's files per header set (who made them; what `gzip -9` / `brotli -q 11` make of the identity bytes): " + "; ".join(
-        f"{name}: " + ", ".join(f"{c} {e['files'][c]} B ({e['source'][c]}"
-                                + (f"; {'gzip -9' if c == 'gzip' else 'brotli -q 11'}: {e['operator'][c]} B" if c != "identity" else "") + ")"
-                                for c in CODINGS) for name, e in prepared.items()) + ".\n")
+    return f"{os.cpu_count()} cores ({cpu_model}), load average {' '.join(load)} at the end"
+
+
+def report(args, phase, prepared, refused, cells, why_not, new_files):
+    mode, memory, pinning, conns_list = phase["mode"], phase["memory"], phase["pinning"], phase["conns"][0]
+    if pinning:
+        print(f"**{args.title}, pinned (issue 42.4).** {machine()}; every thread of tabserver ({args.threads} worker "
+              f"threads and the rest) on CPU {pinning[0]}, nginx with 1 worker process (and its master) on CPU "
+              f"{pinning[0]}, h2load `--h1 -t1` on CPU {pinning[1]}, by `taskset` and read back from /proc (other "
+              f"processes of the machine are not moved); nginx tuned as above; {args.rounds} interleaved rounds of "
+              f"{args.duration:g} s per cell; medians. **The targets are judged on this table.** \"h2load busy\" is "
+              f"the load generator's CPU time over its run's wall time: near 100%, h2load and not the server set that "
+              f"cell's pace.\n")
+    else:
+        shared = ""
+        if why_not is None and mode == "unpinned" and args.pin not in ("off", "0", ""):
+            shared = " Both servers and h2load share every core here: this table is shown beside the pinned one below, which the targets are judged on."
+        elif why_not and why_not != "PIN=0":
+            shared = f" **Pinned: not measured** ({why_not}): the targets are counted on this table."
+        print(f"**{args.title}.** {machine()}; tabserver "
+              f"{args.threads} worker threads, nginx {args.threads} worker processes (tuned: sendfile, tcp_nopush, "
+              f"open_file_cache, keep-alive, gzip_static, brotli_static, access_log off); h2load `--h1 -t1` on the same "
+              f"machine; {args.rounds} interleaved rounds of {args.duration:g} s per cell; medians. CPU is the server's "
+              f"user+system time from /proc per request answered.{shared}\n")
+    if new_files or refused:
+        print("| client headers | coding tabserver / nginx | body bytes per 200 tabserver / nginx | 304 to its own ETag tabserver / nginx |")
+        print("|---|---|---|---|")
+        for name in new_files:
+            e, ng = prepared[name], prepared[name]["ng"][mode]
+            print(f"| {name} | {e['ts_coding']} / {ng['coding']} | {e['ts_body']} / {ng['body']} | {e['ts_304']} / {ng['304']} |")
+        for name, answer in refused.items():
+            print(f"| {name} | tabserver answers {answer.splitlines()[0] if answer else ''}: **not loaded** | | |")
+        print()
+        print("nginx's files per header set (who made them; what `gzip -9` / `brotli -q 11` make of the identity bytes): " + "; ".join(
+            f"{name}: " + ", ".join(f"{c} {e['files'][c]} B ({e['source'][c]}"
+                                    + (f"; {'gzip -9' if c == 'gzip' else 'brotli -q 11'}: {e['operator'][c]} B" if c != "identity" else "") + ")"
+                                    for c in CODINGS) for name, e in ((n, prepared[n]) for n in new_files)) + ".\n")
+    last = ("h2load busy tabserver / nginx" if pinning else "RSS KiB per held connection tabserver / nginx")
     print("| client headers | path | conns | tabserver req/s | nginx req/s | ratio | CPU µs/req tabserver / nginx | CPU ratio | "
-          "p99 ms tabserver / nginx | bytes per response (header block + body) tabserver / nginx | "
-          "RSS KiB per held connection tabserver / nginx | unexpected status |")
+          f"p99 ms tabserver / nginx | bytes per response (header block + body) tabserver / nginx | {last} | unexpected status |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     cpu_ratios = {200: [], 304: []}
     summary = {"200 throughput ≥ 1.2× nginx": [], "304 throughput ≥ 1.0× nginx": [], "CPU per request ≤ nginx's": [],
@@ -593,16 +994,17 @@ def report(args, prepared, refused, cells, memory, conns_list):
                "bytes per 200 ≤ nginx's": []}
     for name in prepared:
         for path in (200, 304):
-            for conns in conns_for(args, name, conns_list):
-                t, n = cells[(name, path, conns, "tabserver")], cells[(name, path, conns, "nginx")]
+            for conns in conns_of(phase, prepared[name]):
+                t, n = cells[(mode, name, path, conns, "tabserver")], cells[(mode, name, path, conns, "nginx")]
                 ratio = med(t, "rps") / med(n, "rps") if med(n, "rps") else float("nan")
                 tc, nc = med(t, "cpu_us"), med(n, "cpu_us")
                 tp, np_ = med(t, "p99_ms"), med(n, "p99_ms")
-                (th, tbody), (nh, nbody) = prepared[name][f"ts_wire_{path}"], prepared[name][f"ng_wire_{path}"]
+                (th, tbody), (nh, nbody) = prepared[name][f"ts_wire_{path}"], prepared[name]["ng"][mode][f"wire_{path}"]
                 bad = f"{sum(r['unexpected'] for r in t)} / {sum(r['unexpected'] for r in n)}"
+                extra = f"{med(t, 'gen_busy') * 100:.0f}% / {med(n, 'gen_busy') * 100:.0f}%" if pinning else held_text(memory, conns)
                 print(f"| {name} | {path} | {conns} | {med(t, 'rps'):.0f} | {med(n, 'rps'):.0f} | **{ratio:.2f}×** | "
                       f"{tc:.1f} / {nc:.1f} | {tc / nc if nc else float('nan'):.2f}× | {tp:.2f} / {np_:.2f} | {th} + {tbody} / {nh} + {nbody} | "
-                      f"{held_text(memory, conns)} | {bad} |")
+                      f"{extra} | {bad} |")
                 if conns not in conns_list:
                     continue  # the wide rows are shown, not counted: the targets are issue 14's cells
                 summary["200 throughput ≥ 1.2× nginx" if path == 200 else "304 throughput ≥ 1.0× nginx"].append(
@@ -615,31 +1017,99 @@ def report(args, prepared, refused, cells, memory, conns_list):
                 if path == 200:
                     summary["bytes per 200 ≤ nginx's"].append(tbody <= nbody)
     if args.targets == "tls":
-        ratios = [med(cells[(name, path, c, "tabserver")], "rps") / med(cells[(name, path, c, "nginx")], "rps")
+        ratios = [med(cells[(mode, name, path, c, "tabserver")], "rps") / med(cells[(mode, name, path, c, "nginx")], "rps")
                   for name in prepared for path in (200, 304) for c in conns_list]
         summary = {"HTTPS throughput ≥ 0.8× nginx (issue 15 §5)": [r >= 0.8 for r in ratios],
                    "CPU per request ≤ nginx's": summary["CPU per request ≤ nginx's"]}
-        versions = sorted({f"{server}: {r['tls']}" for (_, _, _, server), rows in cells.items() for r in rows if r["tls"]})
+        versions = sorted({f"{server}: {r['tls']}" for (m, _, _, _, server), rows in cells.items() if m == mode for r in rows if r["tls"]})
         print("\nNegotiated by h2load: " + "; ".join(versions) + ".")
     print()
-    print(f"| target ({'issue 15 §5' if args.targets == 'tls' else 'issues 14 and 25'}) | cells that meet it |")
+    if args.targets == "tls":
+        heading = "target (issue 15 §5)"
+    elif pinning:
+        heading = "target (issues 14, 25 and 42.4), pinned: **judged here**"
+    elif why_not is None and args.pin not in ("off", "0", ""):
+        heading = "target (issues 14 and 25), unpinned: shown, judged on the pinned table"
+    else:
+        heading = "target (issues 14 and 25)"
+    print(f"| {heading} | cells that meet it |")
     print("|---|---|")
     for target, met in summary.items():
         print(f"| {target} | {sum(met)} of {len(met)} |")
     stalls = [f"{server} {name} {path} at {conns} connections, round {i + 1}" + (" (h2load killed after its deadline)" if r.get("hung") else "")
-              for (name, path, conns, server), rows in cells.items() for i, r in enumerate(rows) if r["done"] == 0]
+              for (m, name, path, conns, server), rows in cells.items() if m == mode and name in prepared
+              for i, r in enumerate(rows) if r["done"] == 0]
     print()
     if stalls:
         print("**Rounds in which a server answered nothing during the measured time** (counted in the medians as 0 req/s "
               "and an infinite p99): " + "; ".join(stalls) + ".\n")
     print("Medians over the header sets and connection counts: throughput ratio " + ", ".join(
-        f"{path} {statistics.median(med(cells[(n, path, c, 'tabserver')], 'rps') / med(cells[(n, path, c, 'nginx')], 'rps') for n in prepared for c in conns_list):.2f}×"
+        f"{path} {statistics.median(med(cells[(mode, n, path, c, 'tabserver')], 'rps') / med(cells[(mode, n, path, c, 'nginx')], 'rps') for n in prepared for c in conns_list):.2f}×"
         for path in (200, 304)) + "; CPU per request ratio " + ", ".join(
         f"{path} {statistics.median(cpu_ratios[path]):.2f}×" for path in (200, 304)) + ".\n")
     m = memory
     extra = "; /metrics: " + ", ".join(f"`{l}`" for l in m["metrics"]) if m["metrics"] else "; /metrics reports no memory figure"
     print(f"Memory after the load: tabserver RSS {m['tabserver_rss_kib'] / 1024:.1f} MiB ({m['tabserver_threads']} threads), "
-          f"nginx RSS {m['nginx_rss_kib'] / 1024:.1f} MiB (master and workers){extra}.")
+          f"nginx RSS {m['nginx_rss_kib'] / 1024:.1f} MiB (master and {m['nginx_workers']} worker{'s' if m['nginx_workers'] != 1 else ''}){extra}.")
+
+
+def report_routes(args, phase, routes, cells, declared):
+    mode, pinning = phase["mode"], phase["pinning"]
+    where = (f"pinned as the table above (tabservers and nginx on CPU {pinning[0]}, h2load on CPU {pinning[1]})"
+             if pinning else "unpinned (servers and h2load share the cores)")
+    print(f"**This round's read routes (issues 38 and 39).** {machine()}; {where}; the same rounds as the "
+          f"`…/tabs` rows they are compared with; {args.rounds} interleaved rounds of {args.duration:g} s per cell; "
+          f"medians. Headers: {ROUTE_CLIENT}'s, and for the builds `X-Client-Platform: {PLATFORM}` with `X-App-Version` "
+          f"{UNDECLARED_VERSION} (not declared) or {DECLARED_VERSION} (declared without `{declared['lacking']}`); "
+          f"{declared['count']} builds declared on the builds server (`PUT /v1/builds/…`), one key made by `tabserver "
+          f"keys generate` on the signed one; the others are bench/run.sh's server. nginx serves each route's bytes "
+          f"from files with the {', '.join(COPIED_HEADERS)} tabserver sent. The last columns compare tabserver with "
+          f"itself: the route's throughput and CPU per request over those of the row named (same path and "
+          f"connections, same rounds).\n")
+    print("| route | request | coding tabserver / nginx | body bytes tabserver / nginx | 304 to its own ETag tabserver / nginx | "
+          "tabserver's Cache-Control; other headers |")
+    print("|---|---|---|---|---|---|")
+    for name, e in routes.items():
+        ng, f = e["ng"][mode], e["ts_fields"]
+        others = [f"Tabs-Withheld: {f['tabs-withheld']}"] if "tabs-withheld" in f else []
+        if "tabs-signature" in f:
+            others.append("Tabs-Signature")
+        if "same_etag" in e:
+            others.append(f"ETag {'the same as' if e['same_etag'] else '**not** the same as'} `…/tabs`'s")
+        request = e["uri"].split(f"/accounts/{args.account}/", 1)[-1] + "".join(
+            f", {k}: {v}" for k, v in e["headers"] if k.startswith("X-"))
+        print(f"| {e['title']} | `{request}` | {e['ts_coding']} / {ng['coding']} | {e['ts_body']} / {ng['body']} | "
+              f"{e['ts_304']} / {ng['304']} | `{f.get('cache-control', '—')}`{'; ' + ', '.join(others) if others else ''} |")
+    print()
+    print("| route | path | conns | tabserver req/s | nginx req/s | ratio | CPU µs/req tabserver / nginx | CPU ratio | "
+          "p99 ms tabserver / nginx | bytes per response (header block + body) tabserver / nginx | "
+          "tabserver against | req/s, CPU per request against it | unexpected status |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    against = {}
+    for name, e in routes.items():
+        for path in (200, 304):
+            for conns in conns_of(phase, e):
+                t, n = cells[(mode, name, path, conns, "tabserver")], cells[(mode, name, path, conns, "nginx")]
+                b = cells.get((mode, e["baseline"], path, conns, "tabserver"))
+                ratio = med(t, "rps") / med(n, "rps") if med(n, "rps") else float("nan")
+                tc, nc = med(t, "cpu_us"), med(n, "cpu_us")
+                (th, tbody), (nh, nbody) = e[f"ts_wire_{path}"], e["ng"][mode][f"wire_{path}"]
+                base_title = routes[e["baseline"]]["title"] if e["baseline"] in routes else f"`…/tabs`, {e['baseline']}"
+                if b:
+                    rr, cr = med(t, "rps") / med(b, "rps") if med(b, "rps") else float("nan"), tc / med(b, "cpu_us")
+                    against.setdefault(name, {}).setdefault(path, []).append((rr, cr))
+                    vs = f"{rr:.2f}×, **{cr:.2f}×**"
+                else:
+                    vs = "not measured"
+                print(f"| {e['title']} | {path} | {conns} | {med(t, 'rps'):.0f} | {med(n, 'rps'):.0f} | **{ratio:.2f}×** | "
+                      f"{tc:.1f} / {nc:.1f} | {tc / nc if nc else float('nan'):.2f}× | {med(t, 'p99_ms'):.2f} / {med(n, 'p99_ms'):.2f} | "
+                      f"{th} + {tbody} / {nh} + {nbody} | {base_title} | {vs} | "
+                      f"{sum(r['unexpected'] for r in t)} / {sum(r['unexpected'] for r in n)} |")
+    print()
+    if against:
+        print("tabserver's CPU per request on each route over its comparison row's, medians over connection counts: " + "; ".join(
+            f"{routes[name]['title']} " + ", ".join(f"{path} {statistics.median(c for _, c in rows):.2f}×" for path, rows in paths.items())
+            for name, paths in against.items()) + ".")
 
 
 if __name__ == "__main__":

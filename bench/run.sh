@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # tabserver against a tuned nginx serving the same bytes, loaded with the headers real clients send.
 #
-#   bash bench/run.sh                    # `make bench`: everything, ~10 minutes on 2 cores
-#   BENCH_QUICK=1 bash bench/run.sh      # a < 2-minute smoke: one short round, three header sets, no TLS rounds beyond
-#                                        # one, 2,000 long-polls, no accounts
+#   bash bench/run.sh                    # `make bench`: everything, ~18 minutes on 2 cores
+#   BENCH_QUICK=1 bash bench/run.sh      # a ~2-minute smoke: one short round, three header sets, no TLS rounds
+#                                        # beyond one, pinned and routes at 32 connections, 2,000 long-polls, no accounts
 #   ROUNDS=5 DURATION=3 bash bench/run.sh # more and longer rounds (DURATION: seconds per cell, default 1)
 #
 # Sections (each can be skipped with its variable set to 0):
 #   reads     bench/readbench.py: six client header sets (../shared/docs/CLIENT-HEADERS.md), 200 and 304, 32 and
 #             256 connections, h2load --h1 -t1, interleaved rounds, against nginx from Debian tuned for static
 #             JSON (sendfile, open_file_cache, gzip_static, brotli_static, precompressed gzip -9 / brotli -q 11)
-#             serving the bytes tabserver serves for each header set
+#             serving the bytes tabserver serves for each header set; twice: unpinned (servers and h2load share the
+#             cores), then PIN=auto (issue 42.4): each server on one core (tabserver with its worker threads, nginx
+#             with one worker), h2load on the other, by taskset; the targets are judged on the pinned table
+#   ROUTES=1  in the pinned phase, this round's read routes against nginx serving the same bytes: the manifest and
+#             ?version=N (200 and 304), …/tabs with builds declared for an undeclared and a declared build, and
+#             …/tabs with --signing-key, each compared with …/tabs on the same rounds
 #   TLS=1     bench/tls.sh: the same over HTTPS, both servers with one certificate made for the run
 #   writes    acknowledged PUT/s, and reads during ~10 PUT/s
 #   FLAME=1   a perf profile of the 304 path under iOS headers, drawn as docs/flame-304.svg
@@ -29,14 +34,24 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
     TLS_CLIENTS=${TLS_CLIENTS:-ios-urlsession} CONNECTIONS=${CONNECTIONS:-"32 256"}
     # Three header sets (one per coding: br, gzip, identity) and 2,000 held long-polls keep the smoke under 2 minutes.
     CLIENTS=${CLIENTS:-ios-urlsession,android-okhttp,curl} LONGPOLL_CONNECTIONS=${LONGPOLL_CONNECTIONS:-2000}
+    # The pinned phase and the routes once each, at 32 connections and for the iOS headers only (28 more runs), and
+    # shorter warm-ups (a smoke measures nothing): ~2 minutes in all (124 s at a load average of 4).
+    PINNED_CLIENTS=${PINNED_CLIENTS:-ios-urlsession} PINNED_CONNECTIONS=${PINNED_CONNECTIONS:-32}
+    PINNED_WIDE_CONNECTIONS=${PINNED_WIDE_CONNECTIONS-} WARM_UP=${WARM_UP:-0.25} TLS_WARM_UP=${TLS_WARM_UP:-1}
 fi
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-1}             # seconds measured per cell (integer: wrk and perf take it too)
+WARM_UP=${WARM_UP:-0.5}             # seconds per read cell before it is measured (connections opened)
 THREADS=${THREADS:-2}            # tabserver worker threads, and nginx worker processes
 WRK_THREADS=${WRK_THREADS:-2}
 CONNECTIONS=${CONNECTIONS:-"32 256"}
 WIDE_CONNECTIONS=${WIDE_CONNECTIONS-1024}  # more connection counts, for the iOS URLSession headers only ("" for none)
 CLIENTS=${CLIENTS:-all}
+PIN=${PIN:-auto}                 # auto: the first two CPUs this shell may use; SERVER_CPU,LOAD_CPU; 0: no pinned phase
+PINNED_CLIENTS=${PINNED_CLIENTS:-$CLIENTS}
+PINNED_CONNECTIONS=${PINNED_CONNECTIONS:-$CONNECTIONS}
+PINNED_WIDE_CONNECTIONS=${PINNED_WIDE_CONNECTIONS-$WIDE_CONNECTIONS}
+ROUTES=${ROUTES:-1}
 ACCOUNT=${ACCOUNT:-jack}
 BIN=${BIN:-.build/release/tabserver}
 export ROUNDS DURATION THREADS WRK_THREADS CONNECTIONS BIN ACCOUNT
@@ -77,21 +92,25 @@ ready "$TS_PORT" "$TS_PID" "$work/tabserver.log" 30
 PATH_URI="/v1/accounts/$ACCOUNT/tabs"
 
 # 1. Reads with real clients' headers, against tuned nginx.
-echo "== reads: client header sets × 200/304 × connections, tabserver and nginx interleaved" >&2
+step "reads: client header sets × 200/304 × connections, tabserver and nginx interleaved, unpinned then pinned (PIN=$PIN)"
+routes=()
+if [ "$ROUTES" != 0 ]; then routes=(--routes --bin "$BIN" --configs configs); fi
 python3 bench/readbench.py --url "http://127.0.0.1:$TS_PORT" --pid "$TS_PID" --work "$work/reads" \
-    --threads "$THREADS" --rounds "$ROUNDS" --duration "$DURATION" --connections "$CONNECTIONS" \
-    --wide-connections "$WIDE_CONNECTIONS" --clients "$CLIENTS" --account "$ACCOUNT" --json "$work/reads.json" | tee "$work/reads.md"
+    --threads "$THREADS" --rounds "$ROUNDS" --duration "$DURATION" --warm-up "$WARM_UP" --connections "$CONNECTIONS" \
+    --wide-connections "$WIDE_CONNECTIONS" --clients "$CLIENTS" --account "$ACCOUNT" --json "$work/reads.json" \
+    --pin "$PIN" --pinned-clients "$PINNED_CLIENTS" --pinned-connections "$PINNED_CONNECTIONS" \
+    --pinned-wide-connections "$PINNED_WIDE_CONNECTIONS" "${routes[@]}" | tee "$work/reads.md"
 
 # 2. The same over HTTPS.
 : >"$work/tls.md"
 if [ "${TLS:-1}" != 0 ]; then
-    echo "== HTTPS" >&2
-    TLS_CLIENTS=${TLS_CLIENTS:-ios-urlsession} bash bench/tls.sh | tee "$work/tls.md"
+    step "HTTPS"
+    TLS_CLIENTS=${TLS_CLIENTS:-ios-urlsession} TLS_WARM_UP=${TLS_WARM_UP:-2} bash bench/tls.sh | tee "$work/tls.md"
 fi
 
 # 3. Writes: acknowledged PUTs per second (SQLite, synchronous=FULL, on this machine's disk), and reads with the
 # iOS headers while a paced writer does ~10 PUT/s.
-echo "== writes" >&2
+step "writes"
 IOS_HEADERS=(-H 'Accept: */*' -H 'Accept-Language: fr-FR,fr;q=0.9,en;q=0.8' -H 'Accept-Encoding: gzip, deflate, br'
     -H 'User-Agent: Tabs/4.2 CFNetwork/1498.700.2 Darwin/23.6.0')
 for w in 0 1 2 3; do
@@ -142,7 +161,7 @@ PY
 : >"$work/flame.md"
 FLAME_SECONDS=${FLAME_SECONDS:-$([ "${BENCH_QUICK:-0}" = 1 ] && echo 2 || echo 5)}
 if [ "${FLAME:-1}" != 0 ]; then
-    echo "== profile of the 304 path (iOS headers)" >&2
+    step "profile of the 304 path (iOS headers)"
     if ! command -v perf >/dev/null; then
         SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
         $SUDO apt-get install -y -qq linux-perf >/dev/null 2>&1 || true
@@ -185,7 +204,7 @@ TS_PID=""
 # 5. Held long-polls, with a server of their own.
 : >"$work/longpoll.md"
 if [ "${LONGPOLL:-1}" != 0 ]; then
-    echo "== long-poll" >&2
+    step "long-poll"
     python3 bench/longpoll.py --bin "$BIN" --threads "$THREADS" --duration "$DURATION" \
         --connections "${LONGPOLL_CONNECTIONS:-10000}" | tee "$work/longpoll.md"
 fi
@@ -193,14 +212,14 @@ fi
 # 6. The many-accounts rows, with servers of their own.
 : >"$work/accounts.md"
 if [ "${ACCOUNTS:-100000}" != 0 ]; then
-    echo "== ${ACCOUNTS:-100000} accounts" >&2
+    step "${ACCOUNTS:-100000} accounts"
     ACCOUNTS=${ACCOUNTS:-100000} bash bench/accounts.sh | tee "$work/accounts.md"
 fi
 
 # Readers while strings tables are written: the 304 load at ACCOUNTS layouts, alone and with a strings PUT/s.
 : >"$work/stringswrites.md"
 if [ "${ACCOUNTS:-100000}" != 0 ]; then
-    echo "== readers while a strings table is written every second" >&2
+    step "readers while a strings table is written every second"
     {
         echo "Readers' p99 with a strings PUT every second (\`bench/strings-writes.py\`: another locale's table than the"
         echo "readers', interleaved with the same load alone; the goal is a difference under 1 ms):"
