@@ -52,6 +52,14 @@ public enum BuildGate {
         return (layout, withheld)
     }
 
+    /// Whether `build` would get tabs of `layout` but can open none of them (`trimmed` is what ``trimmed(_:for:)``
+    /// left): such a build is given an earlier version it opens whole, not an empty tab bar. Tabs targeted away from
+    /// the build (kept by the trim, never sent) do not count.
+    public static func opensNone(of layout: ResolvedLayout, trimmed: ResolvedLayout, for build: Build) -> Bool {
+        layout.tabs.contains { LayoutCompiler.admits($0, build.context) }
+            && !trimmed.tabs.contains { LayoutCompiler.admits($0, build.context) }
+    }
+
     private static func missing(_ tab: TabSpec, _ build: Build) -> [(field: String, value: String)] {
         var missing: [(String, String)] = []
         if !build.viewControllers.contains(tab.rootViewController) { missing.append(("rootViewController", tab.rootViewController)) }

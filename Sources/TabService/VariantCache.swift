@@ -206,7 +206,7 @@ final class LayoutEntry: Sendable {
         metrics.cacheMisses.add(1, ordering: .relaxed)
         let locale = locales[Int(key.locale)]
         let (layout, withheld) = build.map { BuildGate.trimmed(resolved, for: $0) } ?? (resolved, [])
-        if layout.tabs.isEmpty, !resolved.tabs.isEmpty { throw .nothingToOpen }
+        if let build, BuildGate.opensNone(of: resolved, trimmed: layout, for: build) { throw .nothingToOpen }
         let compiled = LayoutCompiler.compile(
             layout, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion), globalStrings: globalStrings)
         let extraHeaders = withheld.isEmpty ? [] : [HTTPHeader("Tabs-Withheld", withheld.joined(separator: ", "))]

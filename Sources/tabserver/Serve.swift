@@ -235,6 +235,14 @@ struct Serve: AsyncParsableCommand {
         guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
         service.buildLiveDays = try buildLiveDays ?? environment.integer("TABSERVER_BUILD_LIVE_DAYS") ?? 30
         guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
+        // The environments first: --require-approval names one of them.
+        if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
+            do throws(RolloutError) {
+                service.environments = try EnvironmentList(parsing: named).names.map(\.text)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
         let protected =
             requireApproval.isEmpty
             ? (environment["TABSERVER_REQUIRE_APPROVAL"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -250,13 +258,6 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(
                 "--require-approval names '\(name)', which is not one of the environments (\(service.environments.joined(separator: ", ")))"
             )
-        }
-        if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
-            do throws(RolloutError) {
-                service.environments = try EnvironmentList(parsing: named).names.map(\.text)
-            } catch {
-                throw ValidationError(error.description)
-            }
         }
         if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
             service.webhookPolicy = .allowEverything

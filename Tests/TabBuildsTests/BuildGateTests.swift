@@ -50,6 +50,22 @@ import Testing
         #expect(trimmed.tabs.map(\.id) == ["home"] && withheld == ["search"])
     }
 
+    @Test func aBuildThatOpensNoneOfTheTabsItWouldGetIsToldApartFromTargeting() throws {
+        // Home is for android only: an iPhone build gets Search alone, and without its screen opens nothing.
+        let layout = try Self.layout(
+            Self.twoTabs.replacingOccurrences(
+                of: #""rootViewController": "HomeViewController""#,
+                with: #""rootViewController": "HomeViewController", "platforms": ["android"]"#))
+        let lacking = try Self.build("2.0", ["HomeViewController"])
+        #expect(BuildGate.opensNone(of: layout, trimmed: BuildGate.trimmed(layout, for: lacking).layout, for: lacking))
+        let having = try Self.build("2.0", ["SearchViewController"])
+        #expect(!BuildGate.opensNone(of: layout, trimmed: BuildGate.trimmed(layout, for: having).layout, for: having))
+        // A layout with nothing for the build at all is targeting's doing, not the build's.
+        let androidOnly = try Self.layout(
+            #"{"schemaVersion": 1, "tabs": [{"id": "a", "title": "A", "rootViewController": "X", "platforms": ["android"]}]}"#)
+        #expect(!BuildGate.opensNone(of: androidOnly, trimmed: BuildGate.trimmed(androidOnly, for: lacking).layout, for: lacking))
+    }
+
     @Test func aBuildsBodyIsCheckedFieldByField() throws {
         #expect(try BuildSpec.decode(Array(#"{"viewControllers": ["A", "B"], "note": "2.0 (1234)"}"#.utf8)).viewControllers == ["A", "B"])
         func pointers(_ body: String) -> [String] {

@@ -249,4 +249,27 @@ import Testing
             first?.count == 2 && next?.count == 2 && next?.first?["action"] as? String == "rollout.patch", "\(String(describing: next))")
         #expect(try await client.send("GET", "/v1/change-requests?after=cr_nothing", headers: bob).status == 400)
     }
+
+    /// `serve` reads the environments before the protected ones it must name (`--require-approval staging` with
+    /// `--environments staging,production` was refused as "not one of the environments (production)").
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ServerProcess.binary)))
+    func serveProtectsANamedEnvironmentOtherThanTheDefault() async throws {
+        let directory = NSTemporaryDirectory()
+        let server = try await ServerProcess.start(
+            store: "memory:", directory: directory,
+            environment: [
+                "TABSERVER_ADMIN_TOKEN": ServiceHarness.token, "TABSERVER_ENVIRONMENTS": "staging,production",
+                "TABSERVER_REQUIRE_APPROVAL": "staging",
+            ])
+        defer { server.kill9() }
+        let client = HTTPTestClient(port: server.port)
+        let held = try await client.send(
+            "PUT", "/v1/accounts/staged/layout?environment=staging", headers: ServiceHarness.admin(Self.json + [("If-None-Match", "*")]),
+            body: document(["Home"]))
+        #expect(held.status == 202, "\(held.text)")
+        let direct = try await client.send(
+            "PUT", "/v1/accounts/staged/layout?environment=production", headers: ServiceHarness.admin(Self.json + [("If-None-Match", "*")]),
+            body: document(["Home"]))
+        #expect(direct.status == 201, "\(direct.text)")
+    }
 }
