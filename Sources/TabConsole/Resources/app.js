@@ -10,6 +10,7 @@ import { Pages } from "./pages.js";
 import { PromotionPanel } from "./promotion.js";
 import { RolloutPanel } from "./rollout.js";
 import { rolloutFeedItem } from "./rollout-format.js";
+import { gateErrorLine } from "./source-lines.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);
@@ -452,6 +453,11 @@ async function restoreVersion(version) {
   try {
     // A deleted layout has no current ETag: its restore needs no precondition.
     const written = await tracked(() => api.restoreVersion(state.account, version, state.layout?.etag));
+    if (written.changeRequest) {
+      await refreshHistory();
+      heldForReview(written, `The restore of version ${version}`);
+      return;
+    }
     await loadSource();
     await Promise.all([refreshVariant(), refreshHistory(), loadAccounts()]);
     announce(`Restored version ${version} as version ${written.version}.`);
@@ -466,7 +472,8 @@ async function restoreVersion(version) {
 /** Runs the write `work` as `state.pendingWrite` (see there) and records the ETag it answers as the console's own. */
 async function tracked(work) {
   const running = work().then((written) => {
-    state.ownETags.add(written.etag);
+    // A change held for review (202) has no ETag yet: its version reaches clients only when it is applied.
+    if (written.etag) state.ownETags.add(written.etag);
     return written;
   });
   state.pendingWrite = running.catch(() => undefined);
@@ -484,6 +491,10 @@ function currentSource() {
 }
 
 function showProblem(error, what) {
+  if (error.status === 422 && String(error.problem.type ?? "").endsWith("incompatible-build")) {
+    showGateRefusal(error, what);
+    return true;
+  }
   if (error.status === 422 || (error.status === 413 && error.errors.length > 0)) {
     const count = error.errors.length;
     editor.showErrors(error.errors, `${count} error${count === 1 ? "" : "s"}: ${what}`);
@@ -491,6 +502,32 @@ function showProblem(error, what) {
     return true;
   }
   return false;
+}
+
+/** The builds gate refused (422 `incompatible-build`): each tab a live build cannot open, at its line in the editor
+ * when the source names it (the server points into the layout as resolved: source-lines.js finds it), with the
+ * build named. */
+function showGateRefusal(error, what) {
+  const { text, contentType } = currentSource();
+  const errors = error.errors.map((entry) => ({ ...entry, line: entry.line ?? gateErrorLine(text, contentType, entry) ?? undefined }));
+  const builds = [...new Set(errors.filter((entry) => entry.build).map((entry) => `${entry.build.platform} ${entry.build.appVersion}`))];
+  const count = errors.length;
+  const named = `live build${builds.length === 1 ? "" : "s"} ${builds.join(", ")}`;
+  editor.showErrors(errors, `${count} tab${count === 1 ? "" : "s"} that ${named} cannot open: ${what}`);
+  warn(`Refused by the builds gate: ${named} could not open ${count === 1 ? "a tab" : `${count} tabs`}; ${what}.`);
+}
+
+/** A change to an environment that needs approval was held (202): its content is a draft, and a change request
+ * waits for review (the change requests page); clients keep what they get. */
+function heldForReview(written, what) {
+  const request = written.changeRequest;
+  const approvals = `${request.required} approval${request.required === 1 ? "" : "s"}`;
+  ui.sourceMeta.textContent =
+    `held for review: change request ${request.id} (draft version ${request.version ?? "-"}) · clients get version ${state.layout?.version ?? "-"}`;
+  announce(
+    `${what} is held for review: change request ${request.id} in ${request.environment} waits for ${approvals} ` +
+      `(Change requests page); clients still get version ${state.layout?.version ?? "-"}.`,
+  );
 }
 
 async function checkSource() {
@@ -522,6 +559,14 @@ async function saveSource(etag = state.layout?.etag) {
   const message = ui.changeMessage.value.trim();
   try {
     const written = await tracked(() => api.putLayout(state.account, { ...currentSource(), etag, message }));
+    if (written.changeRequest) {
+      editor.markSaved();
+      editor.clearErrors();
+      ui.changeMessage.value = "";
+      await refreshHistory();
+      heldForReview(written, "The change");
+      return;
+    }
     state.layout = { ...state.layout, exists: true, etag: written.etag, version: written.version };
     state.conflict = null;
     editor.markSaved();
@@ -556,7 +601,9 @@ async function saveDraft() {
       `draft version ${written.version} (these edits) · clients get version ${state.layout.version} · ETag ${written.etag}`;
     await refreshHistory();
     rollout.choose(written.version);
-    announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.`);
+    const blocked = (written.incompatibleBuilds ?? []).map((build) => `${build.platform} ${build.appVersion}`);
+    const gate = blocked.length ? ` Live build${blocked.length === 1 ? "" : "s"} ${blocked.join(", ")} could not open it yet.` : "";
+    announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.${gate}`);
   } catch (error) {
     if (error.status === 412) {
       await showConflict();
