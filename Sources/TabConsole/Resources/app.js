@@ -1,8 +1,10 @@
 // The operators' console: sign in, accounts, preview and compiled JSON, editing with errors at their line,
-// conflicts shown as a diff, history with restore, and the change feed; the tokens, audit and webhooks pages are
-// pages.js's, the rollout panel rollout.js's. Plain ES modules, no framework.
+// conflicts shown as a diff, history with restore, and the change feed; the change requests, tokens, audit and
+// webhooks pages are pages.js's, the rollout panel rollout.js's, the builds × tabs matrix builds.js's. Plain ES
+// modules, no framework.
 
 import * as api from "./api.js";
+import { BuildsMatrix } from "./builds.js";
 import { renderDiff } from "./diff.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
@@ -194,6 +196,7 @@ function signOut() {
   feed.stop();
   pages.stop();
   rollout.stop();
+  builds.clear();
   api.forgetToken();
   state.account = null;
   state.layout = null;
@@ -388,6 +391,7 @@ async function refreshHistory() {
   if (account !== state.account) return;
   rollout.setVersions(versions);
   promotion.setVersions(account, versions);
+  builds.update().catch(fail);
   // The current version is the one an environment points at (a newer one may be a draft); a server that does not
   // list environments lists newest first, the first being current unless the layout was deleted.
   let current = versions[0] && !versions[0].deleted ? versions[0].version : null;
@@ -752,6 +756,12 @@ const rollout = new RolloutPanel({
   variant,
   currentETag: () => state.layout?.etag ?? null,
   changed: pointerMoved,
+  shown: () => builds.update().catch(fail),
+});
+
+const builds = new BuildsMatrix({
+  busy,
+  served: () => ({ account: state.account, exists: Boolean(state.layout?.exists), ...rollout.served() }),
 });
 
 const promotion = new PromotionPanel({ announce, busy, changed: pointerMoved });

@@ -19,9 +19,10 @@ export class RolloutPanel {
    * @param {{announce: (text: string) => void, warn: (text: string) => void,
    *   busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
    *   variant: () => {locale: string, platform: string}, currentETag: () => string | null,
-   *   changed: () => Promise<void>}} context
+   *   changed: () => Promise<void>, shown: () => void}} context
    *   `currentETag` is the ETag of the environment's version as the page loaded it (a start's `If-Match`);
-   *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history).
+   *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history); `shown` is
+   *   told each time the rollout was read again (the builds matrix follows what is served: `served()`).
    */
   constructor(context) {
     this.context = context;
@@ -145,7 +146,21 @@ export class RolloutPanel {
     if (account !== this.account || environment !== this.environment) return;
     this.rollout = rollout;
     this.render();
+    this.context.shown();
     if (rollout && underWay.has(rollout.state)) this.schedule(account);
+  }
+
+  /** What the environment shown serves: its name (null: the only one), the version it points at and, while a
+   * rollout is under way there, its candidate with its share. */
+  served() {
+    const pointers = pointersOf(this.versions);
+    const pointer = this.environment ? pointers.find((entry) => entry.environment === this.environment) : pointers.at(-1);
+    const going = Boolean(this.rollout) && underWay.has(this.rollout.state);
+    return {
+      environment: this.environment,
+      stable: going ? this.rollout.stableVersion : (pointer?.version ?? null),
+      candidate: going ? { version: this.rollout.version, percent: this.rollout.percent } : null,
+    };
   }
 
   /** Reads the rollout of `account` again in a few seconds (later still while the tab is hidden). */
