@@ -333,4 +333,5 @@ def test_a_read_only_tokens_console_shows_no_write_buttons(browser, server):
     browser.until(lambda: len(audit_rows(browser)) > 0, "audit entries for a read token")
     assert [element.text for element in driver.find_elements(By.CSS_SELECTOR, "button") if element.is_displayed() and element.text in ("Save", "Revoke", "Rotate", "Make the token", "Redeliver")] == []
     browser.screenshot("12-read-only")
-    assert browser.log_problems(allowed={("/v1/tokens", 403), ("/v1/validate", 403), ("/v1/alerts", 403)}) == []
+    # What the token may do was asked (`GET /v1/tokens/self`), not tried: no refused request.
+    assert browser.log_problems() == []

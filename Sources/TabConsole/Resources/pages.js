@@ -1,13 +1,12 @@
 // The console's pages (layouts, tokens, audit, webhooks) and what the signed-in token may do.
 //
-// The console uses whatever token is typed in and hides what it cannot do. What it may do is learnt from the
-// server's answers, not from the token's text: `probeAbilities` (access-api.js) asks `GET /v1/tokens` (refused
-// with 403 unless `admin`) and, for a token that is not admin, `POST /v1/validate` and `POST /v1/alerts` with an
-// empty body (refused with 403 unless `write`, or `deploy`). The body then carries `can-write`, `can-deploy` and
-// `can-admin` classes, and console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]` or
+// The console uses whatever token is typed in and hides what it cannot do. What it may do is the server's word:
+// `whoAmI` (access-api.js) reads `GET /v1/tokens/self` (the token's name, scopes with what they imply, accounts and
+// environments). The body then carries `can-write`, `can-deploy`, `can-approve` and `can-admin` classes, and
+// console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]`, `[data-needs~=approve]` or
 // `[data-needs~=admin]` element the token may not use, including rows drawn later.
 
-import { probeAbilities } from "./access-api.js";
+import { whoAmI } from "./access-api.js";
 import { AuditPage } from "./audit.js";
 import { byId } from "./dom.js";
 import { TokensPage } from "./tokens.js";
@@ -20,7 +19,7 @@ export class Pages {
     this.announce = messages.announce;
     this.nav = byId("pages");
     this.who = byId("who");
-    this.abilities = { admin: false, write: false, deploy: false };
+    this.abilities = Pages.none;
     this.tokens = new TokensPage(messages);
     this.audit = new AuditPage(messages);
     this.webhooks = new WebhooksPage(messages);
@@ -35,11 +34,14 @@ export class Pages {
     }
   }
 
+  /** No ability: what is assumed until the server says, and after signing out. */
+  static none = { name: "", admin: false, write: false, deploy: false, approve: false, accounts: [], environments: [] };
+
   /** The token's abilities, asked of the server; until they are known, nothing that needs them is shown. */
   async start() {
-    this.apply({ admin: false, write: false, deploy: false });
+    this.apply(Pages.none);
     this.nav.hidden = false;
-    this.apply(await probeAbilities());
+    this.apply(await whoAmI());
   }
 
   apply(abilities) {
@@ -47,7 +49,9 @@ export class Pages {
     document.body.classList.toggle("can-write", abilities.write);
     document.body.classList.toggle("can-admin", abilities.admin);
     document.body.classList.toggle("can-deploy", abilities.deploy);
-    const may = ["read", abilities.write && "write", abilities.deploy && "deploy"].filter(Boolean);
+    document.body.classList.toggle("can-approve", abilities.approve);
+    this.who.dataset.name = abilities.name;
+    const may = ["read", abilities.write && "write", abilities.deploy && "deploy", abilities.approve && "approve"].filter(Boolean);
     this.who.textContent = abilities.admin
       ? "Signed in with an admin token"
       : may.length === 1
@@ -79,6 +83,6 @@ export class Pages {
     this.tokens.clear();
     this.audit.clear();
     this.webhooks.clear();
-    this.apply({ admin: false, write: false, deploy: false });
+    this.apply(Pages.none);
   }
 }
