@@ -327,7 +327,11 @@ def test_a_read_only_tokens_console_shows_no_write_buttons(browser, server):
     assert [name for name in hidden if browser.by_id(name).is_displayed()] == []
     restores = driver.find_elements(By.CSS_SELECTOR, "#history-rows button[aria-label^='Restore version']")
     assert restores and not any(button.is_displayed() for button in restores)
-    assert [button.text for button in driver.find_elements(By.CSS_SELECTOR, "#pages button") if button.is_displayed()] == ["Layouts", "Audit"]
+    assert [button.text for button in driver.find_elements(By.CSS_SELECTOR, "#pages button") if button.is_displayed()] == [
+        "Layouts",
+        "Change requests",
+        "Audit",
+    ]
     # What it may read still works: the audit page lists entries for it.
     open_page(browser, "audit-page")
     browser.until(lambda: len(audit_rows(browser)) > 0, "audit entries for a read token")

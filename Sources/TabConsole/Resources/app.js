@@ -684,6 +684,25 @@ function feedItem(event, change) {
   return item;
 }
 
+/** The feed's line for an `event: change-request` (its data the request as `GET /v1/change-requests/{id}` gives it). */
+function changeRequestFeedItem(change) {
+  const item = document.createElement("li");
+  item.className = "change-request-event";
+  const time = document.createElement("time");
+  const now = new Date();
+  time.dateTime = now.toISOString();
+  time.textContent = now.toLocaleTimeString();
+  const approvals = (change.approvals ?? []).length;
+  item.append(
+    time,
+    ` change request ${change.id ?? "?"} of ${change.account ?? "?"} in ${change.environment ?? "?"}: ${change.state ?? "?"}` +
+      ` (${approvals} of ${change.required ?? "?"} approvals) by ${change.author ?? "?"}`,
+  );
+  item.dataset.account = change.account ?? "";
+  item.dataset.state = change.state ?? "";
+  return item;
+}
+
 async function onFeedEvent(event) {
   await state.pendingWrite;
   if (event.type === "reset") {
@@ -692,17 +711,23 @@ async function onFeedEvent(event) {
     if (state.account && !editor.dirty) discardAndLoad().catch(fail);
     return;
   }
-  if (!["layout", "strings", "rollout", "promote"].includes(event.type)) return;
+  if (!["layout", "strings", "rollout", "promote", "change-request"].includes(event.type)) return;
   let change;
   try {
     change = JSON.parse(event.data);
   } catch {
     return;
   }
-  ui.feedList.prepend(event.type === "rollout" ? rolloutFeedItem(change) : feedItem(event, change));
+  ui.feedList.prepend(
+    event.type === "rollout" ? rolloutFeedItem(change) : event.type === "change-request" ? changeRequestFeedItem(change) : feedItem(event, change),
+  );
   while (ui.feedList.children.length > feedLimit) ui.feedList.lastElementChild.remove();
   if (event.type === "rollout") {
     rollout.onEvent(change);
+    return;
+  }
+  if (event.type === "change-request") {
+    pages.changes.onEvent(change);
     return;
   }
   if (event.type === "promote") {

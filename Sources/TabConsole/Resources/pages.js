@@ -1,13 +1,15 @@
-// The console's pages (layouts, tokens, audit, webhooks) and what the signed-in token may do.
+// The console's pages (layouts, change requests, tokens, audit, webhooks) and what the signed-in token may do.
 //
 // The console uses whatever token is typed in and hides what it cannot do. What it may do is the server's word:
 // `whoAmI` (access-api.js) reads `GET /v1/tokens/self` (the token's name, scopes with what they imply, accounts and
 // environments). The body then carries `can-write`, `can-deploy`, `can-approve` and `can-admin` classes, and
 // console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]`, `[data-needs~=approve]` or
-// `[data-needs~=admin]` element the token may not use, including rows drawn later.
+// `[data-needs~=admin]` element the token may not use, including rows drawn later. What depends on the account or
+// the author (a change request's buttons) is decided where it is drawn, from `abilities`.
 
 import { whoAmI } from "./access-api.js";
 import { AuditPage } from "./audit.js";
+import { ChangeRequestsPage } from "./change-requests.js";
 import { byId } from "./dom.js";
 import { TokensPage } from "./tokens.js";
 import { WebhooksPage } from "./webhooks.js";
@@ -21,10 +23,12 @@ export class Pages {
     this.who = byId("who");
     this.abilities = Pages.none;
     this.tokens = new TokensPage(messages);
+    this.changes = new ChangeRequestsPage({ ...messages, abilities: () => this.abilities });
     this.audit = new AuditPage(messages);
     this.webhooks = new WebhooksPage(messages);
     this.loaders = {
       workspace: null,
+      "changes-page": () => this.changes.load(),
       "tokens-page": () => this.tokens.load(),
       "audit-page": () => this.audit.reset(),
       "webhooks-page": () => this.webhooks.load(),
@@ -75,11 +79,12 @@ export class Pages {
   /** Signing out: back to the layouts, nothing of the other pages left on screen, no ability assumed. */
   stop() {
     this.nav.hidden = true;
-    for (const page of ["tokens-page", "audit-page", "webhooks-page"]) byId(page).hidden = true;
+    for (const page of ["changes-page", "tokens-page", "audit-page", "webhooks-page"]) byId(page).hidden = true;
     for (const link of this.nav.querySelectorAll("button[data-page]")) {
       if (link.dataset.page === "workspace") link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
+    this.changes.clear();
     this.tokens.clear();
     this.audit.clear();
     this.webhooks.clear();
