@@ -75,10 +75,11 @@ function lacks(build, tab) {
 export class BuildsMatrix {
   /**
    * @param {{busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
-   *   served: () => {account: string | null, exists: boolean, environment: string | null, stable: number | null,
-   *     candidate: {version: number, percent: number} | null}}} context
-   *   `served` says what the page shows: the account, whether it has a layout of its own, the environment, the
-   *   version that environment serves and a running rollout's candidate.
+   *   served: () => {account: string | null, exists: boolean, listed: boolean, environment: string | null,
+   *     stable: number | null, candidate: {version: number, percent: number} | null}}} context
+   *   `served` says what the page shows: the account, whether it has a layout of its own and its versions were
+   *   listed yet, the environment, the version that environment serves (null: none of the account's, so the
+   *   default layout's) and a running rollout's candidate.
    */
   constructor(context) {
     this.context = context;
@@ -93,6 +94,9 @@ export class BuildsMatrix {
   /** Draws the matrices again when what is served changed since they were drawn (or `force`). */
   async update({ force = false } = {}) {
     const served = this.context.served();
+    // The account's versions are not listed yet (it is being opened): wait for them rather than ask for what is
+    // served without a version, which a running rollout would count as an answer served.
+    if (served.account && served.exists && !served.listed) return;
     const key = JSON.stringify(served);
     if (!force && key === this.key) return;
     this.key = key;

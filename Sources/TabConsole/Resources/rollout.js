@@ -150,13 +150,15 @@ export class RolloutPanel {
     if (rollout && underWay.has(rollout.state)) this.schedule(account);
   }
 
-  /** What the environment shown serves: its name (null: the only one), the version it points at and, while a
-   * rollout is under way there, its candidate with its share. */
+  /** What the environment shown serves: whether the versions were listed yet, its name (null: the only one), the
+   * version it points at (null: none of the account's) and, while a rollout is under way there, its candidate with
+   * its share. */
   served() {
     const pointers = pointersOf(this.versions);
     const pointer = this.environment ? pointers.find((entry) => entry.environment === this.environment) : pointers.at(-1);
     const going = Boolean(this.rollout) && underWay.has(this.rollout.state);
     return {
+      listed: this.versions.length > 0,
       environment: this.environment,
       stable: going ? this.rollout.stableVersion : (pointer?.version ?? null),
       candidate: going ? { version: this.rollout.version, percent: this.rollout.percent } : null,
