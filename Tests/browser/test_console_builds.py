@@ -133,6 +133,24 @@ def test_the_matrix_marks_the_tab_a_build_cannot_open_as_the_server_withholds_it
         )
     browser.driver.execute_script("document.getElementById('builds').scrollIntoView();")
     browser.screenshot("20-builds-matrix")
+
+    # A build that opens none of the tabs it would get: its row says so, and the server withholds every one of them.
+    status, _, body = server.request(
+        "PUT", "/v1/builds/android/1.0", json.dumps({"viewControllers": ["LegacyViewController"]}).encode(), {"Content-Type": "application/json"}
+    )
+    assert status == 201, body
+    browser.by_id("builds-reload").click()
+    row = "#builds-matrices tr[data-build='android 1.0']"
+    browser.until(lambda: browser.driver.find_elements(By.CSS_SELECTOR, f"{row}[data-opens-none='true']"), "the android row")
+    assert "opens none of the tabs it would get" in browser.driver.find_element(By.CSS_SELECTOR, f"{row} th").text
+    android = matrix(browser)["android 1.0"]
+    assert [android[key][0] for key in ("home", "profile", "more")] == ["missing"] * 3, android
+    assert [android[key][0] for key in ("search", "settings")] == ["untargeted"] * 2, android
+    got, withheld = served_to(server, "android", "1.0")
+    assert got == set() and withheld == {"home", "profile", "more"}, (got, withheld)
+    assert server.request("DELETE", "/v1/builds/android/1.0")[0] == 204
+    browser.by_id("builds-reload").click()
+    browser.until(lambda: not browser.driver.find_elements(By.CSS_SELECTOR, row), "the android build retired")
     assert browser.log_problems() == []
 
 

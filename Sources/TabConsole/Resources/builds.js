@@ -11,7 +11,7 @@
 // rollout. What a build can open is the gate's rule over the names the build declared (API.md "App builds").
 
 import { send } from "./api.js";
-import { byId, cell, formatTime } from "./dom.js";
+import { byId, cell, formatTime, limited } from "./dom.js";
 
 const platformNames = { iphone: "iPhone", ipad: "iPad", mac: "Mac", tv: "TV", vision: "Vision", android: "Android" };
 
@@ -21,18 +21,32 @@ async function listBuilds() {
   return (await response.json()).builds ?? [];
 }
 
-/** The compiled layout of `account` (client plane): `version` pinned when given, else what `environment` serves. */
+/** Compiled layouts asked for at once: the server builds only a few new variants of a layout at a time. */
+const variantsAtOnce = 2;
+/** Times a 503 (`Retry-After`: variants of this layout are being built) is retried before it is shown. */
+const busyRetries = 4;
+
+/** The compiled layout of `account` (client plane): `version` pinned when given, else what `environment` serves. A
+ * 503 while the server builds other variants of the layout is asked again after its `Retry-After` (at most 5 s). */
 async function compiled(account, { version, environment, platform, appVersion }) {
   const query = new URLSearchParams();
   if (version) query.set("version", String(version));
   else if (environment) query.set("environment", environment);
   if (platform) query.set("platform", platform);
   if (appVersion) query.set("appVersion", appVersion);
-  const response = await send(`/v1/accounts/${encodeURIComponent(account)}/tabs?${query}`, {
-    admin: false,
-    headers: { Accept: "application/json" },
-  });
-  return response.json();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const response = await send(`/v1/accounts/${encodeURIComponent(account)}/tabs?${query}`, {
+        admin: false,
+        headers: { Accept: "application/json" },
+      });
+      return await response.json();
+    } catch (error) {
+      if (error.status !== 503 || attempt >= busyRetries) throw error;
+      const seconds = Math.min(Number(error.headers.get("Retry-After")) || 1, 5);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    }
+  }
 }
 
 /** Every tab and child of a compiled layout (those under More too), in order: `{key, tab, depth, parent}`, where
@@ -137,7 +151,7 @@ export class BuildsMatrix {
     }
     const versions = [{ version: served.exists ? served.stable : null, name: "Served" }];
     if (served.candidate) versions.push({ version: served.candidate.version, name: "Rollout candidate" });
-    const tables = await Promise.all(versions.map((entry) => this.matrix(served, entry, builds)));
+    const tables = await limited(versions.map((entry) => () => this.matrix(served, entry, builds)), 1);
     if (request !== this.request) return;
     const live = builds.filter((build) => build.live).length;
     this.meta.textContent = `(${builds.length} build${builds.length === 1 ? "" : "s"}, ${live} live)`;
@@ -155,11 +169,14 @@ export class BuildsMatrix {
     const base = { version, environment: served.environment };
     const platforms = [...new Set(builds.map((build) => build.platform))];
     const appVersions = [...new Set(builds.map((build) => build.appVersion))];
-    const [all, ...narrowed] = await Promise.all([
-      compiled(served.account, base),
-      ...platforms.map((platform) => compiled(served.account, { ...base, platform })),
-      ...appVersions.map((appVersion) => compiled(served.account, { ...base, appVersion })),
-    ]);
+    const [all, ...narrowed] = await limited(
+      [
+        () => compiled(served.account, base),
+        ...platforms.map((platform) => () => compiled(served.account, { ...base, platform })),
+        ...appVersions.map((appVersion) => () => compiled(served.account, { ...base, appVersion })),
+      ],
+      variantsAtOnce,
+    );
     const keys = (layout) => new Set(tabsOf(layout).map((row) => row.key));
     const byPlatform = new Map(platforms.map((platform, index) => [platform, keys(narrowed[index])]));
     const byVersion = new Map(appVersions.map((appVersion, index) => [appVersion, keys(narrowed[platforms.length + index])]));
@@ -211,6 +228,12 @@ export class BuildsMatrix {
         td.dataset.state = verdict.state;
         td.textContent = verdict.text;
         row.append(td);
+      }
+      // A build that can open none of the tabs it would get: said on its row, as the cells alone are easy to misread.
+      const top = columns.filter((column) => !column.parent).map((column) => verdicts.get(column.key).state);
+      if (top.includes("missing") && !top.includes("opens")) {
+        row.dataset.opensNone = "true";
+        state.textContent += " · opens none of the tabs it would get";
       }
     }
     return { element: table, blocked };

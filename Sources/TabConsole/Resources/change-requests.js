@@ -1,14 +1,14 @@
 // The change requests page (docs/change-requests.md): every request still waiting (open, or approved and not yet
-// applied), each with its tab-level diff against what its environment serves now, the tab bars apps get now and
-// would get after it for each platform and locale it touches, and the buttons the token may use on it: approve and
-// reject (`approve`, over its account and environment; never approve by its author), cancel (its author with
-// `write`, or an admin) and apply (`write`, once approved). Which ones is decided here, from what
-// `GET /v1/tokens/self` said (pages.js); the server checks again.
+// applied), each with its tab-level diff against what its environment serves now (the request's `diff`), the tab
+// bars apps get now and would get after it for each platform and locale it touches, and the buttons the token may
+// use on it: approve and reject (`approve`, over its account, or every account for a strings table, and its
+// environment; never approve by its author), cancel (its author with `write`, or an admin) and apply (`write`, once
+// approved). Which ones is decided here, from what `GET /v1/tokens/self` said (pages.js); the server checks again.
 
 import { reaches } from "./access-api.js";
 import { getLocales, send } from "./api.js";
 import { renderDiff } from "./diff.js";
-import { button, byId, formatTime, problemItems } from "./dom.js";
+import { button, byId, formatTime, limited, problemItems } from "./dom.js";
 import * as review from "./review-api.js";
 
 /** The platforms a tab can be targeted at (docs/layout-format.md), in the console's order. */
@@ -23,18 +23,9 @@ function drawn(svg) {
   return svg.replace(/<title>[^<]*<\/title>/, "");
 }
 
-/** Runs `tasks` (functions returning promises), at most `width` at a time; their results in order. */
-async function limited(tasks, width) {
-  const results = new Array(tasks.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < tasks.length) {
-      const index = next++;
-      results[index] = await tasks[index]();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, worker));
-  return results;
+/** What a request changes: its account's layout, or a strings table (which belongs to no account). */
+function subject(request) {
+  return request.locale ? `strings table ${request.locale}` : (request.account ?? "?");
 }
 
 export class ChangeRequestsPage {

@@ -40,6 +40,20 @@ export function joined(list, empty) {
   return Array.isArray(list) && list.length > 0 ? list.join(", ") : empty;
 }
 
+/** Runs `tasks` (functions returning promises), at most `width` at a time; their results in order. */
+export async function limited(tasks, width) {
+  const results = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const index = next++;
+      results[index] = await tasks[index]();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, worker));
+  return results;
+}
+
 /** A 422's `{pointer, message}` list as list items (text only). */
 export function problemItems(errors) {
   return errors.map((error) => {
