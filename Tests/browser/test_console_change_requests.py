@@ -30,10 +30,14 @@ def server():
             running.stop()
 
 
-def make_token(server, name, scopes):
-    status, _, body = server.request("POST", "/v1/tokens", json.dumps({"name": name, "scopes": scopes}).encode(), {"Content-Type": "application/json"})
+def make_token_spec(server, spec):
+    status, _, body = server.request("POST", "/v1/tokens", json.dumps(spec).encode(), {"Content-Type": "application/json"})
     assert status == 201, body
     return json.loads(body)["token"]
+
+
+def make_token(server, name, scopes):
+    return make_token_spec(server, {"name": name, "scopes": scopes})
 
 
 def requests_in(server, state):
@@ -219,4 +223,41 @@ def test_a_change_for_one_platform_is_drawn_for_that_platform_only(browser, serv
     assert heading == "The tab bar changes for 2 of 12 platform and locale pairs", heading
     captions = [element.text for element in browser.driver.find_elements(By.CSS_SELECTOR, f"{item} .bar-pair-caption")]
     assert sorted(captions) == ["iPad · en", "iPad · fr"], captions
+    assert browser.log_problems() == []
+
+
+def test_a_strings_table_change_is_listed_for_tokens_over_every_account(browser, server):
+    # The console (an admin, over every account) has the page open; another operator's strings write is held.
+    browser.by_id("sign-out").click()
+    browser.until(lambda: browser.by_id("sign-in").is_displayed(), "the sign-in form")
+    sign_in(browser, CONSOLE_TOKEN)
+    open_page(browser, "changes-page")
+    browser.until(lambda: browser.text("changes-summary") != "", "the list")
+    status, _, body = server.request(
+        "PUT", "/v1/strings/de", '"HOME_TAB" = "Startseite";'.encode(), {"Content-Type": "text/plain", "If-None-Match": "*"}
+    )
+    assert status == 202, body
+    held = json.loads(body)["changeRequest"]
+    assert held["locale"] == "de" and "account" not in held, held
+    item = f"#change-list li[data-change-request='{held['id']}']"
+    browser.until(lambda: browser.driver.find_elements(By.CSS_SELECTOR, f"{item} .change-diff"), "the strings request listed")
+    assert browser.driver.find_element(By.CSS_SELECTOR, f"{item} h3").text == "strings table de in production: strings.put"
+    browser.until(lambda: "Writes the strings table de" in browser.driver.find_element(By.CSS_SELECTOR, f"{item} .change-diff").text, "its text")
+    assert buttons(browser, held["id"]) == ["Approve", "Cancel", "Reject"], buttons(browser, held["id"])
+    # A reviewer over jack alone may not even read a strings table's request: the server lists it not (404 to it),
+    # and the page lists jack's request only, with its buttons.
+    narrow = make_token_spec(server, {"name": "jack-reviewer", "scopes": ["approve"], "accounts": ["jack"]})
+    assert server.request("POST", f"/v1/change-requests/{held['id']}/approve", token=narrow)[0] == 404
+    jack = [entry["id"] for entry in requests_in(server, "open") if entry.get("account") == "jack"]
+    assert len(jack) == 1, jack
+    browser.by_id("sign-out").click()
+    browser.until(lambda: browser.by_id("sign-in").is_displayed(), "the sign-in form")
+    sign_in(browser, narrow)
+    open_page(browser, "changes-page")
+    browser.until(lambda: browser.text("changes-summary") == "1 change request waiting, oldest first.", "jack's request alone")
+    listed = browser.driver.execute_script(
+        "return [...document.querySelectorAll('#change-list li')].map((item) => item.dataset.changeRequest);"
+    )
+    assert listed == jack, listed
+    assert buttons(browser, jack[0]) == ["Approve", "Reject"]
     assert browser.log_problems() == []

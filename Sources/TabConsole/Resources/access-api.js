@@ -83,11 +83,13 @@ export async function whoAmI() {
 
 /**
  * Whether `abilities` (whoAmI's) reach `account` in `environment`: an account glob's only wildcard is `*` (any run
- * of characters; docs/security.md), and `environments` null is every one.
+ * of characters; docs/security.md), and `environments` null is every one. `account` null is what belongs to no
+ * account (a strings table), which only `*` reaches.
  */
 export function reaches(abilities, account, environment) {
   const environments = abilities.environments;
   if (environments && environment && !environments.includes(environment)) return false;
+  if (account === null) return (abilities.accounts ?? []).includes("*");
   return (abilities.accounts ?? []).some((glob) => {
     const pattern = glob
       .split("*")

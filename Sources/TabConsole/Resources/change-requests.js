@@ -80,7 +80,7 @@ export class ChangeRequestsPage {
     element.dataset.changeRequest = request.id;
     element.dataset.state = request.state;
     const heading = document.createElement("h3");
-    heading.textContent = `${request.account ?? "?"} in ${request.environment}: ${request.action}`;
+    heading.textContent = `${subject(request)} in ${request.environment}: ${request.action}`;
     const facts = document.createElement("dl");
     facts.className = "change-facts";
     const fact = (term, text) => {
@@ -118,7 +118,7 @@ export class ChangeRequestsPage {
   /** The buttons this token may use on `request`, and a reason field with reject. */
   actions(request) {
     const may = this.context.abilities();
-    const reach = reaches(may, request.account, request.environment);
+    const reach = reaches(may, request.locale ? null : request.account, request.environment);
     const waiting = request.state === "open" || request.state === "approved";
     const approvedBy = (request.approvals ?? []).some((entry) => entry.by === may.name);
     const box = document.createElement("div");
@@ -213,20 +213,29 @@ export class ChangeRequestsPage {
    */
   async fill(request, diffBox, barsBox) {
     const environment = request.environment;
+    if (request.locale) {
+      diffBox.textContent =
+        `Writes the strings table ${request.locale} in ${environment} when it is applied: the titles of every layout ` +
+        "that uses it change. A table has no versions to draw before then, so no tab bar is drawn here.";
+      return;
+    }
     const pointed = async (account) =>
       (await review.versionsOf(account)).find((entry) => (entry.environments ?? []).includes(environment))?.version ?? null;
     const own = await pointed(request.account);
     const now = own ? { account: request.account, version: own } : await this.fallback(pointed);
     const deleting = request.action === "layout.delete";
-    const after = deleting ? await this.fallback(pointed) : { account: request.account, version: request.version };
+    const after = deleting ? await this.fallback(pointed) : request.version ? { account: request.account, version: request.version } : null;
 
     if (deleting) {
       diffBox.textContent = `Deletes ${request.account}'s layout in ${environment}: apps would get the default layout.`;
-    } else if (own) {
+    } else if (request.diff) {
+      const made = own ? [] : [`Makes ${request.account}'s own layout in ${environment} (apps get the default layout now).`];
+      diffBox.replaceChildren(...made, renderDiff(request.diff));
+    } else if (own && request.version) {
       const path = `/v1/accounts/${encodeURIComponent(request.account)}/layout/versions/${request.version}/diff?against=${own}`;
       diffBox.replaceChildren(renderDiff(await (await send(path, { headers: { Accept: "application/json" } })).json()));
     } else {
-      diffBox.textContent = `Makes ${request.account}'s own layout in ${environment} (apps get the default layout now).`;
+      diffBox.textContent = "The server gave no diff for this request.";
     }
     await this.drawBars(request, now, after, barsBox);
   }
