@@ -94,7 +94,7 @@ def test_a_held_save_is_a_change_request_its_author_may_cancel_but_not_approve(b
     browser.by_id("change-message").send_keys("Stories instead of News")
     browser.by_id("save").click()
     browser.until(lambda: "held for review" in browser.status(), "the save held for review")
-    assert "waits for 1 approval" in browser.status() and "clients still get version 1" in browser.status()
+    assert "waits for 1 approval" in browser.status() and "Clients still get version 1" in browser.status()
 
     held = requests_in(server, "open")
     assert len(held) == 1, held
@@ -223,6 +223,34 @@ def test_a_change_for_one_platform_is_drawn_for_that_platform_only(browser, serv
     assert heading == "The tab bar changes for 2 of 12 platform and locale pairs", heading
     captions = [element.text for element in browser.driver.find_elements(By.CSS_SELECTOR, f"{item} .bar-pair-caption")]
     assert sorted(captions) == ["iPad · en", "iPad · fr"], captions
+    assert browser.log_problems() == []
+
+
+def test_a_rollout_started_from_the_panel_is_held_and_listed_with_its_candidate(browser, server):
+    browser.by_id("sign-out").click()
+    browser.until(lambda: browser.by_id("sign-in").is_displayed(), "the sign-in form")
+    sign_in(browser, CONSOLE_TOKEN)
+    open_account(browser, "nine")
+    editor = browser.by_id("source")
+    browser.select_text(editor, '"title": "Home"')  # nine's first tab: nine tabs, all of them in the bar
+    editor.send_keys('"title": "Start"')
+    browser.by_id("save-draft").click()  # drafts are never held
+    browser.until(lambda: "Saved draft version 2 of nine" in browser.status(), "the draft")
+    browser.by_id("rollout-start-percent").send_keys("10")
+    browser.by_id("rollout-start-button").click()
+    browser.until(lambda: "The rollout of version 2 is held for review" in browser.status(), "the start held")
+    assert server.request("GET", "/v1/accounts/nine/layout/rollout")[0] == 404, "no rollout started"
+    held = [entry for entry in requests_in(server, "open") if entry["action"] == "rollout.start"]
+    assert len(held) == 1 and held[0]["version"] == 2 and held[0]["account"] == "nine", held
+    assert held[0]["id"] in browser.status()
+
+    open_page(browser, "changes-page")
+    pairs = browser.until(lambda: drawings(browser, held[0]["id"]), "the held rollout drawn")
+    assert all("Start" in svg_text(after) and "Start" not in svg_text(now) for _, _, now, after in pairs)
+    item = f"#change-list li[data-change-request='{held[0]['id']}']"
+    assert "nine in production: rollout.start" == browser.driver.find_element(By.CSS_SELECTOR, f"{item} h3").text
+    caption = browser.driver.find_element(By.CSS_SELECTOR, f"{item} table.diff caption").text
+    assert caption == "1 change from version 1 to version 2", caption
     assert browser.log_problems() == []
 
 

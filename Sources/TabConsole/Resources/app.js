@@ -6,6 +6,7 @@
 import * as api from "./api.js";
 import { BuildsMatrix } from "./builds.js";
 import { renderDiff } from "./diff.js";
+import { heldForReviewText } from "./dom.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
@@ -525,13 +526,9 @@ function showGateRefusal(error, what) {
  * waits for review (the change requests page); clients keep what they get. */
 function heldForReview(written, what) {
   const request = written.changeRequest;
-  const approvals = `${request.required} approval${request.required === 1 ? "" : "s"}`;
   ui.sourceMeta.textContent =
     `held for review: change request ${request.id} (draft version ${request.version ?? "-"}) · clients get version ${state.layout?.version ?? "-"}`;
-  announce(
-    `${what} is held for review: change request ${request.id} in ${request.environment} waits for ${approvals} ` +
-      `(Change requests page); clients still get version ${state.layout?.version ?? "-"}.`,
-  );
+  announce(`${heldForReviewText(request, what)} Clients still get version ${state.layout?.version ?? "-"}.`);
 }
 
 async function checkSource() {

@@ -6,7 +6,7 @@
 // app.js owns the account and tells the panel when it opens one (`show`), when the versions were listed
 // (`setVersions`) and when the change feed says a rollout changed (`onEvent`).
 
-import { byId, formatTime, problemItems } from "./dom.js";
+import { byId, formatTime, heldForReviewText, problemItems } from "./dom.js";
 import * as rollouts from "./rollout-api.js";
 import { pointersOf } from "./promotion.js";
 import { parseSteps, percentText, stateNames, underWay } from "./rollout-format.js";
@@ -396,6 +396,10 @@ export class RolloutPanel {
     const started = await rollouts.startRollout(this.account, this.environment, plan, this.pointerETag());
     this.ui.startSteps.value = "";
     this.ui.startPercent.value = "";
+    if (started.changeRequest) {
+      this.context.announce(heldForReviewText(started.changeRequest, `The rollout of version ${version}`));
+      return;
+    }
     this.rollout = started;
     await this.refresh();
     this.context.announce(`Started rollout #${started.id}: version ${started.version} at ${percentText(started.percent)}.`);
@@ -429,6 +433,11 @@ export class RolloutPanel {
   /** Waits for a change's answer, shows the rollout it answered, and reloads what it may have moved. */
   async change(request, done) {
     const rollout = await request;
+    if (rollout.changeRequest) {
+      // A raise or a completion into an environment that needs approval (a pause or a rollback never waits).
+      this.context.announce(heldForReviewText(rollout.changeRequest, `${done} (asked)`));
+      return;
+    }
     this.rollout = rollout;
     await this.refresh();
     await this.context.changed();
