@@ -132,7 +132,7 @@ def test_the_matrix_marks_the_tab_a_build_cannot_open_as_the_server_withholds_it
             withheld,
         )
     browser.driver.execute_script("document.getElementById('builds').scrollIntoView();")
-    browser.screenshot("20-builds-matrix")
+    browser.screenshot("30-builds-matrix")
 
     # A build that opens none of the tabs it would get: its row says so, and the server withholds every one of them.
     status, _, body = server.request(
@@ -187,7 +187,7 @@ def test_a_save_the_gate_refuses_names_the_build_at_the_lines_of_the_tabs(browse
     # Nothing changed on the server.
     assert server.layout(ACCOUNT)[:2] == (version, etag)
     browser.driver.execute_script("document.getElementById('source-errors').scrollIntoView();")
-    browser.screenshot("21-gate-refusal")
+    browser.screenshot("31-gate-refusal")
     assert browser.log_problems(allowed={(f"/v1/accounts/{ACCOUNT}/layout", 422)}) == []
 
 
@@ -226,5 +226,5 @@ def test_targeting_passes_the_gate_and_the_matrix_follows_a_rollout_candidate(br
     assert matrix(browser, 3)["iphone 2.1"]["deals"] == ["untargeted", "— not for iPhone"]
     assert "deals" not in matrix(browser, 2)["iphone 2.1"]
     browser.driver.execute_script("document.getElementById('builds').scrollIntoView();")
-    browser.screenshot("22-builds-rollout")
+    browser.screenshot("32-builds-rollout")
     assert browser.log_problems() == []

@@ -143,7 +143,7 @@ def test_a_reviewer_sees_the_diff_and_both_tab_bars_approves_applies_and_phones_
     french = next(after for _, locales, _, after in pairs if locales == ["fr"])
     assert "Maison" in svg_text(french)
     assert "every platform · fr" in driver.find_element(By.CSS_SELECTOR, f"{item} .bar-pair[data-locales='fr'] .bar-pair-caption").text
-    browser.screenshot("23-change-request")
+    browser.screenshot("33-change-request")
 
     # Approve from the page: with the one approval production needs, it is approved, and Apply appears.
     assert buttons(browser, request["id"]) == ["Approve", "Reject"], buttons(browser, request["id"])
@@ -197,7 +197,7 @@ def test_a_read_only_token_sees_a_request_drawn_and_no_button(browser, server):
     status, _, _ = server.request("POST", f"/v1/change-requests/{urllib.parse.quote(held['id'])}/approve", token=viewer)
     assert status == 403
     assert server.layout("jack")[:2] == (version, etag)
-    browser.screenshot("24-change-request-read-only")
+    browser.screenshot("34-change-request-read-only")
     assert browser.log_problems() == []
 
 
