@@ -123,6 +123,28 @@ extension TabService {
                 ])
         ) { service, request, match in service.diffRoute(request, match) },
         Route(
+            .get, "/v1/accounts/{account}/layout/versions/{version}/preview.svg", .scoped(.read, .account),
+            label: "layout_version_preview",
+            APIOperation(
+                "Any stored version, a draft too, drawn as tabs/preview.svg draws what apps get (resolved in `environment`).",
+                parameters: [
+                    "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
+                    "$ref: '#/components/parameters/clientAppVersion'", "{name: environment, in: query, schema: {type: string}}",
+                    "{name: selected, in: query, schema: {type: string}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The drawing.
+                        content:
+                          image/svg+xml: {schema: {type: string}}
+                        """
+                    ),
+                    (400, APIOperation.problem), (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
+                ])
+        ) { service, request, match in service.versionPreviewRoute(request, match) },
+        Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
             APIOperation(
                 "A new version whose content is that version's.", parameters: [ifMatch] + writeOptionParameters,

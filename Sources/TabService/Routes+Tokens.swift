@@ -43,6 +43,31 @@ extension TabService {
                 ])
         ) { service, _, match in service.listTokensRoute(match) },
         Route(
+            .get, "/v1/tokens/self", .scoped(.read, .service), label: "token_self",
+            APIOperation(
+                "The token this request carries: its name, id, scopes (as held and with what they imply), accounts and environments; never a secret.",
+                responses: [
+                    (
+                        200,
+                        """
+                        description: What the token may do.
+                        content:
+                          application/json:
+                            schema:
+                              type: object
+                              required: [name, id, scopes, implied, accounts, environments]
+                              properties:
+                                name: {type: string}
+                                id: {type: [string, 'null'], description: null for a bootstrap token}
+                                scopes: {type: array, items: {type: string}}
+                                implied: {type: array, items: {type: string}, description: every scope the token holds, implied ones included}
+                                accounts: {type: array, items: {type: string}}
+                                environments: {type: [array, 'null'], items: {type: string}, description: null is every environment}
+                        """
+                    )
+                ])
+        ) { _, _, match in TabService.selfTokenRoute(match) },
+        Route(
             .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token",
             APIOperation(
                 "Revoke the token, on every replica within a second.",

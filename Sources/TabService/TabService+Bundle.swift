@@ -4,6 +4,7 @@ import MicroHTTPD
 import TabDelivery
 import TabLayout
 import TabPreview
+import TabStore
 
 extension TabService {
     /// `GET …/tabs/bundle?locale=L&locale=M&platform=P&appVersion=V`: what an app ships so that its first launch
@@ -150,6 +151,50 @@ extension TabService {
                     .busy, detail: "this layout has \(self.builder.perLayout) drawings being made; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
                 ).response
+        }
+    }
+
+    /// `GET …/layout/versions/{version}/preview.svg?locale=&platform=&appVersion=&environment=`: a stored version (a
+    /// draft too, which no client is served) drawn as `…/tabs/preview.svg` would draw it, resolved against the
+    /// layouts of `environment` (default: where writes enter). What `read` may already fetch as source, drawn: the
+    /// console shows a change request's tab bars, now and after, to its reviewers with it.
+    func versionPreviewRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let environment: EnvironmentName
+        switch managedEnvironment(request) {
+        case .success(let chosen): environment = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let locale = request.query("locale")
+        let platform = request.query("platform").flatMap { Platform(rawValue: $0.lowercased()) }
+        let appVersion = request.query("appVersion").flatMap { AppVersion($0) }
+        let selected = request.query("selected")
+        return withLayoutAddress(match) { account, number in
+            .deferred {
+                let record: StoredVersion?
+                do throws(StoreError) {
+                    record = try await self.store.version(account: account, number: number ?? 0)
+                } catch {
+                    return self.storeProblem(error)
+                }
+                guard let record, !record.deleted, let number else {
+                    return Problem.notFound("account '\(account)' has no version \(number ?? 0) with tabs to draw").response
+                }
+                do {
+                    let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
+                    let snapshot = self.snapshot(for: environment)
+                    let resolved = try snapshot.resolve(account, version: number, document: document, strict: false)
+                    let compiled = LayoutCompiler.compile(
+                        resolved,
+                        for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
+                        globalStrings: snapshot.globalStrings)
+                    let svg = try TabPreview.svg(compiled, selected: selected)
+                    return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
+                } catch let error as LayoutError {
+                    return Problem.invalidLayout(error).response
+                } catch {
+                    return Problem.badRequest("\(error)").response
+                }
+            }
         }
     }
 

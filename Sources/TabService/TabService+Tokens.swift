@@ -52,6 +52,27 @@ extension TabService {
         }
     }
 
+    /// `GET /v1/tokens/self`: the grant of the token that asks, so that a client (the console) shows only what the
+    /// token may do without trying it: `{"name", "id" (null for a bootstrap token), "scopes", "implied" (every scope
+    /// the held ones imply), "accounts", "environments" (null: all)}`. Never a secret or a hash.
+    static func selfTokenRoute(_ match: RouteMatch) -> HTTPReply {
+        // A scoped route runs only after its token was authenticated: the grant is there.
+        guard let grant = match.grant else { return .response(Problem.notFound("no token was presented").response) }
+        let implied = Set(grant.scopes.flatMap(\.implied)).sorted()
+        return .response(
+            json(
+                200,
+                [
+                    "name": .string(grant.name), "scopes": .array(grant.scopes.sorted().map { .string($0.rawValue) }),
+                    "implied": .array(implied.map { .string($0.rawValue) }),
+                    "accounts": .array(grant.accounts.map { .string($0.description) }),
+                ],
+                nullable: [
+                    "id": grant.tokenID.map { .string($0.rawValue) },
+                    "environments": grant.environments.map { .array($0.sorted().map(JSONValue.string)) },
+                ]))
+    }
+
     /// Revokes the token (204; again is 204), or 409 when it is the last admin token and no bootstrap token exists.
     func revokeTokenRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         guard let id = TokenID(match["id"]) else { return .response(Problem.notFound("no token '\(match["id"].prefix(64))'").response) }

@@ -26,6 +26,32 @@ import Testing
         #expect(!wrong.text.contains(ServiceHarness.token))
     }
 
+    @Test func aStoredVersionADraftTooIsDrawnForAReadToken() async throws {
+        let harness = try await ServiceHarness()
+        let client = harness.client()
+        let created = try await put(client, "drawn", document(["One"]), [("If-None-Match", "*")])
+        let etag = try #require(created.header("ETag"))
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/drawn/layout?publish=false",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-Match", etag)]), body: document(["One", "Drafted"]))
+        #expect(draft.status == 200 || draft.status == 201, "\(draft.text)")
+        let made = try await client.send(
+            "POST", "/v1/tokens", headers: ServiceHarness.admin([("Content-Type", "application/json")]),
+            body: Array(#"{"name": "viewer", "scopes": ["read"], "accounts": ["drawn"]}"#.utf8))
+        let viewer = [("Authorization", "Bearer \(try #require(made.json?["token"] as? String))")]
+
+        let drawn = try await client.send("GET", "/v1/accounts/drawn/layout/versions/2/preview.svg?platform=iphone", headers: viewer)
+        #expect(drawn.status == 200 && drawn.header("Content-Type") == "image/svg+xml", "\(drawn.text)")
+        #expect(drawn.text.contains(">Drafted<") && drawn.text.contains("version 2"))
+        let first = try await client.send("GET", "/v1/accounts/drawn/layout/versions/1/preview.svg", headers: viewer)
+        #expect(first.status == 200 && first.text.contains(">One<") && !first.text.contains("Drafted"))
+        // Clients are not served the draft; the drawing is no way around the token either.
+        #expect(try await client.send("GET", "/v1/accounts/drawn/tabs/preview.svg").text.contains("Drafted") == false)
+        #expect(try await client.send("GET", "/v1/accounts/drawn/layout/versions/2/preview.svg").status == 401)
+        #expect(try await client.send("GET", "/v1/accounts/jack/layout/versions/1/preview.svg", headers: viewer).status == 403)
+        #expect(try await client.send("GET", "/v1/accounts/drawn/layout/versions/9/preview.svg", headers: viewer).status == 404)
+    }
+
     @Test func answersCarryARequestIdAndEchoTheClientsOwn() async throws {
         let harness = try await ServiceHarness()
         let client = harness.client()

@@ -76,6 +76,34 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         #expect(entry["id"] as? String == id && entry["lastUsedAt"] is String && entry["revokedAt"] is NSNull)
     }
 
+    @Test func tokensSelfSaysWhatTheAskingTokenMayDoAndNeverItsSecret() async throws {
+        let (service, _) = try await tokenService(environments: ["staging", "production"])
+        let admin = await service.respond(to: TestRequest(.get, "/v1/tokens/self", headers: bootstrap))
+        #expect(admin.status == 200, "\(admin.text)")
+        let adminJSON = object(admin)
+        #expect(adminJSON["name"] as? String == "tester" && adminJSON["id"] is NSNull && adminJSON["environments"] is NSNull)
+        #expect(adminJSON["scopes"] as? [String] == ["admin"] && adminJSON["accounts"] as? [String] == ["*"])
+        #expect(adminJSON["implied"] as? [String] == ["read", "write", "deploy", "rollback", "approve", "admin"])
+        #expect(!admin.text.contains(ServiceHarness.token))
+
+        let spec = #"{"name": "reviewer", "scopes": ["approve", "write"], "accounts": ["jack", "shop-*"], "environments": ["production"]}"#
+        let reviewer = try await makeToken(service, spec)
+        let mine = await service.respond(to: TestRequest(.get, "/v1/tokens/self", headers: bearer(reviewer.secret)))
+        #expect(mine.status == 200, "\(mine.text)")
+        let json = object(mine)
+        #expect(json["name"] as? String == "reviewer" && json["id"] as? String == reviewer.id)
+        #expect(json["scopes"] as? [String] == ["write", "approve"] && json["implied"] as? [String] == ["read", "write", "approve"])
+        #expect(json["accounts"] as? [String] == ["jack", "shop-*"] && json["environments"] as? [String] == ["production"])
+        #expect(!mine.text.contains(reviewer.secret) && !mine.text.contains("token\""))
+
+        // The route is `read`: a token that may only roll back (Alertmanager's) is refused like any other read;
+        // `self` is no token id, and DELETE on it is no revocation.
+        let alerts = try await makeToken(service, #"{"name": "alertmanager", "scopes": ["rollback"]}"#)
+        #expect(await service.respond(to: TestRequest(.get, "/v1/tokens/self", headers: bearer(alerts.secret))).status == 403)
+        #expect(await service.respond(to: TestRequest(.delete, "/v1/tokens/self", headers: bootstrap)).status == 405)
+        #expect(await service.respond(to: TestRequest(.get, "/v1/tokens/self")).status == 401)
+    }
+
     @Test func aTokenReachesOnlyItsScopesAndAccountsWith403AndTheScopeNeeded() async throws {
         let (service, _) = try await tokenService()
         let writer = try await makeToken(service, #"{"name": "jack ci", "scopes": ["write"], "accounts": ["jack"]}"#)
@@ -248,8 +276,10 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
                 #expect(open.contains(route.template) || TabService.clientPlaneRoutes.contains { $0.template == route.template })
             }
         }
-        let tokens = TabService.routeTable.routes.filter { $0.template.hasPrefix("/v1/tokens") }
+        // Making, listing, rotating and revoking tokens is `admin`; asking what one's own token may do is `read`.
+        let tokens = TabService.routeTable.routes.filter { $0.template.hasPrefix("/v1/tokens") && $0.template != "/v1/tokens/self" }
         #expect(tokens.count == 4 && tokens.allSatisfy { $0.access == .scoped(.admin, .service) })
+        #expect(TabService.routeTable.routes.filter { $0.template == "/v1/tokens/self" }.map(\.access) == [.scoped(.read, .service)])
         let yaml = OpenAPIDocument.yaml
         #expect(yaml.contains("security: [{bearer: [write]}]") && yaml.contains("security: [{bearer: [admin]}]"))
         let scoped = TabService.routeTable.routes.filter { $0.access.scope != nil }.count

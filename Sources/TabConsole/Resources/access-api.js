@@ -61,32 +61,40 @@ export async function redeliver(id, delivery) {
 }
 
 /**
- * What the signed-in token may do, learnt from the server's answers (there is no "who am I" route):
- * `admin` when `GET /v1/tokens` answers 200 (403 means it may not); `write` when `POST /v1/validate` with an
- * empty body is refused for its body (400, 415, 422…) rather than for its scope (403); `deploy` likewise with
- * `POST /v1/alerts` (an empty body is not Alertmanager's payload: 422, nothing rolled back). Neither stores
- * anything; a refused probe (403) is written to the audit log like any refused request.
- * @returns {Promise<{admin: boolean, write: boolean, deploy: boolean}>}
+ * What the signed-in token may do, as the server says (`GET /v1/tokens/self`): its name (the author of its changes),
+ * its scopes with the ones they imply, and the accounts and environments it reaches. Asking costs nothing in the
+ * audit log (nothing is tried and refused).
+ * @returns {Promise<{name: string, admin: boolean, write: boolean, deploy: boolean, approve: boolean,
+ *   accounts: string[], environments: string[] | null}>}
  */
-export async function probeAbilities() {
-  const admin = await allowedBeyondScope(() => send("/v1/tokens", { headers: { Accept: "application/json" } }));
-  if (admin) return { admin: true, write: true, deploy: true };
-  const emptyPost = (path) => () => send(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: "" });
-  const [write, deploy] = await Promise.all([
-    allowedBeyondScope(emptyPost("/v1/validate")),
-    allowedBeyondScope(emptyPost("/v1/alerts")),
-  ]);
-  return { admin: false, write, deploy };
+export async function whoAmI() {
+  const token = await json("/v1/tokens/self");
+  const implied = new Set(token.implied ?? []);
+  return {
+    name: String(token.name ?? ""),
+    admin: implied.has("admin"),
+    write: implied.has("write"),
+    deploy: implied.has("deploy"),
+    approve: implied.has("approve"),
+    accounts: Array.isArray(token.accounts) ? token.accounts : ["*"],
+    environments: Array.isArray(token.environments) ? token.environments : null,
+  };
 }
 
-/** False when `request` is refused with 403; any other refusal is not about the scope. 401 and unreachable are passed on. */
-async function allowedBeyondScope(request) {
-  try {
-    await request();
-    return true;
-  } catch (error) {
-    if (error.status === 403) return false;
-    if (error.status === 0 || error.status === 401) throw error;
-    return true;
-  }
+/**
+ * Whether `abilities` (whoAmI's) reach `account` in `environment`: an account glob's only wildcard is `*` (any run
+ * of characters; docs/security.md), and `environments` null is every one. `account` null is what belongs to no
+ * account (a strings table), which only `*` reaches.
+ */
+export function reaches(abilities, account, environment) {
+  const environments = abilities.environments;
+  if (environments && environment && !environments.includes(environment)) return false;
+  if (account === null) return (abilities.accounts ?? []).includes("*");
+  return (abilities.accounts ?? []).some((glob) => {
+    const pattern = glob
+      .split("*")
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join(".*");
+    return new RegExp(`^${pattern}$`).test(account ?? "");
+  });
 }

@@ -1,15 +1,19 @@
 // The operators' console: sign in, accounts, preview and compiled JSON, editing with errors at their line,
-// conflicts shown as a diff, history with restore, and the change feed; the tokens, audit and webhooks pages are
-// pages.js's, the rollout panel rollout.js's. Plain ES modules, no framework.
+// conflicts shown as a diff, history with restore, and the change feed; the change requests, tokens, audit and
+// webhooks pages are pages.js's, the rollout panel rollout.js's, the builds × tabs matrix builds.js's. Plain ES
+// modules, no framework.
 
 import * as api from "./api.js";
+import { BuildsMatrix } from "./builds.js";
 import { renderDiff } from "./diff.js";
+import { heldForReviewText } from "./dom.js";
 import { SourceEditor } from "./editor.js";
 import { ChangeFeed } from "./events.js";
 import { Pages } from "./pages.js";
 import { PromotionPanel } from "./promotion.js";
 import { RolloutPanel } from "./rollout.js";
 import { rolloutFeedItem } from "./rollout-format.js";
+import { gateErrorLine } from "./source-lines.js";
 
 const $ = (id) => {
   const element = document.getElementById(id);
@@ -193,6 +197,7 @@ function signOut() {
   feed.stop();
   pages.stop();
   rollout.stop();
+  builds.clear();
   api.forgetToken();
   state.account = null;
   state.layout = null;
@@ -387,6 +392,7 @@ async function refreshHistory() {
   if (account !== state.account) return;
   rollout.setVersions(versions);
   promotion.setVersions(account, versions);
+  builds.update().catch(fail);
   // The current version is the one an environment points at (a newer one may be a draft); a server that does not
   // list environments lists newest first, the first being current unless the layout was deleted.
   let current = versions[0] && !versions[0].deleted ? versions[0].version : null;
@@ -452,6 +458,11 @@ async function restoreVersion(version) {
   try {
     // A deleted layout has no current ETag: its restore needs no precondition.
     const written = await tracked(() => api.restoreVersion(state.account, version, state.layout?.etag));
+    if (written.changeRequest) {
+      await refreshHistory();
+      heldForReview(written, `The restore of version ${version}`);
+      return;
+    }
     await loadSource();
     await Promise.all([refreshVariant(), refreshHistory(), loadAccounts()]);
     announce(`Restored version ${version} as version ${written.version}.`);
@@ -466,7 +477,8 @@ async function restoreVersion(version) {
 /** Runs the write `work` as `state.pendingWrite` (see there) and records the ETag it answers as the console's own. */
 async function tracked(work) {
   const running = work().then((written) => {
-    state.ownETags.add(written.etag);
+    // A change held for review (202) has no ETag yet: its version reaches clients only when it is applied.
+    if (written.etag) state.ownETags.add(written.etag);
     return written;
   });
   state.pendingWrite = running.catch(() => undefined);
@@ -484,6 +496,10 @@ function currentSource() {
 }
 
 function showProblem(error, what) {
+  if (error.status === 422 && String(error.problem.type ?? "").endsWith("incompatible-build")) {
+    showGateRefusal(error, what);
+    return true;
+  }
   if (error.status === 422 || (error.status === 413 && error.errors.length > 0)) {
     const count = error.errors.length;
     editor.showErrors(error.errors, `${count} error${count === 1 ? "" : "s"}: ${what}`);
@@ -491,6 +507,28 @@ function showProblem(error, what) {
     return true;
   }
   return false;
+}
+
+/** The builds gate refused (422 `incompatible-build`): each tab a live build cannot open, at its line in the editor
+ * when the source names it (the server points into the layout as resolved: source-lines.js finds it), with the
+ * build named. */
+function showGateRefusal(error, what) {
+  const { text, contentType } = currentSource();
+  const errors = error.errors.map((entry) => ({ ...entry, line: entry.line ?? gateErrorLine(text, contentType, entry) ?? undefined }));
+  const builds = [...new Set(errors.filter((entry) => entry.build).map((entry) => `${entry.build.platform} ${entry.build.appVersion}`))];
+  const count = errors.length;
+  const named = `live build${builds.length === 1 ? "" : "s"} ${builds.join(", ")}`;
+  editor.showErrors(errors, `${count} tab${count === 1 ? "" : "s"} that ${named} cannot open: ${what}`);
+  warn(`Refused by the builds gate: ${named} could not open ${count === 1 ? "a tab" : `${count} tabs`}; ${what}.`);
+}
+
+/** A change to an environment that needs approval was held (202): its content is a draft, and a change request
+ * waits for review (the change requests page); clients keep what they get. */
+function heldForReview(written, what) {
+  const request = written.changeRequest;
+  ui.sourceMeta.textContent =
+    `held for review: change request ${request.id} (draft version ${request.version ?? "-"}) · clients get version ${state.layout?.version ?? "-"}`;
+  announce(`${heldForReviewText(request, what)} Clients still get version ${state.layout?.version ?? "-"}.`);
 }
 
 async function checkSource() {
@@ -522,6 +560,14 @@ async function saveSource(etag = state.layout?.etag) {
   const message = ui.changeMessage.value.trim();
   try {
     const written = await tracked(() => api.putLayout(state.account, { ...currentSource(), etag, message }));
+    if (written.changeRequest) {
+      editor.markSaved();
+      editor.clearErrors();
+      ui.changeMessage.value = "";
+      await refreshHistory();
+      heldForReview(written, "The change");
+      return;
+    }
     state.layout = { ...state.layout, exists: true, etag: written.etag, version: written.version };
     state.conflict = null;
     editor.markSaved();
@@ -556,7 +602,9 @@ async function saveDraft() {
       `draft version ${written.version} (these edits) · clients get version ${state.layout.version} · ETag ${written.etag}`;
     await refreshHistory();
     rollout.choose(written.version);
-    announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.`);
+    const blocked = (written.incompatibleBuilds ?? []).map((build) => `${build.platform} ${build.appVersion}`);
+    const gate = blocked.length ? ` Live build${blocked.length === 1 ? "" : "s"} ${blocked.join(", ")} could not open it yet.` : "";
+    announce(`Saved draft version ${written.version} of ${state.account}: clients still get version ${state.layout.version}.${gate}`);
   } catch (error) {
     if (error.status === 412) {
       await showConflict();
@@ -633,6 +681,25 @@ function feedItem(event, change) {
   return item;
 }
 
+/** The feed's line for an `event: change-request` (its data the request as `GET /v1/change-requests/{id}` gives it). */
+function changeRequestFeedItem(change) {
+  const item = document.createElement("li");
+  item.className = "change-request-event";
+  const time = document.createElement("time");
+  const now = new Date();
+  time.dateTime = now.toISOString();
+  time.textContent = now.toLocaleTimeString();
+  const approvals = (change.approvals ?? []).length;
+  item.append(
+    time,
+    ` change request ${change.id ?? "?"} of ${change.account ?? "?"} in ${change.environment ?? "?"}: ${change.state ?? "?"}` +
+      ` (${approvals} of ${change.required ?? "?"} approvals) by ${change.author ?? "?"}`,
+  );
+  item.dataset.account = change.account ?? "";
+  item.dataset.state = change.state ?? "";
+  return item;
+}
+
 async function onFeedEvent(event) {
   await state.pendingWrite;
   if (event.type === "reset") {
@@ -641,17 +708,23 @@ async function onFeedEvent(event) {
     if (state.account && !editor.dirty) discardAndLoad().catch(fail);
     return;
   }
-  if (!["layout", "strings", "rollout", "promote"].includes(event.type)) return;
+  if (!["layout", "strings", "rollout", "promote", "change-request"].includes(event.type)) return;
   let change;
   try {
     change = JSON.parse(event.data);
   } catch {
     return;
   }
-  ui.feedList.prepend(event.type === "rollout" ? rolloutFeedItem(change) : feedItem(event, change));
+  ui.feedList.prepend(
+    event.type === "rollout" ? rolloutFeedItem(change) : event.type === "change-request" ? changeRequestFeedItem(change) : feedItem(event, change),
+  );
   while (ui.feedList.children.length > feedLimit) ui.feedList.lastElementChild.remove();
   if (event.type === "rollout") {
     rollout.onEvent(change);
+    return;
+  }
+  if (event.type === "change-request") {
+    pages.changes.onEvent(change);
     return;
   }
   if (event.type === "promote") {
@@ -705,6 +778,12 @@ const rollout = new RolloutPanel({
   variant,
   currentETag: () => state.layout?.etag ?? null,
   changed: pointerMoved,
+  shown: () => builds.update().catch(fail),
+});
+
+const builds = new BuildsMatrix({
+  busy,
+  served: () => ({ account: state.account, exists: Boolean(state.layout?.exists), ...rollout.served() }),
 });
 
 const promotion = new PromotionPanel({ announce, busy, changed: pointerMoved });

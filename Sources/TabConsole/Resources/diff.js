@@ -23,7 +23,9 @@ export function renderDiff(diff) {
   const table = document.createElement("table");
   table.className = "diff";
   const caption = document.createElement("caption");
-  caption.textContent = `${changes.length} change${changes.length === 1 ? "" : "s"} from version ${diff.from} to version ${diff.to}`;
+  // No `from`: there was no layout before (a first version, or one that would make an account's own layout).
+  const from = diff.from === undefined || diff.from === null ? "no layout" : `version ${diff.from}`;
+  caption.textContent = `${changes.length} change${changes.length === 1 ? "" : "s"} from ${from} to version ${diff.to}`;
   table.append(caption);
   const head = table.createTHead().insertRow();
   for (const title of ["Change", "Tab", "Where", "Before", "After"]) {

@@ -40,6 +40,32 @@ export function joined(list, empty) {
   return Array.isArray(list) && list.length > 0 ? list.join(", ") : empty;
 }
 
+/**
+ * What the console says when a change is held for review (202 in an environment that needs approval,
+ * docs/change-requests.md): `what` is waiting as change request `request` (the Change requests page lists it).
+ */
+export function heldForReviewText(request, what) {
+  const approvals = `${request.required} approval${request.required === 1 ? "" : "s"}`;
+  return (
+    `${what} is held for review: change request ${request.id} in ${request.environment} waits for ${approvals} ` +
+    "(Change requests page); nothing changes for clients until it is applied."
+  );
+}
+
+/** Runs `tasks` (functions returning promises), at most `width` at a time; their results in order. */
+export async function limited(tasks, width) {
+  const results = new Array(tasks.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < tasks.length) {
+      const index = next++;
+      results[index] = await tasks[index]();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, worker));
+  return results;
+}
+
 /** A 422's `{pointer, message}` list as list items (text only). */
 export function problemItems(errors) {
   return errors.map((error) => {

@@ -80,7 +80,7 @@ export class SourceEditor {
   /**
    * Shows a 422's errors: each line that has one is marked in the gutter; the list names pointer, line and
    * message, and focus moves to the list's heading.
-   * @param {Array<{pointer: string, line?: number, message: string}>} errors
+   * @param {Array<{pointer: string, line?: number, message: string, build?: {platform: string, appVersion: string}}>} errors
    * @param {string} heading
    */
   showErrors(errors, heading) {
@@ -110,6 +110,8 @@ export class SourceEditor {
       const pointer = document.createElement("code");
       pointer.textContent = error.pointer || "/";
       item.append(" ", pointer, `: ${error.message}`);
+      // The builds gate's errors name the build that could not open the tab (422 `incompatible-build`).
+      if (error.build) item.dataset.build = `${error.build.platform} ${error.build.appVersion}`;
       this.errorList.append(item);
     }
     this.errorHeading.textContent = heading;

@@ -1,14 +1,15 @@
-// The console's pages (layouts, tokens, audit, webhooks) and what the signed-in token may do.
+// The console's pages (layouts, change requests, tokens, audit, webhooks) and what the signed-in token may do.
 //
-// The console uses whatever token is typed in and hides what it cannot do. What it may do is learnt from the
-// server's answers, not from the token's text: `probeAbilities` (access-api.js) asks `GET /v1/tokens` (refused
-// with 403 unless `admin`) and, for a token that is not admin, `POST /v1/validate` and `POST /v1/alerts` with an
-// empty body (refused with 403 unless `write`, or `deploy`). The body then carries `can-write`, `can-deploy` and
-// `can-admin` classes, and console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]` or
-// `[data-needs~=admin]` element the token may not use, including rows drawn later.
+// The console uses whatever token is typed in and hides what it cannot do. What it may do is the server's word:
+// `whoAmI` (access-api.js) reads `GET /v1/tokens/self` (the token's name, scopes with what they imply, accounts and
+// environments). The body then carries `can-write`, `can-deploy`, `can-approve` and `can-admin` classes, and
+// console.css hides every `[data-needs~=write]`, `[data-needs~=deploy]`, `[data-needs~=approve]` or
+// `[data-needs~=admin]` element the token may not use, including rows drawn later. What depends on the account or
+// the author (a change request's buttons) is decided where it is drawn, from `abilities`.
 
-import { probeAbilities } from "./access-api.js";
+import { whoAmI } from "./access-api.js";
 import { AuditPage } from "./audit.js";
+import { ChangeRequestsPage } from "./change-requests.js";
 import { byId } from "./dom.js";
 import { TokensPage } from "./tokens.js";
 import { WebhooksPage } from "./webhooks.js";
@@ -20,12 +21,14 @@ export class Pages {
     this.announce = messages.announce;
     this.nav = byId("pages");
     this.who = byId("who");
-    this.abilities = { admin: false, write: false, deploy: false };
+    this.abilities = Pages.none;
     this.tokens = new TokensPage(messages);
+    this.changes = new ChangeRequestsPage({ ...messages, abilities: () => this.abilities });
     this.audit = new AuditPage(messages);
     this.webhooks = new WebhooksPage(messages);
     this.loaders = {
       workspace: null,
+      "changes-page": () => this.changes.load(),
       "tokens-page": () => this.tokens.load(),
       "audit-page": () => this.audit.reset(),
       "webhooks-page": () => this.webhooks.load(),
@@ -35,11 +38,14 @@ export class Pages {
     }
   }
 
+  /** No ability: what is assumed until the server says, and after signing out. */
+  static none = { name: "", admin: false, write: false, deploy: false, approve: false, accounts: [], environments: [] };
+
   /** The token's abilities, asked of the server; until they are known, nothing that needs them is shown. */
   async start() {
-    this.apply({ admin: false, write: false, deploy: false });
+    this.apply(Pages.none);
     this.nav.hidden = false;
-    this.apply(await probeAbilities());
+    this.apply(await whoAmI());
   }
 
   apply(abilities) {
@@ -47,7 +53,9 @@ export class Pages {
     document.body.classList.toggle("can-write", abilities.write);
     document.body.classList.toggle("can-admin", abilities.admin);
     document.body.classList.toggle("can-deploy", abilities.deploy);
-    const may = ["read", abilities.write && "write", abilities.deploy && "deploy"].filter(Boolean);
+    document.body.classList.toggle("can-approve", abilities.approve);
+    this.who.dataset.name = abilities.name;
+    const may = ["read", abilities.write && "write", abilities.deploy && "deploy", abilities.approve && "approve"].filter(Boolean);
     this.who.textContent = abilities.admin
       ? "Signed in with an admin token"
       : may.length === 1
@@ -71,14 +79,15 @@ export class Pages {
   /** Signing out: back to the layouts, nothing of the other pages left on screen, no ability assumed. */
   stop() {
     this.nav.hidden = true;
-    for (const page of ["tokens-page", "audit-page", "webhooks-page"]) byId(page).hidden = true;
+    for (const page of ["changes-page", "tokens-page", "audit-page", "webhooks-page"]) byId(page).hidden = true;
     for (const link of this.nav.querySelectorAll("button[data-page]")) {
       if (link.dataset.page === "workspace") link.setAttribute("aria-current", "page");
       else link.removeAttribute("aria-current");
     }
+    this.changes.clear();
     this.tokens.clear();
     this.audit.clear();
     this.webhooks.clear();
-    this.apply({ admin: false, write: false, deploy: false });
+    this.apply(Pages.none);
   }
 }

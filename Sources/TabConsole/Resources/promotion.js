@@ -6,7 +6,7 @@
 
 import { send } from "./api.js";
 import { renderDiff } from "./diff.js";
-import { button, byId } from "./dom.js";
+import { button, byId, heldForReviewText } from "./dom.js";
 
 /** The environments' pointers as the versions list gives them, in promotion order as far as it tells it: newest
  * version first (changes enter the first environment), then in the order a version names them. */
@@ -74,12 +74,17 @@ export class PromotionPanel {
     const pending = this.pending;
     if (!pending) return;
     const { account, from, to } = pending;
-    await send(`/v1/accounts/${encodeURIComponent(account)}/layout/promote`, {
+    const answer = await send(`/v1/accounts/${encodeURIComponent(account)}/layout/promote`, {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json", "If-Match": to.etag },
       body: JSON.stringify({ from: from.environment, to: to.environment }),
     });
     this.cancel();
+    if (answer.status === 202) {
+      const held = await answer.json();
+      this.context.announce(heldForReviewText(held.changeRequest, `The promotion of ${from.environment} to ${to.environment}`));
+      return;
+    }
     await this.context.changed();
     this.context.announce(`Promoted ${account}: ${to.environment} points at version ${from.version} now.`);
   }

@@ -6,7 +6,7 @@
 // app.js owns the account and tells the panel when it opens one (`show`), when the versions were listed
 // (`setVersions`) and when the change feed says a rollout changed (`onEvent`).
 
-import { byId, formatTime, problemItems } from "./dom.js";
+import { byId, formatTime, heldForReviewText, problemItems } from "./dom.js";
 import * as rollouts from "./rollout-api.js";
 import { pointersOf } from "./promotion.js";
 import { parseSteps, percentText, stateNames, underWay } from "./rollout-format.js";
@@ -19,9 +19,10 @@ export class RolloutPanel {
    * @param {{announce: (text: string) => void, warn: (text: string) => void,
    *   busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
    *   variant: () => {locale: string, platform: string}, currentETag: () => string | null,
-   *   changed: () => Promise<void>}} context
+   *   changed: () => Promise<void>, shown: () => void}} context
    *   `currentETag` is the ETag of the environment's version as the page loaded it (a start's `If-Match`);
-   *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history).
+   *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history); `shown` is
+   *   told each time the rollout was read again (the builds matrix follows what is served: `served()`).
    */
   constructor(context) {
     this.context = context;
@@ -145,7 +146,23 @@ export class RolloutPanel {
     if (account !== this.account || environment !== this.environment) return;
     this.rollout = rollout;
     this.render();
+    this.context.shown();
     if (rollout && underWay.has(rollout.state)) this.schedule(account);
+  }
+
+  /** What the environment shown serves: whether the versions were listed yet, its name (null: the only one), the
+   * version it points at (null: none of the account's) and, while a rollout is under way there, its candidate with
+   * its share. */
+  served() {
+    const pointers = pointersOf(this.versions);
+    const pointer = this.environment ? pointers.find((entry) => entry.environment === this.environment) : pointers.at(-1);
+    const going = Boolean(this.rollout) && underWay.has(this.rollout.state);
+    return {
+      listed: this.versions.length > 0,
+      environment: this.environment,
+      stable: going ? this.rollout.stableVersion : (pointer?.version ?? null),
+      candidate: going ? { version: this.rollout.version, percent: this.rollout.percent } : null,
+    };
   }
 
   /** Reads the rollout of `account` again in a few seconds (later still while the tab is hidden). */
@@ -379,6 +396,10 @@ export class RolloutPanel {
     const started = await rollouts.startRollout(this.account, this.environment, plan, this.pointerETag());
     this.ui.startSteps.value = "";
     this.ui.startPercent.value = "";
+    if (started.changeRequest) {
+      this.context.announce(heldForReviewText(started.changeRequest, `The rollout of version ${version}`));
+      return;
+    }
     this.rollout = started;
     await this.refresh();
     this.context.announce(`Started rollout #${started.id}: version ${started.version} at ${percentText(started.percent)}.`);
@@ -412,6 +433,11 @@ export class RolloutPanel {
   /** Waits for a change's answer, shows the rollout it answered, and reloads what it may have moved. */
   async change(request, done) {
     const rollout = await request;
+    if (rollout.changeRequest) {
+      // A raise or a completion into an environment that needs approval (a pause or a rollback never waits).
+      this.context.announce(heldForReviewText(rollout.changeRequest, `${done} (asked)`));
+      return;
+    }
     this.rollout = rollout;
     await this.refresh();
     await this.context.changed();
