@@ -65,59 +65,68 @@ struct Manifest: Sendable {
     }
 }
 
-/// Manifests made for a snapshot, reused until the next publication or their next scheduled change, so that a 304
-/// costs a lookup. Bounded: past ``limit`` entries it starts over.
-final class ManifestMemo: Sendable {
-    private struct Kept {
-        let sequence: UInt64
-        let manifest: Manifest
+/// One manifest kept for a snapshot, with what every answer of it shares: its parsed tag, its signature and its
+/// shared responses, each made once.
+final class KeptManifest: Sendable {
+    let sequence: UInt64
+    let manifest: Manifest
+    /// `manifest.etag` parsed once, for `If-None-Match`.
+    let entityTag: HeaderFields.EntityTag?
+
+    private struct Made {
         var signature: String?
-        /// Its shared 200s and 304s, by their header fields' key (``prepared(_:account:environment:key:make:)``).
         var responses: [String: PreparedResponse] = [:]
     }
 
-    private let kept = Mutex<[String: Kept]>([:])
+    private let made = Mutex(Made())
+
+    init(sequence: UInt64, manifest: Manifest) {
+        self.sequence = sequence
+        self.manifest = manifest
+        entityTag = HeaderFields.EntityTag(manifest.etag)
+    }
+
+    /// The `Tabs-Signature` of the manifest for `account` in `environment`, made once.
+    func signature(account: String, environment: String, signer: Signer) -> String {
+        if let known = made.withLock({ $0.signature }) { return known }
+        let signature = signer.header(kind: .manifest, account: account, environment: environment, body: manifest.body)
+        made.withLock { $0.signature = signature }
+        return signature
+    }
+
+    /// The shared response `make` builds for header fields named `key` (a status and a `Cache-Control`), made once
+    /// (at most eight kept), so that a manifest's answer costs what `…/tabs`' does.
+    func prepared(_ key: String, make: () -> PreparedResponse?) -> PreparedResponse? {
+        if let known = made.withLock({ $0.responses[key] }) { return known }
+        guard let response = make() else { return nil }
+        made.withLock { made in
+            if made.responses.count >= 8 { made.responses = [:] }
+            made.responses[key] = response
+        }
+        return response
+    }
+}
+
+/// Manifests made for a snapshot, reused until the next publication or their next scheduled change, so that a 304
+/// costs a lookup. Bounded: past ``limit`` entries it starts over.
+final class ManifestMemo: Sendable {
+    private let kept = Mutex<[String: KeptManifest]>([:])
     static let limit = 100_000
 
     /// The manifest of `account` in `environment` at `now`, made when none is kept for `sequence`.
-    func manifest(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> Manifest? {
+    func manifest(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> KeptManifest? {
         let key = environment + "\n" + account
         let sequence = snapshot.sequence
         if let hit = kept.withLock({ $0[key] }), hit.sequence == sequence, hit.manifest.nextChange.map({ now < $0 }) ?? true {
-            return hit.manifest
+            return hit
         }
         guard let made = Manifest.make(account: account, environment: environment, snapshot: snapshot, at: now) else { return nil }
+        let fresh = KeptManifest(sequence: sequence, manifest: made)
         kept.withLock { kept in
             if kept.count >= Self.limit { kept = [:] }
-            kept[key] = Kept(sequence: sequence, manifest: made)
+            kept[key] = fresh
         }
-        return made
-    }
-
-    /// The shared response `make` builds for `manifest` and header fields named `key`, made once per manifest kept
-    /// (at most eight: `Cache-Control`'s `max-age` shortens as a step nears), so that a manifest's answer costs what
-    /// `…/tabs`' does.
-    func prepared(_ manifest: Manifest, account: String, environment: String, key: String, make: () -> PreparedResponse?)
-        -> PreparedResponse?
-    {
-        let slot = environment + "\n" + account
-        if let known = kept.withLock({ $0[slot]?.manifest.etag == manifest.etag ? $0[slot]?.responses[key] : nil }) { return known }
-        guard let made = make() else { return nil }
-        kept.withLock { kept in
-            guard kept[slot]?.manifest.etag == manifest.etag else { return }
-            if kept[slot]?.responses.count ?? 0 >= 8 { kept[slot]?.responses = [:] }
-            kept[slot]?.responses[key] = made
-        }
-        return made
-    }
-
-    /// The `Tabs-Signature` of `manifest`, made once per manifest kept.
-    func signature(_ manifest: Manifest, account: String, environment: String, signer: Signer) -> String {
-        let key = environment + "\n" + account
-        if let known = kept.withLock({ $0[key]?.manifest.etag == manifest.etag ? $0[key]?.signature : nil }) { return known }
-        let made = signer.header(kind: .manifest, account: account, environment: environment, body: manifest.body)
-        kept.withLock { kept in if kept[key]?.manifest.etag == manifest.etag { kept[key]?.signature = made } }
-        return made
+        return fresh
     }
 }
 
@@ -138,23 +147,31 @@ extension TabService {
         }
         let published = snapshot
         let now = Self.now
-        guard
-            let manifest = manifests.manifest(
-                account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
+        guard let kept = manifests.manifest(account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
         else { return .response(Problem.noLayout(account).response) }
-        let current = Self.ifNoneMatchHolds(request, manifest.etag)
+        let manifest = kept.manifest
+        let current =
+            kept.entityTag.map { tag in
+                request.withCombinedHeader("If-None-Match") { field in
+                    field.map { EntityTagList.matchesWeakly(CollectionOfOne($0), current: tag) } ?? false
+                }
+            } ?? false
         guard current, let wait else {
             let answer = {
-                self.manifestResponse(manifest, current: current, account: account, environment: environment, longPoll: wait != nil)
+                self.manifestResponse(kept, current: current, account: account, environment: environment, longPoll: wait != nil)
             }
-            guard wait == nil else { return .response(answer()) }
-            // Shared once made: the same manifest, status and Cache-Control give the same bytes.
-            let key = (current ? "304 " : "200 ") + manifestCacheControl(manifest)
-            let shared = manifests.prepared(manifest, account: account, environment: environment.text, key: key) {
-                let made = answer()
-                return try? PreparedResponse(status: made.status, headers: made.headers, body: made.body)
-            }
-            return shared.map { .prepared($0) } ?? .response(answer())
+            // Shared once made while `Cache-Control` is the configured one (not within `max-age` of a step).
+            let steady =
+                manifest.nextChange.map { $0.unixMillis - now.unixMillis >= Int64(configuration.manifestMaxAgeSeconds) * 1000 } ?? true
+            guard wait == nil, steady,
+                let shared = kept.prepared(
+                    current ? "304" : "200",
+                    make: {
+                        let made = answer()
+                        return try? PreparedResponse(status: made.status, headers: made.headers, body: made.body)
+                    })
+            else { return .response(answer()) }
+            return .prepared(shared)
         }
         let address = clientAddress(request)
         if let refusal = heldBudget.reserve(address) {
@@ -181,19 +198,20 @@ extension TabService {
                     let latest = self.manifests.manifest(
                         account: account, environment: environment.text, snapshot: self.snapshot(for: environment), at: Self.now)
                 else { return Problem.noLayout(account).response }
-                let changed = latest.etag != manifest.etag
+                let changed = latest.manifest.etag != manifest.etag
                 if changed || wake == .stopping || ContinuousClock.now >= deadline {
                     return self.manifestResponse(latest, current: !changed, account: account, environment: environment, longPoll: true)
                 }
-                held = latest
+                held = latest.manifest
             }
         }
     }
 
     /// A manifest's 200 (signed when the service signs) or 304.
-    private func manifestResponse(_ manifest: Manifest, current: Bool, account: String, environment: EnvironmentName, longPoll: Bool)
+    private func manifestResponse(_ kept: KeptManifest, current: Bool, account: String, environment: EnvironmentName, longPoll: Bool)
         -> HTTPResponse
     {
+        let manifest = kept.manifest
         var headers = [
             HTTPHeader("ETag", manifest.etag), HTTPHeader("Cache-Control", longPoll ? "no-store" : manifestCacheControl(manifest)),
         ]
@@ -203,7 +221,7 @@ extension TabService {
         if let signer = configuration.signer {
             headers.append(
                 HTTPHeader(
-                    "Tabs-Signature", manifests.signature(manifest, account: account, environment: environment.text, signer: signer)))
+                    "Tabs-Signature", kept.signature(account: account, environment: environment.text, signer: signer)))
         }
         return HTTPResponse(status: 200, headers: headers, body: manifest.body)
     }
