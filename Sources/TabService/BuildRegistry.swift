@@ -12,15 +12,25 @@ final class BuildRegistry: Sendable {
     struct Declared: Sendable {
         let build: Build
         let slot: UInt16
+        /// Its sightings and withheld answers, counted without a lock.
+        let sightings: Sightings
+    }
+
+    /// What the read path notes of one build: atomics, so that a declared build's answer takes no lock for them.
+    final class Sightings: Sendable {
+        /// The minute a client of the build last asked (Unix milliseconds, a whole minute), 0 when never.
+        let lastMinute = Atomic<Int64>(0)
+        /// Answers that held tabs back (`tabserver_tabs_withheld_total`).
+        let withheld = Atomic<Int>(0)
     }
 
     private struct State {
         var builds: [BuildID: Declared] = [:]
         var slots: [String: UInt16] = [:]
-        /// Minute stamps noted since the last flush.
-        var seen: [BuildID: Int64] = [:]
-        /// Answers that held tabs back, per build (`tabserver_tabs_withheld_total`).
-        var withheld: [BuildID: Int] = [:]
+        /// Per build ever declared here, kept across reloads.
+        var sightings: [BuildID: Sightings] = [:]
+        /// The minute stamp of each build last written to the store.
+        var flushed: [BuildID: Int64] = [:]
     }
 
     private let state = Mutex(State())
@@ -35,7 +45,9 @@ final class BuildRegistry: Sendable {
                 let key = "\(build.id) " + String(decoding: row.spec, as: UTF8.self)
                 let slot = state.slots[key] ?? UInt16(truncatingIfNeeded: state.slots.count + 1)
                 state.slots[key] = slot
-                state.builds[build.id] = Declared(build: build, slot: slot)
+                let sightings = state.sightings[build.id] ?? Sightings()
+                state.sightings[build.id] = sightings
+                state.builds[build.id] = Declared(build: build, slot: slot, sightings: sightings)
             }
             any.store(!state.builds.isEmpty, ordering: .releasing)
         }
@@ -63,33 +75,47 @@ final class BuildRegistry: Sendable {
         return state.withLock { $0.builds[BuildID(platform: platform, appVersion: appVersion)] }
     }
 
-    /// Notes that a client of `build` asked at `millis` (kept to the minute).
-    func noteSeen(_ build: Build, atMillis millis: Int64) {
+    /// Notes that a client of `declared` asked at `millis` (kept to the minute) and whether its answer held tabs
+    /// back: two atomics, no lock.
+    func note(_ declared: Declared, atMillis millis: Int64, withheld: Bool) {
         let minute = millis - millis % 60_000
-        state.withLock { state in
-            if (state.seen[build.id] ?? 0) < minute { state.seen[build.id] = minute }
+        if declared.sightings.lastMinute.load(ordering: .relaxed) < minute {
+            declared.sightings.lastMinute.max(minute, ordering: .relaxed)
         }
+        if withheld { declared.sightings.withheld.add(1, ordering: .relaxed) }
     }
 
     /// When a client of `id` was seen since the last flush (nil when none was).
-    func pendingSeen(_ id: BuildID) -> Int64? { state.withLock { $0.seen[id] } }
+    func pendingSeen(_ id: BuildID) -> Int64? {
+        state.withLock { state in
+            guard let minute = state.sightings[id]?.lastMinute.load(ordering: .relaxed), minute > (state.flushed[id] ?? 0) else {
+                return nil
+            }
+            return minute
+        }
+    }
 
     /// The sightings noted since the last call, for the store.
     func takeSeen() -> [(platform: String, appVersion: String, atMillis: Int64)] {
         state.withLock { state in
-            defer { state.seen = [:] }
-            return state.seen.map { (platform: $0.key.platform.rawValue, appVersion: $0.key.version, atMillis: $0.value) }
+            var seen: [(platform: String, appVersion: String, atMillis: Int64)] = []
+            for (id, sightings) in state.sightings {
+                let minute = sightings.lastMinute.load(ordering: .relaxed)
+                guard minute > (state.flushed[id] ?? 0) else { continue }
+                state.flushed[id] = minute
+                seen.append((platform: id.platform.rawValue, appVersion: id.version, atMillis: minute))
+            }
+            return seen
         }
     }
-
-    /// Counts an answer to `build` that held tabs back.
-    func countWithheld(_ build: Build) { state.withLock { $0.withheld[build.id, default: 0] += 1 } }
 
     /// `tabserver_tabs_withheld_total` lines.
     var withheldLines: [String] {
         state.withLock { state in
-            state.withheld.sorted { $0.key < $1.key }.map {
-                "tabserver_tabs_withheld_total{platform=\"\($0.key.platform.rawValue)\",app_version=\"\($0.key.version)\"} \($0.value)"
+            state.sightings.sorted { $0.key < $1.key }.compactMap { id, sightings in
+                let count = sightings.withheld.load(ordering: .relaxed)
+                guard count > 0 else { return nil }
+                return "tabserver_tabs_withheld_total{platform=\"\(id.platform.rawValue)\",app_version=\"\(id.version)\"} \(count)"
             }
         }
     }

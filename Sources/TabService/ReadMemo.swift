@@ -30,6 +30,8 @@ final class ReadMemo: Sendable {
         let response: PreparedResponse
         let representation: Representation
         let slot: Int
+        /// The declared build the answer is for, whose sighting (and withheld answer) every hit notes.
+        var build: BuildRegistry.Declared? = nil
     }
 
     /// The longest identity remembered (a browser's cookies make longer ones; they are answered the usual way):

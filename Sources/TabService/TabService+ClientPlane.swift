@@ -135,10 +135,7 @@ extension TabService {
         }
         choice?.countServed()
         let declared = builds.declared(platform: platform, appVersion: appVersion)
-        if let declared {
-            builds.noteSeen(declared.build, atMillis: Self.now.unixMillis)
-            if representation.withholds { builds.countWithheld(declared.build) }
-        }
+        if let declared { builds.note(declared, atMillis: Self.now.unixMillis, withheld: representation.withholds) }
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in
@@ -194,11 +191,11 @@ extension TabService {
             }
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout of the account
             // (time and install), every coded form made (a brotli form made later would change the choice).
-            // …and no declared build (its sightings and withheld answers are counted here, which a memo hit skips).
-            if let slot, representation.completer == nil, choice?.rollout == nil, declared == nil {
+            // A declared build's sighting and withheld answer are noted by every hit too.
+            if let slot, representation.completer == nil, choice?.rollout == nil {
                 readMemo.remember(
                     request, sequence: published.sequence, generation: generation,
-                    answer: ReadMemo.Answer(response: response, representation: representation, slot: slot))
+                    answer: ReadMemo.Answer(response: response, representation: representation, slot: slot, build: declared))
             }
             return .prepared(response)
         case .preconditionFailed:

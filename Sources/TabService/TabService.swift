@@ -229,6 +229,9 @@ public final class TabService: HTTPHandler {
         {
             // What the route and its handler answered to these very bytes at this snapshot (counted as they count it).
             remembered.representation.markUsed()
+            if let declared = remembered.build {
+                builds.note(declared, atMillis: currentTimeMillis(), withheld: remembered.representation.withholds)
+            }
             metrics.cacheHits.add(1, ordering: .relaxed)
             metrics.memoHits.add(1, ordering: .relaxed)
             metrics.record(slot: remembered.slot, status: remembered.response.status, nanoseconds: nanoseconds() &- started)
