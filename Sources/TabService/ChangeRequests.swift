@@ -420,6 +420,15 @@ extension TabService {
             } catch {
                 result = Problem.rollout(error).response
             }
+        case "strings.promote":
+            do throws(RolloutError) {
+                let promotion = try PromotionRequest.decode(body, environments: environmentList, allowsRollout: false, now: Self.now)
+                result = await promoteStrings(
+                    locale: request.locale ?? "", promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author)
+            } catch {
+                result = Problem.rollout(error).response
+            }
         case "strings.put":
             result = await writeStrings(
                 locale: request.locale ?? "", environment: environment, body: body, contentType: request.contentType ?? "text/plain",

@@ -51,7 +51,7 @@ extension TabService {
             .post, "/v1/strings/{locale}/promote", .scoped(.deploy, .allAccounts), label: "strings_promote",
             APIOperation(
                 "Point an environment at the version of a strings table another points at (to defaults to the next after from).",
-                parameters: [ifMatch, ifNoneMatchStar],
+                parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -66,8 +66,8 @@ extension TabService {
                           application/json: {schema: {type: object, required: [locale, version, etag]}}
                         """
                     ),
-                    (404, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
-                    (428, APIOperation.problem),
+                    (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
+                    (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
         ) { service, request, match in service.promoteStringsRoute(request, match) },
         Route(

@@ -180,27 +180,52 @@ extension TabService {
             auditRefusal(refusal, grant: grant, request, account: nil)
             return .response(Self.refusalResponse(refusal))
         }
+        let options: WriteOptions
+        switch writeOptions(request, match, environment: promotion.to) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
         let precondition = writePrecondition(request)
         let author = match.author
+        let body = request.body
         return .deferred {
-            do throws(StoreError) {
-                let (record, moved) = try await self.store.promoteStrings(
-                    locale: locale, from: promotion.from.text, to: promotion.to.text, author: author,
-                    audit: AuditContext.current?.entry(action: "strings.promote", account: nil, status: 200)
-                ) { (source, current) throws(RolloutError) in
-                    try promotion.decide(locale: locale, fromPointer: source, current: current, precondition: precondition)
+            if let required = self.reviewRequired(in: promotion.to, options) {
+                // Its precondition is checked now against the table `to` serves, as a held strings write's is.
+                do throws(StoreError) {
+                    try precondition.checkWrite(current: self.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
+                } catch {
+                    return self.storeProblem(error)
                 }
-                if moved, let table = try? StringsTable.read(record.source) {
-                    await self.publishPromotion(
-                        strings: record, table: table, from: promotion.from.text, to: promotion.to, author: author,
-                        atMillis: currentTimeMillis())
-                }
-                return json(
-                    200, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
-                    headers: [HTTPHeader("ETag", record.etag)])
-            } catch {
-                return self.storeProblem(error)
+                return await self.holdForReview(
+                    action: "strings.promote", account: "", environment: promotion.to, version: nil, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: [], body: body,
+                    strings: (locale, "application/json"))
             }
+            return await self.promoteStrings(locale: locale, promotion, precondition: precondition, author: author)
+        }
+    }
+
+    /// Points `promotion.to` at the version of the strings table `promotion.from` points at.
+    func promoteStrings(locale: String, _ promotion: PromotionRequest, precondition: WritePrecondition, author: String) async
+        -> HTTPResponse
+    {
+        do throws(StoreError) {
+            let (record, moved) = try await store.promoteStrings(
+                locale: locale, from: promotion.from.text, to: promotion.to.text, author: author,
+                audit: AuditContext.current?.entry(action: "strings.promote", account: nil, status: 200)
+            ) { (source, current) throws(RolloutError) in
+                try promotion.decide(locale: locale, fromPointer: source, current: current, precondition: precondition)
+            }
+            if moved, let table = try? StringsTable.read(record.source) {
+                await publishPromotion(
+                    strings: record, table: table, from: promotion.from.text, to: promotion.to, author: author,
+                    atMillis: currentTimeMillis())
+            }
+            return json(
+                200, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
+                headers: [HTTPHeader("ETag", record.etag)])
+        } catch {
+            return storeProblem(error)
         }
     }
 

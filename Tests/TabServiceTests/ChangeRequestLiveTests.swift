@@ -237,6 +237,22 @@ import Testing
             written.status == 200 && Self.object(written)["state"] as? String == "applied",
             "\(String(decoding: written.body, as: UTF8.self))")
         #expect(try await client.send("GET", strings, headers: alice).status == 200)
+        // A strings table promoted into production waits too, with its If-Match checked at once.
+        #expect(
+            try await client.send(
+                "PUT", "/v1/strings/nl?environment=staging", headers: alice + Self.json + [("If-None-Match", "*")],
+                body: Array(#"{"home": "Thuis"}"#.utf8)
+            ).status == 201)
+        let promoteStrings = Array(#"{"from": "staging", "to": "production"}"#.utf8)
+        let unconditional = try await client.send("POST", "/v1/strings/nl/promote", headers: alice + Self.json, body: promoteStrings)
+        #expect(unconditional.status == 428, "\(String(decoding: unconditional.body, as: UTF8.self))")
+        let productionTable = try await client.send("GET", strings, headers: alice)
+        let heldPromotionOfStrings = try await client.send(
+            "POST", "/v1/strings/nl/promote", headers: alice + Self.json + [("If-Match", productionTable.header("ETag") ?? "")],
+            body: promoteStrings)
+        #expect((Self.object(heldPromotionOfStrings)["changeRequest"] as? [String: Any])?["action"] as? String == "strings.promote")
+        #expect(try await approveAndApply(heldPromotionOfStrings).status == 200)
+        #expect(String(decoding: try await client.send("GET", strings, headers: alice).body, as: UTF8.self).contains("Thuis"))
 
         // The list pages oldest first: `after` continues after the id a page ended with.
         let first =
@@ -246,7 +262,7 @@ import Testing
             Self.object(try await client.send("GET", "/v1/change-requests?after=\(last)", headers: bob))["changeRequests"]
             as? [[String: Any]]
         #expect(
-            first?.count == 2 && next?.count == 2 && next?.first?["action"] as? String == "rollout.patch", "\(String(describing: next))")
+            first?.count == 2 && next?.count == 3 && next?.first?["action"] as? String == "rollout.patch", "\(String(describing: next))")
         #expect(try await client.send("GET", "/v1/change-requests?after=cr_nothing", headers: bob).status == 400)
     }
 
