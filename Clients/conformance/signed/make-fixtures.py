@@ -107,6 +107,16 @@ def main():
     add("manifest-r5", "manifest", manifest(5, 1, rollout), current,
         note="revision …005: stable 1, rollout of version 2 at 50% with seed fixed-seed, tester-0 always")
     add("manifest-r6", "manifest", manifest(6, 1, None), current, note="revision …006: the rollout rolled back, stable 1")
+    # The schedule scenarios (README.md, "The device clock"): r5's rollout paused, its step moved, another rollout.
+    add("manifest-r7", "manifest", manifest(7, 1, dict(rollout, schedule=[])), current,
+        note="revision …007: r5's rollout paused (no step to come)")
+    add("manifest-r8", "manifest",
+        manifest(8, 1, dict(rollout, schedule=[{"percent": 100, "at": "2026-11-26T22:00:00.000Z"}])), current,
+        note="revision …008: r5's rollout with its step moved an hour later, to 22:00")
+    add("manifest-r9", "manifest",
+        manifest(9, 1, {"id": 2, "version": 3, "seed": SEED, "percent": 0, "installs": [],
+                        "schedule": [{"percent": 100, "at": "2026-11-26T23:00:00.000Z"}]}), current,
+        note="revision …009: another rollout, of version 3, from 0% to 100% at 23:00")
 
     document = {
         "about": "Made by make-fixtures.py; do not edit. Test keys only.",
