@@ -21,6 +21,13 @@ import Foundation
 /// base64 below Android API 26, and one cache format serves both). In manifest mode `revision` is the revision of the
 /// manifest that chose the version.
 ///
+/// In manifest mode a second file, `<account>.tabs.prefetch.json` (`<account>@<environment>.tabs.prefetch.json`), holds
+/// the candidate a rollout's coming step will give this install, prefetched and not shown yet (``Prefetched``):
+/// `{"etag":…,"at":…,"revision":…,"keyid":…,"sig":…,"body":"…"}`, `at` the step's time as the manifest wrote it,
+/// `revision` the manifest that scheduled it, `keyid` and `sig` its signature (with pinned keys only), and `body` the
+/// answer's bytes as a JSON string (a layout is UTF-8 JSON), so that they are verified and written again exactly, without
+/// base64 (which the Java client may not use below Android API 26).
+///
 /// A write goes to a temporary file in the same directory, is flushed, and is renamed over the old file, so
 /// a crash at any point leaves either the previous copy or the new one, never a mix. A file that does not
 /// decode or validate is treated as absent.
@@ -28,10 +35,61 @@ struct LayoutCache: Sendable {
     /// The file this account's layout lives in.
     let file: URL
 
-    /// - Parameter environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
-    init(directory: URL, account: String, environment: String? = nil) {
+    /// - Parameters:
+    ///   - environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
+    ///   - prefetch: the file of the prefetched candidate instead of the layout's.
+    init(directory: URL, account: String, environment: String? = nil, prefetch: Bool = false) {
         let name = environment.map { "\(account)@\($0)" } ?? account
-        file = directory.appendingPathComponent("\(name).tabs.json", isDirectory: false)
+        file = directory.appendingPathComponent("\(name).tabs\(prefetch ? ".prefetch" : "").json", isDirectory: false)
+    }
+
+    /// What a prefetch file holds.
+    struct Prefetched: Sendable, Equatable, Decodable {
+        var etag: String
+        /// The step's time, as the manifest wrote it.
+        var at: String
+        /// The revision of the manifest that scheduled it.
+        var revision: Int
+        var keyid: String?
+        var sig: String?
+        /// The answer's bytes, as a string.
+        var body: String
+
+        var signature: Signature? {
+            guard let keyid, let sig else { return nil }
+            return Signature(keyID: keyid, value: sig)
+        }
+    }
+
+    /// The prefetched candidate's file, or why it is unusable (nil: no file). Its layout is decoded (and validated) by the
+    /// caller, after the signature is checked.
+    func loadPrefetched() -> Result<Prefetched, TabClientError>? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        do {
+            return .success(try JSONDecoder().decode(Prefetched.self, from: data))
+        } catch {
+            return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "prefetch file: \(CompiledLayout.describe(error))")]))
+        }
+    }
+
+    /// Replaces the prefetch file with a candidate's bytes (as text: its UTF-8), atomically.
+    /// - Throws: ``TabClientError/cacheWriteFailed(path:reason:)``; the previous copy is then unchanged.
+    func storePrefetched(body: String, etag: String, at: String, revision: Int, signature: Signature?) throws(TabClientError) {
+        var document = Data(#"{"etag":"#.utf8)
+        document.append(Self.jsonString(etag))
+        document.append(Data(#","at":"#.utf8))
+        document.append(Self.jsonString(at))
+        document.append(Data(#","revision":\#(revision)"#.utf8))
+        if let signature {
+            document.append(Data(#","keyid":"#.utf8))
+            document.append(Self.jsonString(signature.keyID))
+            document.append(Data(#","sig":"#.utf8))
+            document.append(Self.jsonString(signature.value))
+        }
+        document.append(Data(#","body":"#.utf8))
+        document.append(Self.jsonString(body))
+        document.append(Data("}".utf8))
+        try write(document)
     }
 
     /// What a cache file holds.
@@ -101,6 +159,11 @@ struct LayoutCache: Sendable {
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))
+        try write(document)
+    }
+
+    /// Writes `document` to a temporary file beside ``file``, flushes it and renames it over ``file``.
+    private func write(_ document: Data) throws(TabClientError) {
         let directory = file.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(".\(file.lastPathComponent).tmp-\(UUID().uuidString)")
         do {

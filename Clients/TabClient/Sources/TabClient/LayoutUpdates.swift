@@ -1,7 +1,8 @@
 import Foundation
 
 /// The layouts a ``TabClient`` receives by long-polling, each different from the one before (see
-/// ``TabClient/updates()``). It ends only when the iterating task is cancelled.
+/// ``TabClient/updates()``), and in manifest mode the prefetched candidate at its step's time (``TabClient/nextSwitch``:
+/// the poll or backoff in progress then gives way). It ends only when the iterating task is cancelled.
 public struct LayoutUpdates: AsyncSequence, Sendable {
     public typealias Element = CompiledLayout
     let client: TabClient
@@ -23,11 +24,20 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
             // An answer sooner than this was not held.
             let tooSoon = Swift.min(wait / 2, .seconds(1))
             while !Task.isCancelled {
+                // Manifest mode: a prefetched candidate whose step's time has come, with no request (offline too).
+                client.switchIfDue()
+                if client.current != last {
+                    failures = 0
+                    last = client.current
+                    return last
+                }
                 let sent = client.progress
                 let started = ContinuousClock.now
                 var delay: Duration?
+                // The poll (and the backoff after it) gives way when the device's clock reaches the next switch.
+                guard let result = await client.untilSwitch({ [client] in await client.fetchResult(wait: wait) }) else { continue }
                 do {
-                    let outcome = try await client.fetch(wait: wait)
+                    let outcome = try result.get()
                     if case .updated(let layout) = outcome, layout != last {
                         failures = 0
                         last = layout
@@ -58,11 +68,8 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
                     delay = pause
                 }
                 if let delay {
-                    do {
-                        try await Task.sleep(for: delay)
-                    } catch {
-                        return nil
-                    }
+                    let slept = await client.untilSwitch { (try? await Task.sleep(for: delay)) != nil }
+                    if slept == false || Task.isCancelled { return nil }
                 }
             }
             return nil

@@ -52,10 +52,32 @@ public final class TabClient: Sendable {
         var revision: Int?
         /// Manifest mode: the ETag of that manifest (`If-None-Match` of the next manifest request).
         var manifestETag: String?
-        /// Manifest mode: the version that manifest chose for this install.
-        var chosen: Int?
+        /// Manifest mode: the newest manifest followed in this run (its choice is made again at each answer, by the
+        /// device's clock).
+        var manifest: Manifest?
+        /// Manifest mode: the candidate a coming step gives this install, prefetched and not shown yet.
+        var pending: Pending?
 
         var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
+    }
+
+    /// A rollout's candidate fetched ahead of the step that gives it to this install (manifest mode), kept in the
+    /// prefetch file until ``at``, when it becomes ``current``.
+    struct Pending: Sendable, Equatable {
+        var layout: CompiledLayout
+        /// The answer's bytes (UTF-8 JSON), to store them again exactly, and their signature.
+        var body: String
+        var etag: String
+        var signature: Signature?
+        /// The step's time, and as the manifest wrote it.
+        var at: Date
+        var atText: String
+        /// The newest manifest that scheduled it.
+        var revision: Int
+        /// ``Source/server`` when fetched in this run, ``Source/cache`` when read from the prefetch file at launch.
+        var source: Source
+
+        var reference: LayoutReference { LayoutReference(layout, etag: etag, source: source) }
     }
 
     public let configuration: TabClientConfiguration
@@ -65,6 +87,8 @@ public final class TabClient: Sendable {
     public let installID: String
     private let session: URLSession
     private let cache: LayoutCache?
+    /// Manifest mode: the file of the prefetched candidate.
+    private let prefetchCache: LayoutCache?
     private let state: Locked<State>
     /// Serializes "store, then publish" so that two answers arriving together cannot publish out of order.
     private let storing = Locked<Void>(())
@@ -141,8 +165,55 @@ public final class TabClient: Sendable {
                 break
             }
             self.cache = cache
+            let prefetchCache = LayoutCache(
+                directory: directory, account: configuration.account, environment: configuration.environment, prefetch: true)
+            prefetchCache.removeLeftovers()
+            if configuration.manifestMode {
+                switch prefetchCache.loadPrefetched().map({ Self.pending($0, configuration: configuration) }) {
+                case .success(let pending)?:
+                    if let revision = initial.revision, pending.revision < revision || pending.etag == initial.stored {
+                        // Scheduled by an older manifest than the one that chose the layout stored, or already stored.
+                        prefetchCache.remove()
+                    } else if pending.at > configuration.clock.now {
+                        initial.pending = pending
+                        initial.revision = max(initial.revision ?? pending.revision, pending.revision)
+                    } else {
+                        // Its step came while the app was not running: shown at once, offline too.
+                        prefetchCache.remove()
+                        if let shown = initial.layout.version, let version = pending.layout.version,
+                            initial.layout.layout == pending.layout.layout, version < shown
+                        {
+                            configuration.onEvent?(.droppedOlder(pending.reference, kept: initial.reference))
+                        } else {
+                            var stored: String?
+                            do throws(TabClientError) {
+                                try cache.store(
+                                    body: Data(pending.body.utf8), etag: pending.etag,
+                                    signature: configuration.signingKeys == nil ? nil : pending.signature,
+                                    revision: max(initial.revision ?? pending.revision, pending.revision))
+                                stored = pending.etag
+                            } catch {
+                                configuration.onEvent?(.failed(error, retryIn: nil, kept: pending.reference))
+                            }
+                            initial = State(
+                                layout: pending.layout, validators: [pending.etag], source: .cache, stored: stored ?? initial.stored,
+                                revision: max(initial.revision ?? pending.revision, pending.revision))
+                            cached = true
+                        }
+                    }
+                case .failure(let error)?:
+                    configuration.onEvent?(.cacheIgnored(error, shown: initial.reference))
+                    prefetchCache.remove()
+                case nil:
+                    break
+                }
+            } else {
+                prefetchCache.remove()
+            }
+            self.prefetchCache = prefetchCache
         } else {
             cache = nil
+            prefetchCache = nil
         }
         if let bundleRefused {
             // Nothing verified to show: an app must not start on a layout its keys refuse.
@@ -176,13 +247,36 @@ public final class TabClient: Sendable {
     /// ``current``'s name, version, ETag and source, as events name it.
     public var reference: LayoutReference { state.withLock { $0.reference } }
 
+    /// Manifest mode: when ``current`` next changes with no request: the time of the coming step that gives this install
+    /// a rollout's candidate, once the candidate is prefetched (by the configuration's ``TabClientConfiguration/clock``).
+    /// Nil when no candidate is waiting. ``updates()`` switches at that time by itself; an app that only calls
+    /// ``refresh()`` can schedule a call to ``switchIfDue()`` for it.
+    public var nextSwitch: Date? { state.withLock { $0.pending?.at } }
+
+    /// Manifest mode: when the time of ``nextSwitch`` has come by the device's clock, makes the prefetched candidate
+    /// ``current``, stores it in the cache file and reports it (``TabClientEvent/updated(_:replacing:)``), with no
+    /// request: offline too. Returns it, or nil when nothing was due. A candidate older than the version of its layout
+    /// shown now is dropped instead (``TabClientEvent/droppedOlder(_:kept:)``): an older version never replaces a newer one.
+    @discardableResult
+    public func switchIfDue() -> CompiledLayout? {
+        guard let pending = state.withLock({ $0.pending }), pending.at <= configuration.clock.now,
+            case .updated(let layout)? = promote(pending, takeLower: false)
+        else { return nil }
+        return layout
+    }
+
     /// Asks the server once whether ``current`` is still its layout (`If-None-Match`); on `200` validates,
-    /// stores and publishes the new layout. On any failure ``current`` stays as it was.
+    /// stores and publishes the new layout. On any failure ``current`` stays as it was. In manifest mode a prefetched
+    /// candidate whose step's time has come is switched to first (``switchIfDue()``, no request): the outcome is then
+    /// `.updated` with it unless the server's answer changes more.
     /// - Throws: ``TabClientError``: the status, transport failure or invalid layout that was refused.
     @discardableResult
     public func refresh() async throws(TabClientError) -> RefreshOutcome {
+        let switched = switchIfDue()
         do {
-            return try await fetch(wait: nil)
+            let outcome = try await fetch(wait: nil)
+            if let switched, outcome == .notModified || outcome == .unchanged { return .updated(switched) }
+            return outcome
         } catch {
             configuration.onEvent?(.failed(error, retryIn: nil, kept: reference))
             throw error
@@ -208,6 +302,62 @@ public final class TabClient: Sendable {
             return .success(entry)
         } catch {
             return .failure(error.refused(in: "cache file"))
+        }
+    }
+
+    /// A prefetch file's candidate, when keys are pinned only if its signature verifies.
+    private static func pending(_ loaded: Result<LayoutCache.Prefetched, TabClientError>, configuration: TabClientConfiguration)
+        -> Result<Pending, TabClientError>
+    {
+        do throws(TabClientError) {
+            let entry = try loaded.get()
+            let body = Data(entry.body.utf8)
+            if let keys = configuration.signingKeys {
+                do throws(TabClientError) {
+                    guard let signature = entry.signature else { throw .invalidSignature("the prefetched candidate is not signed") }
+                    try keys.verify(
+                        signature, kind: .layout, account: configuration.account, environment: configuration.signatureEnvironment,
+                        body: body)
+                } catch {
+                    throw error.refused(in: "prefetch file")
+                }
+            }
+            let layout = try CompiledLayout.decode(body)
+            guard let at = RFC3339.date(entry.at) else {
+                throw .invalidLayout([LayoutProblem(pointer: "/at", message: "prefetch file: \(entry.at) is not an RFC 3339 time")])
+            }
+            return .success(
+                Pending(
+                    layout: layout, body: entry.body, etag: entry.etag, signature: entry.signature, at: at, atText: entry.at,
+                    revision: entry.revision, source: .cache))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Runs `body`, unless the time of ``nextSwitch`` comes first by the device's clock: `body` is then cancelled and nil
+    /// returned (what ``updates()`` waits with, so that a held long-poll or a backoff does not delay a switch).
+    func untilSwitch<T: Sendable>(_ body: @escaping @Sendable () async -> T) async -> T? {
+        guard let at = nextSwitch else { return await body() }
+        let clock = configuration.clock
+        return await withTaskGroup(of: T?.self) { group in
+            group.addTask { await body() }
+            group.addTask {
+                try? await clock.sleep(until: at)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// ``fetch(wait:)`` as a result.
+    func fetchResult(wait: Duration?) async -> Result<RefreshOutcome, TabClientError> {
+        do {
+            return .success(try await fetch(wait: wait))
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -282,8 +432,10 @@ public final class TabClient: Sendable {
     }
 
     /// Manifest mode: the manifest (long-polled with its ETag), then, when it chose a version other than the one
-    /// shown (or one not yet confirmed in this run), that version by number. A manifest with a lower revision than
-    /// one already followed is ignored.
+    /// shown (or one not yet confirmed in this run), that version: the prefetched candidate when it is the one, else by
+    /// number. A manifest with a lower revision than one already followed is ignored. The choice is made at the device
+    /// clock's time (a step whose time has come counts), and when a coming step will move this install, its candidate
+    /// is prefetched (once; a failure is reported, not thrown, and tried again at the next manifest answer).
     private func fetchByManifest(wait: Duration?) async throws(TabClientError) -> RefreshOutcome {
         let (manifestETag, shown) = state.withLock { ($0.manifestETag, $0.reference) }
         let url = configuration.manifestURL(wait: wait)
@@ -300,7 +452,7 @@ public final class TabClient: Sendable {
                 if let revision = state.revision, manifest.revision < revision { return revision }
                 state.revision = manifest.revision
                 state.manifestETag = etag
-                state.chosen = manifest.version(for: installID)
+                state.manifest = manifest
                 return nil
             }
             if let kept {
@@ -310,13 +462,169 @@ public final class TabClient: Sendable {
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
-        let (chosen, revision, current) = state.withLock { ($0.chosen, $0.revision, $0) }
-        guard let chosen else { throw .invalidManifest("304 for a manifest this client never had") }
+        guard let manifest = state.withLock({ $0.manifest }) else { throw .invalidManifest("304 for a manifest this client never had") }
+        let now = configuration.clock.now
+        let chosen = manifest.version(for: installID, at: now)
+        let move = manifest.move(for: installID, after: now)
+        let pending = reconcile(move, chosen: chosen, revision: manifest.revision)
+        let current = state.withLock { $0 }
+        var outcome: RefreshOutcome?
         if current.source == .server, current.layout.version == chosen {
+            if let pending, pending.layout.version == chosen { drop(pending) }
             configuration.onEvent?(.notModified(current.reference))
-            return .notModified
+            outcome = .notModified
+        } else if let pending, pending.layout.version == chosen {
+            outcome = promote(pending, takeLower: true)
         }
-        return try await fetchVersion(chosen, revision: revision)
+        if outcome == nil { outcome = try await fetchVersion(chosen, revision: manifest.revision) }
+        if let move { await prefetch(move, revision: manifest.revision) }
+        return outcome ?? .notModified
+    }
+
+    /// Manifest mode: keeps the prefetched candidate only while the newest manifest (`revision`) still schedules it for
+    /// this install, with that step's time (the file written again when it moved), or chose it (`chosen`, promoted next);
+    /// else drops it and its file: a rollback, a pause, another rollout. Returns the one kept.
+    private func reconcile(_ move: Manifest.Move?, chosen: Int, revision: Int) -> Pending? {
+        let (kept, failure) = storing.withLock { _ -> (Pending?, TabClientError?) in
+            guard var pending = state.withLock({ $0.pending }) else { return (nil, nil) }
+            if pending.layout.version == chosen { return (pending, nil) }
+            guard let move, move.version == pending.layout.version else {
+                dropLocked(pending)
+                return (nil, nil)
+            }
+            guard move.at != pending.at || move.text != pending.atText || revision != pending.revision else { return (pending, nil) }
+            pending.at = move.at
+            pending.atText = move.text
+            pending.revision = revision
+            var failure: TabClientError?
+            do throws(TabClientError) {
+                try prefetchCache?.storePrefetched(
+                    body: pending.body, etag: pending.etag, at: pending.atText, revision: revision,
+                    signature: configuration.signingKeys == nil ? nil : pending.signature)
+            } catch {
+                failure = error
+            }
+            let updated = pending
+            state.withLock { $0.pending = updated }
+            return (pending, failure)
+        }
+        if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
+        return kept
+    }
+
+    /// Drops the prefetched candidate `pending` (and its file) when it is still the one kept.
+    private func drop(_ pending: Pending) { storing.withLock { _ in dropLocked(pending) } }
+
+    /// ``drop(_:)`` with `storing` held.
+    private func dropLocked(_ pending: Pending) {
+        guard
+            state.withLock({ state in
+                guard state.pending == pending else { return false }
+                state.pending = nil
+                return true
+            })
+        else { return }
+        prefetchCache?.remove()
+    }
+
+    /// Manifest mode: fetches the candidate `move` gives this install (`…/tabs?version=N`, no `If-None-Match`: nothing of
+    /// it is held), checks it as any answer (signature, layout, the version asked for) and keeps it in the prefetch file
+    /// with the step's time, not shown; unless one is kept already or a newer manifest came meanwhile. Reported as
+    /// ``TabClientEvent/prefetched(_:switchAt:)``; a failure as ``TabClientEvent/failed(_:retryIn:kept:)``, not thrown.
+    private func prefetch(_ move: Manifest.Move, revision: Int) async {
+        guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return }
+        let url = configuration.tabsURL(version: move.version)
+        configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: reference))
+        do throws(TabClientError) {
+            let answer = try await session.exchange(request(url, wait: nil, validators: [], install: false))
+            guard answer.status == 200 else {
+                throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
+            }
+            guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
+            try verify(answer, kind: .layout)
+            let layout = try CompiledLayout.decode(answer.body)
+            guard let text = String(data: answer.body, encoding: .utf8) else {
+                throw .invalidLayout([LayoutProblem(pointer: "", message: "not UTF-8")])
+            }
+            if layout.version != move.version {
+                let actual = layout.version.map(String.init) ?? "none"
+                throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(move.version) was asked for")])
+            }
+            let pending = Pending(
+                layout: layout, body: text, etag: etag, signature: Signature(header: answer.header("Tabs-Signature")), at: move.at,
+                atText: move.text, revision: revision, source: .server)
+            let (kept, failure) = storing.withLock { _ -> (Bool, TabClientError?) in
+                guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return (false, nil) }
+                var failure: TabClientError?
+                do throws(TabClientError) {
+                    try prefetchCache?.storePrefetched(
+                        body: text, etag: etag, at: move.text, revision: revision,
+                        signature: configuration.signingKeys == nil ? nil : pending.signature)
+                } catch {
+                    failure = error
+                }
+                state.withLock { $0.pending = pending }
+                return (true, failure)
+            }
+            if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
+            if kept { configuration.onEvent?(.prefetched(pending.reference, switchAt: move.at)) }
+        } catch .cancelled {
+            return
+        } catch {
+            configuration.onEvent?(.failed(error, retryIn: nil, kept: reference))
+        }
+    }
+
+    /// Makes the prefetched `pending` current: stores it as the layout (then removes the prefetch file: a crash between
+    /// leaves both, and the next launch drops the candidate the layout's file already holds) and reports it. With
+    /// `takeLower` false (its step's time came), a newer version of the same layout shown stays and the candidate is
+    /// dropped; true when the newest manifest chose its version (a version fetched by number would be taken too). Nil
+    /// when `pending` is no longer the candidate kept.
+    private func promote(_ pending: Pending, takeLower: Bool) -> RefreshOutcome? {
+        let result = storing.withLock { _ -> (RefreshOutcome, TabClientEvent, TabClientError?)? in
+            let current = state.withLock { $0 }
+            guard current.pending == pending else { return nil }
+            if !takeLower, current.layout.layout == pending.layout.layout, let shown = current.layout.version,
+                let version = pending.layout.version, version < shown
+            {
+                dropLocked(pending)
+                return (
+                    .droppedOlder(dropped: pending.reference, kept: current.reference),
+                    .droppedOlder(pending.reference, kept: current.reference), nil
+                )
+            }
+            var failure: TabClientError?
+            var stored = current.stored
+            let revision = max(current.revision ?? pending.revision, pending.revision)
+            if pending.etag != current.stored, let cache {
+                do throws(TabClientError) {
+                    try cache.store(
+                        body: Data(pending.body.utf8), etag: pending.etag,
+                        signature: configuration.signingKeys == nil ? nil : pending.signature, revision: revision)
+                    stored = pending.etag
+                } catch {
+                    failure = error
+                }
+            }
+            prefetchCache?.remove()
+            let confirmed = state.withLock { state in
+                if !current.validators.contains(pending.etag) {
+                    state.layout = pending.layout
+                    state.validators = [pending.etag]
+                    state.source = pending.source
+                }
+                state.stored = stored
+                state.perInstall = false
+                state.pending = nil
+                return state.reference
+            }
+            if current.validators.contains(pending.etag) { return (.unchanged, .unchanged(confirmed), failure) }
+            return (.updated(pending.layout), .updated(pending.reference, replacing: current.reference), failure)
+        }
+        guard let (outcome, event, failure) = result else { return nil }
+        if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
+        configuration.onEvent?(event)
+        return outcome
     }
 
     /// Manifest mode: `…/tabs?version=N` with the ETags of the layout shown; no install id (the answer is the same

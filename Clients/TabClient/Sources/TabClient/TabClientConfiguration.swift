@@ -43,6 +43,9 @@ public struct TabClientConfiguration: Sendable {
     /// The public keys whose signature a layout or manifest must carry (``SigningKeys``); nil (the default) checks
     /// no signature. With keys, anything unsigned or not verifying is refused, from the network, cache or bundle.
     public var signingKeys: SigningKeys?
+    /// The device's clock, against which manifest mode times a rollout's coming steps (``TabClient/nextSwitch``); the
+    /// system's by default. Tests give one they move.
+    public var clock: any DeviceClock
     /// Told about every request's outcome (for logs and tests); called on the client's own tasks.
     public var onEvent: (@Sendable (TabClientEvent) -> Void)?
 
@@ -52,7 +55,7 @@ public struct TabClientConfiguration: Sendable {
         environment: String? = nil, installID: String? = nil, cacheDirectory: URL? = TabClientConfiguration.defaultCacheDirectory,
         requestTimeout: Duration = .seconds(15),
         longPollWait: Duration = .seconds(50), initialBackoff: Duration = .seconds(1), maximumBackoff: Duration = .seconds(60),
-        manifestMode: Bool = false, signingKeys: SigningKeys? = nil,
+        manifestMode: Bool = false, signingKeys: SigningKeys? = nil, clock: any DeviceClock = SystemDeviceClock(),
         onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
     ) {
         self.server = server
@@ -69,6 +72,7 @@ public struct TabClientConfiguration: Sendable {
         self.maximumBackoff = maximumBackoff
         self.manifestMode = manifestMode
         self.signingKeys = signingKeys
+        self.clock = clock
         self.onEvent = onEvent
     }
 

@@ -39,18 +39,25 @@ public enum TabClientEvent: Sendable, Equatable {
     /// `200` carrying the ETag of the layout shown (a cache on the way that does not answer `304`): nothing
     /// changed, nothing was written to disk.
     case unchanged(LayoutReference)
-    /// `200` with a valid layout, now shown and stored, in place of `replacing`.
+    /// `200` with a valid layout, now shown and stored, in place of `replacing`; or, in manifest mode, the prefetched
+    /// candidate shown when its step came (its source is where it was fetched from: this run's server, or the cache).
     case updated(LayoutReference, replacing: LayoutReference)
-    /// `200` with a lower `version` of the layout shown (a lagging replica or cache): dropped, `kept` stays.
+    /// `200` with a lower `version` of the layout shown (a lagging replica or cache), or a prefetched candidate whose step
+    /// came when a newer version of it was shown: dropped, `kept` stays.
     case droppedOlder(LayoutReference, kept: LayoutReference)
     /// Manifest mode: a manifest with a lower `revision` than one already followed (a lagging cache or replica):
     /// ignored, the newer one stays in force.
     case droppedOlderManifest(revision: Int, kept: Int)
+    /// Manifest mode: a coming step of the rollout gives this install the candidate `layout`, which was fetched, verified
+    /// and stored beside the layout shown, not shown: the client switches to it at `switchAt` by the device's clock, with
+    /// no request (``TabClient/nextSwitch``, ``TabClient/switchIfDue()``), unless a newer manifest says otherwise first.
+    case prefetched(LayoutReference, switchAt: Date)
     /// The answer was refused (error status, garbage, invalid layout, a signature that does not verify:
     /// ``TabClientError/invalidSignature(_:)``) or could not be stored (or the bundle's signature did not verify); `kept` is the layout
     /// shown after it. `retryIn` is the delay before ``TabClient/updates()`` asks again (nil for
     /// ``TabClient/refresh()`` and for a failed cache write).
     case failed(TabClientError, retryIn: Duration?, kept: LayoutReference)
-    /// The cache file could not be used and was removed; `shown` is the bundled layout shown instead.
+    /// The cache file could not be used and was removed; `shown` is the bundled layout shown instead. (Or the prefetch
+    /// file: its candidate is not kept, and `shown` is the layout shown.)
     case cacheIgnored(TabClientError, shown: LayoutReference)
 }

@@ -66,6 +66,8 @@ final class ScenarioRun {
     var previousInstallID: String?
     /// The cache file's bytes and inode at the end of the step before (nil: no file).
     var snapshot: (Data, UInt64)?
+    /// The device's clock: `config.clock`, moved only by a step's `clock`.
+    var clock: ManualClock!
 
     /// `signed/fixtures.json`: exact bodies with their signatures, made by `signed/make-fixtures.py`.
     let signedFixtures: Object
@@ -133,8 +135,9 @@ final class ScenarioRun {
             c,
             [
                 "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
-                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument",
+                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument", "clock",
             ], "config")
+        clock = try ManualClock(c["clock"] as? String ?? "2026-01-01T00:00:00Z")
         if let changes = scenario["bundle"] as? Object {
             try Self.known(changes, ["version", "signed", "tamper"], "bundle")
             if var representations = bundleDocument["representations"] as? [Object], var layout = representations[0]["layout"] as? Object {
@@ -177,7 +180,7 @@ final class ScenarioRun {
             longPollWait: .seconds(c["longPollWaitSeconds"] as? Int ?? 30),
             initialBackoff: .milliseconds(c["initialBackoffMs"] as? Int ?? 50),
             maximumBackoff: .milliseconds(c["maximumBackoffMs"] as? Int ?? 2000),
-            manifestMode: c["manifest"] as? Bool ?? false, signingKeys: keys,
+            manifestMode: c["manifest"] as? Bool ?? false, signingKeys: keys, clock: clock,
             onEvent: events.handler)
         if let files = scenario["files"] as? Object { try write(files) }
         if let wanted = scenario["initError"] as? String {
@@ -198,10 +201,26 @@ final class ScenarioRun {
         guard let cacheDirectory else { throw ScenarioError("files without a cache directory") }
         for (name, value) in files {
             guard let spec = value as? Object else { throw ScenarioError("files.\(name) is not an object") }
-            try Self.known(spec, ["text", "cache"], "files.\(name)")
+            try Self.known(spec, ["text", "cache", "prefetch"], "files.\(name)")
             var data: Data
             if let text = spec["text"] as? String {
                 data = Data(text.utf8)
+            } else if let entry = spec["prefetch"] as? Object {
+                try Self.known(entry, ["etag", "layout", "signed", "tamper", "at", "revision"], "files.\(name).prefetch")
+                var document: Object = [
+                    "etag": entry["etag"] as? String ?? "", "at": entry["at"] as? String ?? "", "revision": entry["revision"] ?? 0,
+                ]
+                if entry["signed"] != nil {
+                    let (body, signature) = try signed(entry["signed"], tamper: entry["tamper"])
+                    guard let parsed = Signature(header: signature) else { throw ScenarioError("not a signature: \(signature)") }
+                    document["body"] = body
+                    document["keyid"] = parsed.keyID
+                    document["sig"] = parsed.value
+                } else {
+                    let layout = try JSONSerialization.data(withJSONObject: layout(entry["layout"] as? Object ?? [:]))
+                    document["body"] = String(decoding: layout, as: UTF8.self)
+                }
+                data = try JSONSerialization.data(withJSONObject: document)
             } else if let entry = spec["cache"] as? Object {
                 try Self.known(entry, ["etag", "layout", "perInstall", "signed", "tamper", "revision"], "files.\(name).cache")
                 var document: Object = ["etag": entry["etag"] as? String ?? ""]
@@ -252,7 +271,7 @@ final class ScenarioRun {
     }
 
     func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
-        try Self.known(step, ["do", "answers", "then", "requests", "expect"], "step \(index)")
+        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock"], "step \(index)")
         let action = step["do"] as? String ?? ""
         let place = "step \(index) (\(action))"
         let planned = try planned(step["answers"] as? [Object] ?? [])
@@ -261,10 +280,28 @@ final class ScenarioRun {
         var outcome: TabClient.RefreshOutcome?
         var error: TabClientError?
         var delivered: CompiledLayout?
+        var switched: CompiledLayout?
+        var moveTo: Date?
+        if let text = step["clock"] as? String {
+            guard let date = RFC3339.date(text) else { throw ScenarioError("\(place): clock \(text) is not an RFC 3339 time") }
+            moveTo = date
+        }
+        // While following (next, poll) the clock moves once the step's first request has come, so that the switch wakes a
+        // poll in progress; else before the action.
+        let following = action == "next" || action == "poll"
+        if let moveTo, !following { clock.set(moveTo) }
+        let clock = self.clock!
+        let moveWhenAsked = Task { [moveTo] in
+            guard following, let moveTo else { return }
+            _ = await Fixtures.eventually(within: .seconds(15)) { server.requests.count > before }
+            clock.set(moveTo)
+        }
         let started = ContinuousClock.now
         switch action {
         case "check":
             break
+        case "switch":
+            switched = client.switchIfDue()
         case "refresh":
             do {
                 outcome = try await client.refresh()
@@ -297,14 +334,15 @@ final class ScenarioRun {
         default:
             throw ScenarioError("\(place): unknown action")
         }
+        await moveWhenAsked.value
         let elapsed = ContinuousClock.now - started
         let all = events.all
         let stepEvents = Array(all[eventsSeen...])
         eventsSeen = all.count
         let requests = Array(server.requests.dropFirst(before))
         try check(
-            step["expect"] as? Object ?? [:], place: place, outcome: outcome, error: error, delivered: delivered, elapsed: elapsed,
-            events: stepEvents, requests: requests)
+            step["expect"] as? Object ?? [:], place: place, outcome: outcome, error: error, delivered: delivered, switched: switched,
+            elapsed: elapsed, events: stepEvents, requests: requests)
         snapshot = try cacheSnapshot()
     }
 
@@ -312,6 +350,14 @@ final class ScenarioRun {
         guard let cacheDirectory else { return nil }
         let name = configuration.environment.map { "\(configuration.account)@\($0)" } ?? configuration.account
         return cacheDirectory.appendingPathComponent("\(name).tabs.json")
+    }
+
+    /// The prefetched candidate's file: `<account>.tabs.prefetch.json`.
+    var prefetchFile: URL? {
+        cacheFile.map {
+            $0.deletingLastPathComponent().appendingPathComponent(
+                $0.lastPathComponent.replacingOccurrences(of: ".tabs.json", with: ".tabs.prefetch.json"))
+        }
     }
 
     func cacheSnapshot() throws -> (Data, UInt64)? {
@@ -370,6 +416,7 @@ final class ScenarioRun {
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
         case .droppedOlderManifest: "droppedOlderManifest"
+        case .prefetched: "prefetched"
         case .failed: "failed"
         case .cacheIgnored: "cacheIgnored"
         }
@@ -397,7 +444,7 @@ final class ScenarioRun {
 
     func check(
         _ expect: Object, place: String, outcome: TabClient.RefreshOutcome?, error: TabClientError?, delivered: CompiledLayout?,
-        elapsed: Duration, events: [TabClientEvent], requests: [RawHTTPResponder.Received]
+        switched: CompiledLayout?, elapsed: Duration, events: [TabClientEvent], requests: [RawHTTPResponder.Received]
     ) throws {
         try Self.known(
             expect,
@@ -405,7 +452,7 @@ final class ScenarioRun {
                 "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
-                "elapsedAtMostMs",
+                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -437,6 +484,43 @@ final class ScenarioRun {
             }
         }
         if let wanted = expect["source"] as? String, "\(client.source)" != wanted { fail("source \(client.source), expected \(wanted)") }
+        if expect.keys.contains("nextSwitch") {
+            let actual = client.nextSwitch.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+            let wanted = (expect["nextSwitch"] as? String).flatMap(RFC3339.milliseconds)
+            if actual != wanted {
+                fail("next switch \(client.nextSwitch.map { "\($0)" } ?? "none"), expected \(expect["nextSwitch"] ?? "none")")
+            }
+        }
+        if let wanted = expect["switched"] as? Bool, (switched != nil) != wanted {
+            fail(switched.map { "switched to v\($0.version ?? 0)" } ?? "did not switch")
+        }
+        if expect.keys.contains("prefetch") {
+            let file = prefetchFile
+            let exists = file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+            if let wanted = expect["prefetch"] as? Object {
+                try Self.known(wanted, ["etag", "version", "at", "revision"], "\(place) prefetch")
+                if let file, exists {
+                    let stored = try Self.object(Data(contentsOf: file), file.lastPathComponent)
+                    let body = try Self.object(Data((stored["body"] as? String ?? "").utf8), "prefetch body")
+                    if let etag = wanted["etag"] as? String, stored["etag"] as? String != etag {
+                        fail("prefetch etag \(stored["etag"] ?? "none"), expected \(etag)")
+                    }
+                    if let version = wanted["version"] as? Int, body["version"] as? Int != version {
+                        fail("prefetch version \(body["version"] ?? "none"), expected \(version)")
+                    }
+                    if let at = wanted["at"] as? String, stored["at"] as? String != at {
+                        fail("prefetch at \(stored["at"] ?? "none"), expected \(at)")
+                    }
+                    if let revision = wanted["revision"] as? Int, stored["revision"] as? Int != revision {
+                        fail("prefetch revision \(stored["revision"] ?? "none"), expected \(revision)")
+                    }
+                } else {
+                    fail("no prefetch file \(file?.lastPathComponent ?? "(no cache directory)")")
+                }
+            } else if exists {
+                fail("a prefetch file exists: \(file?.lastPathComponent ?? "")")
+            }
+        }
         if let wanted = expect["validators"] {
             let expected = (wanted as? String).map(resolve) ?? (wanted as? [String] ?? []).joined(separator: ", ")
             let actual = client.validators.joined(separator: ", ")
