@@ -13,12 +13,82 @@ import org.json.JSONObject;
  * that does not decode or validate is treated as absent. With pinned keys an answer keeps its exact bytes and signature
  * too, as a bundle entry does ({@code "signed":{"body":base64,"keyid","sig"}}), and the layout is read from those bytes;
  * in manifest mode {@code revision} is the revision of the manifest that chose it.
+ *
+ * <p>In manifest mode a second file, {@code <account>.tabs.prefetch.json}, holds the candidate a rollout's coming step
+ * will give this install, prefetched and not shown yet ({@link Prefetched}), as TabClient writes it:
+ * {@code {"etag":…,"at":…,"revision":…,"keyid":…,"sig":…,"body":"…"}}, the answer's bytes as a JSON string (no base64,
+ * which Android 24 lacks), so that they are verified and written again exactly.
  */
 final class LayoutCache {
     final File file;
 
-    LayoutCache(File directory, String account, String environment) {
-        file = new File(directory, (environment == null ? account : account + "@" + environment) + ".tabs.json");
+    LayoutCache(File directory, String account, String environment) { this(directory, account, environment, false); }
+
+    /** @param prefetch the file of the prefetched candidate instead of the layout's */
+    LayoutCache(File directory, String account, String environment, boolean prefetch) {
+        file = new File(directory, (environment == null ? account : account + "@" + environment) + (prefetch ? ".tabs.prefetch.json" : ".tabs.json"));
+    }
+
+    /** What a prefetch file holds. */
+    static final class Prefetched {
+        final String etag;
+        /** The step's time, as the manifest wrote it. */
+        final String at;
+        /** The revision of the manifest that scheduled it. */
+        final long revision;
+        /** With pinned keys: the signature's key id and value; else null. */
+        final String keyId;
+        final String sig;
+        /** The answer's bytes, as text. */
+        final String body;
+
+        Prefetched(String etag, String at, long revision, String keyId, String sig, String body) {
+            this.etag = etag;
+            this.at = at;
+            this.revision = revision;
+            this.keyId = keyId;
+            this.sig = sig;
+            this.body = body;
+        }
+    }
+
+    /** The prefetch file's candidate (its layout is parsed by the caller, after the signature is checked); null when there is no file. */
+    Prefetched loadPrefetched() throws TabClientException {
+        byte[] bytes;
+        try {
+            bytes = AtomicFile.read(file);
+        } catch (IOException e) {
+            throw TabClientException.invalidLayout(Collections.singletonList("prefetch file: " + e.getMessage()));
+        }
+        if (bytes == null) return null;
+        try {
+            JSONObject document = Json.parseObject(new String(bytes, CompiledLayout.UTF8));
+            Long revision = Json.whole(document, "revision", "");
+            if (revision == null) throw new Json.Invalid("/revision: required key is missing");
+            return new Prefetched(Json.string(document, "etag", "", true), Json.string(document, "at", "", true), revision,
+                    Json.string(document, "keyid", "", false), Json.string(document, "sig", "", false), Json.string(document, "body", "", true));
+        } catch (Json.Invalid e) {
+            throw TabClientException.invalidLayout(Collections.singletonList("prefetch file: " + e.getMessage()));
+        }
+    }
+
+    /**
+     * Replaces the prefetch file with a candidate's bytes (as text), atomically.
+     *
+     * @param signature {@code {keyid, sig}} when keys are pinned, or null
+     */
+    void storePrefetched(String body, String etag, String at, long revision, String[] signature) throws TabClientException {
+        StringBuilder document = new StringBuilder("{\"etag\":").append(JSONObject.quote(etag)).append(",\"at\":").append(JSONObject.quote(at))
+                .append(",\"revision\":").append(revision);
+        if (signature != null) {
+            document.append(",\"keyid\":").append(JSONObject.quote(signature[0])).append(",\"sig\":").append(JSONObject.quote(signature[1]));
+        }
+        document.append(",\"body\":").append(JSONObject.quote(body)).append('}');
+        try {
+            AtomicFile.write(file, document.toString().getBytes(CompiledLayout.UTF8));
+        } catch (IOException e) {
+            throw new TabClientException(TabClientException.Kind.CACHE_WRITE_FAILED, "could not store " + file + ": " + e.getMessage());
+        }
     }
 
     /** What a cache file holds. */

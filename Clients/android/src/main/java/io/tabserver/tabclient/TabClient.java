@@ -2,6 +2,9 @@ package io.tabserver.tabclient;
 
 import java.io.File;
 import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -53,17 +56,22 @@ public final class TabClient {
         final String stored;
         /** Whether {@link #layout} came in an answer whose {@code Vary} named {@code X-Install-Id}. */
         final boolean perInstall;
-        /** Manifest mode: the highest manifest revision seen (kept in the cache file), its ETag, and the version it chose. */
+        /**
+         * Manifest mode: the highest manifest revision seen (kept in the cache file), its ETag, and the newest manifest
+         * followed in this run (its choice is made again at each answer, by the device's clock).
+         */
         final Long revision;
         final String manifestEtag;
-        final Integer chosen;
+        final Manifest manifest;
+        /** Manifest mode: the candidate a coming step gives this install, prefetched and not shown yet, or null. */
+        final Pending pending;
 
         State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall) {
-            this(layout, validators, source, stored, perInstall, null, null, null);
+            this(layout, validators, source, stored, perInstall, null, null, null, null);
         }
 
         State(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall, Long revision,
-                String manifestEtag, Integer chosen) {
+                String manifestEtag, Manifest manifest, Pending pending) {
             this.layout = layout;
             this.validators = Collections.unmodifiableList(new ArrayList<String>(validators));
             this.source = source;
@@ -71,12 +79,23 @@ public final class TabClient {
             this.perInstall = perInstall;
             this.revision = revision;
             this.manifestEtag = manifestEtag;
-            this.chosen = chosen;
+            this.manifest = manifest;
+            this.pending = pending;
         }
 
         /** This state with another layout (the manifest's fields kept). */
         State with(CompiledLayout layout, List<String> validators, Source source, String stored, boolean perInstall) {
-            return new State(layout, validators, source, stored, perInstall, revision, manifestEtag, chosen);
+            return new State(layout, validators, source, stored, perInstall, revision, manifestEtag, manifest, pending);
+        }
+
+        /** This state following {@code followed} (its revision and ETag). */
+        State following(Manifest followed, String etag) {
+            return new State(layout, validators, source, stored, perInstall, followed.revision, etag, followed, pending);
+        }
+
+        /** This state with another prefetched candidate (or none). */
+        State withPending(Pending candidate) {
+            return new State(layout, validators, source, stored, perInstall, revision, manifestEtag, manifest, candidate);
         }
 
         /** What the long-poll compares to see whether an answer changed anything. */
@@ -89,6 +108,43 @@ public final class TabClient {
         LayoutReference reference() {
             return new LayoutReference(layout.layout, layout.version, validators.isEmpty() ? null : validators.get(0), source);
         }
+    }
+
+    /**
+     * A rollout's candidate fetched ahead of the step that gives it to this install (manifest mode), kept in the prefetch
+     * file until {@link #atMillis}, when it becomes {@link #current()}. Compared by identity: a change makes a new one.
+     */
+    private static final class Pending {
+        final CompiledLayout layout;
+        /** The answer's bytes (UTF-8 JSON, as text), to store them again exactly, and their {@code {keyid, sig}} or null. */
+        final String body;
+        final String etag;
+        final String[] signature;
+        /** The step's time, and as the manifest wrote it. */
+        final long atMillis;
+        final String at;
+        /** The newest manifest that scheduled it. */
+        final long revision;
+        /** SERVER when fetched in this run, CACHE when read from the prefetch file at launch. */
+        final Source source;
+
+        Pending(CompiledLayout layout, String body, String etag, String[] signature, long atMillis, String at, long revision, Source source) {
+            this.layout = layout;
+            this.body = body;
+            this.etag = etag;
+            this.signature = signature;
+            this.atMillis = atMillis;
+            this.at = at;
+            this.revision = revision;
+            this.source = source;
+        }
+
+        /** The same candidate at another step's time, scheduled by the manifest {@code newer}. */
+        Pending rescheduled(long newAtMillis, String newAt, long newer) {
+            return new Pending(layout, body, etag, signature, newAtMillis, newAt, newer, source);
+        }
+
+        LayoutReference reference() { return new LayoutReference(layout.layout, layout.version, etag, source); }
     }
 
     private static final class Registered {
@@ -104,6 +160,8 @@ public final class TabClient {
     private final TabClientConfig configuration;
     private final String installId;
     private final LayoutCache cache;
+    /** Manifest mode: the file of the prefetched candidate (null without a cache directory). */
+    private final LayoutCache prefetchCache;
     private volatile State state;
     /** Serializes "store, then publish": two answers arriving together cannot publish out of order. */
     private final Object storing = new Object();
@@ -170,16 +228,59 @@ public final class TabClient {
                     boolean bundleIsNewer = bundleRefused == null && entry.layout.layout.equals(initial.layout.layout)
                             && version(initial.layout) > version(entry.layout);
                     cached = !bundleIsNewer;
-                    initial = bundleIsNewer ? new State(initial.layout, initial.validators, Source.BUNDLE, entry.etag, false, entry.revision, null, null)
+                    initial = bundleIsNewer ? new State(initial.layout, initial.validators, Source.BUNDLE, entry.etag, false, entry.revision, null, null, null)
                             : new State(entry.layout, Collections.singletonList(entry.etag), Source.CACHE, entry.etag, entry.perInstall,
-                                    entry.revision, null, null);
+                                    entry.revision, null, null, null);
                 }
             } catch (TabClientException unusable) {
                 emit(new TabClientEvent(TabClientEvent.Kind.CACHE_IGNORED, initial.reference(), null, unusable, -1, null, false));
                 cache.remove();
             }
+            prefetchCache = new LayoutCache(directory, configuration.account, configuration.environment, true);
+            prefetchCache.removeLeftovers();
+            if (configuration.manifestMode) {
+                Pending pending = null;
+                try {
+                    pending = pending(prefetchCache.loadPrefetched(), configuration);
+                } catch (TabClientException unusable) {
+                    emit(new TabClientEvent(TabClientEvent.Kind.CACHE_IGNORED, initial.reference(), null, unusable, -1, null, false));
+                    prefetchCache.remove();
+                }
+                long revision = pending == null ? 0 : initial.revision == null ? pending.revision : Math.max(initial.revision, pending.revision);
+                if (pending == null) {
+                    // Nothing prefetched.
+                } else if (initial.revision != null && (pending.revision < initial.revision || pending.etag.equals(initial.stored))) {
+                    // Scheduled by an older manifest than the one that chose the layout stored, or already stored.
+                    prefetchCache.remove();
+                } else if (pending.atMillis > configuration.clock.currentTimeMillis()) {
+                    initial = new State(initial.layout, initial.validators, initial.source, initial.stored, initial.perInstall, revision, null,
+                            null, pending);
+                } else {
+                    // Its step came while the app was not running: shown at once, offline too.
+                    prefetchCache.remove();
+                    if (initial.layout.layout.equals(pending.layout.layout) && initial.layout.version != null && pending.layout.version != null
+                            && pending.layout.version < initial.layout.version) {
+                        emit(new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, initial.reference(), pending.reference(), null, -1, null, false));
+                    } else {
+                        String stored = initial.stored;
+                        try {
+                            cache.store(pending.body.getBytes(CompiledLayout.UTF8), pending.etag, false,
+                                    configuration.signingKeys == null ? null : pending.signature, revision);
+                            stored = pending.etag;
+                        } catch (TabClientException e) {
+                            emit(new TabClientEvent(TabClientEvent.Kind.FAILED, pending.reference(), null, e, -1, null, false));
+                        }
+                        initial = new State(pending.layout, Collections.singletonList(pending.etag), Source.CACHE, stored, false, revision, null,
+                                null, null);
+                        cached = true;
+                    }
+                }
+            } else {
+                prefetchCache.remove();
+            }
         } else {
             cache = null;
+            prefetchCache = null;
         }
         state = initial;
         if (bundleRefused != null) {
@@ -190,6 +291,35 @@ public final class TabClient {
     }
 
     private static int version(CompiledLayout layout) { return layout.version == null ? 0 : layout.version; }
+
+    /** A prefetch file's candidate (null for none), when keys are pinned only if its signature verifies. */
+    private static Pending pending(LayoutCache.Prefetched entry, TabClientConfig configuration) throws TabClientException {
+        if (entry == null) return null;
+        byte[] body = entry.body.getBytes(CompiledLayout.UTF8);
+        if (configuration.signingKeys != null) {
+            try {
+                if (entry.keyId == null || entry.sig == null) throw SigningKeys.signature("the prefetched candidate is not signed");
+                configuration.signingKeys.verify(entry.keyId, entry.sig, "layout", configuration.account, configuration.signatureEnvironment(), body);
+            } catch (TabClientException e) {
+                throw SigningKeys.refused("prefetch file", e);
+            }
+        }
+        CompiledLayout layout = CompiledLayout.parse(body);
+        Long at = Rfc3339.millis(entry.at);
+        if (at == null) throw TabClientException.invalidLayout(Collections.singletonList("prefetch file: /at: " + entry.at + " is not an RFC 3339 time"));
+        return new Pending(layout, entry.body, entry.etag, entry.keyId == null || entry.sig == null ? null : new String[] {entry.keyId, entry.sig},
+                at, entry.at, entry.revision, Source.CACHE);
+    }
+
+    /** {@code bytes} as text when they are UTF-8, else null. */
+    private static String utf8(byte[] bytes) {
+        try {
+            return CompiledLayout.UTF8.newDecoder().onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
+    }
 
     /** The layout to show now: the newest valid one this client has (server, else disk, else bundle). Never blocks. */
     public CompiledLayout current() { return state.layout; }
@@ -221,12 +351,43 @@ public final class TabClient {
     }
 
     /**
+     * Manifest mode: when {@link #current()} next changes with no request, in milliseconds since 1970 by the configuration's
+     * {@link TabClientConfig#clock}: the time of the coming step that gives this install a rollout's candidate, once the
+     * candidate is prefetched; -1 when none is waiting. {@link #start()} switches at that time by itself; an app that only
+     * calls {@link #refresh()} can schedule a call to {@link #switchIfDue()} for it.
+     */
+    public long nextSwitchMillis() {
+        Pending pending = state.pending;
+        return pending == null ? -1 : pending.atMillis;
+    }
+
+    /**
+     * Manifest mode: when the time of {@link #nextSwitchMillis()} has come by the device's clock, makes the prefetched
+     * candidate {@link #current()}, stores it in the cache file and reports it (UPDATED, and the listeners), with no
+     * request: offline too. Returns it, or null when nothing was due. A candidate older than the version of its layout
+     * shown now is dropped instead (DROPPED_OLDER): an older version never replaces a newer one. Never blocks on the network.
+     */
+    public CompiledLayout switchIfDue() {
+        Pending pending = state.pending;
+        if (pending == null || pending.atMillis > configuration.clock.currentTimeMillis()) return null;
+        RefreshOutcome outcome = promote(pending, false);
+        return outcome != null && outcome.kind == RefreshOutcome.Kind.UPDATED ? outcome.layout : null;
+    }
+
+    /**
      * Asks the server once whether {@link #current()} is still its layout; on {@code 200} validates, stores and
-     * publishes the new layout. On any failure {@link #current()} stays as it was. Blocks: not on the main thread.
+     * publishes the new layout. On any failure {@link #current()} stays as it was. Blocks: not on the main thread. In
+     * manifest mode a prefetched candidate whose step's time has come is switched to first ({@link #switchIfDue()}, no
+     * request): the outcome is then UPDATED with it unless the server's answer changes more.
      */
     public RefreshOutcome refresh() throws TabClientException {
+        CompiledLayout switched = switchIfDue();
         try {
-            return fetch(null, null);
+            RefreshOutcome outcome = fetch(null, null);
+            if (switched != null && (outcome.kind == RefreshOutcome.Kind.NOT_MODIFIED || outcome.kind == RefreshOutcome.Kind.UNCHANGED)) {
+                return new RefreshOutcome(RefreshOutcome.Kind.UPDATED, switched, null, null);
+            }
+            return outcome;
         } catch (TabClientException e) {
             emitFailure(e, -1);
             throw e;
@@ -257,9 +418,17 @@ public final class TabClient {
     /** Whether {@link #start()} is in effect. */
     public synchronized boolean isStarted() { return poller != null; }
 
-    /** The long-poll loop of {@link #start()}. */
+    /**
+     * The long-poll loop of {@link #start()}. In manifest mode a timer thread waits for {@link #nextSwitchMillis()} by the
+     * device's clock while a poll is held or a backoff runs; then the request in flight is cancelled (or the pause cut
+     * short) and the loop switches to the prefetched candidate, with no request.
+     */
     private final class Poller implements Runnable {
         volatile boolean stopped;
+        /** The switch timer of this round fired: the request in flight and the backoff give way. */
+        volatile boolean woken;
+        /** Counts rounds, so that a timer of an earlier round wakes nothing. */
+        volatile int round;
         volatile Http.Call call;
         Thread thread;
 
@@ -270,6 +439,23 @@ public final class TabClient {
             thread.interrupt();
         }
 
+        /** The device's clock reached the next switch (a timer of round {@code of}). */
+        void wake(int of) {
+            if (of != round) return;
+            woken = true;
+            Http.Call running = call;
+            if (running != null) running.cancel();
+            synchronized (this) {
+                notifyAll();
+            }
+        }
+
+        /** Waits {@code millis}, less when stopped or woken. */
+        private synchronized void pause(long millis) throws InterruptedException {
+            long end = System.nanoTime() + millis * 1000000;
+            for (long left; !stopped && !woken && (left = end - System.nanoTime()) > 0;) wait(Math.max(1, left / 1000000));
+        }
+
         @Override
         public void run() {
             int wait = configuration.longPollWaitSeconds;
@@ -277,37 +463,69 @@ public final class TabClient {
             long tooSoon = Math.min(wait * 1000L / 2, 1000L);
             int failures = 0;
             while (!stopped) {
-                State before = state;
-                long started = System.nanoTime();
-                long delay = -1;
+                round += 1;
+                woken = false;
+                // Manifest mode: a prefetched candidate whose step's time has come, with no request (offline too).
+                if (switchIfDue() != null) failures = 0;
+                if (stopped) return;
+                Thread timer = switchTimer(this, round);
                 try {
-                    RefreshOutcome outcome = fetch(wait, this);
-                    boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
-                    if (news) {
-                        failures = 0;
-                    } else if ((System.nanoTime() - started) / 1000000 < tooSoon && state.progress().equals(before.progress())) {
-                        // Nothing new, the ETag unchanged, and sooner than a held poll ends: the server did not hold it (no
-                        // long-poll, stopping, or ignoring If-None-Match). Back off rather than ask again at once.
-                        failures += 1;
-                        delay = backoff(failures);
-                    } else {
-                        failures = 0;
-                    }
-                } catch (TabClientException e) {
-                    if (stopped || e.kind() == TabClientException.Kind.CANCELLED) return;
-                    failures += 1;
-                    delay = Math.max(backoff(failures), e.retryAfterMillis());
-                    emitFailure(e, delay);
-                }
-                if (delay >= 0) {
+                    State before = state;
+                    long started = System.nanoTime();
+                    long delay = -1;
                     try {
-                        Thread.sleep(delay);
-                    } catch (InterruptedException e) {
+                        RefreshOutcome outcome = fetch(wait, this);
+                        boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
+                        if (news) {
+                            failures = 0;
+                        } else if ((System.nanoTime() - started) / 1000000 < tooSoon && state.progress().equals(before.progress())) {
+                            // Nothing new, the ETag unchanged, and sooner than a held poll ends: the server did not hold it (no
+                            // long-poll, stopping, or ignoring If-None-Match). Back off rather than ask again at once.
+                            failures += 1;
+                            delay = backoff(failures);
+                        } else {
+                            failures = 0;
+                        }
+                    } catch (TabClientException e) {
                         if (stopped) return;
+                        if (woken) continue;
+                        if (e.kind() == TabClientException.Kind.CANCELLED) return;
+                        failures += 1;
+                        delay = Math.max(backoff(failures), e.retryAfterMillis());
+                        emitFailure(e, delay);
                     }
+                    if (delay >= 0) {
+                        try {
+                            pause(delay);
+                        } catch (InterruptedException e) {
+                            if (stopped) return;
+                        }
+                    }
+                } finally {
+                    if (timer != null) timer.interrupt();
                 }
             }
         }
+    }
+
+    /** A thread that wakes {@code poller}'s round {@code of} when the device's clock reaches {@link #nextSwitchMillis()}; null when none is due. */
+    private Thread switchTimer(final Poller poller, final int of) {
+        final long at = nextSwitchMillis();
+        if (at < 0) return null;
+        Thread timer = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                try {
+                    configuration.clock.sleepUntil(at);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                poller.wake(of);
+            }
+        }, "tabclient-switch-" + configuration.account);
+        timer.setDaemon(true);
+        timer.start();
+        return timer;
     }
 
     /** {@code initialBackoff · 2^(failures−1)}, at most {@code maximumBackoff}, less a random part of up to half. */
@@ -341,7 +559,7 @@ public final class TabClient {
         Http.Call call = new Http.Call(url, headers, timeout);
         if (poller != null) {
             poller.call = call;
-            if (poller.stopped) call.cancel();
+            if (poller.stopped || poller.woken) call.cancel();
         }
         emit(new TabClientEvent(TabClientEvent.Kind.REQUEST_SENT, shown.reference(), null, null, -1, url.toString(), wait != null));
         try {
@@ -412,8 +630,11 @@ public final class TabClient {
 
     /**
      * Manifest mode: the manifest (long-polled with its ETag), then, when it chose a version other than the one shown (or
-     * one not yet confirmed in this run), that version by number. A manifest with a lower revision than one followed is
-     * ignored. No install id is sent: the answers are the same for every install.
+     * one not yet confirmed in this run), that version: the prefetched candidate when it is the one, else by number. A
+     * manifest with a lower revision than one followed is ignored. No install id is sent: the answers are the same for
+     * every install. The choice is made at the device clock's time (a step whose time has come counts), and when a coming
+     * step will move this install, its candidate is prefetched (once; a failure is reported, not thrown, and tried again
+     * at the next manifest answer).
      */
     private RefreshOutcome fetchByManifest(Integer wait, Poller poller) throws TabClientException {
         State shown = state;
@@ -432,8 +653,7 @@ public final class TabClient {
                 if (now.revision != null && manifest.revision < now.revision) {
                     keptRevision = now.revision;
                 } else {
-                    state = new State(now.layout, now.validators, now.source, now.stored, now.perInstall, manifest.revision, etag,
-                            manifest.versionFor(installId));
+                    state = now.following(manifest, etag);
                 }
             }
             if (keptRevision != null) {
@@ -443,15 +663,180 @@ public final class TabClient {
         } else if (answer.status != 304) {
             throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
         }
-        State now = state;
-        if (now.chosen == null) {
+        Manifest manifest = state.manifest;
+        if (manifest == null) {
             throw new TabClientException(TabClientException.Kind.INVALID_MANIFEST, "invalid manifest: 304 for a manifest this client never had");
         }
-        if (now.source == Source.SERVER && now.layout.version != null && now.layout.version.intValue() == now.chosen.intValue()) {
-            emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, now.reference()));
-            return new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
+        long now = configuration.clock.currentTimeMillis();
+        int chosen = manifest.versionFor(installId, now);
+        Manifest.Move move = manifest.move(installId, now);
+        Pending pending = reconcile(move, chosen, manifest.revision);
+        State current = state;
+        RefreshOutcome outcome = null;
+        if (current.source == Source.SERVER && current.layout.version != null && current.layout.version.intValue() == chosen) {
+            if (pending != null && version(pending.layout) == chosen) drop(pending);
+            emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, current.reference()));
+            outcome = new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
+        } else if (pending != null && version(pending.layout) == chosen) {
+            outcome = promote(pending, true);
         }
-        return fetchVersion(now.chosen, now.revision, poller);
+        if (outcome == null) outcome = fetchVersion(chosen, manifest.revision, poller);
+        if (move != null) prefetch(move, manifest.revision, poller);
+        return outcome;
+    }
+
+    /**
+     * Manifest mode: keeps the prefetched candidate only while the newest manifest ({@code revision}) still schedules it
+     * for this install, with that step's time (the file written again when it moved), or chose it ({@code chosen},
+     * promoted next); else drops it and its file: a rollback, a pause, another rollout. Returns the one kept.
+     */
+    private Pending reconcile(Manifest.Move move, int chosen, long revision) {
+        Pending kept;
+        TabClientException failure = null;
+        synchronized (storing) {
+            State now = state;
+            Pending pending = now.pending;
+            if (pending == null) return null;
+            if (version(pending.layout) == chosen) return pending;
+            if (move == null || move.version != version(pending.layout)) {
+                dropLocked(pending);
+                return null;
+            }
+            if (move.atMillis == pending.atMillis && move.at.equals(pending.at) && revision == pending.revision) return pending;
+            kept = pending.rescheduled(move.atMillis, move.at, revision);
+            if (prefetchCache != null) {
+                try {
+                    prefetchCache.storePrefetched(kept.body, kept.etag, kept.at, revision, signing(kept));
+                } catch (TabClientException e) {
+                    failure = e;
+                }
+            }
+            state = now.withPending(kept);
+        }
+        if (failure != null) emitFailure(failure, -1);
+        return kept;
+    }
+
+    /** The signature to keep with a candidate's bytes: with pinned keys only. */
+    private String[] signing(Pending pending) { return configuration.signingKeys == null ? null : pending.signature; }
+
+    /** Drops the prefetched candidate {@code pending} (and its file) when it is still the one kept. */
+    private void drop(Pending pending) {
+        synchronized (storing) {
+            dropLocked(pending);
+        }
+    }
+
+    /** {@link #drop} with {@code storing} held. */
+    private void dropLocked(Pending pending) {
+        State now = state;
+        if (now.pending != pending) return;
+        state = now.withPending(null);
+        if (prefetchCache != null) prefetchCache.remove();
+    }
+
+    /**
+     * Manifest mode: fetches the candidate {@code move} gives this install ({@code …/tabs?version=N}, no
+     * {@code If-None-Match}: nothing of it is held), checks it as any answer (signature, layout, the version asked for)
+     * and keeps it in the prefetch file with the step's time, not shown; unless one is kept already or a newer manifest
+     * came meanwhile. Reported as PREFETCHED; a failure as FAILED, not thrown.
+     */
+    private void prefetch(Manifest.Move move, long revision, Poller poller) {
+        State before = state;
+        if (before.pending != null || before.revision == null || before.revision.longValue() != revision) return;
+        try {
+            Http.Answer answer = exchange(configuration.tabsURL(move.version), headers(Collections.<String>emptyList(), false), null, poller, before);
+            if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
+            String etag = answer.header("ETag");
+            if (etag == null || etag.isEmpty()) {
+                throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
+            }
+            verify(answer, "layout");
+            CompiledLayout layout = CompiledLayout.parse(answer.body);
+            String text = utf8(answer.body);
+            if (text == null) throw TabClientException.invalidLayout(Collections.singletonList("not UTF-8"));
+            if (layout.version == null || layout.version.intValue() != move.version) {
+                throw TabClientException.invalidLayout(Collections.singletonList(
+                        "/version: " + layout.version + ", but version " + move.version + " was asked for"));
+            }
+            Pending pending = new Pending(layout, text, etag, SigningKeys.parseHeader(answer.header("Tabs-Signature")), move.atMillis, move.at,
+                    revision, Source.SERVER);
+            boolean kept = false;
+            TabClientException failure = null;
+            synchronized (storing) {
+                State now = state;
+                if (now.pending == null && now.revision != null && now.revision.longValue() == revision) {
+                    if (prefetchCache != null) {
+                        try {
+                            prefetchCache.storePrefetched(text, etag, move.at, revision, signing(pending));
+                        } catch (TabClientException e) {
+                            failure = e;
+                        }
+                    }
+                    state = now.withPending(pending);
+                    kept = true;
+                }
+            }
+            if (failure != null) emitFailure(failure, -1);
+            if (kept) emit(TabClientEvent.prefetched(reference(), pending.reference(), move.atMillis));
+        } catch (TabClientException e) {
+            if (e.kind() == TabClientException.Kind.CANCELLED) return;
+            emitFailure(e, -1);
+        }
+    }
+
+    /**
+     * Makes the prefetched {@code pending} current: stores it as the layout (then removes the prefetch file: a crash
+     * between leaves both, and the next launch drops the candidate the layout's file already holds) and reports it. With
+     * {@code takeLower} false (its step's time came), a newer version of the same layout shown stays and the candidate is
+     * dropped; true when the newest manifest chose its version (a version fetched by number would be taken too). Null
+     * when {@code pending} is no longer the candidate kept.
+     */
+    private RefreshOutcome promote(Pending pending, boolean takeLower) {
+        RefreshOutcome outcome;
+        TabClientEvent event;
+        TabClientException failure = null;
+        synchronized (storing) {
+            State current = state;
+            if (current.pending != pending) return null;
+            if (!takeLower && current.layout.layout.equals(pending.layout.layout) && current.layout.version != null
+                    && pending.layout.version != null && pending.layout.version < current.layout.version) {
+                dropLocked(pending);
+                LayoutReference kept = current.reference();
+                outcome = new RefreshOutcome(RefreshOutcome.Kind.DROPPED_OLDER, null, pending.reference(), kept);
+                event = new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, kept, pending.reference(), null, -1, null, false);
+            } else {
+                String stored = current.stored;
+                long revision = current.revision == null ? pending.revision : Math.max(current.revision, pending.revision);
+                if (cache != null && !pending.etag.equals(current.stored)) {
+                    try {
+                        cache.store(pending.body.getBytes(CompiledLayout.UTF8), pending.etag, false, signing(pending), revision);
+                        stored = pending.etag;
+                    } catch (TabClientException e) {
+                        failure = e;
+                    }
+                }
+                if (prefetchCache != null) prefetchCache.remove();
+                if (current.validators.contains(pending.etag)) {
+                    State now = current.with(current.layout, current.validators, current.source, stored, false).withPending(null);
+                    state = now;
+                    outcome = new RefreshOutcome(RefreshOutcome.Kind.UNCHANGED, null, null, null);
+                    event = TabClientEvent.of(TabClientEvent.Kind.UNCHANGED, now.reference());
+                } else {
+                    state = current.with(pending.layout, Collections.singletonList(pending.etag), pending.source, stored, false).withPending(null);
+                    outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, pending.layout, null, null);
+                    event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), pending.reference(), null, -1, null, false);
+                    // Reported before the listeners hear of it (they may run at once, on this thread), and in order.
+                    if (failure != null) emitFailure(failure, -1);
+                    emit(event);
+                    if (!pending.layout.equals(current.layout)) notifyListeners(pending.layout, pending.source);
+                    return outcome;
+                }
+            }
+        }
+        if (failure != null) emitFailure(failure, -1);
+        emit(event);
+        return outcome;
     }
 
     /** Manifest mode: {@code …/tabs?version=N} with the ETags of the layout shown. */
@@ -503,7 +888,7 @@ public final class TabClient {
                     state = current.with(layout, Collections.singletonList(etag), Source.SERVER, stored, perInstall);
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, layout, null, null);
                     event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), arrived, null, -1, null, false);
-                    if (!layout.equals(current.layout)) notifyListeners(layout);
+                    if (!layout.equals(current.layout)) notifyListeners(layout, Source.SERVER);
                 }
             }
         }
@@ -512,12 +897,12 @@ public final class TabClient {
         return outcome;
     }
 
-    private void notifyListeners(final CompiledLayout layout) {
+    private void notifyListeners(final CompiledLayout layout, final Source source) {
         for (final Registered registered : listeners) {
             registered.executor.execute(new Runnable() {
                 @Override
                 public void run() {
-                    registered.listener.onLayout(layout, Source.SERVER);
+                    registered.listener.onLayout(layout, source);
                 }
             });
         }

@@ -39,6 +39,8 @@ public final class TabClientConfig {
     public final boolean manifestMode;
     /** The keys whose signature a layout or manifest must carry, or null (no signature checked). */
     public final SigningKeys signingKeys;
+    /** The device's clock, against which manifest mode times a rollout's coming steps ({@link DeviceClock#SYSTEM} unless set). */
+    public final DeviceClock clock;
     final TabClient.EventListener onEvent;
 
     private TabClientConfig(Builder b) {
@@ -56,6 +58,7 @@ public final class TabClientConfig {
         maximumBackoffMillis = b.maximumBackoffMillis;
         manifestMode = b.manifestMode;
         signingKeys = b.signingKeys;
+        clock = b.clock;
         onEvent = b.onEvent;
     }
 
@@ -77,6 +80,7 @@ public final class TabClientConfig {
         private long maximumBackoffMillis = 60000;
         private boolean manifestMode;
         private SigningKeys signingKeys;
+        private DeviceClock clock = DeviceClock.SYSTEM;
         private TabClient.EventListener onEvent;
 
         private Builder(String server, String account) {
@@ -131,6 +135,9 @@ public final class TabClientConfig {
          * not verifying is then refused, from the network, cache or bundle. Null (the default) checks nothing.
          */
         public Builder signingKeys(SigningKeys keys) { signingKeys = keys; return this; }
+
+        /** The device's clock for a rollout's scheduled steps (manifest mode): the system's by default; tests give one they move. */
+        public Builder clock(DeviceClock deviceClock) { clock = deviceClock == null ? DeviceClock.SYSTEM : deviceClock; return this; }
 
         /** Told about every request's outcome (for logs and tests), on the client's own threads. */
         public Builder onEvent(TabClient.EventListener listener) { onEvent = listener; return this; }

@@ -12,18 +12,34 @@ public final class TabClientEvent {
         NOT_MODIFIED,
         /** {@code 200} carrying the ETag of the layout shown: nothing changed, nothing was written to disk. */
         UNCHANGED,
-        /** {@code 200} with a valid layout ({@link #layout}), now shown and stored, in place of {@link #shown}. */
+        /**
+         * {@code 200} with a valid layout ({@link #layout}), now shown and stored, in place of {@link #shown}; or, in
+         * manifest mode, the prefetched candidate shown when its step came (its source: this run's server, or the cache).
+         */
         UPDATED,
-        /** {@code 200} with a lower {@code version} of the layout shown ({@link #layout}): dropped, {@link #shown} stays. */
+        /**
+         * {@code 200} with a lower {@code version} of the layout shown ({@link #layout}), or a prefetched candidate whose step
+         * came when a newer version of it was shown: dropped, {@link #shown} stays.
+         */
         DROPPED_OLDER,
         /**
          * Manifest mode: a manifest with a lower revision ({@link #revision}) than the one followed ({@link #keptRevision}):
          * ignored.
          */
         DROPPED_OLDER_MANIFEST,
+        /**
+         * Manifest mode: a coming step of the rollout gives this install the candidate {@link #layout}, which was fetched,
+         * verified and stored beside the layout shown, not shown: the client switches to it at {@link #switchAtMillis} by
+         * the device's clock, with no request ({@link TabClient#nextSwitchMillis()}, {@link TabClient#switchIfDue()}),
+         * unless a newer manifest says otherwise first.
+         */
+        PREFETCHED,
         /** The answer was refused (INVALID_SIGNATURE too) or could not be stored ({@link #error}); {@link #shown} stays; {@link #retryInMillis}. */
         FAILED,
-        /** The cache file could not be used and was removed ({@link #error}); {@link #shown} is the bundled layout. */
+        /**
+         * The cache file could not be used and was removed ({@link #error}); {@link #shown} is the bundled layout. (Or the
+         * prefetch file: its candidate is not kept, and {@link #shown} is the layout shown.)
+         */
         CACHE_IGNORED
     }
 
@@ -42,6 +58,8 @@ public final class TabClientEvent {
     /** DROPPED_OLDER_MANIFEST: the revision dropped and the one kept; else -1. */
     public final long revision;
     public final long keptRevision;
+    /** PREFETCHED: when the client switches to the candidate (milliseconds since 1970, by the device's clock); else -1. */
+    public final long switchAtMillis;
 
     TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
             boolean longPoll) {
@@ -54,6 +72,24 @@ public final class TabClientEvent {
         this.longPoll = longPoll;
         this.revision = -1;
         this.keptRevision = -1;
+        this.switchAtMillis = -1;
+    }
+
+    private TabClientEvent(LayoutReference shown, LayoutReference candidate, long switchAtMillis) {
+        this.kind = Kind.PREFETCHED;
+        this.shown = shown;
+        this.layout = candidate;
+        this.error = null;
+        this.retryInMillis = -1;
+        this.url = null;
+        this.longPoll = false;
+        this.revision = -1;
+        this.keptRevision = -1;
+        this.switchAtMillis = switchAtMillis;
+    }
+
+    static TabClientEvent prefetched(LayoutReference shown, LayoutReference candidate, long switchAtMillis) {
+        return new TabClientEvent(shown, candidate, switchAtMillis);
     }
 
     private TabClientEvent(LayoutReference shown, long revision, long keptRevision) {
@@ -66,6 +102,7 @@ public final class TabClientEvent {
         this.longPoll = false;
         this.revision = revision;
         this.keptRevision = keptRevision;
+        this.switchAtMillis = -1;
     }
 
     static TabClientEvent droppedOlderManifest(LayoutReference shown, long revision, long keptRevision) {
@@ -81,6 +118,7 @@ public final class TabClientEvent {
         if (error != null) text.append(' ').append(error.getMessage());
         if (revision >= 0) text.append(" revision ").append(revision).append(" kept ").append(keptRevision);
         if (retryInMillis >= 0) text.append(" retry in ").append(retryInMillis).append(" ms");
+        if (switchAtMillis >= 0) text.append(" switch at ").append(switchAtMillis);
         if (shown != null) text.append(" shown ").append(shown);
         return text.toString();
     }

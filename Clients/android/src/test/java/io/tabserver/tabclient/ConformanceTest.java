@@ -51,6 +51,8 @@ class ConformanceTest {
         String previousInstallId;
         /** The cache file's bytes and inode at the end of the last step (null: no file). */
         Object[] cacheSnapshot;
+        /** The device's clock: {@code config.clock}, moved only by a step's {@code clock}. */
+        ManualClock clock;
 
         Run(Path file) throws IOException, JSONException {
             this.file = file;
@@ -64,7 +66,8 @@ class ConformanceTest {
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
             Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
                     "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
-                    "signingKeysDocument");
+                    "signingKeysDocument", "clock");
+            clock = ManualClock.at(c.optString("clock", "2026-01-01T00:00:00Z"));
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
                 Conformance.known(changes, "bundle", "version", "signed", "tamper");
@@ -89,7 +92,7 @@ class ConformanceTest {
                         .installId(string(c, "installId")).cacheDirectory(cacheDirectory)
                         .requestTimeoutMillis(c.optInt("requestTimeoutMs", 5000)).longPollWaitSeconds(c.optInt("longPollWaitSeconds", 30))
                         .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add)
-                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys);
+                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock);
                 config = builder.build();
                 if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
                 if (scenario.has("initError")) {
@@ -119,10 +122,27 @@ class ConformanceTest {
         void writeFiles(JSONObject files) throws IOException, JSONException {
             for (String name : Json.keys(files)) {
                 JSONObject spec = files.getJSONObject(name);
-                Conformance.known(spec, "files." + name, "text", "cache");
+                Conformance.known(spec, "files." + name, "text", "cache", "prefetch");
                 String text;
                 if (spec.has("text")) {
                     text = spec.getString("text");
+                } else if (spec.has("prefetch")) {
+                    JSONObject entry = spec.getJSONObject("prefetch");
+                    Conformance.known(entry, "files." + name + ".prefetch", "etag", "layout", "signed", "tamper", "at", "revision");
+                    JSONObject document = new JSONObject();
+                    document.put("etag", entry.getString("etag"));
+                    document.put("at", entry.getString("at"));
+                    document.put("revision", entry.getLong("revision"));
+                    if (entry.has("signed")) {
+                        String[] signed = Conformance.signed(signedFixtures, entry.getString("signed"), entry.optJSONArray("tamper"));
+                        String[] signature = SigningKeys.parseHeader(signed[1]);
+                        document.put("body", signed[0]);
+                        document.put("keyid", signature[0]);
+                        document.put("sig", signature[1]);
+                    } else {
+                        document.put("body", Conformance.layout(entry.getJSONObject("layout"), bundleDocument).toString());
+                    }
+                    text = document.toString();
                 } else {
                     JSONObject entry = spec.getJSONObject("cache");
                     Conformance.known(entry, "files." + name + ".cache", "etag", "layout", "perInstall", "signed", "tamper", "revision");
@@ -180,16 +200,44 @@ class ConformanceTest {
         }
 
         void step(int index, JSONObject step, FakeServer server) throws Exception {
-            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect");
+            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock");
             String where = "step " + index + " (" + step.getString("do") + ")";
             server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
                     "hold".equals(step.optString("then", "repeat")));
             RefreshOutcome outcome = null;
             TabClientException error = null;
             CompiledLayout delivered = null;
+            CompiledLayout switched = null;
+            Long moveTo = null;
+            if (step.has("clock")) {
+                moveTo = Rfc3339.millis(step.getString("clock"));
+                if (moveTo == null) throw new IllegalArgumentException(where + ": clock " + step.getString("clock") + " is not an RFC 3339 time");
+            }
+            // While following (next, poll) the clock moves once the step's first request has come, so that the switch wakes
+            // a poll in progress; else before the action.
+            boolean following = step.getString("do").equals("next") || step.getString("do").equals("poll");
+            if (moveTo != null && !following) clock.set(moveTo);
+            Thread mover = null;
+            if (moveTo != null && following) {
+                final long to = moveTo;
+                final int before = server.requests().size();
+                mover = new Thread(() -> {
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+                    try {
+                        while (server.requests().size() <= before && System.nanoTime() < deadline) Thread.sleep(5);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    clock.set(to);
+                }, "conformance-clock");
+                mover.start();
+            }
             long started = System.nanoTime();
             switch (step.getString("do")) {
                 case "check":
+                    break;
+                case "switch":
+                    switched = client.switchIfDue();
                     break;
                 case "refresh":
                     try {
@@ -232,6 +280,7 @@ class ConformanceTest {
                 default:
                     throw new IllegalArgumentException(where + ": unknown action");
             }
+            if (mover != null) mover.join(20000);
             long elapsedMs = (System.nanoTime() - started) / 1000000;
             List<TabClientEvent> stepEvents;
             synchronized (events) {
@@ -239,12 +288,17 @@ class ConformanceTest {
                 events.clear();
             }
             JSONObject expect = step.optJSONObject("expect") == null ? new JSONObject() : step.getJSONObject("expect");
-            check(where, expect, outcome, error, delivered, elapsedMs, stepEvents, server.requests());
+            check(where, expect, outcome, error, delivered, switched, elapsedMs, stepEvents, server.requests());
             cacheSnapshot = snapshot();
         }
 
         File cacheFile() {
             return new File(cacheDirectory, config.account + (config.environment == null ? "" : "@" + config.environment) + ".tabs.json");
+        }
+
+        /** The prefetched candidate's file: {@code <account>.tabs.prefetch.json}. */
+        File prefetchFile() {
+            return new File(cacheDirectory, config.account + (config.environment == null ? "" : "@" + config.environment) + ".tabs.prefetch.json");
         }
 
         Object[] snapshot() throws IOException {
@@ -286,11 +340,12 @@ class ConformanceTest {
             }
         }
 
-        void check(String where, JSONObject expect, RefreshOutcome outcome, TabClientException error, CompiledLayout delivered, long elapsedMs,
-                List<TabClientEvent> stepEvents, List<FakeServer.Received> requests) throws IOException, JSONException {
+        void check(String where, JSONObject expect, RefreshOutcome outcome, TabClientException error, CompiledLayout delivered,
+                CompiledLayout switched, long elapsedMs, List<TabClientEvent> stepEvents, List<FakeServer.Received> requests)
+                throws IOException, JSONException {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
-                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs");
+                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch");
             List<String> f = failures;
             if (expect.has("outcome")) {
                 String actual = outcome != null ? camel(outcome.kind.name()) : "error " + (error == null ? "none" : error.getMessage());
@@ -319,6 +374,44 @@ class ConformanceTest {
             if (expect.has("source")) {
                 String actual = client.source().name().toLowerCase(Locale.ROOT);
                 if (!actual.equals(expect.getString("source"))) f.add(where + ": source " + actual + ", expected " + expect.getString("source"));
+            }
+            if (expect.has("nextSwitch")) {
+                long wanted = expect.isNull("nextSwitch") ? -1 : Rfc3339.millis(expect.getString("nextSwitch"));
+                if (client.nextSwitchMillis() != wanted) f.add(where + ": next switch " + client.nextSwitchMillis() + ", expected " + wanted + " (" + expect.opt("nextSwitch") + ")");
+            }
+            if (expect.has("switched") && (switched != null) != expect.getBoolean("switched")) {
+                f.add(where + ": " + (switched == null ? "did not switch" : "switched to v" + switched.version));
+            }
+            if (expect.has("prefetch")) {
+                File file = prefetchFile();
+                if (expect.isNull("prefetch")) {
+                    if (file.exists()) f.add(where + ": a prefetch file exists: " + file.getName());
+                } else if (!file.isFile()) {
+                    f.add(where + ": no prefetch file " + file.getName());
+                } else {
+                    JSONObject wanted = expect.getJSONObject("prefetch");
+                    Conformance.known(wanted, where + " prefetch", "etag", "version", "at", "revision");
+                    JSONObject stored;
+                    JSONObject body;
+                    try {
+                        stored = Json.parseObject(new String(Files.readAllBytes(file.toPath()), StandardCharsets.UTF_8));
+                        body = Json.parseObject(stored.getString("body"));
+                    } catch (Json.Invalid e) {
+                        throw new AssertionError(where + ": the prefetch file is not JSON: " + e.getMessage());
+                    }
+                    if (wanted.has("etag") && !wanted.getString("etag").equals(stored.optString("etag"))) {
+                        f.add(where + ": prefetch etag " + stored.optString("etag") + ", expected " + wanted.getString("etag"));
+                    }
+                    if (wanted.has("version") && body.optInt("version") != wanted.getInt("version")) {
+                        f.add(where + ": prefetch version " + body.opt("version") + ", expected " + wanted.getInt("version"));
+                    }
+                    if (wanted.has("at") && !wanted.getString("at").equals(stored.optString("at"))) {
+                        f.add(where + ": prefetch at " + stored.optString("at") + ", expected " + wanted.getString("at"));
+                    }
+                    if (wanted.has("revision") && stored.optLong("revision") != wanted.getLong("revision")) {
+                        f.add(where + ": prefetch revision " + stored.opt("revision") + ", expected " + wanted.getLong("revision"));
+                    }
+                }
             }
             if (expect.has("validators")) {
                 Object wanted = expect.get("validators");
