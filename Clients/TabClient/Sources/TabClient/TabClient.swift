@@ -529,8 +529,9 @@ public final class TabClient: Sendable {
 
     /// Manifest mode: fetches the candidate `move` gives this install (`…/tabs?version=N`, no `If-None-Match`: nothing of
     /// it is held), checks it as any answer (signature, layout, the version asked for) and keeps it in the prefetch file
-    /// with the step's time, not shown; unless one is kept already or a newer manifest came meanwhile. Reported as
-    /// ``TabClientEvent/prefetched(_:switchAt:)``; a failure as ``TabClientEvent/failed(_:retryIn:kept:)``, not thrown.
+    /// with the step's time, not shown; unless one is kept already or a newer manifest came meanwhile. Its request is a
+    /// `.requestSent` event, a failure a ``TabClientEvent/failed(_:retryIn:kept:)`` (not thrown), and what it kept is
+    /// ``nextSwitch``: no event kind of its own, so that an app's exhaustive `switch` over events keeps compiling.
     private func prefetch(_ move: Manifest.Move, revision: Int) async {
         guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return }
         let url = configuration.tabsURL(version: move.version)
@@ -553,8 +554,8 @@ public final class TabClient: Sendable {
             let pending = Pending(
                 layout: layout, body: text, etag: etag, signature: Signature(header: answer.header("Tabs-Signature")), at: move.at,
                 atText: move.text, revision: revision, source: .server)
-            let (kept, failure) = storing.withLock { _ -> (Bool, TabClientError?) in
-                guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return (false, nil) }
+            let failure = storing.withLock { _ -> TabClientError? in
+                guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return nil }
                 var failure: TabClientError?
                 do throws(TabClientError) {
                     try prefetchCache?.storePrefetched(
@@ -564,10 +565,9 @@ public final class TabClient: Sendable {
                     failure = error
                 }
                 state.withLock { $0.pending = pending }
-                return (true, failure)
+                return failure
             }
             if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
-            if kept { configuration.onEvent?(.prefetched(pending.reference, switchAt: move.at)) }
         } catch .cancelled {
             return
         } catch {

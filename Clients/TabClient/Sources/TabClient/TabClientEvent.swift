@@ -48,10 +48,6 @@ public enum TabClientEvent: Sendable, Equatable {
     /// Manifest mode: a manifest with a lower `revision` than one already followed (a lagging cache or replica):
     /// ignored, the newer one stays in force.
     case droppedOlderManifest(revision: Int, kept: Int)
-    /// Manifest mode: a coming step of the rollout gives this install the candidate `layout`, which was fetched, verified
-    /// and stored beside the layout shown, not shown: the client switches to it at `switchAt` by the device's clock, with
-    /// no request (``TabClient/nextSwitch``, ``TabClient/switchIfDue()``), unless a newer manifest says otherwise first.
-    case prefetched(LayoutReference, switchAt: Date)
     /// The answer was refused (error status, garbage, invalid layout, a signature that does not verify:
     /// ``TabClientError/invalidSignature(_:)``) or could not be stored (or the bundle's signature did not verify); `kept` is the layout
     /// shown after it. `retryIn` is the delay before ``TabClient/updates()`` asks again (nil for

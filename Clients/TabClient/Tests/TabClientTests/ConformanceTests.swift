@@ -416,7 +416,6 @@ final class ScenarioRun {
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
         case .droppedOlderManifest: "droppedOlderManifest"
-        case .prefetched: "prefetched"
         case .failed: "failed"
         case .cacheIgnored: "cacheIgnored"
         }

@@ -739,7 +739,8 @@ public final class TabClient {
      * Manifest mode: fetches the candidate {@code move} gives this install ({@code …/tabs?version=N}, no
      * {@code If-None-Match}: nothing of it is held), checks it as any answer (signature, layout, the version asked for)
      * and keeps it in the prefetch file with the step's time, not shown; unless one is kept already or a newer manifest
-     * came meanwhile. Reported as PREFETCHED; a failure as FAILED, not thrown.
+     * came meanwhile. Its request is a REQUEST_SENT event, a failure a FAILED one (not thrown), and what it kept is
+     * {@link #nextSwitchMillis()}: no event kind of its own, as TabClient (whose apps switch over events exhaustively).
      */
     private void prefetch(Manifest.Move move, long revision, Poller poller) {
         State before = state;
@@ -761,7 +762,6 @@ public final class TabClient {
             }
             Pending pending = new Pending(layout, text, etag, SigningKeys.parseHeader(answer.header("Tabs-Signature")), move.atMillis, move.at,
                     revision, Source.SERVER);
-            boolean kept = false;
             TabClientException failure = null;
             synchronized (storing) {
                 State now = state;
@@ -774,11 +774,9 @@ public final class TabClient {
                         }
                     }
                     state = now.withPending(pending);
-                    kept = true;
                 }
             }
             if (failure != null) emitFailure(failure, -1);
-            if (kept) emit(TabClientEvent.prefetched(reference(), pending.reference(), move.atMillis));
         } catch (TabClientException e) {
             if (e.kind() == TabClientException.Kind.CANCELLED) return;
             emitFailure(e, -1);

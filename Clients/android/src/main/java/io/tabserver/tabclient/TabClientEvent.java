@@ -27,13 +27,6 @@ public final class TabClientEvent {
          * ignored.
          */
         DROPPED_OLDER_MANIFEST,
-        /**
-         * Manifest mode: a coming step of the rollout gives this install the candidate {@link #layout}, which was fetched,
-         * verified and stored beside the layout shown, not shown: the client switches to it at {@link #switchAtMillis} by
-         * the device's clock, with no request ({@link TabClient#nextSwitchMillis()}, {@link TabClient#switchIfDue()}),
-         * unless a newer manifest says otherwise first.
-         */
-        PREFETCHED,
         /** The answer was refused (INVALID_SIGNATURE too) or could not be stored ({@link #error}); {@link #shown} stays; {@link #retryInMillis}. */
         FAILED,
         /**
@@ -58,8 +51,6 @@ public final class TabClientEvent {
     /** DROPPED_OLDER_MANIFEST: the revision dropped and the one kept; else -1. */
     public final long revision;
     public final long keptRevision;
-    /** PREFETCHED: when the client switches to the candidate (milliseconds since 1970, by the device's clock); else -1. */
-    public final long switchAtMillis;
 
     TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
             boolean longPoll) {
@@ -72,24 +63,6 @@ public final class TabClientEvent {
         this.longPoll = longPoll;
         this.revision = -1;
         this.keptRevision = -1;
-        this.switchAtMillis = -1;
-    }
-
-    private TabClientEvent(LayoutReference shown, LayoutReference candidate, long switchAtMillis) {
-        this.kind = Kind.PREFETCHED;
-        this.shown = shown;
-        this.layout = candidate;
-        this.error = null;
-        this.retryInMillis = -1;
-        this.url = null;
-        this.longPoll = false;
-        this.revision = -1;
-        this.keptRevision = -1;
-        this.switchAtMillis = switchAtMillis;
-    }
-
-    static TabClientEvent prefetched(LayoutReference shown, LayoutReference candidate, long switchAtMillis) {
-        return new TabClientEvent(shown, candidate, switchAtMillis);
     }
 
     private TabClientEvent(LayoutReference shown, long revision, long keptRevision) {
@@ -102,7 +75,6 @@ public final class TabClientEvent {
         this.longPoll = false;
         this.revision = revision;
         this.keptRevision = keptRevision;
-        this.switchAtMillis = -1;
     }
 
     static TabClientEvent droppedOlderManifest(LayoutReference shown, long revision, long keptRevision) {
@@ -118,7 +90,6 @@ public final class TabClientEvent {
         if (error != null) text.append(' ').append(error.getMessage());
         if (revision >= 0) text.append(" revision ").append(revision).append(" kept ").append(keptRevision);
         if (retryInMillis >= 0) text.append(" retry in ").append(retryInMillis).append(" ms");
-        if (switchAtMillis >= 0) text.append(" switch at ").append(switchAtMillis);
         if (shown != null) text.append(" shown ").append(shown);
         return text.toString();
     }
