@@ -8,8 +8,9 @@ import Testing
 #endif
 
 /// Against a real tabserver when `TABSERVER_BIN` names one (the Java client's `LiveServerTest` does the same): a server
-/// signing with the conformance fixtures' `current` test key, the signed bundle revalidated, another key refused, and
-/// manifest mode choosing each install's arm of a live rollout as the server does.
+/// signing with the conformance fixtures' `current` test key, the signed bundle revalidated, another key refused,
+/// manifest mode choosing each install's arm of a live rollout as the server does, and a stepped rollout's candidate
+/// prefetched and switched to at the step's time with the server gone.
 @Suite(.enabled(if: !(ProcessInfo.processInfo.environment["TABSERVER_BIN"] ?? "").isEmpty)) struct LiveServerTests {
     static let token = "swift-live-test-token-0123456789"
 
@@ -69,6 +70,68 @@ import Testing
         #expect(try await inStable.refresh() == .notModified)
         #expect(inStable.current.version == stable)
         #expect(inStable.source == .server)
+    }
+
+    /// The schedule against a live server: a rollout of one step (50 %, held an hour, then everyone). An install in the
+    /// stable arm (bucket 9785) prefetches the candidate, signed, from the server's own manifest; with the server gone,
+    /// when its clock reaches the manifest's step it switches, and a relaunch shows the candidate, offline.
+    @Test func aStableInstallPrefetchesTheCandidateOfAStepAndSwitchesAtItsTimeWithTheServerGone() async throws {
+        let port = try Self.freePort()
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["TABSERVER_BIN"]))
+        let configs = ConformanceTests.directory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("configs")
+        server.arguments = [
+            "serve", "--port", "\(port)", "--host", "127.0.0.1", "--store", "memory:", "--configs", configs.path, "--signing-key",
+            ConformanceTests.directory.appendingPathComponent("signed/keys/current.pem").path,
+        ]
+        server.environment = ["TABSERVER_ADMIN_TOKEN": Self.token]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var running = true
+        defer {
+            if running {
+                server.terminate()
+                server.waitUntilExit()
+            }
+        }
+        try await Self.waitUntilReady(url)
+        let cache = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        let clock = ManualClock(Date())
+        let configuration = TabClientConfiguration(
+            server: url, account: "jack", preferredLanguages: ["en"], platform: nil, appVersion: nil, installID: "install-0",
+            cacheDirectory: cache, requestTimeout: .seconds(10), manifestMode: true,
+            signingKeys: try SigningKeys(base64: [SigningTests.key("current"), SigningTests.key("next")]), clock: clock)
+        var plain = configuration
+        plain.manifestMode = false
+        plain.cacheDirectory = nil
+        let bundle = try await TabClient.downloadBundle(plain)
+
+        let draft = try await Self.send(
+            "PATCH", url, "/v1/accounts/jack/layout?publish=false", #"{"initialTab":"home"}"#, "application/merge-patch+json")
+        #expect(draft.status == 200)
+        let candidate = try #require(draft.header("Layout-Version").flatMap { Int($0) })
+        let rollout = try await Self.send(
+            "POST", url, "/v1/accounts/jack/layout/rollout",
+            #"{"version":\#(candidate),"steps":[{"percent":50,"hold":"PT1H"}],"seed":"fixed-seed"}"#, "application/json")
+        #expect(rollout.status == 201)
+
+        let client = try TabClient(configuration: configuration, bundle: bundle)
+        #expect(try await client.refresh() == .notModified, "the stable arm: the bundled version")
+        let at = try #require(client.nextSwitch, "no candidate prefetched")
+        #expect(abs(at.timeIntervalSinceNow - 3600) < 120, "the switch at the step, an hour from now: \(at)")
+        #expect(FileManager.default.fileExists(atPath: cache.appendingPathComponent("jack.tabs.prefetch.json").path))
+
+        server.terminate()
+        server.waitUntilExit()
+        running = false
+        clock.set(at)
+        let switched = try #require(client.switchIfDue(), "no switch at the step's time")
+        #expect(switched.version == candidate && client.current.initialTab?.id == "home")
+        let relaunched = try TabClient(configuration: configuration, bundle: bundle)
+        #expect(relaunched.source == .cache && relaunched.current.version == candidate)
     }
 
     static func freePort() throws -> Int {

@@ -188,6 +188,54 @@ class LiveServerTest {
         }
     }
 
+    /**
+     * The schedule against a live server: a rollout of one step (50 %, held an hour, then everyone). An install in the
+     * stable arm (bucket 9785) prefetches the candidate, signed, from the server's own manifest; with the server gone,
+     * when its clock reaches the manifest's step it switches, and a relaunch shows the candidate, offline.
+     */
+    @Test
+    void aStableInstallPrefetchesTheCandidateOfAStepAndSwitchesAtItsTimeWithTheServerGone() throws Exception {
+        File cache = Files.createTempDirectory("tabclient-live-schedule").toFile();
+        try {
+            ManualClock clock = new ManualClock(System.currentTimeMillis());
+            SigningKeys keys = SigningKeys.fromBase64(SigningKeysTest.key("current"), SigningKeysTest.key("next"));
+            TabClientConfig config;
+            LayoutBundle bundle;
+            int candidate;
+            TabClient client;
+            try (SignedServer server = new SignedServer()) {
+                String url = server.url;
+                waitUntilReady(url);
+                bundle = TabClient.downloadBundle(TabClientConfig.builder(url, "jack").preferredLanguages("en").build());
+                HttpResponse<String> draft = send("PATCH", url + "/v1/accounts/jack/layout?publish=false", etag(url),
+                        "application/merge-patch+json", "{\"initialTab\":\"home\"}");
+                assertEquals(200, draft.statusCode(), draft.body());
+                candidate = Integer.parseInt(draft.headers().firstValue("Layout-Version").orElseThrow());
+                HttpResponse<String> rollout = send("POST", url + "/v1/accounts/jack/layout/rollout", etag(url), "application/json",
+                        "{\"version\":" + candidate + ",\"steps\":[{\"percent\":50,\"hold\":\"PT1H\"}],\"seed\":\"fixed-seed\"}");
+                assertEquals(201, rollout.statusCode(), rollout.body());
+                config = TabClientConfig.builder(url, "jack").preferredLanguages("en").signingKeys(keys).manifestMode(true).installId("install-0")
+                        .cacheDirectory(cache).clock(clock).build();
+                client = new TabClient(config, bundle);
+                assertEquals(RefreshOutcome.Kind.NOT_MODIFIED, client.refresh().kind, "the stable arm: the bundled version");
+                long at = client.nextSwitchMillis();
+                long hour = System.currentTimeMillis() + 3_600_000;
+                assertTrue(Math.abs(at - hour) < 120_000, "the switch at the step, an hour from now: " + at + " vs " + hour);
+                assertTrue(new File(cache, "jack.tabs.prefetch.json").isFile());
+            }
+            clock.set(client.nextSwitchMillis());
+            CompiledLayout switched = client.switchIfDue();
+            assertNotNull(switched, "no switch at the step's time");
+            assertEquals(candidate, switched.version.intValue());
+            assertEquals("home", client.current().initialTab().id);
+            TabClient relaunched = new TabClient(config, bundle);
+            assertEquals(TabClient.Source.CACHE, relaunched.source());
+            assertEquals(candidate, relaunched.current().version.intValue());
+        } finally {
+            ConformanceTest.delete(cache);
+        }
+    }
+
     String etag(String url) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create(url + "/v1/accounts/jack/layout")).header("Authorization", "Bearer " + TOKEN).build(),
                 HttpResponse.BodyHandlers.discarding()).headers().firstValue("ETag").orElseThrow();
