@@ -179,20 +179,11 @@ extension TabService {
                 guard let record, !record.deleted, let number else {
                     return Problem.notFound("account '\(account)' has no version \(number ?? 0) with tabs to draw").response
                 }
-                do {
+                return Self.drawn(
+                    in: self.snapshot(for: environment), locale: locale, platform: platform, appVersion: appVersion, selected: selected
+                ) { snapshot in
                     let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-                    let snapshot = self.snapshot(for: environment)
-                    let resolved = try snapshot.resolve(account, version: number, document: document, strict: false)
-                    let compiled = LayoutCompiler.compile(
-                        resolved,
-                        for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
-                        globalStrings: snapshot.globalStrings)
-                    let svg = try TabPreview.svg(compiled, selected: selected)
-                    return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
-                } catch let error as LayoutError {
-                    return Problem.invalidLayout(error).response
-                } catch {
-                    return Problem.badRequest("\(error)").response
+                    return try snapshot.resolve(account, version: number, document: document, strict: false)
                 }
             }
         }
@@ -207,20 +198,29 @@ extension TabService {
         let appVersion = request.query("appVersion").flatMap { AppVersion($0) }
         let selected = request.query("selected")
         return .deferred {
-            do {
-                let document = try LayoutSource.parse(body, format: format)
-                let snapshot = self.snapshot
-                let resolved = try snapshot.resolve("preview", version: nil, document: document, strict: true)
-                let compiled = LayoutCompiler.compile(
-                    resolved, for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
-                    globalStrings: snapshot.globalStrings)
-                let svg = try TabPreview.svg(compiled, selected: selected)
-                return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
-            } catch let error as LayoutError {
-                return Problem.invalidLayout(error).response
-            } catch {
-                return Problem.badRequest("\(error)").response
+            Self.drawn(in: self.snapshot, locale: locale, platform: platform, appVersion: appVersion, selected: selected) { snapshot in
+                try snapshot.resolve("preview", version: nil, document: try LayoutSource.parse(body, format: format), strict: true)
             }
+        }
+    }
+
+    /// The layout `resolve` gives in `snapshot`, compiled for the locale (default: the layout's), platform and app
+    /// version and drawn as SVG; 422 when it does not read or resolve.
+    static func drawn(
+        in snapshot: Snapshot, locale: String?, platform: Platform?, appVersion: AppVersion?, selected: String?,
+        _ resolve: (Snapshot) throws -> ResolvedLayout
+    ) -> HTTPResponse {
+        do {
+            let resolved = try resolve(snapshot)
+            let compiled = LayoutCompiler.compile(
+                resolved, for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
+                globalStrings: snapshot.globalStrings)
+            let svg = try TabPreview.svg(compiled, selected: selected)
+            return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
+        } catch let error as LayoutError {
+            return Problem.invalidLayout(error).response
+        } catch {
+            return Problem.badRequest("\(error)").response
         }
     }
 }

@@ -14,8 +14,9 @@ import Testing
 @Suite(.enabled(if: !(ProcessInfo.processInfo.environment["TABSERVER_BIN"] ?? "").isEmpty)) struct LiveServerTests {
     static let token = "swift-live-test-token-0123456789"
 
-    @Test func manifestModeAndSignaturesAgainstALiveServer() async throws {
-        let port = try Self.freePort()
+    /// `tabserver serve` on a free port with the sample configs, signing with the fixtures' `current` key.
+    static func startServer() throws -> (Process, URL) {
+        let port = try freePort()
         let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
         let server = Process()
         server.executableURL = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["TABSERVER_BIN"]))
@@ -24,10 +25,15 @@ import Testing
             "serve", "--port", "\(port)", "--host", "127.0.0.1", "--store", "memory:", "--configs", configs.path, "--signing-key",
             ConformanceTests.directory.appendingPathComponent("signed/keys/current.pem").path,
         ]
-        server.environment = ["TABSERVER_ADMIN_TOKEN": Self.token]
+        server.environment = ["TABSERVER_ADMIN_TOKEN": token]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
+        return (server, url)
+    }
+
+    @Test func manifestModeAndSignaturesAgainstALiveServer() async throws {
+        let (server, url) = try Self.startServer()
         defer {
             server.terminate()
             server.waitUntilExit()
@@ -76,19 +82,7 @@ import Testing
     /// stable arm (bucket 9785) prefetches the candidate, signed, from the server's own manifest; with the server gone,
     /// when its clock reaches the manifest's step it switches, and a relaunch shows the candidate, offline.
     @Test func aStableInstallPrefetchesTheCandidateOfAStepAndSwitchesAtItsTimeWithTheServerGone() async throws {
-        let port = try Self.freePort()
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: try #require(ProcessInfo.processInfo.environment["TABSERVER_BIN"]))
-        let configs = ConformanceTests.directory.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("configs")
-        server.arguments = [
-            "serve", "--port", "\(port)", "--host", "127.0.0.1", "--store", "memory:", "--configs", configs.path, "--signing-key",
-            ConformanceTests.directory.appendingPathComponent("signed/keys/current.pem").path,
-        ]
-        server.environment = ["TABSERVER_ADMIN_TOKEN": Self.token]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, url) = try Self.startServer()
         var running = true
         defer {
             if running {
