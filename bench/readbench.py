@@ -318,13 +318,18 @@ class Server:
             time.sleep(0.05)
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
 
+
+
+def stop_process(proc):
+    """SIGTERM, then SIGKILL when the process is still there after 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 def view_controllers(value):
     """Every `rootViewController` named in a compiled layout, in order of appearance, each once."""
@@ -521,11 +526,7 @@ class Nginx:
                     time.sleep(0.05)
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc)
 
 
 def cpu_set(text):
