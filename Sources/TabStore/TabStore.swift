@@ -214,7 +214,7 @@ public struct LayoutWrite: Sendable {
 
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
-public protocol TabStore: WebhookStore, RolloutStore, BuildStore, ChangeRequestStore {
+public protocol TabStore: AccessStore, WebhookStore, RolloutStore, BuildStore, ChangeRequestStore {
     /// The version `environment` points at (deletions excluded) of every account that has a layout there.
     func currentLayouts(environment: String) async throws(StoreError) -> [StoredVersion]
     /// The latest record of an account (a deletion record included), or nil when it never had a layout.
@@ -238,27 +238,6 @@ public protocol TabStore: WebhookStore, RolloutStore, BuildStore, ChangeRequestS
         locale: String, environment: String, source: [UInt8], contentType: String, precondition: WritePrecondition, author: String?,
         audit: AuditEntry?
     ) async throws(StoreError) -> StoredStrings
-    /// Every API token, revoked and expired ones included, by id.
-    func tokens() async throws(StoreError) -> [StoredToken]
-    /// Stores a new token, and `audit` in the same transaction. - Throws: ``StoreError/conflict`` when its id is taken.
-    func createToken(_ token: StoredToken, audit: AuditEntry?) async throws(StoreError)
-    /// Reads the token `id` and every token in one write transaction and applies `edit`'s decision there, so that
-    /// a check over all tokens (the last admin token) holds until commit. Returns the decision.
-    /// `audit` is stored in the same transaction when the decision is to replace.
-    /// - Throws: ``StoreError/notFound`` when there is no token `id`.
-    func editToken(
-        id: String, audit: AuditEntry?, _ edit: @escaping @Sendable (StoredToken, [StoredToken]) -> TokenEdit
-    ) async throws(StoreError) -> TokenEdit
-    /// Records that the token `id` was used at `millis` (not announced to other replicas).
-    func noteTokenUsed(id: String, atMillis millis: Int64) async throws(StoreError)
-    /// Appends an entry on its own (a refused request); one with the coalescing key of an existing entry adds to
-    /// its count.
-    func appendAudit(_ entry: AuditEntry) async throws(StoreError)
-    /// Entries after `afterID`, oldest first, at most `limit`, of `account` and `actor` when given.
-    func audit(afterID: Int64, limit: Int, account: String?, actor: String?) async throws(StoreError) -> [AuditEntry]
-    /// Deletes at most `limit` of the oldest entries: those dated before `millis` and those beyond the newest `rows`
-    /// (`--audit-max-rows`); returns how many.
-    func pruneAudit(beforeMillis millis: Int64, keepingNewest rows: Int64, limit: Int) async throws(StoreError) -> Int
     /// Whether the store answers (for `/readyz`).
     func ping() async -> Bool
     /// Calls `onChange` (on a thread of the store's) for changes committed by other processes.
