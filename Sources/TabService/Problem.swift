@@ -1,6 +1,7 @@
 import MicroHTTPD
 import TabDelivery
 import TabLayout
+import TabStore
 
 /// Every kind of problem the service answers with: its slug (the last part of the `type` URN), its status and
 /// title. One catalogue, so that a slug always means one status and one title.
@@ -84,8 +85,9 @@ enum ProblemKind: String, CaseIterable, Sendable {
     }
 }
 
-/// RFC 9457 problem details, the body of every 4xx and 5xx answer.
-struct Problem {
+/// RFC 9457 problem details, the body of every 4xx and 5xx answer. Handlers throw it (``RouteHandler``), and the
+/// dispatcher writes it (``response``): one writer.
+struct Problem: Error {
     var kind: ProblemKind
     var detail: String
     var errors: [LayoutDiagnostic] = []
@@ -147,6 +149,37 @@ struct Problem {
 
     static let internalError = Problem(.internalError, detail: "the server failed; the log has the details")
 
+    /// The answer to a store error: refused preconditions as 428/412/404/409, a full disk 507, a refused rollout rule
+    /// as ``rollout(_:)`` says, the rest 503 (details in the log only: see ``StoreFailures``).
+    static func store(_ error: StoreError) -> Problem {
+        switch error {
+        case .notFound: return notFound("no such layout")
+        case .preconditionRequired:
+            return Problem(.preconditionRequired, detail: "this record exists: send If-Match with its current ETag (GET it first)")
+        case .conflict:
+            return store(.preconditionFailed(current: nil))
+        case .preconditionFailed(let current):
+            return Problem(
+                .preconditionFailed,
+                detail: current.map { "the current ETag is \($0): someone changed it first; GET it, merge, and retry with that ETag" }
+                    ?? "there is no current record to match",
+                headers: current.map { [HTTPHeader("ETag", $0)] } ?? [])
+        case .extended(let accounts):
+            return Problem(.layoutIsExtended, detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first")
+        case .missingBase(let base):
+            return Problem(
+                .baseMissing, detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first")
+        case .diskFull:
+            return Problem(
+                .insufficientStorage,
+                detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry")
+        case .refused(let refusal):
+            return rollout(refusal)
+        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
+            return Problem(.storeUnavailable, detail: "the store did not answer; retry later", headers: [HTTPHeader("Retry-After", "5")])
+        }
+    }
+
     /// The answer to a refusal of the environments' and rollouts' rules, with the status the contract gives it (a
     /// 422 lists every field at its JSON Pointer; a 412 carries the current `ETag`).
     static func rollout(_ error: RolloutError) -> Problem {
@@ -164,6 +197,35 @@ struct Problem {
         case .preconditionFailed(let current):
             return Problem(.preconditionFailed, detail: error.description, headers: current.map { [HTTPHeader("ETag", $0)] } ?? [])
         case .conflict: return Problem(.rolloutConflict, detail: error.description)
+        }
+    }
+}
+
+/// What a capability does with a store error: answers it (``Problem/store(_:)``), and reports it to the service, which
+/// counts and logs the failures among them (a full disk, no answer) and catches up after a deadline.
+struct StoreFailures: Sendable {
+    let report: @Sendable (StoreError) -> Void
+
+    /// Reports nothing (a collection run on its own in a test).
+    static let ignored = StoreFailures { _ in }
+
+    /// The answer to `error`, reported.
+    func problem(_ error: StoreError) -> Problem {
+        report(error)
+        return .store(error)
+    }
+}
+
+extension HTTPReply {
+    /// Work run off libmicrohttpd's threads (a store call) whose thrown problem is its answer, written as every
+    /// problem is (``Problem/response``).
+    static func later(_ work: @escaping @Sendable () async throws(Problem) -> HTTPResponse) -> HTTPReply {
+        .deferred {
+            do throws(Problem) {
+                return try await work()
+            } catch {
+                return error.response
+            }
         }
     }
 }

@@ -206,47 +206,8 @@ extension TabService {
 
     /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).
     func storeProblem(_ error: StoreError) -> HTTPResponse {
-        switch error {
-        case .notFound: return Problem.notFound("no such layout").response
-        case .preconditionRequired:
-            return Problem(
-                .preconditionRequired, detail: "this record exists: send If-Match with its current ETag (GET it first)"
-            ).response
-        case .conflict:
-            return storeProblem(.preconditionFailed(current: nil))
-        case .preconditionFailed(let current):
-            return Problem(
-                .preconditionFailed,
-                detail: current.map { "the current ETag is \($0): someone changed it first; GET it, merge, and retry with that ETag" }
-                    ?? "there is no current record to match",
-                headers: current.map { [HTTPHeader("ETag", $0)] } ?? []
-            ).response
-        case .extended(let accounts):
-            return Problem(
-                .layoutIsExtended, detail: "other layouts extend it: \(accounts.joined(separator: ", ")); change them first"
-            ).response
-        case .missingBase(let base):
-            return Problem(
-                .baseMissing, detail: "the layout it extends, '\(base)', has no layout (deleted meanwhile?); write that one first"
-            ).response
-        case .diskFull:
-            metrics.storeErrors.add()
-            logger.error("store failure: \(error)")
-            return Problem(
-                .insufficientStorage,
-                detail: "the store's disk is full: nothing was written, reads go on; free space on the store's volume, then retry"
-            ).response
-        case .refused(let refusal):
-            return Problem.rollout(refusal).response
-        case .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
-            metrics.storeErrors.add()
-            logger.error("store failure: \(error)")
-            if case .timedOut = error { catchUpLater() }
-            return Problem(
-                .storeUnavailable, detail: "the store did not answer; retry later",
-                headers: [HTTPHeader("Retry-After", "5")]
-            ).response
-        }
+        noteStoreFailure(error)
+        return Problem.store(error).response
     }
 
     // MARK: Writes

@@ -43,6 +43,20 @@ extension TabService {
             status: 200, headers: [HTTPHeader("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
 
+    /// Counts and logs a store failure (a full disk, a store that does not answer), and after a deadline catches up
+    /// later (the write may have committed); a refused precondition or a record not found is no failure. The answer is
+    /// ``Problem/store(_:)``'s.
+    func noteStoreFailure(_ error: StoreError) {
+        switch error {
+        case .diskFull, .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            if case .timedOut = error { catchUpLater() }
+        case .notFound, .preconditionRequired, .conflict, .preconditionFailed, .extended, .missingBase, .refused:
+            break
+        }
+    }
+
     /// Whether ``beginStopping()`` was called.
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
 
