@@ -14,7 +14,7 @@ extension TabService {
           application/json: {schema: {type: object, required: [platform, appVersion, viewControllers, declaredAt, declaredBy, live]}}
         """
 
-    static let buildRoutes: [Route] = [
+    static let buildRoutes: [Route<TabService>] = [
         Route(
             .get, "/v1/builds", .scoped(.read, .service), label: "builds",
             APIOperation(

@@ -175,7 +175,7 @@ extension TabService {
           application/json: {schema: {type: object, required: [id, state, author, createdAt, environment, action, approvals, required]}}
         """
 
-    static let changeRequestRoutes: [Route] = [
+    static let changeRequestRoutes: [Route<TabService>] = [
         Route(
             .get, "/v1/change-requests", .scoped(.read, .service), label: "change_requests",
             APIOperation(

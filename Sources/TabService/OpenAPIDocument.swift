@@ -270,7 +270,7 @@ enum OpenAPIDocument {
     }
 
     private static func operation(
-        _ route: Route, method: String, summary: String, responses: [(status: Int, yaml: String)], body: Bool = true
+        _ route: Endpoint, method: String, summary: String, responses: [(status: Int, yaml: String)], body: Bool = true
     ) -> String {
         var out = "    \(method):\n      summary: \(quoted(summary))\n"
         var answers = responses

@@ -31,7 +31,7 @@ struct LogContext: Sendable {
     let path: String
     let isWrite: Bool
 
-    init(_ request: borrowing HTTPRequest, route: Route?, requestIDs: RequestIDs) {
+    init(_ request: borrowing HTTPRequest, route: Endpoint?, requestIDs: RequestIDs) {
         let given = request.header("Request-Id") ?? request.header("X-Request-Id")
         id = given.flatMap { RequestIDs.acceptable($0) ? $0 : nil } ?? requestIDs.next()
         method = request.method.token

@@ -29,13 +29,11 @@ enum AccessTarget: Sendable, Equatable {
     case allAccounts
 }
 
-/// One route: a method on a path template (OpenAPI's syntax), who may call it, its metrics label, its OpenAPI
-/// operation and its handler. The route table is a list of these; dispatch, 404/405 with `Allow`, HEAD, the token
-/// check made before a body is read, metrics and `openapi.yaml` are all read off that list.
-struct Route: Sendable {
-    /// Runs a matched request. HEAD runs the GET route's handler (the server sends no body).
-    typealias Handler = @Sendable (TabService, borrowing HTTPRequest, RouteMatch) -> HTTPReply
-
+/// What a route is, apart from its handler: a method on a path template (OpenAPI's syntax), who may call it, its
+/// metrics label and its OpenAPI operation. The route table is a list of these, known without any service: dispatch,
+/// 404/405 with `Allow`, HEAD, the token check made before a body is read, metrics, the scope table and `openapi.yaml`
+/// are all read off it.
+struct Endpoint: Sendable {
     let method: HTTPMethod
     let template: String
     let access: Access
@@ -47,24 +45,54 @@ struct Route: Sendable {
     /// A request that changes what the service serves (logged as a committed change).
     let changesState: Bool
     let operation: APIOperation
-    let handler: Handler
-
-    init(
-        _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
-        changesState: Bool? = nil, _ operation: APIOperation, handler: @escaping Handler
-    ) {
-        self.method = method
-        self.template = template
-        self.access = access
-        self.label = label
-        self.isRepresentation = representation
-        self.changesState = changesState ?? [.put, .patch, .delete, .post].contains(method)
-        self.operation = operation
-        self.handler = handler
-    }
 
     /// Whether the request's body is read (only for operations that declare one); other requests' bodies are refused.
     var takesBody: Bool { operation.requestBody != nil }
+}
+
+/// Runs a matched request: a route's handler bound to what its collection holds. HEAD runs the GET route's handler
+/// (the server sends no body). A problem it throws is the answer, written by the dispatcher (``Router``).
+typealias RouteHandler = @Sendable (borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
+
+/// One route of the collection `Owner` (``RouteCollection``): its endpoint, and its handler, which is given the
+/// collection's value, and so only what the collection holds.
+struct Route<Owner: Sendable>: Sendable {
+    let endpoint: Endpoint
+    let handler: @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
+
+    init(
+        _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
+        changesState: Bool? = nil, _ operation: APIOperation,
+        handler: @escaping @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
+    ) {
+        endpoint = Endpoint(
+            method: method, template: template, access: access, label: label, isRepresentation: representation,
+            changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), operation: operation)
+        self.handler = handler
+    }
+
+    /// The handler with `owner` captured.
+    func bound(to owner: Owner) -> RouteHandler {
+        let handler = self.handler
+        return { request, match throws(Problem) in try handler(owner, request, match) }
+    }
+}
+
+/// A capability's routes as a value holding what their handlers need, and nothing else (Hummingbird's and Vapor's
+/// `RouteCollection`): its routes are declared once, as static values, so that the route table, `openapi.yaml` and the
+/// scope table are known without a value; a value binds them (``handlers``). A collection is run in process on its own
+/// with a ``Router`` over it, without a whole service.
+protocol RouteCollection: Sendable {
+    /// The collection's routes, in the order their templates are tried.
+    static var routes: [Route<Self>] { get }
+}
+
+extension RouteCollection {
+    /// The routes' endpoints.
+    static var endpoints: [Endpoint] { routes.map(\.endpoint) }
+
+    /// The routes' handlers, each capturing this value.
+    var handlers: [RouteHandler] { Self.routes.map { $0.bound(to: self) } }
 }
 
 /// What a handler gets besides the request: the path's `{…}` parameters, and who called.

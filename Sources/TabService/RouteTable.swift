@@ -1,8 +1,8 @@
 import MicroHTTPD
 
-/// The routes, grouped by path template in the order given (the read path's templates first: they are tried in
-/// order). Built once from ``TabService/routes``; checked at build time so that a template's routes agree on whether
-/// a token is needed (each declares its own scope) and no method is declared twice.
+/// The routes' endpoints, grouped by path template in the order given (the read path's templates first: they are tried
+/// in order). Built once from ``TabService/routeSections`` (or a ``Router``'s collections); checked at build time so that
+/// a template's routes agree on whether a token is needed (each declares its own scope) and no method is declared twice.
 struct RouteTable: Sendable {
     /// One path template and the routes on it.
     struct Template: Sendable {
@@ -11,7 +11,7 @@ struct RouteTable: Sendable {
         let parameterNames: [String]
         /// Whether anyone may call its routes (else a valid token is needed before its methods are disclosed).
         let isOpen: Bool
-        /// Index into ``RouteTable/routes`` by method (HEAD is GET's).
+        /// Index into ``RouteTable/routes`` (and a ``Router``'s handlers) by method (HEAD is GET's).
         let routes: [(method: HTTPMethod, index: Int)]
         /// The value of `Allow`: the methods, HEAD after GET.
         let allow: String
@@ -28,13 +28,14 @@ struct RouteTable: Sendable {
         case empty
     }
 
-    let routes: [Route]
+    /// Every route's endpoint, in the order given.
+    let routes: [Endpoint]
     let templates: [Template]
     /// Metrics labels, each once: index 0 is `unknown` (no route matched, or a limit was broken before routing),
     /// then the templates' labels in order.
     let labels: [String]
 
-    init(_ routes: [Route]) {
+    init(_ routes: [Endpoint]) {
         self.routes = routes
         var order: [String] = []
         var byTemplate: [String: [Int]] = [:]
@@ -84,10 +85,11 @@ struct RouteTable: Sendable {
         return nil
     }
 
-    /// The route for `method` on a template (HEAD is answered by GET's), nil when the template does not answer it.
-    func route(_ method: HTTPMethod, onTemplate index: Int) -> Route? {
+    /// The index in ``routes`` of the route for `method` on a template (HEAD is answered by GET's), nil when the
+    /// template does not answer it.
+    func route(_ method: HTTPMethod, onTemplate index: Int) -> Int? {
         let wanted = method == .head ? HTTPMethod.get : method
-        return templates[index].routes.first { $0.method == wanted }.map { routes[$0.index] }
+        return templates[index].routes.first { $0.method == wanted }?.index
     }
 
     private static func fit(_ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>) -> (String?, String?)? {

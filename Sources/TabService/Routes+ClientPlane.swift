@@ -19,7 +19,7 @@ extension TabService {
         "{name: If-Modified-Since, in: header, schema: {type: string}}",
     ]
 
-    static let clientPlaneRoutes: [Route] = [
+    static let clientPlaneRoutes: [Route<TabService>] = [
         Route(
             .get, "/v1/accounts/{account}/tabs", .open, label: "tabs", representation: true,
             APIOperation(

@@ -9,7 +9,7 @@ extension TabService {
     static let written = "{$ref: '#/components/responses/Written'}"
     static let sourceBody = "{$ref: '#/components/requestBodies/Source'}"
 
-    static let layoutRoutes: [Route] = [
+    static let layoutRoutes: [Route<TabService>] = [
         Route(
             .get, "/v1/accounts/{account}/layout", .scoped(.read, .account), label: "layout",
             APIOperation(
@@ -172,7 +172,7 @@ extension TabService {
           application/json: {schema: {type: object, required: [changeRequest]}}
         """
 
-    static let managementRoutes: [Route] =
+    static let managementRoutes: [Route<TabService>] =
         layoutRoutes + [
             Route(
                 .get, "/v1/accounts", .scoped(.read, .service), label: "accounts",

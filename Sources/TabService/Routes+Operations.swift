@@ -2,7 +2,7 @@ import MicroHTTPD
 
 /// What operators and platforms read: probes, metrics, this API's description and the web console.
 extension TabService {
-    static let operationsRoutes: [Route] = [
+    static let operationsRoutes: [Route<TabService>] = [
         Route(.get, "/healthz", .open, label: "healthz", APIOperation("The process is alive.", responses: [(200, "{description: Alive.}")]))
         {
             _, _, _ in .response(json(200, ["status": .string("ok")]))

@@ -23,7 +23,7 @@ extension TabService {
                       state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
         """
 
-    static let rolloutRoutes: [Route] = [
+    static let rolloutRoutes: [Route<TabService>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
             APIOperation(

@@ -90,7 +90,7 @@ public final class TabService: HTTPHandler {
     let store: any TabStore
     let configuration: ServiceConfiguration
     let logger: Logger
-    let metrics = Metrics()
+    let metrics: Metrics
     let publisher: Publisher
     let budget: VariantBudget
     let credentials: Credentials
@@ -101,7 +101,8 @@ public final class TabService: HTTPHandler {
     let builder = VariantBuilder()
     /// ``ServiceConfiguration/environments`` checked.
     let environmentList: EnvironmentList
-    let refusals = RefusalBuffer()
+    /// The audit log: changes' entries, refusals, pruning.
+    let audit: AuditLog
     let webhookWorker: WebhookWorker
     /// This replica's answers per rollout arm.
     let armCounts = ArmCountsRegistry()
@@ -119,6 +120,8 @@ public final class TabService: HTTPHandler {
     let changeRequestCounts = Mutex<[String: Int]>([:])
     /// The answers of held long-polls, shared by the polls one change wakes (see ``LongPollResponses``).
     let longPolls = LongPollResponses()
+    /// The dispatcher, stored once at the end of the first phase of ``init`` (see ``router``).
+    private let boundRouter = AtomicLazyReference<Router>()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -128,8 +131,14 @@ public final class TabService: HTTPHandler {
         let environments = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
         environmentList = environments
         self.logger = logger
+        let metrics = Metrics()
+        self.metrics = metrics
         self.credentials = Credentials(
             tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
+        audit = AuditLog(
+            store: store,
+            addresses: ClientAddresses(trustedProxies: configuration.trustedProxies, forwardedHeader: configuration.forwardedHeader),
+            metrics: metrics, logger: logger)
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
@@ -150,15 +159,22 @@ public final class TabService: HTTPHandler {
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400))
+        _ = boundRouter.storeIfNil(bindRoutes())
         try await reloadTokens()
         try await reloadBuilds()
         try await loadRollouts()
         followStoreChanges()
         startRolloutStepper()
-        pruneAuditInTheBackground()
+        audit.pruneInTheBackground(retentionDays: configuration.auditRetentionDays, maxRows: configuration.auditMaxRows)
         followBuilds()
         applyScheduledChangeRequests()
         if configuration.webhookDeliveries { webhookWorker.start() }
+    }
+
+    /// The dispatcher: the route table bound to the collections' handlers (``bindRoutes()``).
+    var router: Router {
+        guard let router = boundRouter.load() else { preconditionFailure("the routes are bound in init, before any request") }
+        return router
     }
 
     /// The published snapshot: the served environment's, holding the others'.
@@ -210,7 +226,7 @@ public final class TabService: HTTPHandler {
     /// Decides before the body is read: unknown paths, wrong methods and missing tokens are answered at once.
     /// What it decided (route, parameters, author) is handed to ``handle(_:)`` with the body, not decided again.
     public func admit(_ request: borrowing HTTPRequest) -> Admission {
-        switch admission(request) {
+        switch router.admission(request) {
         case .success(let admitted): return .proceedNoting(admitted)
         case .failure(let refusal):
             metrics.record(slot: refusal.slot, status: refusal.response.status, nanoseconds: 0)
@@ -237,62 +253,7 @@ public final class TabService: HTTPHandler {
             metrics.record(slot: remembered.slot, status: remembered.response.status, nanoseconds: nanoseconds() &- started)
             return .prepared(remembered.response)
         }
-        let (slot, route, reply, grant) = self.dispatch(request)
-        switch reply {
-        case .prepared(let prepared):
-            // The hot path: a shared response, so no per-request header or log line (metrics count it).
-            metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
-            return reply
-        case .response(var response):
-            let context = LogContext(request, route: route, requestIDs: requestIDs)
-            finish(&response, route: route, id: context.id)
-            metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
-            log(context, response)
-            return .response(response)
-        case .deferred(let work):
-            let context = LogContext(request, route: route, requestIDs: requestIDs)
-            let metrics = self.metrics
-            // A change carries who made it into its transaction's audit entry.
-            let audit = context.isWrite ? grant.map { auditContext(request, grant: $0, requestID: context.id) } : nil
-            return .deferred {
-                var response = await AuditContext.$current.withValue(audit) { await work() }
-                if audit != nil, response.status < 400 { metrics.auditChangeWrites.add() }
-                self.finish(&response, route: route, id: context.id)
-                metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
-                self.log(context, response)
-                return response
-            }
-        }
-    }
-
-    /// Adds the request id, and to client-plane errors the `Cache-Control` that keeps shared caches from
-    /// holding them (a 404 cached after the account gets a layout would hide it).
-    private func finish(_ response: inout HTTPResponse, route: Route?, id: String) {
-        // A representation is the same bytes however it was reached (cached, built for this request, or after a
-        // long-poll): no per-request header on the client plane's 2xx and 304.
-        let representation = (route?.isRepresentation ?? false) && response.status < 400
-        if !representation { response.headers.append(HTTPHeader("Request-Id", id)) }
-        ContentPolicy.apply(to: &response)
-        if response.status >= 400, route?.access.isOpen ?? true, !response.headers.contains(where: { $0.name == "Cache-Control" }) {
-            response.headers.append(HTTPHeader("Cache-Control", configuration.errorCacheControl))
-        }
-    }
-
-    /// Writes and failures get a structured log line with their request id; reads are counted, not logged.
-    private func log(_ context: LogContext, _ response: HTTPResponse) {
-        let metadata: Logger.Metadata = [
-            "request-id": "\(context.id)", "method": "\(context.method)", "path": "\(context.path)",
-            "status": "\(response.status)",
-        ]
-        if response.status >= 500 {
-            logger.error("request failed", metadata: metadata)
-        } else if context.isWrite && response.status < 400 {
-            var details = metadata
-            if let version = response.headers.first(where: { $0.name == "Layout-Version" }) { details["version"] = "\(version.value)" }
-            logger.info("change committed", metadata: details)
-        } else {
-            logger.debug("request answered", metadata: metadata)
-        }
+        return router.serve(request, started: started)
     }
 
     public func reject(_ violation: RequestLimitViolation) -> HTTPResponse {
@@ -316,118 +277,7 @@ public final class TabService: HTTPHandler {
 
     /// The answer to a request that will be refused whatever its body holds (unknown path, wrong method, no
     /// valid token), decided from the request line and headers alone; nil when it may go on.
-    func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? {
-        if case .failure(let refusal) = admission(request) { return refusal.response }
-        return nil
-    }
-
-    /// A request refused before its body, and the metrics slot it counts in.
-    struct Refusal: Error {
-        let slot: Int
-        let response: HTTPResponse
-    }
-
-    /// What admission decided about a request: its route, its parameters and who called; handed to ``serve(_:)``
-    /// with the body so that the route is matched and the token checked once.
-    struct Admitted: Sendable {
-        let slot: Int
-        let matched: Matched
-    }
-
-    /// The route table's check, and 413 for a body on a route that takes none.
-    func admission(_ request: borrowing HTTPRequest) -> Result<Admitted, Refusal> {
-        switch check(request) {
-        case .refuse(let slot, var response):
-            finish(&response, route: nil, id: requestIDs.next())
-            return .failure(Refusal(slot: slot, response: response))
-        case .proceed(let slot, let matched, _):
-            guard matched.route.takesBody || (request.header("Content-Length").map { $0 == "0" } ?? true) else {
-                var response = Problem(.tooLarge, detail: "\(request.path) takes no body").response
-                finish(&response, route: matched.route, id: requestIDs.next())
-                return .failure(Refusal(slot: slot, response: response))
-            }
-            return .success(Admitted(slot: slot, matched: matched))
-        }
-    }
-
-    /// A matched route and its parameters.
-    struct Matched: Sendable {
-        let route: Route
-        let match: RouteMatch
-    }
-
-    private enum Check {
-        /// Refused, counted in metrics slot `slot`.
-        case refuse(slot: Int, HTTPResponse)
-        case proceed(slot: Int, Matched, template: Int)
-    }
-
-    /// The route table's match, then its checks: scoped routes authenticate the token first (401: a route's methods
-    /// are not disclosed without one), then the method (405), then the route's scope on its target (403).
-    private func check(_ request: borrowing HTTPRequest) -> Check {
-        let table = Self.routeTable
-        guard let (index, first, second) = table.match(request.pathBytes) else {
-            return .refuse(slot: 0, Problem.notFound("no resource at \(request.path)").response)
-        }
-        let template = table.templates[index]
-        var grant: Grant?
-        if !template.isOpen {
-            switch authenticate(request, label: template.label) {
-            case .success(let authenticated): grant = authenticated
-            case .failure(let refusal):
-                if let reason = refusal.refusal { auditRefusal(reason, grant: nil, request, account: nil) }
-                return .refuse(slot: template.slot, refusal.response)
-            }
-        }
-        guard let route = table.route(request.method, onTemplate: index) else {
-            return .refuse(slot: template.slot, Problem.methodNotAllowed(template.allow).response)
-        }
-        let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant, slot: template.slot)
-        if case .scoped(let scope, let target) = route.access, let grant,
-            let refusal = grant.authorize(
-                Self.accessRequest(scope, target, match, environment: target == .service ? nil : managedEnvironmentName(request)))
-        {
-            logger.warning(
-                "access refused", metadata: ["token": "\(grant.name)", "route": "\(template.label)", "reason": "\(refusal.description)"])
-            auditRefusal(refusal, grant: grant, request, account: match.names.contains("account") ? match["account"] : nil)
-            return .refuse(slot: template.slot, Self.refusalResponse(refusal))
-        }
-        return .proceed(slot: template.slot, Matched(route: route, match: match), template: index)
-    }
-
-    /// The environment an account's management route touches: `?environment=`, else the first (where writes enter).
-    /// A name that is no environment is the handler's 404, not a refusal here.
-    private func managedEnvironmentName(_ request: borrowing HTTPRequest) -> String {
-        request.query("environment") ?? environmentList.entry.text
-    }
-
-    /// What a scoped route asks of the grant: its scope on the service, the `{account}` or every account, in the
-    /// `{environment}` when the template has one, else in `environment` (an account's routes: `?environment=`).
-    static func accessRequest(_ scope: Scope, _ target: AccessTarget, _ match: RouteMatch, environment named: String? = nil)
-        -> AccessRequest
-    {
-        let environment = match.names.contains("environment") ? match["environment"] : named
-        switch target {
-        case .service: return AccessRequest(scope: scope, target: .service, environment: environment)
-        case .account: return AccessRequest(scope: scope, target: .account(match["account"]), environment: environment)
-        case .allAccounts: return AccessRequest(scope: scope, target: .allAccounts, environment: environment)
-        }
-    }
-
-    /// Dispatch: the route table's match, its checks, then the route's handler.
-    private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Route?, reply: HTTPReply, grant: Grant?) {
-        if let admitted = request.admission as? Admitted {
-            return (
-                admitted.slot, admitted.matched.route, admitted.matched.route.handler(self, request, admitted.matched.match),
-                admitted.matched.match.grant
-            )
-        }
-        switch check(request) {
-        case .refuse(let slot, let response): return (slot, nil, .response(response), nil)
-        case .proceed(let slot, let matched, _):
-            return (slot, matched.route, matched.route.handler(self, request, matched.match), matched.match.grant)
-        }
-    }
+    func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? { router.refusalBeforeBody(request) }
 }
 
 /// A JSON answer with the canonical encoding; `nullable` members are written as `null` when nil (JSONValue has

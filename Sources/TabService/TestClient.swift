@@ -1,6 +1,7 @@
 import MicroHTTPD
 
-/// A request as plain values, for running the service in process (``TabService/respond(to:)``).
+/// A request as plain values, for running the service or a router in process (``TabService/respond(to:)``,
+/// ``Router/respond(to:)``).
 public struct TestRequest: Sendable {
     public var method: HTTPMethod
     public var path: String
@@ -46,11 +47,16 @@ public struct TestResponse: Sendable {
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-extension TabService {
-    /// Runs `request` through the route table and the handlers, exactly as a request from the socket is run,
-    /// without one (Hummingbird's `RouterTestFramework` idea). Bodies of shared responses are copied out.
-    public func respond(to values: TestRequest) async -> TestResponse {
-        // As the server does: admission first (its refusal, or what it decided, handed to serve with the body).
+extension Router {
+    /// Runs `request` through this router alone, exactly as a request from the socket is run, without one (Hummingbird's
+    /// `RouterTestFramework` idea): a collection's routes in process, without a service.
+    func respond(to values: TestRequest) async -> TestResponse {
+        await respond(to: values) { request in serve(request, started: nanoseconds()) }
+    }
+
+    /// Runs `request` as the server does: admission first (its refusal, or what it decided, handed to `serve` with the
+    /// body). Bodies of shared responses are copied out.
+    func respond(to values: TestRequest, serve: (borrowing HTTPRequest) -> HTTPReply) async -> TestResponse {
         let reply: HTTPReply
         switch admission(values.request) {
         case .failure(let refusal): reply = .response(refusal.response)
@@ -65,5 +71,13 @@ extension TabService {
             let response = await work()
             return TestResponse(status: response.status, headers: response.headers, body: values.method == .head ? [] : response.body)
         }
+    }
+}
+
+extension TabService {
+    /// Runs `request` through the service (its read memo, then the router) exactly as a request from the socket is
+    /// run, without one.
+    public func respond(to values: TestRequest) async -> TestResponse {
+        await router.respond(to: values) { request in serve(request) }
     }
 }

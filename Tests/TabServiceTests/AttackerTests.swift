@@ -81,8 +81,8 @@ import Testing
             .get, "/v1/accounts", headers: Self.wrong + [("X-Forwarded-For", "198.51.100.3")], clientAddress: "10.0.0.1")
         #expect(await service.respond(to: named).status == 401)
         // Right-most untrusted, over a chain of proxies.
-        #expect(TabService.rightMostUntrusted(["1.1.1.1", "2.2.2.2", "10.0.0.2"], trusted: ["10.0.0.1", "10.0.0.2"]) == "2.2.2.2")
-        #expect(TabService.rightMostUntrusted(["10.0.0.2"], trusted: ["10.0.0.2"]) == "10.0.0.2")
+        #expect(ClientAddresses.rightMostUntrusted(["1.1.1.1", "2.2.2.2", "10.0.0.2"], trusted: ["10.0.0.1", "10.0.0.2"]) == "2.2.2.2")
+        #expect(ClientAddresses.rightMostUntrusted(["10.0.0.2"], trusted: ["10.0.0.2"]) == "10.0.0.2")
     }
 
     /// Someone sharing the admin's address sends wrong tokens: the admin's own token still gets through.

@@ -86,7 +86,7 @@ import Testing
             let wrong = TestRequest(.get, "/v1/accounts", headers: [("Authorization", "Bearer tsk_nope")], clientAddress: "203.0.113.10")
             #expect([401, 429].contains(await service.respond(to: wrong).status))
         }
-        await service.writeRefusals()
+        await service.audit.writeRefusals()
         let refused = try await entries(service).filter { $0["action"] as? String == "refused" }
         #expect(refused.count == 2, "one entry for the 403, one for the flood of 401s")
         let forbidden = try #require(refused.first { $0["status"] as? Int == 403 })

@@ -93,7 +93,7 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         #expect(
             service.clientAddress(TestRequest(.get, "/", headers: [("X-Forwarded-For", "1.2.3.4")], clientAddress: "10.9.9.9").request)
                 == "10.9.9.9")
-        #expect(TabService.nodeAddress("192.0.2.1:4711") == "192.0.2.1" && TabService.nodeAddress("2001:db8::1") == "2001:db8::1")
+        #expect(ClientAddresses.nodeAddress("192.0.2.1:4711") == "192.0.2.1" && ClientAddresses.nodeAddress("2001:db8::1") == "2001:db8::1")
     }
 
     /// A trusted proxy that writes no forwarding header passes the client's own `Forwarded` through: only the header

@@ -1,8 +1,29 @@
+import Foundation
+import Logging
 import MicroHTTPD
+import TabAccess
+import TabStore
 
-/// API tokens (`admin`): made, listed, revoked and rotated (docs/security.md, "Scoped API tokens").
-extension TabService {
-    static let tokenRoutes: [Route] = [
+/// Access (docs/security.md, "Scoped API tokens" and "The audit log"): API tokens made, listed, revoked and rotated,
+/// and the audit log read. The decisions are TabAccess's, the records the store's; each token write updates this
+/// replica's ``TokenDirectory`` before it answers and is announced to the others.
+struct AccessRoutes: RouteCollection {
+    let store: any AccessStore
+    /// The store's API tokens as this replica last read them.
+    let directory: TokenDirectory
+    /// The bootstrap tokens (the last admin API token may be revoked only when there is one).
+    let bootstrap: BootstrapTokens
+    let audit: AuditLog
+    /// The environments a token may name (``ServiceConfiguration/environments``).
+    let environments: [String]
+    let failures: StoreFailures
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    static let routes = tokenRoutes + auditRoutes
+
+    /// API tokens (`admin`).
+    static let tokenRoutes: [Route<AccessRoutes>] = [
         Route(
             .post, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
             APIOperation(
@@ -25,7 +46,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { service, request, match in service.createTokenRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.createToken(request, match) },
         Route(
             .get, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
             APIOperation(
@@ -41,7 +62,7 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, _, match in service.listTokensRoute(match) },
+        ) { routes, _, match in routes.listTokens(match) },
         Route(
             .get, "/v1/tokens/self", .scoped(.read, .service), label: "token_self",
             APIOperation(
@@ -66,7 +87,7 @@ extension TabService {
                         """
                     )
                 ])
-        ) { _, _, match in TabService.selfTokenRoute(match) },
+        ) { _, _, match throws(Problem) in try AccessRoutes.tokenSelf(match) },
         Route(
             .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token",
             APIOperation(
@@ -75,7 +96,7 @@ extension TabService {
                     (204, "{description: Revoked.}"), (404, APIOperation.problem),
                     (409, APIOperation.problem),
                 ])
-        ) { service, request, match in service.revokeTokenRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.revokeToken(request, match) },
         Route(
             .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate",
             APIOperation(
@@ -95,13 +116,11 @@ extension TabService {
                     ),
                     (404, APIOperation.problem), (409, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { service, request, match in service.rotateTokenRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.rotateToken(request, match) },
     ]
-}
 
-/// The audit log (`read`; entries the token may read).
-extension TabService {
-    static let auditRoutes: [Route] = [
+    /// The audit log (`read`; entries the token may read).
+    static let auditRoutes: [Route<AccessRoutes>] = [
         Route(
             .get, "/v1/audit", .scoped(.read, .service), label: "audit",
             APIOperation(
@@ -122,6 +141,6 @@ extension TabService {
                     ),
                     (400, APIOperation.problem),
                 ])
-        ) { service, request, match in service.auditRoute(request, match) }
+        ) { routes, request, match throws(Problem) in try routes.readAudit(request, match) }
     ]
 }

@@ -1,10 +1,11 @@
 import Foundation
+import Logging
 import MicroHTTPD
 import Synchronization
 import TabAccess
 import TabStore
 
-/// Who is changing something, and from where: set around a changing route's work (``TabService/serve(_:)``) so that
+/// Who is changing something, and from where: set around a changing route's work (``Router/serve(_:started:)``) so that
 /// the handler's store write carries its audit entry into the change's own transaction.
 struct AuditContext: Sendable {
     @TaskLocal static var current: AuditContext?
@@ -65,9 +66,9 @@ struct RefusalEntryMaker: Sendable {
     let method: String
     let path: String
 
-    init(_ service: TabService, _ request: borrowing HTTPRequest, grant: Grant?) {
+    init(_ addresses: ClientAddresses, _ request: borrowing HTTPRequest, grant: Grant?) {
         self.grant = grant
-        address = service.clientAddress(request)
+        address = addresses.address(of: request)
         method = request.method.token
         path = request.path
     }
@@ -80,22 +81,47 @@ struct RefusalEntryMaker: Sendable {
     }
 }
 
-extension TabService {
+/// The audit log as the service writes it: a change's entry rides in the change's own transaction (``AuditContext``);
+/// refusals (401, 403) are buffered, coalesced and written within a second (``RefusalBuffer``); entries past the
+/// retention or the row budget are pruned in the background.
+final class AuditLog: Sendable {
+    let store: any AccessStore
+    /// Whose address an entry records.
+    let addresses: ClientAddresses
+    let metrics: Metrics
+    let logger: Logger
+    private let refusals = RefusalBuffer()
+
+    init(store: any AccessStore, addresses: ClientAddresses, metrics: Metrics, logger: Logger) {
+        self.store = store
+        self.addresses = addresses
+        self.metrics = metrics
+        self.logger = logger
+    }
+
     /// The context of a changing request by `grant`.
-    func auditContext(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
+    func context(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
         AuditContext(
-            actor: grant.name, tokenID: grant.tokenID, address: clientAddress(request), method: request.method.token,
+            actor: grant.name, tokenID: grant.tokenID, address: addresses.address(of: request), method: request.method.token,
             path: request.path, requestID: requestID)
     }
 
     /// Records a refused management request (401, 403): buffered, coalesced, written within a second.
-    func auditRefusal(_ refusal: AccessRefusal, grant: Grant?, _ request: borrowing HTTPRequest, account: String?) {
-        bufferRefusal(RefusalEntryMaker(self, request, grant: grant).entry(refusal, account: account))
+    func refuse(_ refusal: AccessRefusal, grant: Grant?, _ request: borrowing HTTPRequest, account: String?) {
+        buffer(RefusalEntryMaker(addresses, request, grant: grant).entry(refusal, account: account))
     }
 
-    /// Buffers a refusal's entry (``auditRefusal(_:grant:_:account:)``; ``RefusalEntryMaker`` for refusals decided
-    /// after the request is gone, as `POST /v1/alerts` decides each rollback).
-    func bufferRefusal(_ entry: AuditEntry) {
+    /// 403 `insufficient_scope` (logged and audited): what the request would make or touch reaches past `grant`.
+    func refuseBeyondGrant(_ what: String, grant: Grant, _ request: borrowing HTTPRequest) -> Problem {
+        let refusal = AccessRefusal.insufficientScope(.admin, .beyondGrant(what))
+        logger.warning("access refused", metadata: ["token": "\(grant.name)", "reason": "\(refusal.description)"])
+        refuse(refusal, grant: grant, request, account: nil)
+        return .refused(refusal)
+    }
+
+    /// Buffers a refusal's entry (``refuse(_:grant:_:account:)``; ``RefusalEntryMaker`` for refusals decided after the
+    /// request is gone, as `POST /v1/alerts` decides each rollback).
+    func buffer(_ entry: AuditEntry) {
         guard refusals.add(entry) else { return }
         Task { [weak self] in
             try? await Task.sleep(for: .seconds(1))
@@ -119,56 +145,16 @@ extension TabService {
         }
     }
 
-    /// `GET /v1/audit?after=&limit=&account=&actor=`: oldest first, only the entries the token may read.
-    func auditRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let query: AuditQuery
-        do throws(InvalidFields) {
-            let names = ["after", "limit", "account", "actor"]
-            query = try AuditQuery(parameters: names.compactMap { name in request.query(name).map { (name, $0) } })
-        } catch {
-            return .response(Self.invalidFields(error, what: "audit query", kind: .badRequest))
-        }
-        let grant = match.grant
-        return .deferred {
-            var readable: [AuditEntry] = []
-            var after = query.after?.afterID ?? 0
-            var examined = 0
-            // Entries the token may not read are skipped; more are fetched until the page (and one more) is full, or
-            // until a page's worth of work is done: then the page ends there and `next` continues after the last row
-            // examined, so that a narrow token's page costs a bounded read, never a walk of the whole log.
-            let batchSize = max(query.limit + 1, 200)
-            while readable.count <= query.limit {
-                let batch: [AuditEntry]
-                do throws(StoreError) {
-                    batch = try await self.store.audit(afterID: after, limit: batchSize, account: query.account, actor: query.actor)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                examined += batch.count
-                for entry in batch {
-                    after = entry.id
-                    if grant?.mayRead(entry) ?? true { readable.append(entry) }
-                    if readable.count > query.limit { break }
-                }
-                guard batch.count == batchSize else { break }
-                if examined >= AuditQuery.maximumExamined, readable.count <= query.limit {
-                    return Self.tokenJSON(200, AuditPage(entries: readable, next: AuditCursor(after: after)))
-                }
-            }
-            return Self.tokenJSON(200, AuditPage(fetched: readable, limit: query.limit))
-        }
-    }
-
-    /// Deletes entries older than the retention or beyond the row budget, in batches, every minute while the service
+    /// Deletes entries older than `retentionDays` or beyond the newest `maxRows`, in batches, every minute while the log
     /// lives (a flood of refusals between two runs adds at most 60 written keys a second, ``RefusalBuffer``).
-    func pruneAuditInTheBackground() {
-        let retention = Int64(configuration.auditRetentionDays) * 86_400_000
-        let rows = Int64(configuration.auditMaxRows)
+    func pruneInTheBackground(retentionDays: Int, maxRows: Int) {
+        let retention = Int64(retentionDays) * 86_400_000
+        let rows = Int64(maxRows)
         Task { [weak self] in
             while true {
-                do {  // the service is held only while it prunes, never across the sleep
-                    guard let service = self else { return }
-                    await service.pruneAudit(olderThanMillis: retention, keepingNewest: rows)
+                do {  // the log is held only while it prunes, never across the sleep
+                    guard let log = self else { return }
+                    await log.prune(olderThanMillis: retention, keepingNewest: rows)
                 }
                 try? await Task.sleep(for: .seconds(60))
             }
@@ -176,7 +162,7 @@ extension TabService {
     }
 
     /// Deletes entries older than `age` milliseconds or beyond the newest `rows`, 500 at a time (at most 50,000 a call).
-    func pruneAudit(olderThanMillis age: Int64, keepingNewest rows: Int64) async {
+    func prune(olderThanMillis age: Int64, keepingNewest rows: Int64) async {
         var pruned = 0
         for _ in 0..<100 {
             let deleted: Int

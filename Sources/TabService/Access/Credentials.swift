@@ -36,7 +36,7 @@ final class Credentials: Sendable {
         self.logger = logger
     }
 
-    /// Whether any bootstrap token is configured (the last admin API token may be revoked only then).
+    /// The bootstrap tokens (the last admin API token may be revoked only when there is one).
     var bootstrapTokens: BootstrapTokens { bootstrap }
 
     /// What checking a request's token found.
@@ -97,78 +97,3 @@ final class Credentials: Sendable {
 
 /// Seconds on a clock that never goes back.
 func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }
-
-extension TabService {
-    /// The grant behind the request's token, or the refusal (401 with its RFC 6750 challenge, or 429 while its
-    /// address is locked out).
-    func authenticate(_ request: borrowing HTTPRequest, label: String) -> Result<Grant, AuthRefusal> {
-        switch credentials.check(request.header("Authorization"), address: clientAddress(request), route: label) {
-        case .valid(let grant):
-            noteUse(of: grant)
-            return .success(grant)
-        case .invalid(let refusal): return .failure(AuthRefusal(response: Self.refusalResponse(refusal), refusal: refusal))
-        case .lockedOut(let seconds):
-            return .failure(
-                AuthRefusal(
-                    response: Problem(
-                        .tooManyFailures, detail: "too many failed authentications from this address; retry after \(seconds) s",
-                        headers: [HTTPHeader("Retry-After", String(seconds))]
-                    ).response, refusal: nil))
-        }
-    }
-
-    /// 401 (`invalid_token`, or a bare challenge without credentials) or 403 (`insufficient_scope` and the scope
-    /// needed), problem+json with RFC 6750 §3's `WWW-Authenticate`.
-    static func refusalResponse(_ refusal: AccessRefusal) -> HTTPResponse {
-        Problem(
-            refusal.status == 403 ? .insufficientScope : .unauthorized, detail: refusal.clientDescription,
-            headers: [HTTPHeader("WWW-Authenticate", refusal.wwwAuthenticate)]
-        ).response
-    }
-
-    /// The client's address: the socket's peer, or, when that peer is a trusted proxy (`--trusted-proxy`), the
-    /// right-most address of the one header the proxies write (`--forwarded-header`: `X-Forwarded-For` by default,
-    /// or `Forwarded: for=`) that is not itself a trusted proxy, as nginx's `real_ip_recursive` takes it. Entries
-    /// left of that are the client's own claims and are not believed; a chain of nothing but trusted proxies gives its
-    /// left-most entry. The other header is never read: a proxy that writes none would pass the client's own through.
-    func clientAddress(_ request: borrowing HTTPRequest) -> String {
-        let peer = request.clientAddress
-        guard configuration.trustedProxies.contains(peer) else { return peer }
-        var chain: [String] = []
-        if configuration.forwardedHeader == .xForwardedFor {
-            if let forwardedFor = request.headerList("X-Forwarded-For") {
-                chain = forwardedFor.split(separator: ",").map { Self.nodeAddress($0.trimmingCharacters(in: " \t")) }
-            }
-        } else if let forwarded = request.headerList("Forwarded") {
-            for element in forwarded.split(separator: ",") {
-                for pair in element.split(separator: ";") {
-                    let parts = pair.split(separator: "=", maxSplits: 1)
-                    if parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "for" {
-                        chain.append(Self.nodeAddress(parts[1].trimmingCharacters(in: " \t\"")))
-                    }
-                }
-            }
-        }
-        chain.removeAll { $0.isEmpty }
-        return Self.rightMostUntrusted(chain, trusted: configuration.trustedProxies) ?? peer
-    }
-
-    /// Walking `chain` from the right, the first address that is not a trusted proxy (the left-most when all are).
-    static func rightMostUntrusted(_ chain: [String], trusted: Set<String>) -> String? {
-        chain.last { !trusted.contains($0) } ?? chain.first
-    }
-
-    /// RFC 7239's node without its port: `192.0.2.1:4711` → `192.0.2.1`, `[2001:db8::1]:4711` → `2001:db8::1`.
-    static func nodeAddress(_ node: String) -> String {
-        if node.hasPrefix("[") { return String(node.dropFirst().prefix { $0 != "]" }) }
-        let colons = node.filter { $0 == ":" }.count
-        return colons == 1 ? String(node.prefix { $0 != ":" }) : node
-    }
-}
-
-/// A refused authentication and its answer.
-struct AuthRefusal: Error {
-    let response: HTTPResponse
-    /// Why, for the audit log (nil for a lockout's 429, which is no decision about the token).
-    let refusal: AccessRefusal?
-}

@@ -5,7 +5,7 @@ import TabStore
 
 /// The store's API tokens as this replica last read them, for authentication without a store call on the request
 /// path. Reloaded at start, after each of this replica's token writes, and when another replica announces one
-/// (``TabService/refresh(after:)``); expiry needs no reload (it is checked against the clock on every request).
+/// (``TabService/refresh(after:)``, ``reload(from:)``); expiry needs no reload (it is checked against the clock on every request).
 final class TokenDirectory: Sendable {
     private let tokens = Mutex<[TokenID: AccessToken]>([:])
     /// When each token's use was last written to the store (monotonic seconds).
@@ -24,6 +24,12 @@ final class TokenDirectory: Sendable {
 
     /// Puts one token in (after this replica wrote it).
     func update(_ token: AccessToken) { tokens.withLock { $0[token.id] = token } }
+
+    /// Replaces every token with the store's.
+    /// - Throws: ``StoreError`` when the store cannot be read (the directory is left as it was).
+    func reload(from store: any AccessStore) async throws(StoreError) {
+        replace(all: try await store.tokens().compactMap(AccessToken.init))
+    }
 
     /// Whether the use of `id` at monotonic second `now` should be written to the store (the first in its interval).
     func shouldNoteUse(of id: TokenID, now: Int64) -> Bool {

@@ -1,14 +1,28 @@
+import Foundation
 import MicroHTTPD
+import TabStore
+import TabWebhooks
 
-/// Webhooks (docs/webhooks.md): endpoints with `whsec_` secrets, their deliveries and redelivery (admin only).
-extension TabService {
+/// Webhooks (docs/webhooks.md): endpoints with `whsec_` secrets made, listed, read, deleted and given a new secret;
+/// their deliveries listed and sent again (admin only). The outbox is sent by ``WebhookWorker``.
+struct WebhookRoutes: RouteCollection {
+    let store: any WebhookStore
+    /// Where a webhook may deliver, checked when one is made (and by the worker before every attempt).
+    let policy: AddressPolicy
+    let resolver: any HostResolver
+    /// Poked when a delivery is due now (a redelivery).
+    let outbox: WebhookWorker
+    let audit: AuditLog
+    let failures: StoreFailures
+    let now: @Sendable () -> Date
+
     static let webhookAnswer = """
         description: The webhook (its secret only when just made or rotated).
         content:
           application/json: {schema: {type: object, required: [id, url, events, accounts, active, createdAt]}}
         """
 
-    static let webhookRoutes: [Route] = [
+    static let routes: [Route<WebhookRoutes>] = [
         Route(
             .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
             APIOperation(
@@ -26,7 +40,7 @@ extension TabService {
                             accounts: {type: array, items: {type: string}}
                     """,
                 responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])
-        ) { service, request, match in service.createWebhookRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.createWebhook(request, match) },
         Route(
             .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
             APIOperation(
@@ -41,22 +55,22 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, request, match in service.listWebhooksRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.listWebhooks(request, match) },
         Route(
             .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
             APIOperation("One webhook.", responses: [(200, webhookAnswer), (404, APIOperation.problem)])
-        ) { service, request, match in service.readWebhookRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.readWebhook(request, match) },
         Route(
             .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
             APIOperation(
                 "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}"), (404, APIOperation.problem)])
-        ) { service, request, match in service.deleteWebhookRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.deleteWebhook(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate",
             APIOperation(
                 "A new secret (in this answer only); the replaced one keeps signing for 24 hours.",
                 responses: [(200, webhookAnswer), (404, APIOperation.problem)])
-        ) { service, request, match in service.rotateWebhookSecretRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.rotateWebhookSecret(request, match) },
         Route(
             .get, "/v1/webhooks/{id}/deliveries", .scoped(.admin, .service), label: "webhook_deliveries",
             APIOperation(
@@ -76,7 +90,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.listDeliveriesRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.listDeliveries(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .scoped(.admin, .service), label: "webhook_redeliver",
             APIOperation(
@@ -85,6 +99,6 @@ extension TabService {
                     (202, "{description: 'Pending again; the worker sends it.', content: {application/json: {schema: {type: object}}}}"),
                     (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.redeliverRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.redeliver(request, match) },
     ]
 }
