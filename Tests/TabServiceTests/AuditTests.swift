@@ -53,28 +53,6 @@ import Testing
         #expect(log.first?["actor"] as? String == "tester" && log.first?["tokenId"] is NSNull)
     }
 
-    /// Webhook changes are entries too, written with the change: create, rotate-secret, delete.
-    @Test func webhookChangesAreEntries() async throws {
-        let store = MemoryStore()
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)])
-        configuration.webhookPolicy = .allowEverything
-        let service = try await TabService(store: store, configuration: configuration, logger: logger)
-        let json = [("Content-Type", "application/json")]
-        let made = await service.respond(
-            to: TestRequest(
-                .post, "/v1/webhooks", headers: bootstrap + json,
-                body: Array(#"{"url": "http://127.0.0.1:9/hook", "events": ["layout"]}"#.utf8)))
-        #expect(made.status == 201, "\(made.text)")
-        let id = try #require((try JSONSerialization.jsonObject(with: Data(made.body)) as? [String: Any])?["id"] as? String)
-        #expect(await service.respond(to: TestRequest(.post, "/v1/webhooks/\(id)/rotate-secret", headers: bootstrap)).status == 200)
-        #expect(await service.respond(to: TestRequest(.delete, "/v1/webhooks/\(id)", headers: bootstrap)).status == 204)
-        let log = try await entries(service)
-        #expect(log.map { $0["action"] as? String } == ["webhook.create", "webhook.rotate-secret", "webhook.delete"])
-        #expect(log.allSatisfy { $0["actor"] as? String == "tester" && ($0["path"] as? String ?? "").hasPrefix("/v1/webhooks") })
-    }
-
     @Test func refusalsAreEntriesAndAFloodIsOneEntryWithACount() async throws {
         let service = try await service()
         let reader = try await makeToken(service, #"{"name": "dashboard", "scopes": ["read"]}"#)

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import TabStore
+import TabWebhooks
+import Testing
+
+@testable import TabService
+
+/// The access and webhook route collections over a memory store, run in process by a router of their own: no
+/// service, no snapshot, nothing in the background (Hummingbird's `.router` test framework idea).
+struct CollectionHarness {
+    let store = MemoryStore()
+    let router: Router
+    let audit: AuditLog
+    let directory: TokenDirectory
+
+    /// - Parameter bootstrap: the bootstrap admin token (`tester`), nil for none.
+    init(
+        bootstrap: String? = ServiceHarness.token, environments: [String] = ["production"], webhookPolicy: AddressPolicy = AddressPolicy()
+    ) {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], logger: logger)
+        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger)
+        directory = credentials.directory
+        let access = AccessRoutes(
+            store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
+            environments: environments, failures: .ignored, logger: logger, now: { Date() })
+        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger)
+        let webhooks = WebhookRoutes(
+            store: store, policy: webhookPolicy, resolver: SystemResolver(), outbox: outbox, audit: audit, failures: .ignored,
+            now: { Date() })
+        let gate = AccessGate(
+            credentials: credentials, audit: audit, store: store, entryEnvironment: environments.first ?? "production", logger: logger)
+        router = Router([access, webhooks], gate: gate, logger: logger)
+    }
+
+    func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
+
+    static let admin = [("Authorization", "Bearer \(ServiceHarness.token)")]
+
+    static func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
+
+    /// The answer's body as a JSON object (empty when it is none).
+    static func object(_ response: TestResponse) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    /// Makes a token through the API with `headers` (the bootstrap token by default); returns its id and secret.
+    func makeToken(_ body: String, headers: [(String, String)] = CollectionHarness.admin) async throws -> (id: String, secret: String) {
+        let answer = await respond(
+            to: TestRequest(.post, "/v1/tokens", headers: headers + [("Content-Type", "application/json")], body: Array(body.utf8)))
+        try #require(answer.status == 201, "\(answer.text)")
+        let json = Self.object(answer)
+        return (try #require(json["id"] as? String), try #require(json["token"] as? String))
+    }
+
+    /// The audit log's entries as the bootstrap admin reads them.
+    func auditEntries() async throws -> [[String: Any]] {
+        let answer = await respond(to: TestRequest(.get, "/v1/audit", headers: Self.admin))
+        try #require(answer.status == 200, "\(answer.text)")
+        return Self.object(answer)["entries"] as? [[String: Any]] ?? []
+    }
+}
