@@ -3,7 +3,9 @@
 # current ETag, from several loopback source addresses (127.0.x.y, at most 500 per address: a server holds 512 per
 # client address), held by one release build. Measures:
 #   - RSS per held request: (server RSS with N held − RSS before) / N, after a short settle;
-#   - /healthz latency while they wait (a new connection every 20 ms from 127.0.0.1) and while they are woken;
+#   - /healthz and /readyz latency while they wait (a new connection every 20 ms each from 127.0.0.1) and while they
+#     are woken (every 5 ms then), and the latency of writes while they are woken (a PUT of another account's layout
+#     every 5 ms);
 #   - the time from a PUT's answer (the layout of jack changed) to the last held request's 200;
 #   - then every poll held again with the new ETag, SIGTERM: how many are answered 304, and when the process exits.
 #
@@ -93,11 +95,15 @@ step "warm up"
 for _ in $(seq 20); do must_curl -H 'Accept-Encoding: gzip' "$URL" >/dev/null; done
 ETAG=$(etag_of)
 must_curl -H 'Accept-Encoding: gzip' -H "If-None-Match: $ETAG" "$URL?wait=1" >/dev/null
+# The account the write probes change (no held poll waits for it).
+must_curl -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -H 'If-None-Match: *' \
+    --data '{"schemaVersion":1,"tabs":[{"id":"home","title":"Writes","rootViewController":"HomeViewController"}]}' \
+    "http://127.0.0.1:$PORT/v1/accounts/heldclient-writes/layout" >/dev/null
 sleep 1
 rss_before=$(rss_kib)
 
 step "hold $N long-polls from $ADDRESSES addresses"
-coproc HC { "$work/heldclient" "$PORT" "/v1/accounts/jack/tabs?wait=300" "$ETAG" "$N" "$ADDRESSES"; }
+coproc HC { "$work/heldclient" "$PORT" "/v1/accounts/jack/tabs?wait=300" "$ETAG" "$N" "$ADDRESSES" "$TOKEN"; }
 HC_PID=$HC_PID
 started=$(date +%s.%N)
 until [[ $(ask held) == "held $N sent"* ]]; do
@@ -112,6 +118,9 @@ held_line=$(ask held)
 rss_held=$(rss_kib)
 probe_held=$(ask probe)
 echo "$held_line; RSS $rss_before → $rss_held KiB; while they connected: $probe_open; while held: $probe_held" >&2
+ask "quiet 1000" 10 >/dev/null  # a second of the wake's probes (writes too) while they wait: the baseline
+probe_quiet=$(ask probe)
+echo "while held, probed as during the wake: $probe_quiet" >&2
 
 step "one PUT that changes what every held poll waits for"
 put_file "$work/put.http" "Home $(date +%s)"
@@ -153,10 +162,11 @@ echo "$ended; the process exited $exited s after SIGTERM" >&2
 
 step "the table"
 python3 - "$N" "$ADDRESSES" "$rss_before" "$rss_held" "$opened" "$held_line" "$probe_held" "$put_line" "$woken" "$probe_wake" \
-    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" "$cpu_wake" "$(getconf CLK_TCK)" <<'PY'
+    "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" "$cpu_wake" "$(getconf CLK_TCK)" \
+    "$probe_quiet" <<'PY'
 import re, sys
 (n, addresses, before, held, opened, held_line, probe_held, put_line, woken, probe_wake, held_again, ended, exited, cores,
- load, probe_open, again, idle, cpu_wake, hz) = sys.argv[1:]
+ load, probe_open, again, idle, cpu_wake, hz, probe_quiet) = sys.argv[1:]
 n, before, held, again, idle = int(n), int(before), int(held), int(again), int(idle)
 refused = sum(int(c) for c, s in re.findall(r"(\d+)×(\d+)", held_line))
 print(f"| {n:,} long-polls held, {addresses} source addresses ({cores} cores, load {load}) | measured |")
@@ -167,12 +177,19 @@ print(f"| **RSS per held request, each on a new connection** | **{(held - before
 print(f"| RSS per connection after the wake: answered, kept alive, nothing held | {(idle - before) / n:.1f} KiB |")
 print(f"| **RSS per held request, polling again on its kept-alive connection** (after an answer) | **{(again - before) / n:.1f} KiB** "
       f"({(again - idle) / n:.1f} KiB more than the idle connection) |")
-print(f"| /healthz while they connect (new connection each, every 20 ms) | {probe_open.replace('/healthz ', '')} |")
-print(f"| /healthz while they wait | {probe_held.replace('/healthz ', '')} |")
+def probes(line):  # "/healthz p50 …; /readyz p50 …; writes p50 …" → {"/healthz": "p50 …", …}
+    return dict(part.strip().split(" ", 1) for part in line.split(";") if part.strip())
+opening, holding, waking, quiet = probes(probe_open), probes(probe_held), probes(probe_wake), probes(probe_quiet)
+print(f"| /healthz while they connect (new connection each, every 20 ms) | {opening.get('/healthz', '-')} |")
+print(f"| /healthz, /readyz while they wait | {holding.get('/healthz', '-')}; /readyz {holding.get('/readyz', '-')} |")
+print(f"| while they wait, probed as during the wake (every 5 ms) for 1 s: /healthz; /readyz; writes | {quiet.get('/healthz', '-')}; "
+      f"{quiet.get('/readyz', '-')}; {quiet.get('writes', '-')} |")
 print(f"| the PUT's answer | {put_line.replace('put ', '')} |")
 print(f"| **last held request's 200 after the PUT's answer** | **{woken.replace('woken ', '')}** |")
 print(f"| server CPU (user + system) from the PUT to the last 200, per woken poll | {int(cpu_wake) / int(hz) * 1e6 / n:.1f} µs |")
-print(f"| /healthz while they are woken | {probe_wake.replace('/healthz ', '')} |")
+print(f"| **/healthz while they are woken** | **{waking.get('/healthz', '-')}** |")
+print(f"| /readyz while they are woken | {waking.get('/readyz', '-')} |")
+print(f"| writes (a PUT of another account every 5 ms) while they are woken | {waking.get('writes', '-')} |")
 print(f"| held again with the new ETag, before SIGTERM | {held_again} |")
 print(f"| SIGTERM | {ended.replace('ended ', '')}; the process exited {exited} s after the signal |")
 PY
