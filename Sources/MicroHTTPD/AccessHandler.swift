@@ -54,6 +54,7 @@ let accessHandler: MHD_AccessHandlerCallback = {
     }
     let state = Unmanaged<PendingRequest>.fromOpaque(context).takeUnretainedValue()
     if let pending = state.takePending() {
+        core.noteAnswerTaken(state)
         return queue(pending, connection)
     }
     let configuration = core.configuration
@@ -201,6 +202,8 @@ let requestCompleted: MHD_RequestCompletedCallback = { cls, connection, requestC
     if marker == nil {
         // Pairs with the passRetained of the access handler's first call (or of a deferred reply).
         let state = Unmanaged<PendingRequest>.fromOpaque(context).takeRetainedValue()
+        // A connection resumed by the paced resumer and closed before its answer was taken is done with too.
+        core.noteAnswerTaken(state)
         state.release(core: core)
     }
 }

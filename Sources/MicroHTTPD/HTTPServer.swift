@@ -39,7 +39,13 @@ public final class HTTPServer: Sendable {
     public var bodyBytesReserved: Int { core.bodyBytesReserved.load(ordering: .relaxed) }
 
     /// Deferred replies whose connection is suspended right now.
-    public var suspendedConnections: Int { core.suspensions.withLock { $0.entries.count } }
+    public var suspendedConnections: Int { core.suspensions.count }
+
+    /// Deferred replies answered with a paced answer whose connection waits for its turn to be resumed.
+    public var pacedResumesQueued: Int { core.suspensions.queued }
+
+    /// What the paced resumer did so far (slices, items, the most resumed and not picked up at once).
+    public var pacedResumes: PacedResumer.Counters { core.resumer.counted }
 
     /// Connections open right now, over every daemon (a certificate reload leaves the old one draining).
     public var openConnections: Int {

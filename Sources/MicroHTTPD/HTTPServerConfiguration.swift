@@ -46,6 +46,19 @@ public struct HTTPServerConfiguration: Sendable {
     public var tlsCertificate: [UInt8]?
     /// The private key (PEM, unencrypted) of ``tlsCertificate``.
     public var tlsPrivateKey: [UInt8]?
+    /// Deferred replies with a paced answer (``HTTPResponse/Resumption/paced``: the long-polls one change wakes)
+    /// resumed at most while earlier ones are not yet picked up by the worker threads, while no more than
+    /// ``resumeSlicesPerWake`` × this many connections are suspended (above, the slice grows with them). A worker
+    /// serves every connection resumed before its turn in that turn, before it reads a new request, so this bounds
+    /// how long `/healthz` or a write waits behind a wake; libmicrohttpd 0.9.75 walks every suspended connection of
+    /// a worker on each turn that resumes any, so a smaller slice costs more CPU per woken request
+    /// (docs/performance.md, "Held long-polls").
+    public var resumeSlice: Int = 128
+    /// How long a slice not yet picked up holds the next one back at most, in seconds.
+    public var resumePatienceSeconds: Double = 0.05
+    /// The least time between two slices, in seconds: answers that trickle in go a few together, not one slice (one
+    /// walk of every suspended connection by the worker) each.
+    public var resumeIntervalSeconds: Double = 0.002
 
     public init(
         host: String = "0.0.0.0",
@@ -146,6 +159,15 @@ extension HTTPServerConfiguration {
     /// thread) stopped reading ready connections above ~120 concurrent clients on this machine, with epoll
     /// and with poll alike; a pool of two or more did not (measured up to 1,000 connections).
     public var workerThreads: Int { max(2, threads) }
+
+    /// Above ``resumeSlice`` × this many suspended connections the slice grows with them, so that resuming all of
+    /// them takes about this many slices: each slice costs a walk of the suspended list (libmicrohttpd 0.9.75), and
+    /// a fixed slice would make a wake's CPU grow with the square of the connections it wakes.
+    public static let resumeSlicesPerWake = 128
+
+    /// The slice of paced resumes while `suspended` connections are suspended: ``resumeSlice``, or
+    /// `suspended / resumeSlicesPerWake` when that is more.
+    public func resumeSlice(suspended: Int) -> Int { max(1, resumeSlice, suspended / Self.resumeSlicesPerWake) }
 
     /// The number of online processors.
     public static var coreCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }

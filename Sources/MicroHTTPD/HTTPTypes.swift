@@ -50,6 +50,18 @@ public struct HTTPResponse: Sendable {
     /// The prepared response this one stands for (``init(shared:)``): queued itself, with no copy; dropped when any
     /// field changes (the changed copy is queued then).
     public private(set) var shared: PreparedResponse?
+    /// How the connection of a deferred reply answered with this response is resumed.
+    public var resumption: Resumption = .immediate
+
+    /// How a deferred reply's connection is resumed once it has its answer.
+    public enum Resumption: Sendable, Equatable {
+        /// At once, from the thread that answered (a write, a probe, a single request).
+        case immediate
+        /// In its turn, a slice at a time, from the server's resumer thread: for answers that come by the thousand
+        /// at once (the long-polls one change wakes), so that the worker threads serve other connections between
+        /// slices instead of answering thousands before the next probe or write.
+        case paced
+    }
 
     /// Makes this a response of its own (its body copied from the prepared one), so that a change is sent.
     private mutating func detach() {
