@@ -44,6 +44,9 @@ final class LongPollResponses: Sendable {
             entries[key] = Entry(source: form, answer: built)
             return built
         }
-        return shared.map(HTTPResponse.init(shared:)) ?? HTTPResponse(longPoll: form, extra: extra)
+        var response = shared.map(HTTPResponse.init(shared:)) ?? HTTPResponse(longPoll: form, extra: extra)
+        // One of the many one change (or the stop) answers at once: resumed in its turn, a slice at a time.
+        response.resumption = .paced
+        return response
     }
 }

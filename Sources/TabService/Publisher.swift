@@ -1,4 +1,5 @@
 import Dispatch
+import MicroHTTPD
 import Synchronization
 import TabStore
 
@@ -88,6 +89,11 @@ final class Publisher: Sendable {
 /// Deadlines are kept in buckets of ``tick`` and ended by one sweeping task while any request waits, not by a
 /// sleeping task per request: that task and its sleep were a kilobyte or more of every held request's memory
 /// (issue 42). A wait ends at its deadline or up to one tick after it, never before.
+///
+/// Woken requests (by a change, their deadline or the stop) are resumed by a thread of their own a slice at a
+/// time (``PacedResumer``): at most ``slice`` of them wait for the cooperative pool at once, so that a write, a
+/// readiness probe or any other deferred request that needs the pool during a wake of thousands waits behind a
+/// slice, not behind all of them. The pacing never waits for the pool without a deadline (the pacer's patience).
 final class ChangeWaiters: Sendable {
     /// Why a wait ended.
     enum Wake: Sendable {
@@ -97,8 +103,15 @@ final class ChangeWaiters: Sendable {
     /// The granularity of deadlines.
     static let tick = Duration.milliseconds(50)
 
+    /// What a waiting request is resumed with: why, and whether the pacing thread resumed it (its start is then
+    /// reported to the pacer).
+    fileprivate struct Resumed: Sendable {
+        let wake: Wake
+        let paced: Bool
+    }
+
     private struct State {
-        var byAccount: [String: [UInt64: CheckedContinuation<Wake, Never>]] = [:]
+        var byAccount: [String: [UInt64: CheckedContinuation<Resumed, Never>]] = [:]
         /// The waits whose deadline falls in each tick (by tick number from `origin`, rounded up); a wait woken
         /// earlier stays listed until its tick is swept (it is not found in `byAccount` then).
         var deadlines: [Int64: [(account: String, id: UInt64)]] = [:]
@@ -111,9 +124,34 @@ final class ChangeWaiters: Sendable {
 
     private let state = Mutex(State())
     private let origin = ContinuousClock.now
+    private let woken: WokenRequests
+    private let pacer: PacedResumer
+
+    /// Woken requests resumed at most while earlier ones have not started running again.
+    let slice: Int
+
+    /// - Parameters:
+    ///   - slice: woken requests resumed at most while earlier ones have not yet run (default 32: each runs for
+    ///     about 10 µs, so a request queued behind them on the cooperative pool waits well under a millisecond of
+    ///     their work; a write or a readiness probe needs the pool several times).
+    ///   - patienceSeconds: how long a slice that has not run holds the next one back.
+    init(slice: Int = 32, patienceSeconds: Double = 0.02) {
+        let woken = WokenRequests()
+        self.woken = woken
+        self.slice = slice
+        pacer = PacedResumer(name: "tabserver-wake", slice: slice, patienceSeconds: patienceSeconds) { limit in
+            woken.resume(limit: limit)
+        }
+    }
 
     /// Requests held now (for `/metrics`).
     var held: Int { state.withLock { $0.held } }
+
+    /// Requests woken and not yet resumed (waiting for their slice).
+    var queued: Int { woken.count }
+
+    /// What the pacing thread did so far (for tests).
+    var paced: PacedResumer.Counters { pacer.counted }
 
     /// The tick `instant` falls in, rounded up (a deadline is never swept before it passes).
     private func tickNumber(_ instant: ContinuousClock.Instant, roundingUp: Bool) -> Int64 {
@@ -129,7 +167,7 @@ final class ChangeWaiters: Sendable {
     func wait(account: String, after sequence: UInt64, until deadline: ContinuousClock.Instant) async -> Wake {
         let due = tickNumber(deadline, roundingUp: true)
         var startSweeper = false
-        let wake = await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
+        let resumed = await withCheckedContinuation { (continuation: CheckedContinuation<Resumed, Never>) in
             let immediate: Wake? = state.withLock { state in
                 if state.stopping { return .stopping }
                 if state.sequence > sequence { return .changed }
@@ -144,10 +182,12 @@ final class ChangeWaiters: Sendable {
                 }
                 return nil
             }
-            if let immediate { continuation.resume(returning: immediate) }
+            if let immediate { continuation.resume(returning: Resumed(wake: immediate, paced: false)) }
             if startSweeper { sweepUntilNoneWait() }
         }
-        return wake
+        // Running again: the pacer may send the next slice.
+        if resumed.paced { pacer.pickedUp() }
+        return resumed.wake
     }
 
     /// Ends, every ``tick``, the waits whose deadline passed; returns when none waits (a later wait starts it again).
@@ -163,7 +203,7 @@ final class ChangeWaiters: Sendable {
     /// Answers the waits whose deadline passed with `.timedOut`; false (and no sweeper then) when none is left.
     private func sweep() -> Bool {
         let now = tickNumber(ContinuousClock.now, roundingUp: false)
-        var expired: [CheckedContinuation<Wake, Never>] = []
+        var expired: [CheckedContinuation<Resumed, Never>] = []
         let more = state.withLock { state -> Bool in
             for tick in state.deadlines.keys where tick <= now {
                 for (account, id) in state.deadlines.removeValue(forKey: tick) ?? [] {
@@ -180,15 +220,15 @@ final class ChangeWaiters: Sendable {
             }
             return true
         }
-        for continuation in expired { continuation.resume(returning: .timedOut) }
+        resumePaced(expired, .timedOut)
         return more
     }
 
     /// Wakes the requests of every account the events affected.
     func wake(_ events: [ChangeEvent], sequence: UInt64) {
-        let woken = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+        let woken = state.withLock { state -> [CheckedContinuation<Resumed, Never>] in
             state.sequence = max(state.sequence, sequence)
-            var woken: [CheckedContinuation<Wake, Never>] = []
+            var woken: [CheckedContinuation<Resumed, Never>] = []
             if events.contains(where: { $0.affected == nil }) {
                 for waiting in state.byAccount.values { woken += waiting.values }
                 state.byAccount = [:]
@@ -200,12 +240,13 @@ final class ChangeWaiters: Sendable {
             state.held -= woken.count
             return woken
         }
-        for continuation in woken { continuation.resume(returning: .changed) }
+        resumePaced(woken, .changed)
     }
 
-    /// Ends every wait at once (they answer 304) and every later one before it starts.
+    /// Ends every wait (they answer 304; the wake thread resumes them a slice at a time) and every later one before
+    /// it starts.
     func stop() {
-        let woken = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+        let woken = state.withLock { state -> [CheckedContinuation<Resumed, Never>] in
             state.stopping = true
             let all = state.byAccount.values.flatMap(\.values)
             state.byAccount = [:]
@@ -213,7 +254,52 @@ final class ChangeWaiters: Sendable {
             state.held = 0
             return all
         }
-        for continuation in woken { continuation.resume(returning: .stopping) }
+        resumePaced(woken, .stopping)
+    }
+
+    /// Hands `continuations` to the pacing thread, which resumes them with `wake` a slice at a time.
+    private func resumePaced(_ continuations: [CheckedContinuation<Resumed, Never>], _ wake: Wake) {
+        guard !continuations.isEmpty else { return }
+        woken.append(continuations, Resumed(wake: wake, paced: true))
+        pacer.ready()
+    }
+}
+
+/// Requests woken and waiting for the pacing thread of ``ChangeWaiters``, oldest first.
+private final class WokenRequests: Sendable {
+    private struct Queue {
+        var items: [(CheckedContinuation<ChangeWaiters.Resumed, Never>, ChangeWaiters.Resumed)] = []
+        var head = 0
+    }
+
+    private let queue = Mutex(Queue())
+
+    var count: Int { queue.withLock { $0.items.count - $0.head } }
+
+    func append(_ continuations: [CheckedContinuation<ChangeWaiters.Resumed, Never>], _ value: ChangeWaiters.Resumed) {
+        queue.withLock { queue in
+            queue.items.reserveCapacity(queue.items.count + continuations.count)
+            for continuation in continuations { queue.items.append((continuation, value)) }
+        }
+    }
+
+    /// Resumes at most `limit` of them (outside the lock): how many, and whether more wait.
+    func resume(limit: Int) -> (resumed: Int, more: Bool) {
+        let (taken, more) = queue.withLock { queue in
+            let end = queue.head + min(limit, queue.items.count - queue.head)
+            let taken = Array(queue.items[queue.head..<end])
+            queue.head = end
+            if queue.head == queue.items.count {
+                queue.items.removeAll(keepingCapacity: queue.items.count <= 4096)
+                queue.head = 0
+            } else if queue.head >= 4096 && queue.head * 2 >= queue.items.count {
+                queue.items.removeFirst(queue.head)
+                queue.head = 0
+            }
+            return (taken, queue.head < queue.items.count)
+        }
+        for (continuation, value) in taken { continuation.resume(returning: value) }
+        return (taken.count, more)
     }
 }
 

@@ -1,0 +1,98 @@
+import Synchronization
+import Testing
+
+@testable import TabService
+
+/// The held long-polls' waits, in process: every woken wait is resumed, a slice at a time, by the wake thread; the
+/// stop and the deadlines end every wait; nothing is lost.
+@Suite struct ChangeWaitersTests {
+    static func layoutChange(_ account: String, sequence: UInt64) -> ChangeEvent {
+        ChangeEvent(
+            kind: .layout, account: account, locale: nil, version: 2, etag: "\"e\"", author: "test", atMillis: 0, deleted: false,
+            sequence: sequence, affected: [account])
+    }
+
+    /// Starts `count` waits of `account` (after sequence 0, until `deadline`), and returns a task that collects why
+    /// each one ended once every one has.
+    static func hold(
+        _ waiters: ChangeWaiters, _ count: Int, account: String, until deadline: ContinuousClock.Instant = .now + .seconds(120)
+    ) -> Task<[ChangeWaiters.Wake], Never> {
+        Task {
+            await withTaskGroup(of: ChangeWaiters.Wake.self) { group in
+                for _ in 0..<count {
+                    group.addTask { await waiters.wait(account: account, after: 0, until: deadline) }
+                }
+                var wakes: [ChangeWaiters.Wake] = []
+                for await wake in group { wakes.append(wake) }
+                return wakes
+            }
+        }
+    }
+
+    /// Waits (polling) until `condition` holds, at most `seconds`.
+    static func until(seconds: Double = 30, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    @Test func thousandsWokenByOneChangeAreAllResumedASliceAtATime() async throws {
+        // A patience beyond the test: no slice goes early, so the bound below holds on a loaded machine.
+        let waiters = ChangeWaiters(slice: 16, patienceSeconds: 30)
+        let woken = Self.hold(waiters, 3_000, account: "jack")
+        let untouched = Self.hold(waiters, 200, account: "jill")
+        #expect(try await Self.until { waiters.held == 3_200 })
+        waiters.wake([Self.layoutChange("jack", sequence: 2)], sequence: 2)
+        let wakes = await woken.value
+        #expect(wakes.count == 3_000 && wakes.allSatisfy { $0 == .changed })
+        #expect(waiters.held == 200 && waiters.queued == 0)
+        // The pacer counts a slice once its `resume` returned, a moment after the last wait ended.
+        #expect(try await Self.until { waiters.paced.resumed == 3_000 })
+        let paced = waiters.paced
+        #expect(paced.resumed == 3_000, "\(paced)")
+        #expect(paced.mostOutstanding <= 16 && paced.largestSlice == 16, "\(paced)")
+        #expect(paced.slices >= 3_000 / 16 && paced.impatient == 0, "\(paced)")
+        waiters.stop()
+        #expect(await untouched.value.allSatisfy { $0 == .stopping })
+    }
+
+    @Test func theStopEndsEveryWaitAndEveryLaterOne() async throws {
+        let waiters = ChangeWaiters(slice: 8, patienceSeconds: 30)
+        let accounts = ["a", "b", "c", "d"]
+        let tasks = accounts.map { Self.hold(waiters, 500, account: $0) }
+        #expect(try await Self.until { waiters.held == 2_000 })
+        waiters.stop()
+        var ended = 0
+        for task in tasks {
+            let wakes = await task.value
+            #expect(wakes.allSatisfy { $0 == .stopping })
+            ended += wakes.count
+        }
+        #expect(ended == 2_000 && waiters.held == 0)
+        #expect(try await Self.until { waiters.paced.resumed == 2_000 })
+        // A wait that starts after the stop ends at once, without the wake thread.
+        #expect(await waiters.wait(account: "a", after: 0, until: .now + .seconds(60)) == .stopping)
+        #expect(waiters.paced.resumed == 2_000)
+    }
+
+    @Test func waitsEndAtTheirDeadlineNeverBefore() async throws {
+        let waiters = ChangeWaiters(slice: 8, patienceSeconds: 30)
+        let started = ContinuousClock.now
+        let deadline = started + .milliseconds(200)
+        let wakes = await Self.hold(waiters, 400, account: "jack", until: deadline).value
+        #expect(wakes.count == 400 && wakes.allSatisfy { $0 == .timedOut })
+        #expect(ContinuousClock.now >= deadline)
+        #expect(waiters.held == 0)
+        #expect(try await Self.until { waiters.paced.resumed == 400 })
+    }
+
+    @Test func aChangeAlreadyPublishedEndsAWaitAtOnce() async throws {
+        let waiters = ChangeWaiters()
+        waiters.wake([Self.layoutChange("jack", sequence: 5)], sequence: 5)
+        #expect(await waiters.wait(account: "jack", after: 4, until: .now + .seconds(60)) == .changed)
+        #expect(waiters.held == 0 && waiters.paced.resumed == 0)
+    }
+}
