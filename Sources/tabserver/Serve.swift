@@ -58,6 +58,13 @@ struct Serve: AsyncParsableCommand {
             """)
     var maxHeaderBytes: Int?
     @Option(
+        help: """
+            Woken long-polls resumed at a time while earlier ones are answered (env TABSERVER_RESUME_SLICE; default 128, \
+            1 to 65536; grows above 128 × it held): smaller keeps /healthz and writes answering sooner during a wake, \
+            larger costs less CPU per woken poll.
+            """)
+    var resumeSlice: Int?
+    @Option(
         help:
             "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
     )
@@ -121,6 +128,13 @@ struct Serve: AsyncParsableCommand {
         return (connections, held)
     }
 
+    /// `--resume-slice` or `TABSERVER_RESUME_SLICE`, 1 to 65,536 (nil: the configuration's 128).
+    func resumeSliceSize(_ environment: Environment) throws -> Int? {
+        guard let slice = try resumeSlice ?? environment.integer("TABSERVER_RESUME_SLICE") else { return nil }
+        guard (1...65_536).contains(slice) else { throw ValidationError("--resume-slice is 1 to 65536, not \(slice)") }
+        return slice
+    }
+
     /// `--max-header-bytes` or `TABSERVER_MAX_HEADER_BYTES`, 2,048 to 65,536 (nil: the configuration's 16 KiB).
     func headerLimit(_ environment: Environment) throws -> Int? {
         guard let bytes = try maxHeaderBytes ?? environment.integer("TABSERVER_MAX_HEADER_BYTES") else { return nil }
@@ -174,6 +188,7 @@ struct Serve: AsyncParsableCommand {
             http.maxHeaderBytes = headerBytes
             http.maxTargetBytes = min(http.maxTargetBytes, headerBytes - 64)  // the target is part of the header block
         }
+        if let slice = try resumeSliceSize(environment) { http.resumeSlice = slice }
         HTTPServerConfiguration.raiseOpenFileLimit()
         let (connections, held) = try connectionLimits(
             environment, http: http, memoryBytes: limits.memoryBytes ?? HTTPServerConfiguration.physicalMemoryBytes,

@@ -55,6 +55,15 @@ import Testing
         #expect(small.connectionPoolBytes == 8192)
     }
 
+    @Test func theResumeSliceIsAFlagWithinItsRange() throws {
+        #expect(try Serve.parse(["--resume-slice", "64"]).resumeSliceSize(Environment()) == 64)
+        #expect(try Serve.parse([]).resumeSliceSize(Environment()) == nil)
+        for wrong in ["0", "65537"] {
+            #expect(throws: ValidationError.self) { try Serve.parse(["--resume-slice", wrong]).resumeSliceSize(Environment()) }
+        }
+        #expect(HTTPServerConfiguration().resumeSlice == 128)
+    }
+
     @Test(arguments: [["--max-connections", "15"], ["--max-held", "0"], ["--max-held=-3"]])
     func limitsBelowTheirFloorAreUsageErrors(arguments: [String]) throws {
         let serve = try Serve.parse(arguments)
