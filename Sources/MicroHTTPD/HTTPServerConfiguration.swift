@@ -56,8 +56,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var resumeSlice: Int = 128
     /// How long a slice not yet picked up holds the next one back at most, in seconds.
     public var resumePatienceSeconds: Double = 0.05
-    /// The least time between two slices, in seconds: answers that trickle in go a few together, not one slice (one
-    /// walk of every suspended connection by the worker) each.
+    /// The least time between two slices while fewer answers are queued than a slice has room for, in seconds:
+    /// answers that trickle in go a few together, not one slice (one walk of every suspended connection by the
+    /// worker) each.
     public var resumeIntervalSeconds: Double = 0.002
 
     public init(

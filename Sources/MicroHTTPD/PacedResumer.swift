@@ -20,17 +20,19 @@ import Synchronization
 /// ``ready()`` resumes everything queued on the caller's thread, unpaced, so nothing waits for it.
 ///
 /// Safety (`@unchecked Sendable`): `mutex` and `condition` are pthread objects allocated in `init` and freed in
-/// `deinit` (the thread holds a strong reference while it runs); `pending`, `running` and `waitingForPickup` are
-/// read and written only with `mutex` held; everything else is immutable or atomic.
+/// `deinit` (the thread holds a strong reference while it runs); `pending`, `running`, `waitingForWork` and
+/// `waitingForPickup` are read and written only with `mutex` held; everything else is immutable or atomic.
 public final class PacedResumer: @unchecked Sendable {
     /// How long a slice may stay unpicked before the next one goes anyway, in seconds.
     public let patienceSeconds: Double
     /// How long the thread waits for work before it ends, in seconds.
     public let idleSeconds: Double
-    /// The least time between two slices, in seconds: when work trickles in (answers made one by one on the
-    /// cooperative pool), items queued meanwhile go together rather than in slices of one or two.
+    /// The least time between two slices while fewer items are queued than a slice has room for, in seconds: when
+    /// work trickles in (answers made one by one on the cooperative pool), items queued meanwhile go together rather
+    /// than in slices of one or two.
     public let intervalSeconds: Double
     private let sliceSize: @Sendable () -> Int
+    private let queuedCount: @Sendable () -> Int
     private let resume: @Sendable (Int) -> (resumed: Int, more: Bool)
     private let name: String
 
@@ -46,6 +48,10 @@ public final class PacedResumer: @unchecked Sendable {
     private var running = false
     /// Under `mutex`: the thread waits for `outstanding` to fall to `lowWater`.
     private var waitingForPickup = false
+    /// Under `mutex`: the thread waits for work.
+    private var waitingForWork = false
+    /// Work was announced and the thread has not yet begun to take it (``ready()``'s fast path).
+    private let announced = Atomic<Bool>(false)
     private let counters = Mutex(Counters())
 
     /// What the resumer did, for tests and measurements.
@@ -72,15 +78,19 @@ public final class PacedResumer: @unchecked Sendable {
     ///     slice (it may follow the backlog).
     ///   - patienceSeconds: how long an unpicked slice holds the next one back.
     ///   - idleSeconds: how long the thread waits for work before it ends.
-    ///   - intervalSeconds: the least time between two slices.
+    ///   - intervalSeconds: the least time between two slices while fewer items are queued than a slice has room
+    ///     for (a backlog goes at once).
+    ///   - queued: how many items the owner has queued (asked only with an interval).
     ///   - resume: resumes at most `n` queued items (on the resumer's thread); returns how many it resumed and
     ///     whether more are queued. Each item it resumes is to be reported to ``pickedUp(_:)`` once.
     public init(
         name: String, slice: @escaping @Sendable () -> Int, patienceSeconds: Double = 0.05, idleSeconds: Double = 2,
-        intervalSeconds: Double = 0, resume: @escaping @Sendable (Int) -> (resumed: Int, more: Bool)
+        intervalSeconds: Double = 0, queued: @escaping @Sendable () -> Int = { 0 },
+        resume: @escaping @Sendable (Int) -> (resumed: Int, more: Bool)
     ) {
         self.name = name
         self.sliceSize = slice
+        self.queuedCount = queued
         self.patienceSeconds = patienceSeconds
         self.idleSeconds = idleSeconds
         self.intervalSeconds = intervalSeconds
@@ -121,10 +131,17 @@ public final class PacedResumer: @unchecked Sendable {
     /// Work was queued: the thread asks `resume` for it (started if it is not running). Call it without holding a
     /// lock that `resume` takes (with no thread, `resume` runs here).
     public func ready() {
+        // Thousands of answers call this in a wake: once one announced work the thread has not yet begun to take,
+        // the others need not lock (the thread clears `announced` before it reads the owner's queue).
+        if announced.exchange(true, ordering: .acquiringAndReleasing) { return }
         pthread_mutex_lock(mutex)
         pending = true
         let start = !running
-        if start { running = true } else { pthread_cond_signal(condition) }
+        if start {
+            running = true
+        } else if waitingForWork {
+            pthread_cond_signal(condition)
+        }
         pthread_mutex_unlock(mutex)
         guard start else { return }
         if startThread() { return }
@@ -133,6 +150,7 @@ public final class PacedResumer: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
         counters.withLock { $0.unpaced += 1 }
         // No thread: everything queued now, on this thread, unpaced (as before pacing existed).
+        announced.store(false, ordering: .releasing)
         while resume(Int.max).more {}
     }
 
@@ -171,17 +189,20 @@ public final class PacedResumer: @unchecked Sendable {
     }
 
     /// The thread: waits for work, then sends slices while the owner has more, each once the previous ones are
-    /// picked up down to half a slice (or the patience ran out) and `intervalSeconds` after the previous one. Ends
-    /// after `idleSeconds` without work.
+    /// picked up down to half a slice (or the patience ran out), and while little is queued `intervalSeconds` after
+    /// the previous one. Ends after `idleSeconds` without work.
     fileprivate func run() {
         cmhd_name_current_thread(name)
         var lastSlice = -Double.infinity
         pthread_mutex_lock(mutex)
         while true {
             if !pending {
+                waitingForWork = true
                 waitLocked(seconds: idleSeconds)
+                waitingForWork = false
                 if !pending {
                     running = false
+                    announced.store(false, ordering: .releasing)
                     pthread_mutex_unlock(mutex)
                     return
                 }
@@ -208,17 +229,22 @@ public final class PacedResumer: @unchecked Sendable {
                         counters.withLock { $0.impatient += 1 }
                     }
                 }
+                var room = max(1, slice - outstanding.load(ordering: .acquiring))
+                // Answers trickling in (fewer queued than there is room for) go together, at most one slice an
+                // interval; a backlog goes at once, while the consumer still works on the previous slice.
                 let wait = lastSlice + intervalSeconds - monotonicSeconds()
-                if wait > 0 {
+                if wait > 0, queuedCount() < room {
                     pthread_mutex_unlock(mutex)
                     usleep(UInt32(wait * 1e6))
                     pthread_mutex_lock(mutex)
+                    room = max(1, slice - outstanding.load(ordering: .acquiring))
                 }
                 lastSlice = monotonicSeconds()
-                let room = max(1, slice - outstanding.load(ordering: .acquiring))
                 // Counted before the items go, so that a pickup never finds fewer outstanding than it reports.
                 outstanding.add(room, ordering: .acquiringAndReleasing)
                 pthread_mutex_unlock(mutex)
+                // Before the owner's queue is read: work queued from now on is announced again.
+                announced.store(false, ordering: .releasing)
                 let (resumed, hasMore) = resume(room)
                 let unused = room - min(max(resumed, 0), room)
                 if unused > 0 { pickedUp(unused) }

@@ -28,7 +28,8 @@ final class ServerCore: Sendable {
         self.suspensions = suspensions
         self.resumer = PacedResumer(
             name: "tabserver-resume", slice: { configuration.resumeSlice(suspended: suspensions.suspended) },
-            patienceSeconds: configuration.resumePatienceSeconds, intervalSeconds: configuration.resumeIntervalSeconds
+            patienceSeconds: configuration.resumePatienceSeconds, intervalSeconds: configuration.resumeIntervalSeconds,
+            queued: { suspensions.queued }
         ) { limit in suspensions.resumeQueued(limit: limit) }
         self.watchdog = SlowClientWatchdog(
             headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds,
