@@ -17,8 +17,8 @@ for build in "${builds[@]}"; do
     [ -x "${build#*=}" ] || { echo "held-ab.sh: no binary ${build#*=} for ${build%%=*}" >&2; exit 1; }
 done
 
-echo "| round | build | load (1, 5 min) | last 200 after the PUT's answer | server CPU per woken poll | /healthz p99 waiting / woken | /readyz p99 woken | writes p99 woken | SIGTERM: last 304 / exit |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| round | build | load (1, 5 min) | last 200 after the PUT's answer | server CPU per woken poll | /healthz p99 waiting / woken (20 ms) | while woken, probed every 5 ms: /healthz, /readyz, writes p99 (while waiting) | SIGTERM: last 304 / exit |"
+echo "|---|---|---|---|---|---|---|---|"
 for round in $(seq "$ROUNDS"); do
     order=("${builds[@]}")
     if [ $((round % 2)) = 0 ]; then  # every other round the other way round
@@ -46,12 +46,16 @@ def first(pattern, text):
     m = re.search(pattern, text)
     return m.group(1) if m else "–"
 term = row("SIGTERM")
-last = first(r"([\d.]+) ms after", row("last held request"))
-cpu = first(r"([\d.]+) µs", row("server CPU"))
-waiting, woken = p99(row("/healthz, /readyz while they wait").split(";")[0]), p99(row("/healthz while they are woken"))
-readyz, writes = p99(row("/readyz while they are woken")), p99(row("writes"))
+last = first(r"([\d.]+) ms after", row("last held request's 200 after the PUT"))
+cpu = first(r"([\d.]+) µs", row("server CPU (user"))
+waiting = p99(row("/healthz, /readyz while they wait").split(";")[0])
+woken = p99(row("/healthz, /readyz while they are woken").split(";")[0])
+quiet = row("while they wait, probed as during the wake").split(";")
+healthz, readyz, writes = p99(row("/healthz while they are woken")), p99(row("/readyz while they are woken")), p99(row("writes"))
+baseline = "/".join(p99(part) for part in quiet) if len(quiet) == 3 else "–"
 last304, exited = first(r"([\d.]+) ms after the command", term), first(r"exited ([\d.]+) s", term)
-print(f"| {round_} | {label} | {load} | {last} ms | {cpu} µs | {waiting} / {woken} ms | {readyz} ms | {writes} ms | {last304} ms / {exited} s |")
+print(f"| {round_} | {label} | {load} | {last} ms | {cpu} µs | {waiting} / {woken} ms | {healthz}, {readyz}, {writes} ms ({baseline}) "
+      f"| {last304} ms / {exited} s |")
 PY
     done
 done

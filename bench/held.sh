@@ -3,11 +3,13 @@
 # current ETag, from several loopback source addresses (127.0.x.y, at most 500 per address: a server holds 512 per
 # client address), held by one release build. Measures:
 #   - RSS per held request: (server RSS with N held − RSS before) / N, after a short settle;
-#   - /healthz and /readyz latency while they wait (a new connection every 20 ms each from 127.0.0.1) and while they
-#     are woken (every 5 ms then), and the latency of writes while they are woken (a PUT of another account's layout
-#     every 5 ms);
-#   - the time from a PUT's answer (the layout of jack changed) to the last held request's 200;
-#   - then every poll held again with the new ETag, SIGTERM: how many are answered 304, and when the process exits.
+#   - /healthz and /readyz latency while they wait (a new connection every 20 ms each from 127.0.0.1, and for a second
+#     every 5 ms with a PUT of another account's layout every 5 ms: the baseline of the probed wake below);
+#   - the time from a PUT's answer (the layout of jack changed) to the last held request's 200, and the server's CPU
+#     per woken poll, with /healthz and /readyz every 20 ms (cheap: the wake's own cost);
+#   - every poll held again on its kept-alive connection, a second PUT, probed every 5 ms (writes too) while they are
+#     woken: the probes' latency during a wake, with enough samples for a p99;
+#   - then every poll held again, SIGTERM: how many are answered 304, and when the process exits.
 #
 #   bash bench/held.sh                          # N=10000
 #   N=17000 bash bench/held.sh                  # what a 20,000-descriptor limit allows (see below)
@@ -143,7 +145,7 @@ echo "$put_line; $woken; $probe_wake" >&2
 settled
 rss_idle=$(rss_kib)  # every connection answered and kept alive, nothing held
 
-step "hold them again with the new ETag, then SIGTERM"
+step "hold them again on their kept-alive connections; a second PUT, probed every 5 ms (writes too) while they are woken"
 ETAG2=$(etag_of)
 repolled=$(ask "repoll $ETAG2")
 sleep 2
@@ -151,6 +153,21 @@ settled
 held_again=$(ask held)
 rss_again=$(rss_kib)
 echo "$repolled; $held_again; RSS $rss_again KiB" >&2
+ask probe >/dev/null  # the probes start over
+put_file "$work/put2.http" "Home again $(date +%s)"
+cpu_before=$(cpu_ticks)
+put2_line=$(ask "probed-put $work/put2.http")
+read -r -t 40 woken2 <&"${HC[0]}" || woken2="(no answer within 40 s)"
+cpu_wake2=$(($(cpu_ticks) - cpu_before))
+probe_wake2=$(ask probe)
+echo "$put2_line; $woken2; $probe_wake2" >&2
+
+step "hold them again, then SIGTERM"
+ETAG3=$(etag_of)
+repolled=$(ask "repoll $ETAG3")
+sleep 2
+held_third=$(ask held)
+echo "$repolled; $held_third" >&2
 echo term >&"${HC[1]}"
 term_at=$(date +%s.%N)
 kill -TERM "$TS_PID"
@@ -163,10 +180,10 @@ echo "$ended; the process exited $exited s after SIGTERM" >&2
 step "the table"
 python3 - "$N" "$ADDRESSES" "$rss_before" "$rss_held" "$opened" "$held_line" "$probe_held" "$put_line" "$woken" "$probe_wake" \
     "$held_again" "$ended" "$exited" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$probe_open" "$rss_again" "$rss_idle" "$cpu_wake" "$(getconf CLK_TCK)" \
-    "$probe_quiet" <<'PY'
+    "$probe_quiet" "$put2_line" "$woken2" "$cpu_wake2" "$probe_wake2" <<'PY'
 import re, sys
 (n, addresses, before, held, opened, held_line, probe_held, put_line, woken, probe_wake, held_again, ended, exited, cores,
- load, probe_open, again, idle, cpu_wake, hz, probe_quiet) = sys.argv[1:]
+ load, probe_open, again, idle, cpu_wake, hz, probe_quiet, put2_line, woken2, cpu_wake2, probe_wake2) = sys.argv[1:]
 n, before, held, again, idle = int(n), int(before), int(held), int(again), int(idle)
 refused = sum(int(c) for c, s in re.findall(r"(\d+)×(\d+)", held_line))
 print(f"| {n:,} long-polls held, {addresses} source addresses ({cores} cores, load {load}) | measured |")
@@ -180,6 +197,7 @@ print(f"| **RSS per held request, polling again on its kept-alive connection** (
 def probes(line):  # "/healthz p50 …; /readyz p50 …; writes p50 …" → {"/healthz": "p50 …", …}
     return dict(part.strip().split(" ", 1) for part in line.split(";") if part.strip())
 opening, holding, waking, quiet = probes(probe_open), probes(probe_held), probes(probe_wake), probes(probe_quiet)
+waking2 = probes(probe_wake2)
 print(f"| /healthz while they connect (new connection each, every 20 ms) | {opening.get('/healthz', '-')} |")
 print(f"| /healthz, /readyz while they wait | {holding.get('/healthz', '-')}; /readyz {holding.get('/readyz', '-')} |")
 print(f"| while they wait, probed as during the wake (every 5 ms) for 1 s: /healthz; /readyz; writes | {quiet.get('/healthz', '-')}; "
@@ -187,9 +205,13 @@ print(f"| while they wait, probed as during the wake (every 5 ms) for 1 s: /heal
 print(f"| the PUT's answer | {put_line.replace('put ', '')} |")
 print(f"| **last held request's 200 after the PUT's answer** | **{woken.replace('woken ', '')}** |")
 print(f"| server CPU (user + system) from the PUT to the last 200, per woken poll | {int(cpu_wake) / int(hz) * 1e6 / n:.1f} µs |")
-print(f"| **/healthz while they are woken** | **{waking.get('/healthz', '-')}** |")
-print(f"| /readyz while they are woken | {waking.get('/readyz', '-')} |")
-print(f"| writes (a PUT of another account every 5 ms) while they are woken | {waking.get('writes', '-')} |")
-print(f"| held again with the new ETag, before SIGTERM | {held_again} |")
+print(f"| /healthz, /readyz while they are woken (every 20 ms) | {waking.get('/healthz', '-')}; /readyz {waking.get('/readyz', '-')} |")
+print(f"| held again on their kept-alive connections | {held_again} |")
+print(f"| a second PUT's answer (probed every 5 ms while they are woken) | {put2_line.replace('put ', '')} |")
+print(f"| last held request's 200 after the second PUT's answer | {woken2.replace('woken ', '')} |")
+print(f"| server CPU per woken poll, the second wake (the probes' work included) | {int(cpu_wake2) / int(hz) * 1e6 / n:.1f} µs |")
+print(f"| **/healthz while they are woken** (every 5 ms) | **{waking2.get('/healthz', '-')}** |")
+print(f"| /readyz while they are woken (every 5 ms) | {waking2.get('/readyz', '-')} |")
+print(f"| writes (a PUT of another account every 5 ms) while they are woken | {waking2.get('writes', '-')} |")
 print(f"| SIGTERM | {ended.replace('ended ', '')}; the process exited {exited} s after the signal |")
 PY

@@ -12,6 +12,7 @@
  *   put FILE              sends FILE's bytes (a whole PUT request) on a connection of its own; answers
  *                         "put STATUS" when its answer is in, then "woken K 200s, LAST ms after the PUT's answer,
  *                         OTHER other answers" once all N answered or after 30 s
+ *   probed-put FILE       the same, with the probes of a wake (every 5 ms, writes too) until the last answer
  *   repoll ETAG           every connection whose poll was answered polls again with ETAG (keep-alive); "repolled K"
  *   term                  (the caller sends SIGTERM to the server) "ended K 304s, OTHER other answers, CLOSED closed
  *                         without an answer, LAST ms after the command" once every connection answered or closed,
@@ -23,7 +24,7 @@
  *
  * The probes run in a process of their own (forked at the start, one epoll loop), so that the thousands of answers
  * this one reads during a wake do not delay them: /healthz and /readyz every 20 ms each on a new connection from
- * 127.0.0.1 (every 5 ms during a `put`'s wake and a `quiet` window), and with TOKEN, during those, a write every
+ * 127.0.0.1 (every 5 ms during a `probed-put`'s wake and a `quiet` window), and with TOKEN, during those, a write every
  * 5 ms (a PUT with If-Match: * of the layout of account heldclient-writes, which no held poll waits for: the caller
  * creates it). Each takes the time from its connect to its whole answer. HELDCLIENT_TRACE=1 prints each probe of
  * a wake or window on stderr, with when it started.
@@ -400,8 +401,9 @@ int main(int argc, char **argv) {
                             if (status_counts[s]) printf(" %d×%d", status_counts[s], s);
                         printf("\n");
                         fflush(stdout);
-                    } else if (!strncmp(line, "put ", 4)) {
-                        FILE *f = fopen(line + 4, "rb");
+                    } else if (!strncmp(line, "put ", 4) || !strncmp(line, "probed-put ", 11)) {
+                        int probed = line[0] == 'p' && line[1] == 'r';
+                        FILE *f = fopen(line + (probed ? 11 : 4), "rb");
                         static char body[65536];
                         size_t blen = f ? fread(body, 1, sizeof body, f) : 0;
                         if (f) fclose(f);
@@ -413,7 +415,7 @@ int main(int argc, char **argv) {
                         fcntl(put.fd, F_SETFL, flags & ~O_NONBLOCK);
                         struct epoll_event e = {.events = EPOLLIN, .data.ptr = &put};
                         epoll_ctl(ep, EPOLL_CTL_ADD, put.fd, &e);
-                        TELL_PROBER("busy");
+                        if (probed) TELL_PROBER("busy");
                         send_all(put.fd, body, blen);
                         fcntl(put.fd, F_SETFL, flags);
                         command_at = now_ms();
