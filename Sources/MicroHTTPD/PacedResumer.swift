@@ -58,7 +58,7 @@ public final class PacedResumer: @unchecked Sendable {
     public struct Counters: Sendable, Equatable {
         /// Slices sent (calls of `resume` by the thread).
         public var slices = 0
-        /// Items resumed by the thread.
+        /// Items resumed (by the thread, or unpaced when it could not be started).
         public var resumed = 0
         /// The largest slice asked for.
         public var largestSlice = 0
@@ -148,10 +148,18 @@ public final class PacedResumer: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         running = false
         pthread_mutex_unlock(mutex)
-        counters.withLock { $0.unpaced += 1 }
         // No thread: everything queued now, on this thread, unpaced (as before pacing existed).
         announced.store(false, ordering: .releasing)
-        while resume(Int.max).more {}
+        var resumed = 0
+        while true {
+            let (count, more) = resume(Int.max)
+            resumed += count
+            if !more { break }
+        }
+        counters.withLock { counters in
+            counters.unpaced += 1
+            counters.resumed += resumed
+        }
     }
 
     /// `count` items the thread resumed reached their consumer.
