@@ -15,39 +15,6 @@ import Testing
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
     }
 
-    /// The clients, in a process of their own (its own open-file limit): opens N connections, each sending a
-    /// request the handler holds, prints "sent", waits for a line on standard input, then reads every answer
-    /// (30 s deadline) and prints "answered K".
-    static let clientScript = """
-        import selectors, socket, sys, time
-        port, n = int(sys.argv[1]), int(sys.argv[2])
-        socks = []
-        for _ in range(n):
-            s = socket.create_connection(("127.0.0.1", port))
-            s.sendall(b"GET /defer HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
-            socks.append(s)
-        print("sent", flush=True)
-        sys.stdin.readline()
-        selector = selectors.DefaultSelector()
-        received = {}
-        for s in socks:
-            s.setblocking(False)
-            selector.register(s, selectors.EVENT_READ)
-            received[s] = b""
-        answered, open_count, deadline = 0, n, time.time() + 30
-        while open_count and time.time() < deadline:
-            for key, _ in selector.select(timeout=1):
-                s = key.fileobj
-                data = s.recv(65536)
-                received[s] += data
-                whole = received[s].startswith(b"HTTP/1.1 200") and received[s].endswith(b"\\r\\n\\r\\nok")
-                if whole or not data:
-                    answered += 1 if whole else 0
-                    open_count -= 1
-                    selector.unregister(s)
-        print("answered", answered, flush=True)
-        """
-
     @Test func thousandsOfSuspendedConnectionsAreHeldAndAnswered() async throws {
         let count = Int(ProcessInfo.processInfo.environment["MHD_SCALE_CONNECTIONS"] ?? "") ?? 2_000
         let handler = ProbeHandler()
@@ -57,7 +24,7 @@ import Testing
             $0.stopGraceSeconds = 5
         }
         defer { server.stop() }
-        let clients = try LineProcess("/usr/bin/python3", ["-c", Self.clientScript, String(server.port), String(count)])
+        let clients = try HeldConnections.start(port: server.port, count: count, request: "GET /defer HTTP/1.1\r\nHost: x\r\n\r\n")
         defer { clients.end() }
         let before = Self.residentKiB()
         let started = now()
@@ -70,9 +37,9 @@ import Testing
         handler.gate.open(with: HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array("ok".utf8)))
         let released = now()
         clients.writeLine("go")
-        let answer = try await clients.readLine(seconds: 40)
+        let outcome = try await HeldConnections.outcome(clients, seconds: 40)
         let answeredAfter = now() - released
-        #expect(answer == "answered \(count)")
+        #expect(outcome["200"] == count, "\(outcome)")
         print(
             "suspended-scale: \(count) connections (\(open) open in the server, open-file limit \(Self.openFileLimit)), "
                 + "all suspended \(heldAfter) s after the first connect, all answered \(answeredAfter) s after release; "

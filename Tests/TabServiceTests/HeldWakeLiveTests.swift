@@ -11,55 +11,6 @@ import Testing
 /// 2,000 by default (the server shares this test process's open-file limit with every other suite);
 /// `HELD_WAKE_POLLS=10000 swift test --filter HeldWakeLiveTests` runs more.
 @Suite struct HeldWakeLiveTests {
-    /// Holds N polls of jack's tabs with the ETag given, 400 per source address (127.0.0.2 on; the server holds 512
-    /// per address), prints "sent", waits for a line, reads every answer (30 s deadline) and prints
-    /// "answered K other O last T" (T: time.monotonic() of the last answer, the clock of ``now()``).
-    static let clientScript = """
-        import selectors, socket, sys, time
-        port, n, etag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-        request = ("GET /v1/accounts/jack/tabs?wait=60 HTTP/1.1\\r\\nHost: x\\r\\nAccept-Encoding: gzip\\r\\n"
-                   "If-None-Match: " + etag + "\\r\\n\\r\\n").encode()
-        socks = []
-        for i in range(n):
-            s = socket.socket()
-            s.bind(("127.0.0.%d" % (2 + i // 400), 0))
-            s.connect(("127.0.0.1", port))
-            s.sendall(request)
-            socks.append(s)
-        print("sent", flush=True)
-        sys.stdin.readline()
-        selector = selectors.DefaultSelector()
-        received = {}
-        for s in socks:
-            s.setblocking(False)
-            selector.register(s, selectors.EVENT_READ)
-            received[s] = b""
-        ok, other, last, open_count, deadline = 0, 0, 0.0, n, time.time() + 30
-        while open_count and time.time() < deadline:
-            for key, _ in selector.select(timeout=1):
-                s = key.fileobj
-                data = s.recv(65536)
-                received[s] += data
-                done = not data
-                head_end = received[s].find(b"\\r\\n\\r\\n")
-                if head_end >= 0:
-                    head = received[s][:head_end].decode("latin-1").lower()
-                    length = 0
-                    for line in head.split("\\r\\n"):
-                        if line.startswith("content-length:"):
-                            length = int(line.split(":")[1])
-                    done = done or len(received[s]) >= head_end + 4 + length
-                if done:
-                    if received[s].startswith(b"HTTP/1.1 200"):
-                        ok += 1
-                    else:
-                        other += 1
-                    last = time.monotonic()
-                    open_count -= 1
-                    selector.unregister(s)
-        print("answered", ok, "other", other, "last", last, flush=True)
-        """
-
     /// `/healthz` asked on a new connection every 2 ms from a thread of its own until stopped: when each began and
     /// how long it took (a failed probe counts as taking forever).
     final class Prober: Sendable {
@@ -98,7 +49,8 @@ import Testing
         let client = harness.client()
         let current = try await client.send("GET", "/v1/accounts/jack/tabs", headers: [("Accept-Encoding", "gzip")])
         let etag = try #require(current.header("ETag"))
-        let polls = try LineProcess("/usr/bin/python3", ["-c", Self.clientScript, String(harness.port), String(count), etag])
+        let request = "GET /v1/accounts/jack/tabs?wait=60 HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nIf-None-Match: \(etag)\r\n\r\n"
+        let polls = try HeldConnections.start(port: harness.port, count: count, request: request, spreadSources: true)
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 60) == "sent")
         #expect(try await ChangeWaitersTests.until(seconds: 30) { harness.service.publisher.waiters.held == count })
@@ -111,11 +63,11 @@ import Testing
             body: document(["Home", "Woken"]))
         let putAnswered = now()
         #expect(put.status == 200)
-        let answer = try await polls.readLine(seconds: 60).split(separator: " ")
+        let outcome = try await HeldConnections.outcome(polls)
         try await Task.sleep(for: .milliseconds(50))
         let probes = prober.stop()
-        #expect(answer.count == 6 && answer[1] == "\(count)" && answer[3] == "0", "\(answer.joined(separator: " "))")
-        let lastAnswer = answer.last.flatMap { Double(String($0)) } ?? 0
+        #expect(outcome["200"] == count && outcome.statuses.count == 1, "\(outcome)")
+        let lastAnswer = outcome.last
 
         // The probes asked during the wake (after the PUT's answer, before the last poll's).
         let during = probes.filter { $0.started >= putAnswered && $0.started < lastAnswer }
