@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a signature covers (docs/signing.md): the answer of `…/tabs` or of `…/tabs/manifest`.
+/// What a signature covers (docs/rollouts.md, "Signed layouts"): the answer of `…/tabs` or of `…/tabs/manifest`.
 public enum SignedKind: String, Sendable {
     case layout, manifest
 }

@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import SwiftASN1
 
-/// An Ed25519 private key that signs layouts and manifests (docs/signing.md), read from PKCS#8 PEM as
+/// An Ed25519 private key that signs layouts and manifests (docs/rollouts.md, "Signed layouts"), read from PKCS#8 PEM as
 /// `openssl genpkey -algorithm ed25519` writes it.
 public struct SigningKey: Sendable {
     /// RFC 8410's object identifier of Ed25519.

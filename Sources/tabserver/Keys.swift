@@ -4,7 +4,7 @@ import TabRuntime
 import TabSigning
 
 /// `--signing-key FILE` (repeatable) or `TABSERVER_SIGNING_KEYS` (comma-separated): the keys that sign layouts and
-/// manifests (docs/signing.md). Read before anything else starts, so that a bad key stops `serve` at once.
+/// manifests (docs/rollouts.md, "Signed layouts"). Read before anything else starts, so that a bad key stops `serve` at once.
 struct SigningOptions: ParsableArguments {
     @Option(
         name: .customLong("signing-key"),

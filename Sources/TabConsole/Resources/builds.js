@@ -8,7 +8,7 @@
 // separately, for each app version they have; a build gets a tab when both answers have it. Neither request names
 // a declared build (that takes platform and version together), so none counts as a sighting of one, which would
 // keep a build live (and gated) because the console looked at it, or as an answer withheld or served in a
-// rollout. What a build can open is the gate's rule over the names the build declared (API.md "App builds").
+// rollout. What a build can open is the gate's rule over the names the build declared (docs/builds.md, "The gate").
 
 import { send } from "./api.js";
 import { byId, cell, formatTime, limited } from "./dom.js";

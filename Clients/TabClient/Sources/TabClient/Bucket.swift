@@ -1,4 +1,4 @@
-/// The rollout bucket of an install, as the server computes it (API.md, "Environments and rollouts") and as
+/// The rollout bucket of an install, as the server computes it (docs/rollouts.md, "Who gets the candidate") and as
 /// GrowthBook's SDKs do: `fnv1a32(decimal(fnv1a32(seed + installId))) mod 10000`, FNV-1a 32 bits over the string's
 /// UTF-16 code units (each whole 16-bit unit XORed in; for ASCII the same as over its bytes). An install gets a
 /// rollout's candidate while `bucket < percent × 100`. Pure: the same answer on every device and on the server.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What an app build has (API.md, "App builds"): the view controllers and images a layout may name. An app's test
+/// What an app build has (docs/builds.md): the view controllers and images a layout may name. An app's test
 /// makes it from the app's own classes and writes it as JSON, the body of `PUT /v1/builds/{platform}/{appVersion}`
 /// that CI sends before the build ships (docs/client.md, "Declaring a build"), so that the server refuses a layout
 /// this build could not open.

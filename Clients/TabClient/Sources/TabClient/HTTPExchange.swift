@@ -15,7 +15,7 @@ struct HTTPAnswer: Sendable {
     }
 
     /// Whether `Vary` names `X-Install-Id`: the server chose this answer by the install, one arm of a running
-    /// rollout (API.md: "While a rollout runs, the client plane's answers `Vary` on `X-Install-Id` as well").
+    /// rollout (docs/rollouts.md, "What `Vary` does to caches").
     var variesByInstall: Bool {
         guard let vary = header("Vary") else { return false }
         return vary.split(separator: ",").contains {

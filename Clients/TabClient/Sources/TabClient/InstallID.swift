@@ -8,14 +8,14 @@ import Foundation
     import Musl
 #endif
 
-/// The opaque id an install names itself with in `X-Install-Id` (API.md, "Environments and rollouts"): at most
+/// The opaque id an install names itself with in `X-Install-Id` (docs/client.md, "Install id and environments"): at most
 /// 128 characters (Unicode scalars), none of them a control character. The server hashes it into a rollout
 /// bucket; it never says anything about the device.
 enum InstallID {
     /// The longest id the server accepts, in Unicode scalars.
     static let maximumLength = 128
 
-    /// What is wrong with `text` as an install id, or nil. Besides API.md's rule, a space at either end is
+    /// What is wrong with `text` as an install id, or nil. Besides the server's rule (docs/client.md), a space at either end is
     /// refused: a header value loses it on the way (RFC 9110 §5.5), and the server would bucket another id.
     static func problem(with text: String) -> String? {
         if text.isEmpty { return "an install id is empty" }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `…/tabs/bundle` document (API.md) an app ships so that its first launch needs no network and its first
+/// The `…/tabs/bundle` document (docs/client.md, "Add the package and ship today's layout") an app ships so that its first launch needs no network and its first
 /// request is a `304`: one compiled layout per locale (and platform and app version), each with its ETags.
 ///
 /// It holds the stable version of its environment when it was made, the same for every install: a rollout's

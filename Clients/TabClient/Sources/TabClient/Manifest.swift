@@ -1,6 +1,6 @@
 import Foundation
 
-/// `GET …/tabs/manifest` (API.md, "One answer for every install"): the same bytes for every install, from which a
+/// `GET …/tabs/manifest` (docs/rollouts.md, "Manifest mode"): the same bytes for every install, from which a
 /// client in manifest mode chooses its arm of a rollout itself and then fetches that version by number.
 public struct Manifest: Sendable, Hashable, Decodable {
     public var account: String

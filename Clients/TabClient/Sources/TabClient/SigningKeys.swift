@@ -6,7 +6,7 @@ import Foundation
     import Crypto
 #endif
 
-/// The Ed25519 public keys an app pins (API.md, "Signatures"): with them, a ``TabClient`` shows a layout or follows a
+/// The Ed25519 public keys an app pins (docs/rollouts.md, "Signed layouts"): with them, a ``TabClient`` shows a layout or follows a
 /// manifest only when its `Tabs-Signature` verifies with one of them, whether it came from the network, the disk cache
 /// or the bundle. Pin the next key as well before the server switches to it (docs/client.md, "Signed layouts").
 ///

@@ -83,7 +83,7 @@ public final class TabClient: Sendable {
     public let configuration: TabClientConfiguration
     /// The id sent as `X-Install-Id` with every request: ``TabClientConfiguration/installID`` when given, else the
     /// random one kept in the cache directory (made on first use). Give it to whoever reproduces a rollout's
-    /// buckets (API.md's formula); it identifies nothing but this install.
+    /// buckets (docs/rollouts.md's formula); it identifies nothing but this install.
     public let installID: String
     private let session: URLSession
     private let cache: LayoutCache?

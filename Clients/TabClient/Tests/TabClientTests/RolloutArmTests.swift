@@ -4,7 +4,7 @@ import Testing
 @testable import TabClient
 
 /// A rollback reaches the installs that had the candidate: while a rollout runs the server's answers `Vary` on
-/// `X-Install-Id` (API.md); when the layout shown came in such an answer and a lower version comes in one that does
+/// `X-Install-Id` (docs/rollouts.md); when the layout shown came in such an answer and a lower version comes in one that does
 /// not, the rollout ended and the lower version is the stable one, not a lagging replica's. Against a scripted
 /// responder on a real socket.
 @Suite struct RolloutArmTests {

@@ -1,7 +1,7 @@
 package io.tabserver.tabclient;
 
 /**
- * The rollout bucket of an install, as the server computes it (API.md, "Environments and rollouts") and as
+ * The rollout bucket of an install, as the server computes it (docs/rollouts.md, "Who gets the candidate") and as
  * GrowthBook's SDKs do: {@code fnv1a32(decimal(fnv1a32(seed + installId))) mod 10000}, FNV-1a 32 bits over the
  * string's UTF-16 code units (each whole 16-bit unit XORed in, not its UTF-8 bytes; for ASCII the two agree).
  * An install gets a rollout's candidate while {@code bucket < percent × 100}.

@@ -7,7 +7,7 @@ import java.util.TreeSet;
 import org.json.JSONObject;
 
 /**
- * What an app build has (API.md, "App builds"): the screens ({@code rootViewController} names) and images a layout may
+ * What an app build has (docs/builds.md): the screens ({@code rootViewController} names) and images a layout may
  * name. An app's test makes it and writes {@link #body()}, the body of {@code PUT /v1/builds/{platform}/{appVersion}}
  * that CI sends before the build ships (docs/android.md, "Declaring a build"), as TabClient's {@code BuildManifest}.
  */

@@ -8,7 +8,7 @@ import java.nio.charset.CodingErrorAction;
 import java.util.UUID;
 
 /**
- * The opaque id an install names itself with in {@code X-Install-Id} (API.md): at most 128 characters (code points),
+ * The opaque id an install names itself with in {@code X-Install-Id} (docs/client.md, "Install id and environments"): at most 128 characters (code points),
  * no control character, no space at either end. Kept in the file {@code install-id} in the cache directory (its UTF-8
  * bytes, nothing else), as TabClient (Swift) keeps it: made once, read back at every launch.
  */

@@ -12,7 +12,7 @@ import org.json.JSONArray;
 import org.json.JSONObject;
 
 /**
- * The {@code …/tabs/bundle} document (API.md) an app ships (in {@code res/raw} or {@code assets}), the same file an iOS
+ * The {@code …/tabs/bundle} document (docs/client.md, "Add the package and ship today's layout") an app ships (in {@code res/raw} or {@code assets}), the same file an iOS
  * app ships as {@code Tabs.bundle.json}: one compiled layout per locale (and platform and app version) with its ETags,
  * so that the first launch needs no network and the first request is a {@code 304}.
  */

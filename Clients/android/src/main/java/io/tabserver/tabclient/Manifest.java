@@ -7,7 +7,7 @@ import org.json.JSONArray;
 import org.json.JSONObject;
 
 /**
- * {@code GET …/tabs/manifest} (API.md, "One answer for every install"): the same bytes for every install, from which a
+ * {@code GET …/tabs/manifest} (docs/rollouts.md, "Manifest mode"): the same bytes for every install, from which a
  * client in manifest mode chooses its arm of a rollout itself ({@link #versionFor}) and fetches that version by number.
  */
 public final class Manifest {

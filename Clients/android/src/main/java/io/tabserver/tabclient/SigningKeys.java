@@ -16,7 +16,7 @@ import org.json.JSONArray;
 import org.json.JSONObject;
 
 /**
- * The Ed25519 public keys an app pins (API.md, "Signatures"): with them, a {@link TabClient} shows a layout or follows a
+ * The Ed25519 public keys an app pins (docs/rollouts.md, "Signed layouts"): with them, a {@link TabClient} shows a layout or follows a
  * manifest only when its {@code Tabs-Signature} verifies with one of them, from the network, the disk cache or the
  * bundle. Pin the next key as well before the server switches to it (docs/android.md, "Signed layouts").
  *

@@ -8,7 +8,7 @@ import org.json.JSONArray;
 import org.json.JSONObject;
 import org.junit.jupiter.api.Test;
 
-/** The rollout bucket is the server's and GrowthBook's: FNV-1a over UTF-16 code units (API.md's vectors). */
+/** The rollout bucket is the server's and GrowthBook's: FNV-1a over UTF-16 code units (the vectors of docs/rollouts.md). */
 class BucketTest {
     @Test
     void theSharedVectors() throws Exception {

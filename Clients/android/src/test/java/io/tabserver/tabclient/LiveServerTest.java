@@ -166,8 +166,8 @@ class LiveServerTest {
     }
 
     /**
-     * API.md: a manifest's {@code revision} "grows with every change to this manifest", and a client never follows an
-     * older one; so a rollback must give a higher revision, or manifest clients keep the candidate.
+     * docs/rollouts.md ("Manifest mode"): a manifest's {@code revision} grows with every change to it, and a client
+     * never follows an older one; so a rollback must give a higher revision, or manifest clients keep the candidate.
      */
     @Test
     void aRollbackReachesManifestClients() throws Exception {
