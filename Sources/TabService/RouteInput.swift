@@ -19,7 +19,7 @@ enum InputRefusal: Error {
     /// This problem is the answer (e.g. 404 for a path that names nothing that can exist).
     case problem(Problem)
     /// The value is wrong, said at the input's JSON Pointer (`/name`); the route's wrong fields are answered together in
-    /// one 400 (``RouteInputs/parse(_:request:match:label:)``).
+    /// one 400 whose detail names "the `label` query" (``RouteInputs/parse(_:request:match:label:)``): for query inputs.
     case field(String)
 }
 
