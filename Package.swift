@@ -53,14 +53,19 @@ let package = Package(
         .target(name: "HeaderFields", dependencies: ["TabTime"], swiftSettings: strict),
         // Times: the calendar once, RFC 3339 read (two explicit readings) and written, IMF-fixdate written.
         .target(name: "TabTime", swiftSettings: strict),
+        // RFC 9457 problem documents, written once for every layer that answers one (MicroHTTPD's refusals, the
+        // service, the start-up probes), the catalogue of their kinds, and the JSON string escaping all JSON shares.
+        .target(name: "ProblemDocument", swiftSettings: strict),
+        .testTarget(name: "ProblemDocumentTests", dependencies: ["ProblemDocument"], swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
-            dependencies: ["CMicroHTTPD", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMicroHTTPD", "ProblemDocument", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.
         .target(name: "ContentHash", swiftSettings: strict),
-        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
+        // (ProblemDocument: for its JSON string escaping, the one every JSON writer shares.)
+        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime", "ProblemDocument"], swiftSettings: strict),
         // Tokens, scopes and account globs, "may this token do this", audit entries: pure, the clock passed in.
         .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
@@ -97,8 +102,8 @@ let package = Package(
         .target(
             name: "TabService",
             dependencies: [
-                "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "CCurl",
+                "MicroHTTPD", "ProblemDocument", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression",
+                "HeaderFields", "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -113,8 +118,8 @@ let package = Package(
         .executableTarget(
             name: "tabserver",
             dependencies: [
-                "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
-                "TabDelivery", "TabSigning", "TabReview", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabService", "TabRuntime", "MicroHTTPD", "ProblemDocument", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
+                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

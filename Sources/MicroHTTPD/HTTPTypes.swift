@@ -1,3 +1,5 @@
+import ProblemDocument
+
 /// An HTTP request method, as libmicrohttpd read it from the request line.
 public enum HTTPMethod: Sendable, Equatable {
     case get, head, put, post, patch, delete, options
@@ -185,7 +187,7 @@ extension RequestRefusal {
     public var defaultResponse: HTTPResponse {
         let title: String
         let detail: String
-        var headers = [HTTPHeader("Content-Type", "application/problem+json"), HTTPHeader("Cache-Control", "no-store")]
+        var headers = [HTTPHeader("Content-Type", ProblemDocument.mediaType), HTTPHeader("Cache-Control", "no-store")]
         switch self {
         case .malformed(let what):
             title = "Bad Request"
@@ -207,23 +209,7 @@ extension RequestRefusal {
             title = "Service Unavailable"
             detail = "the server is stopping"
         }
-        let body = "{\"type\":\"about:blank\",\"title\":\"\(title)\",\"status\":\(status),\"detail\":\(jsonString(detail))}"
-        return HTTPResponse(status: status, headers: headers, body: Array(body.utf8))
+        let document = ProblemDocument(type: "about:blank", title: title, status: status, detail: detail)
+        return HTTPResponse(status: status, headers: headers, body: document.json)
     }
-}
-
-/// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
-private func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-            let hex = String(scalar.value, radix: 16)
-            out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        default: out.unicodeScalars.append(scalar)
-        }
-    }
-    return out + "\""
 }

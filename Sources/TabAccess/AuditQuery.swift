@@ -62,40 +62,6 @@ public struct AuditQuery: Sendable, Equatable {
         self.actor = actor
     }
 
-    /// The query in decoded query parameters (name, value); unknown parameters are ignored.
-    /// - Throws: `InvalidFields` (pointers `/after`, `/limit`, …) for a cursor this server did not make, a limit
-    ///   outside 1…1000, or an empty `account` or `actor`.
-    public init(parameters: [(name: String, value: String)]) throws(InvalidFields) {
-        self.init()
-        var errors: [FieldError] = []
-        for (name, value) in parameters {
-            switch name {
-            case "after":
-                if let cursor = AuditCursor(value) {
-                    after = cursor
-                } else {
-                    errors.append(FieldError(pointer: "/after", message: "not a cursor from this log"))
-                }
-            case "limit":
-                if let number = Int(value), (1...Self.maximumLimit).contains(number) {
-                    limit = number
-                } else {
-                    errors.append(FieldError(pointer: "/limit", message: "limit must be an integer from 1 to \(Self.maximumLimit)"))
-                }
-            case "account", "actor":
-                if value.isEmpty {
-                    errors.append(FieldError(pointer: "/" + name, message: "\(name) must not be empty"))
-                } else if name == "account" {
-                    account = value
-                } else {
-                    actor = value
-                }
-            default: continue
-            }
-        }
-        guard errors.isEmpty else { throw InvalidFields(errors: errors) }
-    }
-
     /// Whether `entry` belongs in the answer to this query (cursor and filters; not the page size).
     public func matches(_ entry: AuditEntry) -> Bool {
         entry.id > (after?.afterID ?? 0) && (account == nil || entry.account == account) && (actor == nil || entry.actor == actor)

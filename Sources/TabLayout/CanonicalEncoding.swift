@@ -1,3 +1,5 @@
+import ProblemDocument
+
 /// The canonical bytes of LAYOUT.md §2: UTF-8, keys sorted by their UTF-8 bytes, no insignificant
 /// whitespace, `/` not escaped, integers without a fraction.
 public enum CanonicalJSON {
@@ -35,38 +37,8 @@ public enum CanonicalJSON {
         }
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
-
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        var s = s
-        s.withUTF8 { bytes in
-            out.append(UInt8(ascii: "\""))
-            // Most strings need no escape: then their bytes are copied at once.
-            if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-                out.append(contentsOf: bytes)
-            } else {
-                for byte in bytes { writeEscaped(byte, into: &out) }
-            }
-            out.append(UInt8(ascii: "\""))
-        }
-    }
-
-    private static func writeEscaped(_ byte: UInt8, into out: inout [UInt8]) {
-        switch byte {
-        case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-        case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-        case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-        case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-        case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-        case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
-        case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
-        case 0x00..<0x20:
-            out.append(contentsOf: Array("\\u00".utf8))
-            out.append(hex[Int(byte >> 4)])
-            out.append(hex[Int(byte & 0x0F)])
-        default: out.append(byte)
-        }
-    }
+    /// `s` as a JSON string literal: the escaping every JSON the server writes shares (``JSONString``).
+    static func writeString(_ s: String, into out: inout [UInt8]) { JSONString.write(s, into: &out) }
 
     /// Decimal digits of `n`, written without an intermediate `String`.
     static func writeInteger(_ n: Int64, into out: inout [UInt8]) {

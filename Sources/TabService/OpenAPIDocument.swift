@@ -1,5 +1,6 @@
 /// The OpenAPI 3.1 description served at `/openapi.yaml`: the shared components below, and `paths` generated from
-/// the route table (each route's operation, its security and 401/429 from its access, HEAD from GET).
+/// the route table (each route's operation, its parameters from its declared inputs, its security and 401/429 from its
+/// access, 503/507 from touching the store, HEAD from GET).
 enum OpenAPIDocument {
     static let yaml = components + "\n" + paths(TabService.routeTable)
 
@@ -252,7 +253,12 @@ enum OpenAPIDocument {
             out += "  \(template.template):\n"
             if !template.parameterNames.isEmpty {
                 out += "    parameters:\n"
-                for name in template.parameterNames { out += "      - \(pathParameter(name))\n" }
+                for name in template.parameterNames {
+                    let declared = template.routes.lazy.flatMap { table.routes[$0.index].inputs }.first {
+                        $0.location == .path && $0.name == name
+                    }
+                    out += "      - \(declared?.parameterYAML ?? pathParameter(name))\n"
+                }
             }
             for (method, index) in template.routes {
                 let route = table.routes[index]
@@ -282,8 +288,15 @@ enum OpenAPIDocument {
             out += "      security: [{bearer: [\(scope.rawValue)]}]\n"
             answers += [(401, APIOperation.problem), (403, APIOperation.problem), (429, APIOperation.problem)]
         }
-        if !route.operation.parameters.isEmpty {
-            out += "      parameters:\n" + route.operation.parameters.map { "        - \($0)\n" }.joined()
+        // What the store answers when it cannot: no answer (503), a full disk (507).
+        if route.touchesStore {
+            for status in [503, 507] where !answers.contains(where: { $0.status == status }) {
+                answers.append((status, body ? APIOperation.problem : "{description: \(quoted(headDescription(status)))}"))
+            }
+        }
+        let parameters = route.inputs.filter { $0.location != .path }.map(\.parameterYAML) + route.operation.parameters
+        if !parameters.isEmpty {
+            out += "      parameters:\n" + parameters.map { "        - \($0)\n" }.joined()
         }
         if body, let requestBody = route.operation.requestBody { out += member("requestBody", requestBody, indent: 6) }
         out += "      responses:\n"

@@ -1,89 +1,8 @@
 import MicroHTTPD
+import ProblemDocument
 import TabDelivery
 import TabLayout
 import TabStore
-
-/// Every kind of problem the service answers with: its slug (the last part of the `type` URN), its status and
-/// title. One catalogue, so that a slug always means one status and one title.
-enum ProblemKind: String, CaseIterable, Sendable {
-    case badRequest = "bad-request"
-    case unauthorized = "unauthorized"
-    case notFound = "not-found"
-    case methodNotAllowed = "method-not-allowed"
-    case notAcceptable = "not-acceptable"
-    case baseMissing = "base-missing"
-    case layoutIsExtended = "layout-is-extended"
-    case preconditionFailed = "precondition-failed"
-    case tooLarge = "too-large"
-    case unsupportedMediaType = "unsupported-media-type"
-    case invalidLayout = "invalid-layout"
-    case preconditionRequired = "precondition-required"
-    case tooManyFailures = "too-many-failures"
-    case headerTooLarge = "header-too-large"
-    case internalError = "internal"
-    case busy = "busy"
-    case stopping = "stopping"
-    case storeUnavailable = "store-unavailable"
-    case tooManyHeld = "too-many-held"
-    case insufficientStorage = "insufficient-storage"
-    case insufficientScope = "insufficient-scope"
-    case invalidFields = "invalid-fields"
-    case lastAdminToken = "last-admin-token"
-    case tokenInactive = "token-inactive"
-    case rolloutConflict = "rollout-conflict"
-    case incompatibleBuild = "incompatible-build"
-    case changeRequestConflict = "change-request-conflict"
-
-    var status: Int {
-        switch self {
-        case .badRequest: 400
-        case .unauthorized: 401
-        case .notFound: 404
-        case .methodNotAllowed: 405
-        case .notAcceptable: 406
-        case .baseMissing: 409
-        case .layoutIsExtended: 409
-        case .preconditionFailed: 412
-        case .tooLarge: 413
-        case .unsupportedMediaType: 415
-        case .invalidLayout: 422
-        case .preconditionRequired: 428
-        case .tooManyFailures: 429
-        case .headerTooLarge: 431
-        case .internalError: 500
-        case .busy: 503
-        case .stopping: 503
-        case .storeUnavailable: 503
-        case .tooManyHeld: 503
-        case .insufficientStorage: 507
-        case .insufficientScope: 403
-        case .invalidFields, .incompatibleBuild: 422
-        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: 409
-        }
-    }
-
-    var title: String {
-        switch self {
-        case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: "Conflict"
-        case .insufficientScope: "Forbidden"
-        case .tooLarge: "Content Too Large"
-        case .insufficientStorage: "Insufficient Storage"
-        case .internalError: "Internal Server Error"
-        case .methodNotAllowed: "Method Not Allowed"
-        case .notAcceptable: "Not Acceptable"
-        case .notFound: "Not Found"
-        case .preconditionFailed: "Precondition Failed"
-        case .preconditionRequired: "Precondition Required"
-        case .headerTooLarge: "Request Header Fields Too Large"
-        case .busy, .stopping, .storeUnavailable, .tooManyHeld: "Service Unavailable"
-        case .tooManyFailures: "Too Many Requests"
-        case .unauthorized: "Unauthorized"
-        case .invalidLayout, .invalidFields, .incompatibleBuild: "Unprocessable Content"
-        case .unsupportedMediaType: "Unsupported Media Type"
-        }
-    }
-}
 
 /// RFC 9457 problem details, the body of every 4xx and 5xx answer. Handlers throw it (``RouteHandler``), and the
 /// dispatcher writes it (``response``): one writer.
@@ -106,30 +25,34 @@ struct Problem: Error {
     var slug: String { kind.rawValue }
     var title: String { kind.title }
 
-    /// `application/problem+json`, canonical JSON (with `errors` of `{pointer, line?, message}` for 422).
+    /// `application/problem+json` (``ProblemDocument``), with `errors` of `{pointer, line?, message}` for 422; the
+    /// extension members after the standard ones, which they cannot replace.
     var response: HTTPResponse {
-        var object: [String: JSONValue] = [
-            "type": .string("urn:tabserver:problem:\(slug)"), "title": .string(title), "status": .integer(Int64(status)),
-            "detail": .string(detail),
-        ]
+        var members: [(name: String, json: [UInt8])] = []
         if !errors.isEmpty {
-            object["errors"] = .array(
-                errors.map { error in
-                    var entry: [String: JSONValue] = ["pointer": .string(error.pointer), "message": .string(error.message)]
-                    if let line = error.line { entry["line"] = .integer(Int64(line)) }
-                    return .object(entry)
-                })
+            let entries = errors.map { error in
+                var entry: [String: JSONValue] = ["pointer": .string(error.pointer), "message": .string(error.message)]
+                if let line = error.line { entry["line"] = .integer(Int64(line)) }
+                return JSONValue.object(entry)
+            }
+            members.append(("errors", CanonicalJSON.encode(.array(entries))))
         }
-        object.merge(extensions) { standard, _ in standard }
+        for (name, value) in extensions where errors.isEmpty || name != "errors" { members.append((name, CanonicalJSON.encode(value))) }
         return HTTPResponse(
-            status: status, headers: [HTTPHeader("Content-Type", "application/problem+json")] + headers,
-            body: CanonicalJSON.encode(.object(object)))
+            status: status, headers: [HTTPHeader("Content-Type", ProblemDocument.mediaType)] + headers,
+            body: kind.document(detail: detail, members: members).json)
     }
 
     static func notFound(_ detail: String) -> Problem { Problem(.notFound, detail: detail) }
     /// 404 for an account with no layout of its own where there is no `default` layout either.
     static func noLayout(_ account: String) -> Problem { notFound("account '\(account)' has no layout and there is no default layout") }
     static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail: detail) }
+    /// 404 for a version number the account's history does not have.
+    static func noVersion(_ account: String, _ number: Int) -> Problem { notFound("account '\(account)' has no version \(number)") }
+    /// 404 for a change request id that names none.
+    static func noChangeRequest(_ id: String) -> Problem { notFound("there is no change request \(id.prefix(64))") }
+    /// 404 for a build id no one declared.
+    static func undeclaredBuild(_ id: some CustomStringConvertible) -> Problem { notFound("build \(id) is not declared") }
 
     static let invalidAccount = badRequest("an account id is 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' and '-'")
 

@@ -44,6 +44,11 @@ struct Endpoint: Sendable {
     let isRepresentation: Bool
     /// A request that changes what the service serves (logged as a committed change).
     let changesState: Bool
+    /// What the router parses for the handler, before it runs (``RouteInputs``); `openapi.yaml`'s parameters.
+    let inputs: [RouteInput]
+    /// Whether it reads or writes the store: then it can answer 503 (no answer) and 507 (disk full), listed in
+    /// `openapi.yaml` from this.
+    let touchesStore: Bool
     let operation: APIOperation
 
     /// Whether the request's body is read (only for operations that declare one); other requests' bodies are refused.
@@ -60,14 +65,18 @@ struct Route<Owner: Sendable>: Sendable {
     let endpoint: Endpoint
     let handler: @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
 
+    /// - Parameters:
+    ///   - inputs: the path, query and header inputs the handler reads (``RouteMatch/inputs``).
+    ///   - touchesStore: whether the handler reads or writes the store (503 and 507 in `openapi.yaml`).
     init(
         _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
-        changesState: Bool? = nil, _ operation: APIOperation,
+        changesState: Bool? = nil, inputs: [RouteInput] = [], touchesStore: Bool = false, _ operation: APIOperation,
         handler: @escaping @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
     ) {
         endpoint = Endpoint(
             method: method, template: template, access: access, label: label, isRepresentation: representation,
-            changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), operation: operation)
+            changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), inputs: inputs, touchesStore: touchesStore,
+            operation: operation)
         self.handler = handler
     }
 
@@ -95,7 +104,7 @@ extension RouteCollection {
     var handlers: [RouteHandler] { Self.routes.map { $0.bound(to: self) } }
 }
 
-/// What a handler gets besides the request: the path's `{…}` parameters, and who called.
+/// What a handler gets besides the request: the path's `{…}` parameters, its route's declared inputs, and who called.
 struct RouteMatch: Sendable {
     /// The template's parameter names, in order.
     let names: [String]
@@ -106,6 +115,23 @@ struct RouteMatch: Sendable {
     let grant: Grant?
     /// The template's slot in `tabserver_http_requests_total`.
     let slot: Int
+    /// The route's declared inputs, typed (parsed by the router before the handler runs).
+    private(set) var inputs = RouteInputs()
+
+    init(names: [String], first: String?, second: String?, grant: Grant?, slot: Int) {
+        self.names = names
+        self.first = first
+        self.second = second
+        self.grant = grant
+        self.slot = slot
+    }
+
+    /// This match with its route's inputs.
+    func with(_ inputs: RouteInputs) -> RouteMatch {
+        var match = self
+        match.inputs = inputs
+        return match
+    }
 
     /// The slot a memoised answer is counted under (``ReadMemo``): only on open routes, whose answers no token chose.
     var memoSlot: Int? { grant == nil ? slot : nil }
@@ -125,7 +151,8 @@ struct RouteMatch: Sendable {
 /// or block style (several lines, indented relative to their key); security, 401/429 and HEAD come from the route.
 struct APIOperation: Sendable {
     var summary: String
-    /// `parameters` entries: `$ref: '#/components/parameters/ifMatch'` or `{name: dryRun, in: query, …}`.
+    /// `parameters` entries besides the route's declared inputs (generated from them, first):
+    /// `$ref: '#/components/parameters/ifMatch'` or `{name: dryRun, in: query, …}`.
     var parameters: [String] = []
     /// The `requestBody` value, nil for operations without a body.
     var requestBody: String?

@@ -58,9 +58,14 @@ struct RouteTable: Sendable {
                 indices.allSatisfy { routes[$0].access.isOpen == first.access.isOpen }, "\(template): open and scoped routes mixed")
             precondition(indices.allSatisfy { routes[$0].label == first.label }, "\(template): routes disagree on their label")
             let segments = Self.segments(template)
+            let parameterNames = segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+            for index in indices {
+                let paths = routes[index].inputs.filter { $0.location == .path }.map(\.name)
+                precondition(paths.allSatisfy(parameterNames.contains), "\(template): a path input names no {parameter}")
+            }
             return Template(
                 template: template, segments: segments,
-                parameterNames: segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } },
+                parameterNames: parameterNames,
                 isOpen: first.access.isOpen, routes: indices.map { (routes[$0].method, $0) },
                 allow: methods.flatMap { $0 == .get ? ["GET", "HEAD"] : [$0.token] }.joined(separator: ", "), label: first.label,
                 slot: labels.firstIndex(of: first.label)!)  // every label was added above

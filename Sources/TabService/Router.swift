@@ -179,7 +179,8 @@ final class Router: Sendable {
         return .proceed(slot: template.slot, Matched(index: route, endpoint: endpoint, match: match), template: index)
     }
 
-    /// Dispatch: the route table's match, its checks, then the route's handler; a problem it throws is its answer.
+    /// Dispatch: the route table's match, its checks, the route's declared inputs parsed, then the route's handler; a
+    /// problem either throws is the answer.
     private func dispatch(_ request: borrowing HTTPRequest) -> (slot: Int, route: Endpoint?, reply: HTTPReply, grant: Grant?) {
         let slot: Int
         let matched: Matched
@@ -193,7 +194,9 @@ final class Router: Sendable {
         }
         let reply: HTTPReply
         do throws(Problem) {
-            reply = try handlers[matched.index](request, matched.match)
+            let inputs = try RouteInputs.parse(
+                matched.endpoint.inputs, request: request, match: matched.match, label: matched.endpoint.label)
+            reply = try handlers[matched.index](request, matched.match.with(inputs))
         } catch {
             reply = .response(error.response)
         }

@@ -1,6 +1,6 @@
-import Foundation
 import Logging
 import MicroHTTPD
+import ProblemDocument
 
 /// What `serve` answers while it waits for its store and builds its first snapshot: `/healthz` 200 (the process
 /// is alive), `/readyz` 503 saying what it waits for, anything else 503 with `Retry-After`. A platform's probes
@@ -20,38 +20,32 @@ final class StartupProbes: HTTPHandler, @unchecked Sendable {
     func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
         switch (request.method, request.path) {
         case (.get, "/healthz"), (.head, "/healthz"):
-            return .response(Self.json(200, #"{"status":"ok"}"#))
+            return .response(Self.healthy)
         case (.get, "/readyz"), (.head, "/readyz"):
-            return .response(Self.problem(slug: "starting", detail: "not ready: \(currentReason)"))
+            return .response(Self.problem("not ready: \(currentReason)"))
         default:
-            return .response(Self.problem(slug: "starting", detail: "the server is starting: \(currentReason); retry later"))
+            return .response(Self.problem("the server is starting: \(currentReason); retry later"))
         }
     }
 
     func reject(_ violation: RequestLimitViolation) -> HTTPResponse {
-        Self.problem(slug: "starting", detail: "the server is starting: \(currentReason); retry later")
+        Self.problem("the server is starting: \(currentReason); retry later")
     }
 
-    static func json(_ status: Int, _ body: String, headers: [HTTPHeader] = []) -> HTTPResponse {
+    /// `{"status":"ok"}` of `/healthz`, not to be stored.
+    static let healthy = HTTPResponse(
+        status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")],
+        body: Array(#"{"status":"ok"}"#.utf8))
+
+    /// A 503 ``ProblemKind/starting`` problem (RFC 9457) with `Retry-After`, not to be stored.
+    static func problem(_ detail: String) -> HTTPResponse {
         HTTPResponse(
-            status: status,
+            status: ProblemKind.starting.status,
             headers: [
-                HTTPHeader("Content-Type", status >= 400 ? "application/problem+json" : "application/json"),
-                HTTPHeader("Cache-Control", "no-store"),
-            ]
-                + headers,
-            body: Array(body.utf8))
-    }
-
-    /// A 503 problem (RFC 9457) with `Retry-After`.
-    static func problem(slug: String, detail: String) -> HTTPResponse {
-        let object: [String: Any] = [
-            "type": "urn:tabserver:problem:\(slug)", "title": "Service Unavailable", "status": 503, "detail": detail,
-        ]
-        let body =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) }
-            ?? "{}"
-        return json(503, body, headers: [HTTPHeader("Retry-After", "5")])
+                HTTPHeader("Content-Type", ProblemDocument.mediaType), HTTPHeader("Cache-Control", "no-store"),
+                HTTPHeader("Retry-After", "5"),
+            ],
+            body: ProblemKind.starting.document(detail: detail).json)
     }
 }
 

@@ -109,23 +109,6 @@ import Testing
         #expect(try json(first)["next"] as? String == AuditCursor(after: 3).description)
     }
 
-    @Test func queryParametersBecomeAQuery() throws {
-        let cursor = AuditCursor(after: 9)
-        let query = try AuditQuery(parameters: [
-            ("after", cursor.description), ("limit", "1000"), ("account", "jack"), ("actor", "ci"), ("x", "y"),
-        ])
-        #expect(query == AuditQuery(after: cursor, limit: 1000, account: "jack", actor: "ci"))
-        #expect(try AuditQuery(parameters: []) == AuditQuery())
-        do throws(InvalidFields) {
-            _ = try AuditQuery(parameters: [("after", "zzz"), ("limit", "0"), ("account", "")])
-            Issue.record("refused nothing")
-        } catch {
-            #expect(error.errors.map(\.pointer) == ["/after", "/limit", "/account"])
-        }
-        #expect(throws: InvalidFields.self) { try AuditQuery(parameters: [("limit", "1001")]) }
-        #expect(throws: InvalidFields.self) { try AuditQuery(parameters: [("limit", "ten")]) }
-    }
-
     @Test func filtersAndVisibilityKeepTheRightEntries() throws {
         func entry(_ id: Int64, _ actor: String, _ account: String?, _ environment: String? = nil) -> AuditEntry {
             AuditEntry(

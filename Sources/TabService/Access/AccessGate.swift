@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MicroHTTPD
+import ProblemDocument
 import TabAccess
 import TabLayout
 import TabStore

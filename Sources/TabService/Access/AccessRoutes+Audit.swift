@@ -5,14 +5,12 @@ import TabStore
 /// `GET /v1/audit` (docs/security.md, "The audit log").
 extension AccessRoutes {
     /// `GET /v1/audit?after=&limit=&account=&actor=`: oldest first, only the entries the token may read.
-    func readAudit(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
-        let query: AuditQuery
-        do throws(InvalidFields) {
-            let names = ["after", "limit", "account", "actor"]
-            query = try AuditQuery(parameters: names.compactMap { name in request.query(name).map { (name, $0) } })
-        } catch {
-            throw .invalidFields(error, what: "audit query", kind: .badRequest)
-        }
+    func readAudit(_ match: RouteMatch) -> HTTPReply {
+        let inputs = match.inputs
+        let query = AuditQuery(
+            after: inputs.query("after", as: AuditCursor.self),
+            limit: inputs.query("limit", as: AuditPageSize.self)?.value ?? AuditQuery.defaultLimit,
+            account: inputs.query("account", as: AuditFilter.self)?.text, actor: inputs.query("actor", as: AuditFilter.self)?.text)
         let grant = match.grant
         return .later { [self] () async throws(Problem) -> HTTPResponse in
             var readable: [AuditEntry] = []
@@ -43,4 +41,40 @@ extension AccessRoutes {
             return encodedJSON(200, AuditPage(fetched: readable, limit: query.limit))
         }
     }
+}
+
+/// `?after=`: a cursor this log made (a wrong one is a field of the audit query's 400).
+extension AuditCursor: RouteInputValue {
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let cursor = AuditCursor(text) else { throw .field("not a cursor from this log") }
+        self = cursor
+    }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `?limit=`: how many entries a page of the audit log holds, 1 to ``AuditQuery/maximumLimit``.
+struct AuditPageSize: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let number = Int(text), (1...AuditQuery.maximumLimit).contains(number) else {
+            throw .field("limit must be an integer from 1 to \(AuditQuery.maximumLimit)")
+        }
+        value = number
+    }
+
+    static var schema: String { "{type: integer, minimum: 1, maximum: \(AuditQuery.maximumLimit)}" }
+}
+
+/// `?account=` or `?actor=`: only the audit entries about that account, or by that actor; never empty.
+struct AuditFilter: RouteInputValue {
+    let text: String
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard !text.isEmpty else { throw .field("\(name) must not be empty") }
+        self.text = text
+    }
+
+    static var schema: String { "{type: string}" }
 }

@@ -74,7 +74,7 @@ extension AccessRoutes {
 
     /// Revokes the token (204; again is 204), or 409 when it is the last admin token and no bootstrap token exists.
     func revokeToken(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
-        let id = try Self.tokenID(match)
+        let id = match.inputs.path("id", as: TokenID.self)
         try refuseTokenBeyondGrant(id, match.grant, request)
         let grant = match.grant
         let now = self.now()
@@ -104,7 +104,7 @@ extension AccessRoutes {
 
     /// A new secret (answered once, 200); the old ones stay valid for the body's `overlap` (default none).
     func rotateToken(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
-        let id = try Self.tokenID(match)
+        let id = match.inputs.path("id", as: TokenID.self)
         let rotation: RotationSpec
         do throws(InvalidFields) {
             rotation = try RotationSpec(json: request.body)
@@ -135,12 +135,6 @@ extension AccessRoutes {
                 return encodedJSON(200, token.issued(with: secret))
             }
         }
-    }
-
-    /// The id in the path; 404 when it is none.
-    private static func tokenID(_ match: RouteMatch) throws(Problem) -> TokenID {
-        guard let id = TokenID(match["id"]) else { throw .notFound("no token '\(match["id"].prefix(64))'") }
-        return id
     }
 
     /// Runs `decide` on the token `id` (and all tokens) in the store's transaction, with the request's audit entry of
@@ -174,6 +168,16 @@ extension AccessRoutes {
         if case .notFound = error { return .notFound("no such token") }
         return failures.problem(error)
     }
+}
+
+/// A token's id in a path: 16 characters of `a-z2-7`; 404 for anything else (no token can have it).
+extension TokenID: RouteInputValue {
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let id = TokenID(text) else { throw .problem(.notFound("no token '\(text.prefix(64))'")) }
+        self = id
+    }
+
+    static var schema: String { "{type: string, pattern: '^[a-z2-7]{16}$'}" }
 }
 
 /// The body of `GET /v1/tokens`.

@@ -25,7 +25,7 @@ struct AccessRoutes: RouteCollection {
     /// API tokens (`admin`).
     static let tokenRoutes: [Route<AccessRoutes>] = [
         Route(
-            .post, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
+            .post, "/v1/tokens", .scoped(.admin, .service), label: "tokens", touchesStore: true,
             APIOperation(
                 "Make a token; its secret is in this answer only.",
                 requestBody: """
@@ -48,7 +48,7 @@ struct AccessRoutes: RouteCollection {
                 ])
         ) { routes, request, match throws(Problem) in try routes.createToken(request, match) },
         Route(
-            .get, "/v1/tokens", .scoped(.admin, .service), label: "tokens",
+            .get, "/v1/tokens", .scoped(.admin, .service), label: "tokens", touchesStore: true,
             APIOperation(
                 "Every token, without secrets, with lastUsedAt and revokedAt.",
                 responses: [
@@ -89,7 +89,8 @@ struct AccessRoutes: RouteCollection {
                 ])
         ) { _, _, match throws(Problem) in try AccessRoutes.tokenSelf(match) },
         Route(
-            .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token",
+            .delete, "/v1/tokens/{id}", .scoped(.admin, .service), label: "token", inputs: [.path("id", TokenID.self)],
+            touchesStore: true,
             APIOperation(
                 "Revoke the token, on every replica within a second.",
                 responses: [
@@ -98,7 +99,8 @@ struct AccessRoutes: RouteCollection {
                 ])
         ) { routes, request, match throws(Problem) in try routes.revokeToken(request, match) },
         Route(
-            .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate",
+            .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate", inputs: [.path("id", TokenID.self)],
+            touchesStore: true,
             APIOperation(
                 "A new secret; the old one stays valid for the overlap (ISO 8601, at most P7D, default none).",
                 requestBody: """
@@ -123,13 +125,12 @@ struct AccessRoutes: RouteCollection {
     static let auditRoutes: [Route<AccessRoutes>] = [
         Route(
             .get, "/v1/audit", .scoped(.read, .service), label: "audit",
+            inputs: [
+                .query("after", AuditCursor.self), .query("limit", AuditPageSize.self), .query("account", AuditFilter.self),
+                .query("actor", AuditFilter.self),
+            ], touchesStore: true,
             APIOperation(
                 "The audit log, oldest first: every change and every refused management request (401, 403).",
-                parameters: [
-                    "{name: after, in: query, schema: {type: string}}",
-                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
-                    "{name: account, in: query, schema: {type: string}}", "{name: actor, in: query, schema: {type: string}}",
-                ],
                 responses: [
                     (
                         200,
@@ -141,6 +142,6 @@ struct AccessRoutes: RouteCollection {
                     ),
                     (400, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in try routes.readAudit(request, match) }
+        ) { routes, _, match in routes.readAudit(match) }
     ]
 }

@@ -109,20 +109,8 @@ extension WebhookRoutes {
 
     /// `GET /v1/webhooks/{id}/deliveries?after=&limit=`: oldest first; `next` is the `after` of the next page.
     func listDeliveries(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
-        var after: Int64 = 0
-        if let text = request.query("after") {
-            guard let value = Int64(text), value >= 0, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-                throw .badRequest("after is the next value of a previous page, not '\(text.prefix(64))'")
-            }
-            after = value
-        }
-        var limit = 100
-        if let text = request.query("limit") {
-            guard let value = Int(text), (1...1000).contains(value), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
-                throw .badRequest("limit is a whole number from 1 to 1000, not '\(text.prefix(64))'")
-            }
-            limit = value
-        }
+        let after = match.inputs.query("after", as: DeliveryCursor.self)?.eventID ?? 0
+        let limit = match.inputs.query("limit", as: DeliveryPageSize.self)?.value ?? 100
         return onWebhook(match) { [self, after, limit] webhook async throws(Problem) -> HTTPResponse in
             do throws(StoreError) {
                 let fetched = try await store.deliveries(webhookID: webhook.id, afterEvent: after, limit: limit + 1)
@@ -139,7 +127,7 @@ extension WebhookRoutes {
 
     /// `POST /v1/webhooks/{id}/deliveries/{d}/redeliver`: pending again, due now (202: the worker sends it).
     func redeliver(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
-        let deliveryID = match["delivery"]
+        let deliveryID = match.inputs.path("delivery", as: String.self)
         return onWebhook(match) { [self] webhook async throws(Problem) -> HTTPResponse in
             do throws(StoreError) {
                 let audit = AuditContext.current?.entry(action: "webhook.redeliver", account: nil, status: 202)
@@ -183,7 +171,7 @@ extension WebhookRoutes {
     private func onWebhook(
         _ match: RouteMatch, _ work: @escaping @Sendable (StoredWebhook) async throws(Problem) -> HTTPResponse
     ) -> HTTPReply {
-        let id = match["id"]
+        let id = match.inputs.path("id", as: String.self)
         let grant = match.grant
         return .later { [self] () async throws(Problem) -> HTTPResponse in try await work(try await existing(id, within: grant)) }
     }

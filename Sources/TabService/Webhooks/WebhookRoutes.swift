@@ -22,9 +22,12 @@ struct WebhookRoutes: RouteCollection {
           application/json: {schema: {type: object, required: [id, url, events, accounts, active, createdAt]}}
         """
 
+    /// The `{id}` of a webhook's paths: any text (one that names no webhook is 404 once the store was asked).
+    static let webhookID = RouteInput.path("id", String.self)
+
     static let routes: [Route<WebhookRoutes>] = [
         Route(
-            .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
+            .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks", touchesStore: true,
             APIOperation(
                 "Make a webhook; its whsec_ secret is in this answer only.",
                 requestBody: """
@@ -42,7 +45,7 @@ struct WebhookRoutes: RouteCollection {
                 responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])
         ) { routes, request, match throws(Problem) in try routes.createWebhook(request, match) },
         Route(
-            .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks",
+            .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks", touchesStore: true,
             APIOperation(
                 "Every webhook (never their secrets).",
                 responses: [
@@ -57,28 +60,26 @@ struct WebhookRoutes: RouteCollection {
                 ])
         ) { routes, request, match throws(Problem) in try routes.listWebhooks(request, match) },
         Route(
-            .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
+            .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook", inputs: [webhookID], touchesStore: true,
             APIOperation("One webhook.", responses: [(200, webhookAnswer), (404, APIOperation.problem)])
         ) { routes, request, match throws(Problem) in try routes.readWebhook(request, match) },
         Route(
-            .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook",
+            .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook", inputs: [webhookID], touchesStore: true,
             APIOperation(
                 "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}"), (404, APIOperation.problem)])
         ) { routes, request, match throws(Problem) in try routes.deleteWebhook(request, match) },
         Route(
-            .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate",
+            .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate", inputs: [webhookID],
+            touchesStore: true,
             APIOperation(
                 "A new secret (in this answer only); the replaced one keeps signing for 24 hours.",
                 responses: [(200, webhookAnswer), (404, APIOperation.problem)])
         ) { routes, request, match throws(Problem) in try routes.rotateWebhookSecret(request, match) },
         Route(
             .get, "/v1/webhooks/{id}/deliveries", .scoped(.admin, .service), label: "webhook_deliveries",
+            inputs: [webhookID, .query("after", DeliveryCursor.self), .query("limit", DeliveryPageSize.self)], touchesStore: true,
             APIOperation(
                 "The webhook's deliveries, oldest first; next is the after of the next page.",
-                parameters: [
-                    "{name: after, in: query, schema: {type: string}}",
-                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
-                ],
                 responses: [
                     (
                         200,
@@ -93,6 +94,7 @@ struct WebhookRoutes: RouteCollection {
         ) { routes, request, match throws(Problem) in try routes.listDeliveries(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .scoped(.admin, .service), label: "webhook_redeliver",
+            inputs: [webhookID, .path("delivery", String.self)], touchesStore: true,
             APIOperation(
                 "Send a delivery again now.",
                 responses: [
@@ -101,4 +103,32 @@ struct WebhookRoutes: RouteCollection {
                 ])
         ) { routes, request, match throws(Problem) in try routes.redeliver(request, match) },
     ]
+}
+
+/// `?after=` of a webhook's deliveries: the `next` of a previous page (an event id, digits only).
+struct DeliveryCursor: RouteInputValue {
+    let eventID: Int64
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let value = Int64(text), value >= 0, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .problem(.badRequest("after is the next value of a previous page, not '\(text.prefix(64))'"))
+        }
+        eventID = value
+    }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `?limit=` of a webhook's deliveries: a whole number from 1 to 1000 (default 100).
+struct DeliveryPageSize: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let value = Int(text), (1...1000).contains(value), text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            throw .problem(.badRequest("limit is a whole number from 1 to 1000, not '\(text.prefix(64))'"))
+        }
+        self.value = value
+    }
+
+    static var schema: String { "{type: integer, minimum: 1, maximum: 1000}" }
 }

@@ -1,0 +1,131 @@
+import MicroHTTPD
+import TabAccess
+
+/// A type a route input is read as (Hummingbird's `Parameters.require(_:as:)`, swift-openapi-generator's
+/// `Operations.X.Input`): its parse, the refusal a bad value gets, and its OpenAPI schema, so that the handler, the
+/// answer to a bad value and `openapi.yaml` cannot disagree.
+protocol RouteInputValue: Sendable {
+    /// The value `text` (as sent, percent-decoded) stands for.
+    /// - Parameter name: the input's name, for the refusal.
+    /// - Throws: ``InputRefusal``: the problem a bad value gets.
+    init(input text: String, named name: String) throws(InputRefusal)
+
+    /// The OpenAPI `schema` of the input, YAML in flow style.
+    static var schema: String { get }
+}
+
+/// Why a route input's value was refused.
+enum InputRefusal: Error {
+    /// This problem is the answer (e.g. 404 for a path that names nothing that can exist).
+    case problem(Problem)
+    /// The value is wrong, said at the input's JSON Pointer (`/name`); the route's wrong fields are answered together in
+    /// one 400 whose detail names "the `label` query" (``RouteInputs/parse(_:request:match:label:)``): for query inputs.
+    case field(String)
+}
+
+/// Any text.
+extension String: RouteInputValue {
+    init(input text: String, named name: String) { self = text }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// One input a route declares: where it is read, its name, and its type's parse and schema. A handler reads the value
+/// from ``RouteMatch/inputs`` by the same location, name and type.
+struct RouteInput: Sendable {
+    /// Where an input is read.
+    enum Location: String, Sendable {
+        /// A `{name}` of the path template: always present.
+        case path
+        /// A query argument (`?name=`): optional.
+        case query
+        /// A request header field: optional.
+        case header
+    }
+
+    let location: Location
+    let name: String
+    /// The OpenAPI schema of its type.
+    let schema: String
+    /// The type's parse.
+    let parse: @Sendable (String) throws(InputRefusal) -> any Sendable
+
+    private init<Value: RouteInputValue>(_ location: Location, _ name: String, _ type: Value.Type) {
+        self.location = location
+        self.name = name
+        schema = Value.schema
+        parse = { text throws(InputRefusal) in try Value(input: text, named: name) }
+    }
+
+    /// The path template's `{name}`, read as `Value`.
+    static func path<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.path, name, type) }
+
+    /// The query argument `name`, read as `Value` when present.
+    static func query<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.query, name, type) }
+
+    /// The header field `name`, read as `Value` when present.
+    static func header<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.header, name, type) }
+
+    /// Its OpenAPI `parameters` entry (path parameters are required).
+    var parameterYAML: String {
+        "{name: \(name), in: \(location.rawValue)\(location == .path ? ", required: true" : ""), schema: \(schema)}"
+    }
+}
+
+/// The typed values of a route's declared inputs, parsed by the router before the handler runs: a handler reads
+/// only what its route declares (an undeclared name reads as nothing).
+struct RouteInputs: Sendable {
+    private var values: [String: any Sendable] = [:]
+
+    /// No inputs (a route that declares none).
+    init() {}
+
+    private static func key(_ location: RouteInput.Location, _ name: String) -> String { "\(location.rawValue) \(name)" }
+
+    /// The declared path input `{name}`; a path input is always there once its route matched.
+    func path<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value {
+        guard let value = values[Self.key(.path, name)] as? Value else {
+            preconditionFailure("{\(name)} is not a declared path input of type \(Value.self)")
+        }
+        return value
+    }
+
+    /// The declared query input `name`, nil when the request has none (or the route declares none of that name and type).
+    func query<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value? {
+        values[Self.key(.query, name)] as? Value
+    }
+
+    /// The declared header input `name`, nil when the request has none (or the route declares none of that name and type).
+    func header<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value? {
+        values[Self.key(.header, name)] as? Value
+    }
+
+    /// Reads and parses `declared` from the request, in order.
+    /// - Throws: the first ``InputRefusal/problem(_:)``, else one 400 with every ``InputRefusal/field(_:)`` at its
+    ///   pointer ("the `label` query has N problems").
+    static func parse(_ declared: [RouteInput], request: borrowing HTTPRequest, match: RouteMatch, label: String) throws(Problem)
+        -> RouteInputs
+    {
+        var inputs = RouteInputs()
+        var wrong: [FieldError] = []
+        for input in declared {
+            let text: String?
+            switch input.location {
+            case .path: text = match[input.name]
+            case .query: text = request.query(input.name)
+            case .header: text = request.header(input.name)
+            }
+            guard let text else { continue }
+            do throws(InputRefusal) {
+                inputs.values[key(input.location, input.name)] = try input.parse(text)
+            } catch {
+                switch error {
+                case .problem(let problem): throw problem
+                case .field(let message): wrong.append(FieldError(pointer: "/" + input.name, message: message))
+                }
+            }
+        }
+        guard wrong.isEmpty else { throw .invalidFields(InvalidFields(errors: wrong), what: "\(label) query", kind: .badRequest) }
+        return inputs
+    }
+}
