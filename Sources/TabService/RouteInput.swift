@@ -73,18 +73,43 @@ struct RouteInput: Sendable {
 }
 
 /// The typed values of a route's declared inputs, parsed by the router before the handler runs: a handler reads
-/// only what its route declares (an undeclared name reads as nothing).
+/// only what its route declares (an undeclared name reads as nothing). Kept beside the declarations (the route's own
+/// array, shared) in four inline slots, so that the read path's inputs cost no allocation per request.
 struct RouteInputs: Sendable {
-    private var values: [String: any Sendable] = [:]
+    /// The most inputs a route may declare (``RouteTable`` checks it).
+    static let capacity = 4
+
+    private var declared: [RouteInput] = []
+    private var values: ((any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?) = (nil, nil, nil, nil)
 
     /// No inputs (a route that declares none).
     init() {}
 
-    private static func key(_ location: RouteInput.Location, _ name: String) -> String { "\(location.rawValue) \(name)" }
+    private init(declared: [RouteInput]) { self.declared = declared }
+
+    /// The value of the declared input at `location` named `name`, nil when absent or undeclared.
+    private func value(_ location: RouteInput.Location, _ name: String) -> (any Sendable)? {
+        guard let index = declared.firstIndex(where: { $0.location == location && $0.name == name }) else { return nil }
+        return switch index {
+        case 0: values.0
+        case 1: values.1
+        case 2: values.2
+        default: values.3
+        }
+    }
+
+    private mutating func set(_ index: Int, _ value: any Sendable) {
+        switch index {
+        case 0: values.0 = value
+        case 1: values.1 = value
+        case 2: values.2 = value
+        default: values.3 = value
+        }
+    }
 
     /// The declared path input `{name}`; a path input is always there once its route matched.
     func path<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value {
-        guard let value = values[Self.key(.path, name)] as? Value else {
+        guard let value = value(.path, name) as? Value else {
             preconditionFailure("{\(name)} is not a declared path input of type \(Value.self)")
         }
         return value
@@ -92,12 +117,12 @@ struct RouteInputs: Sendable {
 
     /// The declared query input `name`, nil when the request has none (or the route declares none of that name and type).
     func query<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value? {
-        values[Self.key(.query, name)] as? Value
+        value(.query, name) as? Value
     }
 
     /// The declared header input `name`, nil when the request has none (or the route declares none of that name and type).
     func header<Value: RouteInputValue>(_ name: String, as type: Value.Type = Value.self) -> Value? {
-        values[Self.key(.header, name)] as? Value
+        value(.header, name) as? Value
     }
 
     /// Reads and parses `declared` from the request, in order.
@@ -106,9 +131,9 @@ struct RouteInputs: Sendable {
     static func parse(_ declared: [RouteInput], request: borrowing HTTPRequest, match: RouteMatch, label: String) throws(Problem)
         -> RouteInputs
     {
-        var inputs = RouteInputs()
+        var inputs = RouteInputs(declared: declared)
         var wrong: [FieldError] = []
-        for input in declared {
+        for (index, input) in declared.enumerated() {
             let text: String?
             switch input.location {
             case .path: text = match[input.name]
@@ -117,7 +142,7 @@ struct RouteInputs: Sendable {
             }
             guard let text else { continue }
             do throws(InputRefusal) {
-                inputs.values[key(input.location, input.name)] = try input.parse(text)
+                inputs.set(index, try input.parse(text))
             } catch {
                 switch error {
                 case .problem(let problem): throw problem
