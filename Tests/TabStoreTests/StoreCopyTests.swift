@@ -271,7 +271,8 @@ import Testing
 func sqlite3(_ path: String, _ command: String) throws -> [String] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [path, command]
+    // A store just closed may still hold its lock a moment (its own thread ends it): wait for it, as the store does.
+    process.arguments = ["-cmd", ".timeout 10000", path, command]
     let output = Pipe()
     process.standardOutput = output
     try process.run()
