@@ -11,9 +11,6 @@ import TabStore
 /// does and the others find it recorded (and reload it). Each replica also stores its answers per arm every two
 /// seconds, for `served` in `GET …/rollout`.
 extension TabService {
-    /// The author of the changes the clock makes, in history and events.
-    static let clockAuthor = "tabserver"
-
     /// Starts the stepper (until the service stops).
     func startRolloutStepper() {
         Task.detached { [weak self] in
@@ -21,31 +18,11 @@ extension TabService {
             while true {
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
-                await service.recordDueSteps()
+                await service.changes.recordDueSteps()
                 if ContinuousClock.now - lastFlush >= .seconds(2) {
                     lastFlush = .now
-                    await service.storeServedCounts()
+                    await service.changes.storeServedCounts()
                 }
-            }
-        }
-    }
-
-    /// Records the due transitions of every rollout the snapshot serves.
-    func recordDueSteps() async {
-        let now = Self.now
-        for served in snapshot.everyRollout where !served.rollout.advanced(to: now).transitions.isEmpty {
-            let rollout = served.rollout
-            do throws(StoreError) {
-                let recorded = try await store.changeRollout(
-                    account: rollout.account, environment: rollout.environment.text, author: Self.clockAuthor, audit: nil
-                ) { stored in stored.advanced(to: Self.now) }
-                await publish(recorded)
-            } catch .conflict {
-                // Another replica recorded it first: serve what it recorded.
-                try? await loadRollouts(account: rollout.account)
-            } catch {
-                metrics.storeErrors.add()
-                logger.error("recording rollout \(rollout.id) of \(rollout.account): \(error)")
             }
         }
     }
@@ -53,7 +30,7 @@ extension TabService {
     /// `/metrics`' rollout gauges: the percent and the state of every rollout under way in the served environment (1 on
     /// the state it is in), and this replica's answers per arm.
     func rolloutGauges() -> String {
-        let now = Self.now
+        let now = TabService.now
         var out = "# HELP tabserver_rollout_percent The share of installs that get a rollout's candidate.\n"
         out += "# TYPE tabserver_rollout_percent gauge\n"
         let served = snapshot.everyRollout.sorted {
@@ -82,16 +59,6 @@ extension TabService {
         return out
     }
 
-    /// Stores this replica's answers per arm of the rollouts it serves.
-    func storeServedCounts() async {
-        let counts = snapshot.everyRollout.map { ($0.rollout, $0.counts.served) }
-        do throws(StoreError) {
-            try await store.saveServed(counts, replica: replicaID)
-        } catch {
-            logger.error("storing rollout answer counts failed: \(error)")
-        }
-    }
-
     /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that
     /// account's running rollouts (in its `environment` label's environment when it has one), reason
     /// `"{alertname}: {summary}"`. Resolved alerts change nothing. Each rollback is authorized as the rollback
@@ -113,7 +80,7 @@ extension TabService {
             var lastRefusal: AccessRefusal?
             do throws(StoreError) {
                 let underWay = try await self.store.rolloutsUnderWay()
-                for (rollout, reason) in payload.rollbacks(among: underWay, at: Self.now) {
+                for (rollout, reason) in payload.rollbacks(among: underWay, at: TabService.now) {
                     let named: [String: JSONValue] = [
                         "account": .string(rollout.account), "environment": .string(rollout.environment.text),
                         "rollout": .integer(Int64(rollout.id)),
@@ -129,8 +96,8 @@ extension TabService {
                         let recorded = try await self.store.changeRollout(
                             account: rollout.account, environment: rollout.environment.text, author: author,
                             audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
-                        ) { (stored) throws(RolloutError) in try stored.rolledBack(reason: reason, at: Self.now) }
-                        await self.publish(recorded)
+                        ) { (stored) throws(RolloutError) in try stored.rolledBack(reason: reason, at: TabService.now) }
+                        await self.changes.publish(recorded)
                         rolledBack.append(.object(named.merging(["reason": .string(reason)]) { $1 }))
                     } catch .refused {
                         continue  // it ended meanwhile

@@ -2,7 +2,7 @@ import MicroHTTPD
 import TabDelivery
 
 /// Environments and rollouts (docs/rollouts.md): a layout's rollout and Alertmanager's alerts, behind the `deploy` scope.
-extension TabService {
+extension TabService: ManagementOperations {
     static let rolloutAnswer = """
         description: The rollout.
         content:

@@ -122,6 +122,8 @@ public final class TabService: HTTPHandler {
     let longPolls = LongPollResponses()
     /// The dispatcher, stored once at the end of the first phase of ``init`` (see ``router``).
     private let boundRouter = AtomicLazyReference<Router>()
+    /// The write commands, stored once at the end of the first phase of ``init`` (see ``changes``).
+    private let madeChanges = AtomicLazyReference<Changes>()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -159,10 +161,11 @@ public final class TabService: HTTPHandler {
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400))
+        _ = madeChanges.storeIfNil(makeChanges())
         _ = boundRouter.storeIfNil(bindRoutes())
         try await reloadTokens()
-        try await reloadBuilds()
-        try await loadRollouts()
+        try await changes.reloadBuilds()
+        try await changes.loadRollouts()
         followStoreChanges()
         startRolloutStepper()
         audit.pruneInTheBackground(retentionDays: configuration.auditRetentionDays, maxRows: configuration.auditMaxRows)
@@ -177,33 +180,41 @@ public final class TabService: HTTPHandler {
         return router
     }
 
+    /// The write commands (``makeChanges()``).
+    var changes: Changes {
+        guard let changes = madeChanges.load() else { preconditionFailure("the write commands are made in init, before any request") }
+        return changes
+    }
+
     /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
 
     /// The snapshot of one environment.
-    func snapshot(for environment: EnvironmentName) -> Snapshot {
-        let top = snapshot
-        return environment == environmentList.served ? top : top.environment(environment.text)
+    func snapshot(for environment: EnvironmentName) -> Snapshot { publisher.snapshot(for: environment, served: environmentList.served) }
+
+    // MARK: What the routes still on the service share with the management collection (``ManagementInputs``)
+
+    /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).
+    func storeProblem(_ error: StoreError) -> HTTPResponse {
+        noteStoreFailure(error)
+        return Problem.store(error).response
     }
 
-    /// Publishes a change to one environment's snapshot (see ``Publisher/publish(_:)``).
-    @discardableResult
-    func publish(in environment: EnvironmentName, _ change: @escaping @Sendable (Snapshot) -> (Snapshot, [ChangeEvent])?) async -> Snapshot
-    {
-        let served = environmentList.served
-        @Sendable func named(_ events: [ChangeEvent]) -> [ChangeEvent] {
-            events.map { event in
-                var event = event
-                event.environment = environment.text
-                return event
-            }
-        }
-        return await publisher.publish { top in
-            if environment == served { return change(top).map { ($0.0, named($0.1)) } }
-            guard let inner = top.contents.environments[environment.text], let (next, events) = change(inner) else { return nil }
-            return (top.replacing(environment: environment.text, with: next), named(events))
-        }
+    /// The environment a management request names (``ManagementInputs/environment(_:in:)``).
+    func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
+        ManagementInputs.environment(request, in: environmentList)
     }
+
+    /// Runs `body` with the route's checked address, or answers its problem (``ManagementInputs/layoutAddress(_:)``).
+    func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
+        ManagementInputs.withLayoutAddress(match, body)
+    }
+
+    /// The format of an uploaded source (``ManagementInputs/uploadFormat(_:)``).
+    func uploadFormat(_ request: borrowing HTTPRequest) -> SourceFormat? { ManagementInputs.uploadFormat(request) }
+
+    /// 415 for a source that is not a layout's media type.
+    func unsupportedMediaType() -> HTTPReply { .response(ManagementInputs.unsupportedLayoutType.response) }
 
     /// Drops the cached representations that no request used since the previous sweep, across every layout
     /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
