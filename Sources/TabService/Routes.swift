@@ -6,7 +6,7 @@ import Foundation
 extension TabService {
     static let routeSections: [RouteSection] = [
         .service(clientPlaneRoutes), .collection(\.management), .service(rolloutRoutes), .collection(\.access),
-        .service(operationsRoutes), .collection(\.webhooks), .service(buildRoutes), .service(changeRequestRoutes),
+        .service(operationsRoutes), .collection(\.webhooks), .collection(\.builds), .service(changeRequestRoutes),
     ]
 
     static let routeTable = RouteTable(routeSections.flatMap(\.endpoints))
@@ -30,7 +30,7 @@ extension TabService {
             previewSource: { request, _ in service.service.previewSource(request) },
             events: { request, match in service.service.eventStream(request, grant: match.grant) })
         let collections = ServiceCollections(
-            management: ManagementRoutes(changes: changes, readSide: readSide),
+            management: ManagementRoutes(changes: changes, readSide: readSide), builds: BuildRoutes(changes: changes),
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
@@ -64,6 +64,7 @@ extension TabService {
 /// The route collections of a service.
 struct ServiceCollections: Sendable {
     let management: ManagementRoutes
+    let builds: BuildRoutes
     let access: AccessRoutes
     let webhooks: WebhookRoutes
 }

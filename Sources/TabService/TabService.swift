@@ -192,6 +192,19 @@ public final class TabService: HTTPHandler {
     /// The snapshot of one environment.
     func snapshot(for environment: EnvironmentName) -> Snapshot { publisher.snapshot(for: environment, served: environmentList.served) }
 
+    // MARK: Background jobs: the service starts them, each runs on its capability's value
+
+    /// Every minute: the sightings of builds and the builds other replicas declared (``Changes/exchangeSightings()``).
+    func followBuilds() {
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .seconds(60))
+                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
+                await self.changes.exchangeSightings()
+            }
+        }
+    }
+
     // MARK: What the routes still on the service share with the management collection (``ManagementInputs``)
 
     /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).

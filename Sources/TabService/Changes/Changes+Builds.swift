@@ -80,4 +80,11 @@ extension Changes {
                 .object(["platform": .string($0.platform.rawValue), "appVersion": .string($0.version)])
             })
     }
+
+    /// What clients were seen goes to the store, and the builds other replicas declared come back (each minute).
+    func exchangeSightings() async {
+        let seen = builds.takeSeen()
+        if !seen.isEmpty { try? await store.markBuildsSeen(seen) }
+        try? await reloadBuilds()
+    }
 }
