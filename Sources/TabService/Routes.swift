@@ -6,7 +6,7 @@ import Foundation
 extension TabService {
     static let routeSections: [RouteSection] = [
         .service(clientPlaneRoutes), .collection(\.management), .service(rolloutRoutes), .collection(\.access),
-        .service(operationsRoutes), .collection(\.webhooks), .collection(\.builds), .service(changeRequestRoutes),
+        .service(operationsRoutes), .collection(\.webhooks), .collection(\.builds), .collection(\.changeRequests),
     ]
 
     static let routeTable = RouteTable(routeSections.flatMap(\.endpoints))
@@ -31,6 +31,7 @@ extension TabService {
             events: { request, match in service.service.eventStream(request, grant: match.grant) })
         let collections = ServiceCollections(
             management: ManagementRoutes(changes: changes, readSide: readSide), builds: BuildRoutes(changes: changes),
+            changeRequests: ChangeRequestRoutes(changes: changes),
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
@@ -65,6 +66,7 @@ extension TabService {
 struct ServiceCollections: Sendable {
     let management: ManagementRoutes
     let builds: BuildRoutes
+    let changeRequests: ChangeRequestRoutes
     let access: AccessRoutes
     let webhooks: WebhookRoutes
 }

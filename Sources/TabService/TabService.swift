@@ -205,6 +205,28 @@ public final class TabService: HTTPHandler {
         }
     }
 
+    /// Every second: approved change requests whose `applyAt` has come are applied (``Changes/applyDueChangeRequests(count:)``).
+    func applyScheduledChangeRequests() {
+        guard !configuration.approvals.required.isEmpty else { return }
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
+                await self.changes.applyDueChangeRequests { counts in self.changeRequestCounts.withLock { $0 = counts } }
+            }
+        }
+    }
+
+    /// `tabserver_change_requests{state}`: requests per state, as the clock last read them (each second).
+    var changeRequestGauges: String {
+        let counts = changeRequestCounts.withLock { $0 }
+        guard !counts.isEmpty else { return "" }
+        var text = "# HELP tabserver_change_requests Change requests by state (read by the schedule's clock each second).\n"
+        text += "# TYPE tabserver_change_requests gauge\n"
+        for (state, count) in counts.sorted(by: { $0.key < $1.key }) { text += "tabserver_change_requests{state=\"\(state)\"} \(count)\n" }
+        return text
+    }
+
     // MARK: What the routes still on the service share with the management collection (``ManagementInputs``)
 
     /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).

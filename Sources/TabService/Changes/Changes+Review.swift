@@ -215,4 +215,18 @@ extension Changes {
         let recorded = await record(finished, from: request, action: "change-request.\(finished.state.rawValue)")
         return applied ? recorded : result
     }
+
+    /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
+    /// handing `count` the change requests per state as read (nothing when the store could not be read).
+    func applyDueChangeRequests(count: ([String: Int]) -> Void) async {
+        let now = clock.unixMillis
+        guard let due = try? await store.changeRequests().compactMap({ ChangeRequest(json: $0.record) }) else { return }
+        var counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
+        for request in due { counts[request.state.rawValue, default: 0] += 1 }
+        count(counts)
+        for request in due where request.isDue(atMillis: now) {
+            let answer = await apply(request, by: "tabserver")
+            logger.info("change request \(request.id) applied at its time: \(answer.status)")
+        }
+    }
 }

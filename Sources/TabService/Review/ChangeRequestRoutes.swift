@@ -7,9 +7,10 @@ import TabLayout
 import TabReview
 import TabStore
 
-/// "Change requests and scheduled changes" (docs/change-requests.md): protected environments, review and apply.
-extension TabService {
-    // MARK: Routes
+/// "Change requests and scheduled changes" (docs/change-requests.md): change requests listed, read, approved,
+/// rejected, cancelled and applied. Holding a change for review, and its apply, are ``Changes``'s.
+struct ChangeRequestRoutes: RouteCollection {
+    let changes: Changes
 
     static let changeRequestAnswer = """
         description: The change request.
@@ -17,7 +18,7 @@ extension TabService {
           application/json: {schema: {type: object, required: [id, state, author, createdAt, environment, action, approvals, required]}}
         """
 
-    static let changeRequestRoutes: [Route<TabService>] = [
+    static let routes: [Route<ChangeRequestRoutes>] = [
         Route(
             .get, "/v1/change-requests", .scoped(.read, .service), label: "change_requests",
             APIOperation(
@@ -37,12 +38,12 @@ extension TabService {
                         """
                     ), (400, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.listChangeRequestsRoute(request, match) },
+        ) { routes, request, match in routes.listChangeRequestsRoute(request, match) },
         Route(
             .get, "/v1/change-requests/{id}", .scoped(.read, .service), label: "change_request",
             APIOperation(
                 "One change request.", responses: [(200, changeRequestAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
-        ) { service, _, match in service.changeRequestRoute(match, step: nil) },
+        ) { routes, _, match in routes.changeRequestRoute(match, step: nil) },
         Route(
             .post, "/v1/change-requests/{id}/approve", .scoped(.approve, .service), label: "change_request_approve",
             APIOperation(
@@ -57,7 +58,7 @@ extension TabService {
                     (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
                     (422, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.changeRequestRoute(match, step: .approve(body: request.body)) },
+        ) { routes, request, match in routes.changeRequestRoute(match, step: .approve(body: request.body)) },
         Route(
             .post, "/v1/change-requests/{id}/reject", .scoped(.approve, .service), label: "change_request_reject",
             APIOperation(
@@ -72,7 +73,7 @@ extension TabService {
                     (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
                     (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.changeRequestRoute(match, step: .reject(body: request.body)) },
+        ) { routes, request, match in routes.changeRequestRoute(match, step: .reject(body: request.body)) },
         Route(
             .post, "/v1/change-requests/{id}/cancel", .scoped(.write, .service), label: "change_request_cancel",
             APIOperation(
@@ -81,7 +82,7 @@ extension TabService {
                     (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
                     (503, APIOperation.problem),
                 ])
-        ) { service, _, match in service.changeRequestRoute(match, step: .cancel) },
+        ) { routes, _, match in routes.changeRequestRoute(match, step: .cancel) },
         Route(
             .post, "/v1/change-requests/{id}/apply", .scoped(.write, .service), label: "change_request_apply",
             APIOperation(
@@ -90,7 +91,7 @@ extension TabService {
                     (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
                     (412, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, _, match in service.changeRequestRoute(match, step: .apply) },
+        ) { routes, _, match in routes.changeRequestRoute(match, step: .apply) },
     ]
 
     /// A review step on one change request.
@@ -114,7 +115,7 @@ extension TabService {
         return .deferred {
             do throws(StoreError) {
                 // Oldest first; `after` (an id a previous page ended with) continues after it.
-                var stored = try await self.store.changeRequests()
+                var stored = try await self.changes.store.changeRequests()
                 if let after {
                     guard let index = stored.firstIndex(where: { $0.id == after }) else {
                         return Problem.badRequest("after names no change request ('\(after.prefix(64))')").response
@@ -129,7 +130,7 @@ extension TabService {
                 for request in all.prefix(limit) { listed.append(.object(try await self.changes.objectWithDiff(request))) }
                 return json(200, ["changeRequests": .array(listed)])
             } catch {
-                return self.storeProblem(error)
+                return self.changes.storeProblem(error)
             }
         }
     }
@@ -141,9 +142,9 @@ extension TabService {
         return .deferred {
             let stored: StoredChangeRequest?
             do throws(StoreError) {
-                stored = try await self.store.changeRequests().first { $0.id == id }
+                stored = try await self.changes.store.changeRequests().first { $0.id == id }
             } catch {
-                return self.storeProblem(error)
+                return self.changes.storeProblem(error)
             }
             guard let stored, let request = ChangeRequest(json: stored.record) else {
                 return Problem.notFound("there is no change request \(id.prefix(64))").response
@@ -163,13 +164,13 @@ extension TabService {
                 guard grant.mayRead(account: request.locale == nil ? request.account : nil, environment: request.environment) else {
                     return Problem.notFound("there is no change request \(id.prefix(64))").response
                 }
-                return Self.refusalResponse(refusal)
+                return Problem.refused(refusal).response
             }
             guard let step else {
                 do throws(StoreError) {
                     return json(200, try await self.changes.objectWithDiff(request))
                 } catch {
-                    return self.storeProblem(error)
+                    return self.changes.storeProblem(error)
                 }
             }
             return await self.review(request, step: step, by: grant?.name ?? "", isAdmin: grant?.scopes.grant(.admin) ?? true)
@@ -177,14 +178,14 @@ extension TabService {
     }
 
     private func review(_ request: ChangeRequest, step: ReviewStep, by name: String, isAdmin: Bool) async -> HTTPResponse {
-        let now = currentTimeMillis()
+        let now = changes.clock.unixMillis
         let next: ChangeRequest
         do throws(ReviewError) {
             switch step {
             case .approve(let body):
                 var applyAt: Int64?
                 if let text = Self.bodyString(body, "applyAt") {
-                    switch ManagementInputs.applyAt(text, pointer: "/applyAt", clock: .system) {
+                    switch ManagementInputs.applyAt(text, pointer: "/applyAt", clock: changes.clock) {
                     case .success(let millis): applyAt = millis
                     case .failure(let problem): return problem.problem.response
                     }
@@ -200,37 +201,6 @@ extension TabService {
             return Problem(error.status == 403 ? .insufficientScope : .changeRequestConflict, detail: error.description).response
         }
         return await changes.record(next, from: request, action: "change-request.\(next.state.rawValue)")
-    }
-
-    /// Every second: approved requests whose `applyAt` has come are applied, once across replicas.
-    func applyScheduledChangeRequests() {
-        guard !configuration.approvals.required.isEmpty else { return }
-        Task { [weak self] in
-            while true {
-                try? await Task.sleep(for: .seconds(1))
-                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
-                let now = currentTimeMillis()
-                guard let due = try? await self.store.changeRequests().compactMap({ ChangeRequest(json: $0.record) }) else { continue }
-                self.changeRequestCounts.withLock { counts in
-                    counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
-                    for request in due { counts[request.state.rawValue, default: 0] += 1 }
-                }
-                for request in due where request.isDue(atMillis: now) {
-                    let answer = await self.changes.apply(request, by: "tabserver")
-                    self.logger.info("change request \(request.id) applied at its time: \(answer.status)")
-                }
-            }
-        }
-    }
-
-    /// `tabserver_change_requests{state}`: requests per state, as the clock last read them (each second).
-    var changeRequestGauges: String {
-        let counts = changeRequestCounts.withLock { $0 }
-        guard !counts.isEmpty else { return "" }
-        var text = "# HELP tabserver_change_requests Change requests by state (read by the schedule's clock each second).\n"
-        text += "# TYPE tabserver_change_requests gauge\n"
-        for (state, count) in counts.sorted(by: { $0.key < $1.key }) { text += "tabserver_change_requests{state=\"\(state)\"} \(count)\n" }
-        return text
     }
 
     /// A string member of a JSON object body (nil when absent, or the body is not an object).
