@@ -5,7 +5,7 @@ import Foundation
 /// `openapi.yaml` are read off the table; the handlers are bound to the collections when the service is made.
 extension TabService {
     static let routeSections: [RouteSection] = [
-        .service(clientPlaneRoutes), .collection(\.management), .service(rolloutRoutes), .collection(\.access),
+        .service(clientPlaneRoutes), .collection(\.management), .collection(\.rollouts), .collection(\.access),
         .service(operationsRoutes), .collection(\.webhooks), .collection(\.builds), .collection(\.changeRequests),
     ]
 
@@ -30,8 +30,8 @@ extension TabService {
             previewSource: { request, _ in service.service.previewSource(request) },
             events: { request, match in service.service.eventStream(request, grant: match.grant) })
         let collections = ServiceCollections(
-            management: ManagementRoutes(changes: changes, readSide: readSide), builds: BuildRoutes(changes: changes),
-            changeRequests: ChangeRequestRoutes(changes: changes),
+            management: ManagementRoutes(changes: changes, readSide: readSide), rollouts: RolloutRoutes(changes: changes, audit: audit),
+            builds: BuildRoutes(changes: changes), changeRequests: ChangeRequestRoutes(changes: changes),
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
@@ -65,6 +65,7 @@ extension TabService {
 /// The route collections of a service.
 struct ServiceCollections: Sendable {
     let management: ManagementRoutes
+    let rollouts: RolloutRoutes
     let builds: BuildRoutes
     let changeRequests: ChangeRequestRoutes
     let access: AccessRoutes

@@ -186,6 +186,9 @@ public final class TabService: HTTPHandler {
         return changes
     }
 
+    /// The store's clock as TabDelivery takes it.
+    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
+
     /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
 
@@ -193,6 +196,25 @@ public final class TabService: HTTPHandler {
     func snapshot(for environment: EnvironmentName) -> Snapshot { publisher.snapshot(for: environment, served: environmentList.served) }
 
     // MARK: Background jobs: the service starts them, each runs on its capability's value
+
+    /// Starts the stepper (until the service stops).
+    func startRolloutStepper() {
+        Task.detached { [weak self] in
+            var lastFlush = ContinuousClock.now
+            while true {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
+                await service.changes.recordDueSteps()
+                if ContinuousClock.now - lastFlush >= .seconds(2) {
+                    lastFlush = .now
+                    await service.changes.storeServedCounts()
+                }
+            }
+        }
+    }
+
+    /// `/metrics`' rollout gauges (``Changes/rolloutGauges()``).
+    func rolloutGauges() -> String { changes.rolloutGauges() }
 
     /// Every minute: the sightings of builds and the builds other replicas declared (``Changes/exchangeSightings()``).
     func followBuilds() {

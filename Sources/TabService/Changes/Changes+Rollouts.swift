@@ -258,37 +258,4 @@ extension Changes {
         }
     }
 
-    /// The author of the changes the clock makes, in history and events.
-    static let clockAuthor = "tabserver"
-
-    /// Records the due transitions of every rollout the snapshot serves.
-    func recordDueSteps() async {
-        let now = clock.now
-        let clock = clock
-        for served in publisher.snapshot.everyRollout where !served.rollout.advanced(to: now).transitions.isEmpty {
-            let rollout = served.rollout
-            do throws(StoreError) {
-                let recorded = try await store.changeRollout(
-                    account: rollout.account, environment: rollout.environment.text, author: Self.clockAuthor, audit: nil
-                ) { stored in stored.advanced(to: clock.now) }
-                await publish(recorded)
-            } catch .conflict {
-                // Another replica recorded it first: serve what it recorded.
-                try? await loadRollouts(account: rollout.account)
-            } catch {
-                metrics.storeErrors.add()
-                logger.error("recording rollout \(rollout.id) of \(rollout.account): \(error)")
-            }
-        }
-    }
-
-    /// Stores this replica's answers per arm of the rollouts it serves.
-    func storeServedCounts() async {
-        let counts = publisher.snapshot.everyRollout.map { ($0.rollout, $0.counts.served) }
-        do throws(StoreError) {
-            try await store.saveServed(counts, replica: replicaID)
-        } catch {
-            logger.error("storing rollout answer counts failed: \(error)")
-        }
-    }
 }

@@ -279,6 +279,8 @@ extension ManagementOperations {
     static var ifNoneMatchStar: String { "$ref: '#/components/parameters/ifNoneMatchStar'" }
     static var written: String { "{$ref: '#/components/responses/Written'}" }
     static var sourceBody: String { "{$ref: '#/components/requestBodies/Source'}" }
+    /// `?environment=`, declared once with the client plane's routes.
+    static var environmentParameter: String { TabService.environmentParameter }
 
     /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
     /// and when an approved change request is applied.

@@ -8,16 +8,13 @@ import TabStore
 
 /// The handlers of "Environments and rollouts" (docs/rollouts.md): a rollout started, read, raised or paused, completed or rolled
 /// back, and Alertmanager's alerts that roll rollouts back. The decisions are TabDelivery's; the store records each
-/// change once (conditional on the revision read); this file publishes what was recorded.
-extension TabService {
-    /// The store's clock as TabDelivery takes it.
-    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
-
+/// change once (conditional on the revision read); ``Changes`` publishes what was recorded.
+extension RolloutRoutes {
     /// The account and environment a rollout route names.
     private func rolloutTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> Result<(String, EnvironmentName), ProblemError> {
         let account = match["account"]
         guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
-        return managedEnvironment(request).map { (account, $0) }
+        return ManagementInputs.environment(request, in: changes.environments).map { (account, $0) }
     }
 
     /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
@@ -29,12 +26,12 @@ extension TabService {
         }
         let plan: RolloutPlan
         do throws(RolloutError) {
-            plan = try RolloutPlan.decode(request.body, now: TabService.now)
+            plan = try RolloutPlan.decode(request.body, now: changes.clock.now)
         } catch {
             return .response(Problem.rollout(error).response)
         }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: .system) {
+        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
@@ -47,7 +44,7 @@ extension TabService {
                 do throws(StoreError) {
                     misses = try await self.changes.gateMisses(account: account, version: plan.version, in: environment)
                 } catch {
-                    return self.storeProblem(error)
+                    return self.changes.storeProblem(error)
                 }
                 return await self.changes.holdForReview(
                     action: "rollout.start", account: account, environment: environment, version: plan.version, precondition: precondition,
@@ -64,18 +61,18 @@ extension TabService {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let promotion: PromotionRequest
         do throws(RolloutError) {
-            promotion = try PromotionRequest.decode(request.body, environments: environmentList, now: TabService.now)
+            promotion = try PromotionRequest.decode(request.body, environments: changes.environments, now: changes.clock.now)
         } catch {
             return .response(Problem.rollout(error).response)
         }
         // The route's check covered the account; the environment a promotion changes is its body's `to`.
         if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
             let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            auditRefusal(refusal, grant: grant, request, account: account)
-            return .response(Self.refusalResponse(refusal))
+            audit.refuse(refusal, grant: grant, request, account: account)
+            return .response(Problem.refused(refusal).response)
         }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: .system) {
+        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
@@ -84,12 +81,12 @@ extension TabService {
         let body = request.body
         return .deferred {
             if !options.applying, let required = self.changes.reviewRequired(in: promotion.to, options) {
-                let version = self.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
+                let version = self.changes.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
                 let misses: [BuildMiss]
                 do throws(StoreError) {
                     misses = try await self.changes.gateMisses(account: account, version: version, in: promotion.to)
                 } catch {
-                    return self.storeProblem(error)
+                    return self.changes.storeProblem(error)
                 }
                 return await self.changes.holdForReview(
                     action: "layout.promote", account: account, environment: promotion.to, version: version, precondition: precondition,
@@ -105,17 +102,18 @@ extension TabService {
         guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
         let promotion: PromotionRequest
         do throws(RolloutError) {
-            promotion = try PromotionRequest.decode(request.body, environments: environmentList, allowsRollout: false, now: TabService.now)
+            promotion = try PromotionRequest.decode(
+                request.body, environments: changes.environments, allowsRollout: false, now: changes.clock.now)
         } catch {
             return .response(Problem.rollout(error).response)
         }
         if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
             let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            auditRefusal(refusal, grant: grant, request, account: nil)
-            return .response(Self.refusalResponse(refusal))
+            audit.refuse(refusal, grant: grant, request, account: nil)
+            return .response(Problem.refused(refusal).response)
         }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: .system) {
+        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
@@ -126,9 +124,9 @@ extension TabService {
             if let required = self.changes.reviewRequired(in: promotion.to, options) {
                 // Its precondition is checked now against the table `to` serves, as a held strings write's is.
                 do throws(StoreError) {
-                    try precondition.checkWrite(current: self.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
+                    try precondition.checkWrite(current: self.changes.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
                 } catch {
-                    return self.storeProblem(error)
+                    return self.changes.storeProblem(error)
                 }
                 return await self.changes.holdForReview(
                     action: "strings.promote", account: "", environment: promotion.to, version: nil, precondition: precondition,
@@ -150,12 +148,13 @@ extension TabService {
             do throws(StoreError) {
                 // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
                 await self.changes.storeServedCounts()
-                guard let (rollout, served) = try await self.store.latestRollout(account: account, environment: environment.text) else {
+                guard let (rollout, served) = try await self.changes.store.latestRollout(account: account, environment: environment.text)
+                else {
                     return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
                 }
                 return self.changes.rolloutAnswer(rollout, status: 200, served: served)
             } catch {
-                return self.storeProblem(error)
+                return self.changes.storeProblem(error)
             }
         }
     }
@@ -181,19 +180,19 @@ extension TabService {
             }
         }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: .system) {
+        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
         let body = request.body
-        let candidate = snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
+        let candidate = changes.snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
         return .deferred {
             if !options.applying, let required = self.changes.reviewRequired(in: environment, options) {
                 let misses: [BuildMiss]
                 do throws(StoreError) {
                     misses = try await self.changes.gateMisses(account: account, version: candidate, in: environment)
                 } catch {
-                    return self.storeProblem(error)
+                    return self.changes.storeProblem(error)
                 }
                 return await self.changes.holdForReview(
                     action: action, account: account, environment: environment, version: candidate, precondition: .none, author: author,
@@ -209,4 +208,61 @@ extension TabService {
         }
     }
 
+    /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that
+    /// account's running rollouts (in its `environment` label's environment when it has one), reason
+    /// `"{alertname}: {summary}"`. Resolved alerts change nothing. Each rollback is authorized as the rollback
+    /// route would authorize it (the token's accounts and environments); refused ones are listed in `refused` and
+    /// audited, and the answer is 403 when every rollback asked for was refused.
+    func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let payload: AlertmanagerPayload
+        do throws(RolloutError) {
+            payload = try AlertmanagerPayload.decode(request.body)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let author = match.author
+        let grant = match.grant
+        let refusalEntry = RefusalEntryMaker(audit.addresses, request, grant: grant)
+        return .deferred {
+            var rolledBack: [JSONValue] = []
+            var refused: [JSONValue] = []
+            var lastRefusal: AccessRefusal?
+            do throws(StoreError) {
+                let underWay = try await self.changes.store.rolloutsUnderWay()
+                for (rollout, reason) in payload.rollbacks(among: underWay, at: changes.clock.now) {
+                    let named: [String: JSONValue] = [
+                        "account": .string(rollout.account), "environment": .string(rollout.environment.text),
+                        "rollout": .integer(Int64(rollout.id)),
+                    ]
+                    let access = AccessRequest(scope: .rollback, target: .account(rollout.account), environment: rollout.environment.text)
+                    if let refusal = grant?.authorize(access) {
+                        self.audit.buffer(refusalEntry.entry(refusal, account: rollout.account, environment: rollout.environment.text))
+                        refused.append(.object(named.merging(["reason": .string(refusal.clientDescription)]) { $1 }))
+                        lastRefusal = refusal
+                        continue
+                    }
+                    do throws(StoreError) {
+                        let recorded = try await self.changes.store.changeRollout(
+                            account: rollout.account, environment: rollout.environment.text, author: author,
+                            audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
+                        ) { (stored) throws(RolloutError) in try stored.rolledBack(reason: reason, at: changes.clock.now) }
+                        await self.changes.publish(recorded)
+                        rolledBack.append(.object(named.merging(["reason": .string(reason)]) { $1 }))
+                    } catch .refused {
+                        continue  // it ended meanwhile
+                    }
+                }
+            } catch {
+                return self.changes.storeProblem(error)
+            }
+            if rolledBack.isEmpty, let lastRefusal {
+                var problem = Problem(
+                    .insufficientScope, detail: "the token may roll back none of the \(refused.count) rollouts the alerts name",
+                    headers: [HTTPHeader("WWW-Authenticate", lastRefusal.wwwAuthenticate)])
+                problem.extensions["refused"] = .array(refused)
+                return problem.response
+            }
+            return json(200, ["rolledBack": .array(rolledBack), "refused": .array(refused)])
+        }
+    }
 }
