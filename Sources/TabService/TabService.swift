@@ -144,20 +144,8 @@ public final class TabService: HTTPHandler {
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
-        // One snapshot per environment, published as one (the served environment's holds the others): a change in
-        // any environment is one publication, with one sequence number for long-polls and the change feed.
-        let vary = environments.isDefault ? nil : "Tabs-Environment"
-        var served = Snapshot.build(
-            layouts: try await store.currentLayouts(environment: environments.served.text),
-            strings: try await store.currentStrings(environment: environments.served.text), budget: budget, logger: logger, vary: vary)
-        for name in environments.names where name != environments.served {
-            let layouts = try await store.currentLayouts(environment: name.text)
-            let strings = try await store.currentStrings(environment: name.text)
-            served = served.replacing(
-                environment: name.text, with: Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger, vary: vary)
-            )
-        }
-        publisher = Publisher(served)
+        publisher = Publisher(
+            try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger))
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400))

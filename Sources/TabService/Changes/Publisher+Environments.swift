@@ -1,4 +1,6 @@
+import Logging
 import TabDelivery
+import TabStore
 
 /// One publication holds every environment's snapshot: the served environment's at the top, holding the others'.
 extension Publisher {
@@ -25,5 +27,28 @@ extension Publisher {
             guard let inner = top.contents.environments[environment.text], let (next, events) = change(inner) else { return nil }
             return (top.replacing(environment: environment.text, with: next), named(events))
         }
+    }
+}
+
+extension Snapshot {
+    /// The first publication: every current layout and strings table of every environment in `store`, compiled.
+    /// One snapshot per environment, published as one (the served environment's holds the others'): a change in any
+    /// environment is one publication, with one sequence number for long-polls and the change feed.
+    /// - Throws: ``StoreError`` when the store cannot be read.
+    static func load(from store: any TabStore, environments: EnvironmentList, budget: VariantBudget, logger: Logger)
+        async throws(StoreError) -> Snapshot
+    {
+        let vary = environments.isDefault ? nil : "Tabs-Environment"
+        var served = Snapshot.build(
+            layouts: try await store.currentLayouts(environment: environments.served.text),
+            strings: try await store.currentStrings(environment: environments.served.text), budget: budget, logger: logger, vary: vary)
+        for name in environments.names where name != environments.served {
+            let layouts = try await store.currentLayouts(environment: name.text)
+            let strings = try await store.currentStrings(environment: name.text)
+            served = served.replacing(
+                environment: name.text, with: Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger, vary: vary)
+            )
+        }
+        return served
     }
 }
