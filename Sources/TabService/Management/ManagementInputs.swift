@@ -102,6 +102,16 @@ enum ManagementInputs {
         return .success(options)
     }
 
+    /// The environment a write names (``environment(_:in:)``) and its options there (``writeOptions(_:_:environment:clock:)``).
+    static func environmentAndOptions(
+        _ request: borrowing HTTPRequest, _ match: RouteMatch, in environments: EnvironmentList, clock: TimeSource
+    ) -> Result<(EnvironmentName, WriteOptions), ProblemError> {
+        switch environment(request, in: environments) {
+        case .success(let environment): writeOptions(request, match, environment: environment, clock: clock).map { (environment, $0) }
+        case .failure(let problem): .failure(problem)
+        }
+    }
+
     /// An `Apply-At` or `applyAt`: RFC 3339, not in the past, at most a year ahead (422 at `pointer` otherwise).
     static func applyAt(_ text: String, pointer: String, clock: TimeSource) -> Result<Int64, ProblemError> {
         let now = clock.unixMillis

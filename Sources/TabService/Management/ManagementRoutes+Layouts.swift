@@ -81,14 +81,9 @@ extension ManagementRoutes {
     /// `DELETE …/layout`: a deletion record (the history stays).
     func deleteLayoutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let precondition = ManagementInputs.precondition(request)
-        let environment: EnvironmentName
-        switch ManagementInputs.environment(request, in: changes.environments) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
-        case .success(let chosen): options = chosen
+        let (environment, options): (EnvironmentName, WriteOptions)
+        switch ManagementInputs.environmentAndOptions(request, match, in: changes.environments, clock: changes.clock) {
+        case .success(let chosen): (environment, options) = chosen
         case .failure(let problem): return .response(problem.response)
         }
         return ManagementInputs.withLayoutAddress(match) { account, _ in
@@ -122,14 +117,9 @@ extension ManagementRoutes {
     /// `POST …/layout/versions/{version}/restore`: a new version with that version's content.
     func restoreRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let precondition = ManagementInputs.precondition(request)
-        let environment: EnvironmentName
-        switch ManagementInputs.environment(request, in: changes.environments) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
-        case .success(let chosen): options = chosen
+        let (environment, options): (EnvironmentName, WriteOptions)
+        switch ManagementInputs.environmentAndOptions(request, match, in: changes.environments, clock: changes.clock) {
+        case .success(let chosen): (environment, options) = chosen
         case .failure(let problem): return .response(problem.response)
         }
         return ManagementInputs.withLayoutAddress(match) { account, number in

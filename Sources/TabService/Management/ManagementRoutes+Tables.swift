@@ -92,14 +92,9 @@ extension ManagementRoutes {
                     .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
                 ).response)
         }
-        let environment: EnvironmentName
-        switch ManagementInputs.environment(request, in: changes.environments) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
-        case .success(let chosen): options = chosen
+        let (environment, options): (EnvironmentName, WriteOptions)
+        switch ManagementInputs.environmentAndOptions(request, match, in: changes.environments, clock: changes.clock) {
+        case .success(let chosen): (environment, options) = chosen
         case .failure(let problem): return .response(problem.response)
         }
         let body = request.body

@@ -55,6 +55,19 @@ extension RolloutRoutes {
         }
     }
 
+    /// The options of a promotion; 403 (audited) when the token's environments do not cover its `to`: the route's
+    /// check covered the account, the environment a promotion changes is its body's.
+    private func promotionOptions(
+        _ promotion: PromotionRequest, _ request: borrowing HTTPRequest, _ match: RouteMatch, account: String?
+    ) -> Result<WriteOptions, ProblemError> {
+        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
+            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
+            audit.refuse(refusal, grant: grant, request, account: account)
+            return .failure(ProblemError(Problem.refused(refusal)))
+        }
+        return ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock)
+    }
+
     /// `POST …/layout/promote`: `to` points at `from`'s version (`If-Match` against `to`'s), or a rollout of it starts.
     func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let account = match["account"]
@@ -65,14 +78,8 @@ extension RolloutRoutes {
         } catch {
             return .response(Problem.rollout(error).response)
         }
-        // The route's check covered the account; the environment a promotion changes is its body's `to`.
-        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
-            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            audit.refuse(refusal, grant: grant, request, account: account)
-            return .response(Problem.refused(refusal).response)
-        }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock) {
+        switch promotionOptions(promotion, request, match, account: account) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
@@ -107,13 +114,8 @@ extension RolloutRoutes {
         } catch {
             return .response(Problem.rollout(error).response)
         }
-        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
-            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            audit.refuse(refusal, grant: grant, request, account: nil)
-            return .response(Problem.refused(refusal).response)
-        }
         let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock) {
+        switch promotionOptions(promotion, request, match, account: nil) {
         case .success(let chosen): options = chosen
         case .failure(let problem): return .response(problem.response)
         }
