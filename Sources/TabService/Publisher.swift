@@ -13,7 +13,7 @@ struct ChangeEvent: Sendable, Equatable {
     var kind: Kind
     /// The account (layout changes).
     var account: String?
-    /// The environment it was published in (set by ``TabService/publish(in:_:)`` for every event).
+    /// The environment it was published in (set by ``Publisher/publish(in:served:_:)`` for every event).
     var environment: String = ""
 
     /// The locale (strings changes).

@@ -5,17 +5,33 @@ import Foundation
 /// `openapi.yaml` are read off the table; the handlers are bound to the collections when the service is made.
 extension TabService {
     static let routeSections: [RouteSection] = [
-        .service(clientPlaneRoutes), .service(managementRoutes), .service(rolloutRoutes), .collection(\.access),
-        .service(operationsRoutes), .collection(\.webhooks), .service(buildRoutes), .service(changeRequestRoutes),
+        .service(clientPlaneRoutes), .collection(\.management), .collection(\.rollouts), .collection(\.access),
+        .service(operationsRoutes), .collection(\.webhooks), .collection(\.builds), .collection(\.changeRequests),
     ]
 
     static let routeTable = RouteTable(routeSections.flatMap(\.endpoints))
+
+    /// The write commands, made once in ``init``, of what they need.
+    func makeChanges() -> Changes {
+        Changes(
+            store: store, publisher: publisher, environments: environmentList, approvals: configuration.approvals, builds: builds,
+            buildLiveDays: configuration.buildLiveDays, budget: budget, outbox: webhookWorker, armCounts: armCounts, replicaID: replicaID,
+            metrics: metrics, failures: StoreFailures { [weak self] error in self?.noteStoreFailure(error) }, clock: .system,
+            logger: logger)
+    }
 
     /// The dispatcher over every route, each handler bound to its collection (made here, of what each needs).
     func bindRoutes() -> Router {
         let failures = StoreFailures { [weak self] error in self?.noteStoreFailure(error) }
         let now: @Sendable () -> Date = { Date() }
+        let service = UnownedService(service: self)
+        let readSide = ReadSideHandlers(
+            versionPreview: { request, match in service.service.versionPreviewRoute(request, match) },
+            previewSource: { request, _ in service.service.previewSource(request) },
+            events: { request, match in service.service.eventStream(request, grant: match.grant) })
         let collections = ServiceCollections(
+            management: ManagementRoutes(changes: changes, readSide: readSide), rollouts: RolloutRoutes(changes: changes, audit: audit),
+            builds: BuildRoutes(changes: changes), changeRequests: ChangeRequestRoutes(changes: changes),
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
@@ -48,6 +64,10 @@ extension TabService {
 
 /// The route collections of a service.
 struct ServiceCollections: Sendable {
+    let management: ManagementRoutes
+    let rollouts: RolloutRoutes
+    let builds: BuildRoutes
+    let changeRequests: ChangeRequestRoutes
     let access: AccessRoutes
     let webhooks: WebhookRoutes
 }

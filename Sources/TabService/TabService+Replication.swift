@@ -41,7 +41,7 @@ extension TabService {
                 }
             case .rollout(let account, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
-                try await loadRollouts(account: account)
+                try await changes.loadRollouts(account: account)
             case .rolloutRecorded(let account, let environment, let id, let revision, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 // The change's lines of history become this replica's `event: rollout`s (and wake the account's
@@ -50,9 +50,9 @@ extension TabService {
                 if let name = environmentList.names.first(where: { $0.text == environment }),
                     let (rollout, _) = try await store.latestRollout(account: account, environment: environment), rollout.id == id
                 {
-                    announcing = (name, rolloutEvents(rollout, at: revision))
+                    announcing = (name, changes.rolloutEvents(rollout, at: revision))
                 }
-                try await loadRollouts(account: account, announcing: announcing)
+                try await changes.loadRollouts(account: account, announcing: announcing)
             case .token(let id, let committed):
                 metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
                 try await reloadTokens()
@@ -60,7 +60,7 @@ extension TabService {
             case .everything:
                 try await reloadTokens()
                 try await catchUp()
-                try await loadRollouts()
+                try await changes.loadRollouts()
             }
         } catch {
             metrics.storeErrors.add()
@@ -77,12 +77,12 @@ extension TabService {
         for environment in environmentList.names {
             guard let record = try await store.pointed(account: account, environment: environment.text) else { continue }
             if let promotion, promotion.to == environment.text, promotion.version == record.version {
-                await publishPromotion(
+                await changes.publishPromotion(
                     record, from: promotion.from, to: environment, author: promotion.author, atMillis: promotion.atMillis)
                 continue
             }
             let document = record.deleted ? nil : try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-            await commit(record, document: document, in: environment)
+            await changes.commit(record, document: document, in: environment)
         }
     }
 
@@ -92,12 +92,12 @@ extension TabService {
             guard let record = try await store.pointedStrings(locale: locale, environment: environment.text) else { continue }
             let table = try StringsTable.read(record.source)
             if let promotion, promotion.to == environment.text, promotion.version == record.version {
-                await publishPromotion(
+                await changes.publishPromotion(
                     strings: record, table: table, from: promotion.from, to: environment, author: promotion.author,
                     atMillis: promotion.atMillis)
                 continue
             }
-            await commit(strings: record, table: table, in: environment)
+            await changes.commit(strings: record, table: table, in: environment)
         }
     }
 
@@ -121,13 +121,13 @@ extension TabService {
             for record in layouts {
                 seen.insert(record.account)
                 guard held.record(record.account)?.version != record.version else { continue }
-                await commit(
+                await changes.commit(
                     record, document: try? LayoutSource.parse(record.source, format: sourceFormat(record.contentType)), in: environment)
                 applied += 1
             }
             for account in held.documents.keys where !seen.contains(account) {
                 if let pointed = try await store.pointed(account: account, environment: environment.text), pointed.deleted {
-                    await commit(pointed, document: nil, in: environment)
+                    await changes.commit(pointed, document: nil, in: environment)
                     applied += 1
                 }
             }
@@ -137,7 +137,7 @@ extension TabService {
             for record in try await store.currentStrings(environment: environment.text)
             where held.stringsRecords[record.locale]?.version != record.version {
                 if let table = try? StringsTable.read(record.source) {
-                    await commit(strings: record, table: table, in: environment)
+                    await changes.commit(strings: record, table: table, in: environment)
                     applied += 1
                 }
             }

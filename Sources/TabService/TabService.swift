@@ -122,6 +122,8 @@ public final class TabService: HTTPHandler {
     let longPolls = LongPollResponses()
     /// The dispatcher, stored once at the end of the first phase of ``init`` (see ``router``).
     private let boundRouter = AtomicLazyReference<Router>()
+    /// The write commands, stored once at the end of the first phase of ``init`` (see ``changes``).
+    private let madeChanges = AtomicLazyReference<Changes>()
 
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
@@ -142,27 +144,16 @@ public final class TabService: HTTPHandler {
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
-        // One snapshot per environment, published as one (the served environment's holds the others): a change in
-        // any environment is one publication, with one sequence number for long-polls and the change feed.
-        let vary = environments.isDefault ? nil : "Tabs-Environment"
-        var served = Snapshot.build(
-            layouts: try await store.currentLayouts(environment: environments.served.text),
-            strings: try await store.currentStrings(environment: environments.served.text), budget: budget, logger: logger, vary: vary)
-        for name in environments.names where name != environments.served {
-            let layouts = try await store.currentLayouts(environment: name.text)
-            let strings = try await store.currentStrings(environment: name.text)
-            served = served.replacing(
-                environment: name.text, with: Snapshot.build(layouts: layouts, strings: strings, budget: budget, logger: logger, vary: vary)
-            )
-        }
-        publisher = Publisher(served)
+        publisher = Publisher(
+            try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger))
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400))
+        _ = madeChanges.storeIfNil(makeChanges())
         _ = boundRouter.storeIfNil(bindRoutes())
         try await reloadTokens()
-        try await reloadBuilds()
-        try await loadRollouts()
+        try await changes.reloadBuilds()
+        try await changes.loadRollouts()
         followStoreChanges()
         startRolloutStepper()
         audit.pruneInTheBackground(retentionDays: configuration.auditRetentionDays, maxRows: configuration.auditMaxRows)
@@ -177,33 +168,98 @@ public final class TabService: HTTPHandler {
         return router
     }
 
+    /// The write commands (``makeChanges()``).
+    var changes: Changes {
+        guard let changes = madeChanges.load() else { preconditionFailure("the write commands are made in init, before any request") }
+        return changes
+    }
+
+    /// The store's clock as TabDelivery takes it.
+    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
+
     /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
 
     /// The snapshot of one environment.
-    func snapshot(for environment: EnvironmentName) -> Snapshot {
-        let top = snapshot
-        return environment == environmentList.served ? top : top.environment(environment.text)
-    }
+    func snapshot(for environment: EnvironmentName) -> Snapshot { publisher.snapshot(for: environment, served: environmentList.served) }
 
-    /// Publishes a change to one environment's snapshot (see ``Publisher/publish(_:)``).
-    @discardableResult
-    func publish(in environment: EnvironmentName, _ change: @escaping @Sendable (Snapshot) -> (Snapshot, [ChangeEvent])?) async -> Snapshot
-    {
-        let served = environmentList.served
-        @Sendable func named(_ events: [ChangeEvent]) -> [ChangeEvent] {
-            events.map { event in
-                var event = event
-                event.environment = environment.text
-                return event
+    // MARK: Background jobs: the service starts them, each runs on its capability's value
+
+    /// Starts the stepper (until the service stops).
+    func startRolloutStepper() {
+        Task.detached { [weak self] in
+            var lastFlush = ContinuousClock.now
+            while true {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
+                await service.changes.recordDueSteps()
+                if ContinuousClock.now - lastFlush >= .seconds(2) {
+                    lastFlush = .now
+                    await service.changes.storeServedCounts()
+                }
             }
         }
-        return await publisher.publish { top in
-            if environment == served { return change(top).map { ($0.0, named($0.1)) } }
-            guard let inner = top.contents.environments[environment.text], let (next, events) = change(inner) else { return nil }
-            return (top.replacing(environment: environment.text, with: next), named(events))
+    }
+
+    /// `/metrics`' rollout gauges (``Changes/rolloutGauges()``).
+    func rolloutGauges() -> String { changes.rolloutGauges() }
+
+    /// Every minute: the sightings of builds and the builds other replicas declared (``Changes/exchangeSightings()``).
+    func followBuilds() {
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .seconds(60))
+                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
+                await self.changes.exchangeSightings()
+            }
         }
     }
+
+    /// Every second: approved change requests whose `applyAt` has come are applied (``Changes/applyDueChangeRequests(count:)``).
+    func applyScheduledChangeRequests() {
+        guard !configuration.approvals.required.isEmpty else { return }
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .seconds(1))
+                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
+                await self.changes.applyDueChangeRequests { counts in self.changeRequestCounts.withLock { $0 = counts } }
+            }
+        }
+    }
+
+    /// `tabserver_change_requests{state}`: requests per state, as the clock last read them (each second).
+    var changeRequestGauges: String {
+        let counts = changeRequestCounts.withLock { $0 }
+        guard !counts.isEmpty else { return "" }
+        var text = "# HELP tabserver_change_requests Change requests by state (read by the schedule's clock each second).\n"
+        text += "# TYPE tabserver_change_requests gauge\n"
+        for (state, count) in counts.sorted(by: { $0.key < $1.key }) { text += "tabserver_change_requests{state=\"\(state)\"} \(count)\n" }
+        return text
+    }
+
+    // MARK: What the routes still on the service share with the management collection (``ManagementInputs``)
+
+    /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).
+    func storeProblem(_ error: StoreError) -> HTTPResponse {
+        noteStoreFailure(error)
+        return Problem.store(error).response
+    }
+
+    /// The environment a management request names (``ManagementInputs/environment(_:in:)``).
+    func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
+        ManagementInputs.environment(request, in: environmentList)
+    }
+
+    /// Runs `body` with the route's checked address, or answers its problem (``ManagementInputs/layoutAddress(_:)``).
+    func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
+        ManagementInputs.withLayoutAddress(match, body)
+    }
+
+    /// The format of an uploaded source (``ManagementInputs/uploadFormat(_:)``).
+    func uploadFormat(_ request: borrowing HTTPRequest) -> SourceFormat? { ManagementInputs.uploadFormat(request) }
+
+    /// 415 for a source that is not a layout's media type.
+    func unsupportedMediaType() -> HTTPReply { .response(ManagementInputs.unsupportedLayoutType.response) }
 
     /// Drops the cached representations that no request used since the previous sweep, across every layout
     /// (off libmicrohttpd's threads; the cache is past its bound when this runs).

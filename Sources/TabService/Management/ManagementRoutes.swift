@@ -2,14 +2,13 @@ import MicroHTTPD
 import TabAccess
 
 /// The management plane: layouts and their history, strings tables, validation, previews and the change feed,
-/// each behind the scope it declares.
-extension TabService {
-    static let ifMatch = "$ref: '#/components/parameters/ifMatch'"
-    static let ifNoneMatchStar = "$ref: '#/components/parameters/ifNoneMatchStar'"
-    static let written = "{$ref: '#/components/responses/Written'}"
-    static let sourceBody = "{$ref: '#/components/requestBodies/Source'}"
+/// each behind the scope it declares. Writes go through ``Changes``; the drawings and the change feed are the read
+/// side's handlers, handed in (``ReadSideHandlers``).
+struct ManagementRoutes: RouteCollection, ManagementOperations {
+    let changes: Changes
+    let readSide: ReadSideHandlers
 
-    static let layoutRoutes: [Route<TabService>] = [
+    static let layoutRoutes: [Route<ManagementRoutes>] = [
         Route(
             .get, "/v1/accounts/{account}/layout", .scoped(.read, .account), label: "layout",
             APIOperation(
@@ -32,7 +31,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.readLayoutRoute(request, match) },
+        ) { routes, request, match in routes.readLayoutRoute(request, match) },
         Route(
             .put, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
@@ -47,7 +46,7 @@ extension TabService {
                     (412, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.putLayoutRoute(request, match) },
+        ) { routes, request, match in routes.putLayoutRoute(request, match) },
         Route(
             .patch, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
@@ -64,7 +63,7 @@ extension TabService {
                     (404, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.patchLayoutRoute(request, match) },
+        ) { routes, request, match in routes.patchLayoutRoute(request, match) },
         Route(
             .delete, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             APIOperation(
@@ -74,7 +73,7 @@ extension TabService {
                     (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.deleteLayoutRoute(request, match) },
+        ) { routes, request, match in routes.deleteLayoutRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions", .scoped(.read, .account), label: "layout_versions",
             APIOperation(
@@ -94,7 +93,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.versionsRoute(request, match) },
+        ) { routes, request, match in routes.versionsRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}", .scoped(.read, .account), label: "layout_version",
             APIOperation(
@@ -103,7 +102,7 @@ extension TabService {
                     (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}"), (400, APIOperation.problem),
                     (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.readLayoutRoute(request, match) },
+        ) { routes, request, match in routes.readLayoutRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .scoped(.read, .account), label: "layout_diff",
             APIOperation(
@@ -121,7 +120,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.diffRoute(request, match) },
+        ) { routes, request, match in routes.diffRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/preview.svg", .scoped(.read, .account),
             label: "layout_version_preview",
@@ -143,7 +142,7 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.versionPreviewRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.readSide.versionPreview(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
             APIOperation(
@@ -152,27 +151,10 @@ extension TabService {
                     (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
                     (404, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.restoreRoute(request, match) },
+        ) { routes, request, match in routes.restoreRoute(request, match) },
     ]
 
-    /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
-    /// and when an approved change request is applied.
-    static let writeOptionParameters = [
-        "{name: allowIncompatible, in: query, description: 'true: publish though a live build could not open it (deploy).', schema: {type: boolean}}",
-        "{name: bypassApproval, in: query, description: 'true: apply at once in a protected environment (admin).', schema: {type: boolean}}",
-        "{name: Apply-At, in: header, description: 'RFC 3339: when an approved change request is applied.', schema: {type: string, format: date-time}}",
-    ]
-
-    /// A change held for review in a protected environment.
-    static let heldForReview = """
-        description: Held for review (a change request).
-        headers:
-          Location: {schema: {type: string}}
-        content:
-          application/json: {schema: {type: object, required: [changeRequest]}}
-        """
-
-    static let managementRoutes: [Route<TabService>] =
+    static let routes: [Route<ManagementRoutes>] =
         layoutRoutes + [
             Route(
                 .get, "/v1/accounts", .scoped(.read, .service), label: "accounts",
@@ -193,7 +175,7 @@ extension TabService {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { service, request, match in service.listAccounts(request, grant: match.grant) },
+            ) { routes, request, match in routes.listAccounts(request, grant: match.grant) },
             Route(
                 .post, "/v1/validate", .scoped(.write, .service), label: "validate", changesState: false,
                 APIOperation(
@@ -209,7 +191,7 @@ extension TabService {
                         ),
                         (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     ])
-            ) { service, request, _ in service.validate(request) },
+            ) { routes, request, _ in routes.validate(request) },
             Route(
                 .post, "/v1/preview", .scoped(.write, .service), label: "preview_source", changesState: false,
                 APIOperation(
@@ -225,7 +207,7 @@ extension TabService {
                         ),
                         (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     ])
-            ) { service, request, _ in service.previewSource(request) },
+            ) { routes, request, match throws(Problem) in try routes.readSide.previewSource(request, match) },
             Route(
                 .get, "/v1/events", .scoped(.read, .service), label: "events",
                 APIOperation(
@@ -245,7 +227,7 @@ extension TabService {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { service, request, match in service.eventStream(request, grant: match.grant) },
+            ) { routes, request, match throws(Problem) in try routes.readSide.events(request, match) },
             Route(
                 .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings",
                 APIOperation(
@@ -254,7 +236,7 @@ extension TabService {
                         (200, "{description: 'The table, with its Content-Type and ETag.'}"), (400, APIOperation.problem),
                         (404, APIOperation.problem),
                     ])
-            ) { service, request, match in service.readStringsRoute(request, match) },
+            ) { routes, request, match in routes.readStringsRoute(request, match) },
             Route(
                 .put, "/v1/strings/{locale}", .scoped(.write, .allAccounts), label: "strings",
                 APIOperation(
@@ -285,6 +267,47 @@ extension TabService {
                         (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem), (412, APIOperation.problem),
                         (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                     ])
-            ) { service, request, match in service.writeStringsRoute(request, match) },
+            ) { routes, request, match in routes.writeStringsRoute(request, match) },
         ]
+}
+
+/// The OpenAPI fragments the management plane's routes share (layouts, strings, rollouts and promotion).
+protocol ManagementOperations {}
+
+extension ManagementOperations {
+    static var ifMatch: String { "$ref: '#/components/parameters/ifMatch'" }
+    static var ifNoneMatchStar: String { "$ref: '#/components/parameters/ifNoneMatchStar'" }
+    static var written: String { "{$ref: '#/components/responses/Written'}" }
+    static var sourceBody: String { "{$ref: '#/components/requestBodies/Source'}" }
+    /// `?environment=`, declared once with the client plane's routes.
+    static var environmentParameter: String { TabService.environmentParameter }
+
+    /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
+    /// and when an approved change request is applied.
+    static var writeOptionParameters: [String] {
+        [
+            "{name: allowIncompatible, in: query, description: 'true: publish though a live build could not open it (deploy).', schema: {type: boolean}}",
+            "{name: bypassApproval, in: query, description: 'true: apply at once in a protected environment (admin).', schema: {type: boolean}}",
+            "{name: Apply-At, in: header, description: 'RFC 3339: when an approved change request is applied.', schema: {type: string, format: date-time}}",
+        ]
+    }
+
+    /// A change held for review in a protected environment.
+    static var heldForReview: String {
+        """
+        description: Held for review (a change request).
+        headers:
+          Location: {schema: {type: string}}
+        content:
+          application/json: {schema: {type: object, required: [changeRequest]}}
+        """
+    }
+}
+
+/// The management routes whose handlers are the read side's (the drawings of a stored version and of an unsaved
+/// source, and the change feed): made by the service and handed to the collection.
+struct ReadSideHandlers: Sendable {
+    let versionPreview: RouteHandler
+    let previewSource: RouteHandler
+    let events: RouteHandler
 }

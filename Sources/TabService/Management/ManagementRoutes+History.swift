@@ -51,7 +51,7 @@ extension ManagementHeaders {
     }
 }
 
-extension TabService {
+extension ManagementRoutes {
     /// `GET …/layout/versions/{n}/diff?against=m`: tab-level changes from version m (default n−1) to n, as JSON or,
     /// for `Accept: text/plain`, one line per change.
     func diff(account: String, to number: Int, againstText: String?, plainText: Bool) async -> HTTPResponse {
@@ -67,19 +67,19 @@ extension TabService {
         let new: StoredVersion?
         let old: StoredVersion?
         do throws(StoreError) {
-            metrics.storeOperations.add()
-            new = try await store.version(account: account, number: number)
-            if let against { old = try await store.version(account: account, number: against) } else { old = nil }
+            changes.metrics.storeOperations.add()
+            new = try await changes.store.version(account: account, number: number)
+            if let against { old = try await changes.store.version(account: account, number: against) } else { old = nil }
         } catch {
-            return storeProblem(error)
+            return changes.storeProblem(error)
         }
         guard let new else { return Problem.notFound("account '\(account)' has no version \(number)").response }
         if let against, old == nil { return Problem.notFound("account '\(account)' has no version \(against)").response }
         let diff: LayoutDiff
         do {
-            diff = try LayoutDiff(from: try old.flatMap(Self.tree), to: try Self.tree(new))
+            diff = try LayoutDiff(from: try old?.sourceTree(), to: try new.sourceTree())
         } catch {
-            logger.error("diff of \(account) v\(against ?? 0)..v\(number) failed: \(error)")
+            changes.logger.error("diff of \(account) v\(against ?? 0)..v\(number) failed: \(error)")
             return Problem.internalError.response
         }
         if plainText {
@@ -91,9 +91,12 @@ extension TabService {
             body: diff.jsonBody(account: account, from: against, to: number))
     }
 
+}
+
+extension StoredVersion {
     /// The source tree of a stored version (nil for a deletion record: the layout had no tabs then).
-    static func tree(_ record: StoredVersion) throws(LayoutError) -> SourceNode? {
-        if record.deleted { return nil }
-        return try LayoutSource.readTree(record.source, format: sourceFormat(record.contentType))
+    func sourceTree() throws(LayoutError) -> SourceNode? {
+        if deleted { return nil }
+        return try LayoutSource.readTree(source, format: sourceFormat(contentType))
     }
 }

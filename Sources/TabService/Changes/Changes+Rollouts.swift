@@ -1,63 +1,13 @@
 import Logging
 import MicroHTTPD
-import TabAccess
-import TabBuilds
 import TabDelivery
 import TabLayout
 import TabStore
 
-/// The handlers of "Environments and rollouts" (docs/rollouts.md): a rollout started, read, raised or paused, completed or rolled
-/// back, and Alertmanager's alerts that roll rollouts back. The decisions are TabDelivery's; the store records each
-/// change once (conditional on the revision read); this file publishes what was recorded.
-extension TabService {
-    /// The store's clock as TabDelivery takes it.
-    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
-
-    /// The account and environment a rollout route names.
-    private func rolloutTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> Result<(String, EnvironmentName), ProblemError> {
-        let account = match["account"]
-        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
-        return managedEnvironment(request).map { (account, $0) }
-    }
-
-    /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
-    func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
-        let plan: RolloutPlan
-        do throws(RolloutError) {
-            plan = try RolloutPlan.decode(request.body, now: Self.now)
-        } catch {
-            return .response(Problem.rollout(error).response)
-        }
-        let options: WriteOptions
-        switch writeOptions(request, match, environment: environment) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = writePrecondition(request)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if !options.applying, let required = self.reviewRequired(in: environment, options) {
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.gateMisses(account: account, version: plan.version, in: environment)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                return await self.holdForReview(
-                    action: "rollout.start", account: account, environment: environment, version: plan.version, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            return await self.startRollout(
-                account: account, environment: environment, plan, precondition: precondition, author: author, options: options)
-        }
-    }
-
+/// The write commands of environments and rollouts (docs/rollouts.md): a rollout started or changed, a layout or a
+/// strings table promoted. The decisions are TabDelivery's; the store records each change once (conditional on the
+/// revision read); these publish what was recorded.
+extension Changes {
     /// Starts a rollout of `plan` (checked by the builds gate unless `options` allow incompatible builds).
     func startRollout(
         account: String, environment: EnvironmentName, _ plan: RolloutPlan, precondition: WritePrecondition, author: String,
@@ -69,6 +19,7 @@ extension TabService {
         {
             return refused
         }
+        let clock = clock
         do throws(StoreError) {
             let recorded = try await store.startRollout(
                 account: account, environment: environment.text, author: author,
@@ -78,53 +29,12 @@ extension TabService {
                     plan,
                     in: RolloutStartContext(
                         account: account, environment: environment, id: id, current: current, latest: latest,
-                        precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+                        precondition: precondition, now: clock.now, availability: { availability[$0] ?? .missing }))
             }
             await publish(recorded)
             return rolloutAnswer(recorded.rollout, status: 201)
         } catch {
             return storeProblem(error)
-        }
-    }
-
-    /// `POST …/layout/promote`: `to` points at `from`'s version (`If-Match` against `to`'s), or a rollout of it starts.
-    func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let account = match["account"]
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        let promotion: PromotionRequest
-        do throws(RolloutError) {
-            promotion = try PromotionRequest.decode(request.body, environments: environmentList, now: Self.now)
-        } catch {
-            return .response(Problem.rollout(error).response)
-        }
-        // The route's check covered the account; the environment a promotion changes is its body's `to`.
-        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
-            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            auditRefusal(refusal, grant: grant, request, account: account)
-            return .response(Self.refusalResponse(refusal))
-        }
-        let options: WriteOptions
-        switch writeOptions(request, match, environment: promotion.to) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = writePrecondition(request)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if !options.applying, let required = self.reviewRequired(in: promotion.to, options) {
-                let version = self.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.gateMisses(account: account, version: version, in: promotion.to)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                return await self.holdForReview(
-                    action: "layout.promote", account: account, environment: promotion.to, version: version, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            return await self.promote(account: account, promotion, precondition: precondition, author: author, options: options)
         }
     }
 
@@ -139,6 +49,7 @@ extension TabService {
         {
             return refused
         }
+        let clock = clock
         do throws(StoreError) {
             let outcome = try await store.promote(
                 account: account, from: promotion.from.text, to: promotion.to.text, author: author,
@@ -148,13 +59,13 @@ extension TabService {
                     account: account, fromPointer: source,
                     context: RolloutStartContext(
                         account: account, environment: promotion.to, id: id, current: current, latest: latest,
-                        precondition: precondition, now: Self.now, availability: { availability[$0] ?? .missing }))
+                        precondition: precondition, now: clock.now, availability: { availability[$0] ?? .missing }))
             }
             switch outcome {
             case .unchanged(let record):
                 return written(record, status: 200)
             case .moved(let record, let created):
-                await publishPromotion(record, from: promotion.from.text, to: promotion.to, author: author, atMillis: currentTimeMillis())
+                await publishPromotion(record, from: promotion.from.text, to: promotion.to, author: author, atMillis: clock.unixMillis)
                 return written(record, status: created ? 201 : 200)
             case .rollout(let recorded):
                 await publish(recorded)
@@ -162,46 +73,6 @@ extension TabService {
             }
         } catch {
             return storeProblem(error)
-        }
-    }
-
-    /// `POST /v1/strings/{locale}/promote`: `to` points at `from`'s version of the table (`If-Match` against `to`'s).
-    func promoteStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
-        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
-        let promotion: PromotionRequest
-        do throws(RolloutError) {
-            promotion = try PromotionRequest.decode(request.body, environments: environmentList, allowsRollout: false, now: Self.now)
-        } catch {
-            return .response(Problem.rollout(error).response)
-        }
-        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
-            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            auditRefusal(refusal, grant: grant, request, account: nil)
-            return .response(Self.refusalResponse(refusal))
-        }
-        let options: WriteOptions
-        switch writeOptions(request, match, environment: promotion.to) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = writePrecondition(request)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if let required = self.reviewRequired(in: promotion.to, options) {
-                // Its precondition is checked now against the table `to` serves, as a held strings write's is.
-                do throws(StoreError) {
-                    try precondition.checkWrite(current: self.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                return await self.holdForReview(
-                    action: "strings.promote", account: "", environment: promotion.to, version: nil, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: [], body: body,
-                    strings: (locale, "application/json"))
-            }
-            return await self.promoteStrings(locale: locale, promotion, precondition: precondition, author: author)
         }
     }
 
@@ -219,7 +90,7 @@ extension TabService {
             if moved, let table = try? StringsTable.read(record.source) {
                 await publishPromotion(
                     strings: record, table: table, from: promotion.from.text, to: promotion.to, author: author,
-                    atMillis: currentTimeMillis())
+                    atMillis: clock.unixMillis)
             }
             return json(
                 200, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
@@ -253,42 +124,22 @@ extension TabService {
         await commit(strings: record, table: table, in: to, event: event)
     }
 
-    /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
-    func readRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
-        return .deferred {
-            do throws(StoreError) {
-                // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
-                await self.storeServedCounts()
-                guard let (rollout, served) = try await self.store.latestRollout(account: account, environment: environment.text) else {
-                    return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
-                }
-                return self.rolloutAnswer(rollout, status: 200, served: served)
-            } catch {
-                return self.storeProblem(error)
-            }
-        }
-    }
-
     /// The change `action` (`rollout.patch`, `rollout.complete` or `rollout.rollback`) with `body` makes to the newest
     /// rollout as stored. - Throws: ``RolloutError/invalidBody(_:)`` for a body that does not read.
-    static func rolloutChange(_ action: String, body: [UInt8]) throws(RolloutError)
+    func rolloutChange(_ action: String, body: [UInt8]) throws(RolloutError)
         -> @Sendable (Rollout) throws(RolloutError) ->
         RolloutChange
     {
+        let clock = clock
         switch action {
         case "rollout.patch":
             let patch = try RolloutPatch.decode(body)
-            return { (rollout) throws(RolloutError) in try rollout.patched(patch, at: TabService.now) }
+            return { (rollout) throws(RolloutError) in try rollout.patched(patch, at: clock.now) }
         case "rollout.complete":
-            return { (rollout) throws(RolloutError) in try rollout.completed(at: TabService.now) }
+            return { (rollout) throws(RolloutError) in try rollout.completed(at: clock.now) }
         default:
             let reason = try RollbackRequest.reason(from: body)
-            return { (rollout) throws(RolloutError) in try rollout.rolledBack(reason: reason, at: TabService.now) }
+            return { (rollout) throws(RolloutError) in try rollout.rolledBack(reason: reason, at: clock.now) }
         }
     }
 
@@ -296,55 +147,6 @@ extension TabService {
     /// gate and held for review in a protected environment. A pause, a resume and a rollback never are.
     static func rolloutChangeMoves(_ action: String, body: [UInt8]) -> Bool {
         action == "rollout.complete" || (action == "rollout.patch" && (try? RolloutPatch.decode(body))?.percent != nil)
-    }
-
-    /// `PATCH …/layout/rollout`, `POST …/rollout/complete` and `POST …/rollout/rollback`: one change of the newest
-    /// rollout (``rolloutChange(_:body:)``) on the rollout as stored.
-    func changeRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch, action: String) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
-        let change: @Sendable (Rollout) throws(RolloutError) -> RolloutChange
-        do throws(RolloutError) {
-            change = try Self.rolloutChange(action, body: request.body)
-        } catch {
-            return .response(Problem.rollout(error).response)
-        }
-        let author = match.author
-        guard Self.rolloutChangeMoves(action, body: request.body) else {
-            return .deferred {
-                await self.changeRollout(account: account, environment: environment, action: action, author: author, change)
-            }
-        }
-        let options: WriteOptions
-        switch writeOptions(request, match, environment: environment) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let body = request.body
-        let candidate = snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
-        return .deferred {
-            if !options.applying, let required = self.reviewRequired(in: environment, options) {
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.gateMisses(account: account, version: candidate, in: environment)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                return await self.holdForReview(
-                    action: action, account: account, environment: environment, version: candidate, precondition: .none, author: author,
-                    required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            // The gate again: builds declared since the rollout started must open what more installs will get.
-            if !options.allowIncompatible, let candidate,
-                let refused = await self.gate(account: account, version: candidate, in: environment)
-            {
-                return refused
-            }
-            return await self.changeRollout(account: account, environment: environment, action: action, author: author, change)
-        }
     }
 
     /// Records `change` of the account's newest rollout in `environment` and publishes it.
@@ -367,7 +169,7 @@ extension TabService {
 
     /// The rollout document (`GET …/rollout`'s body), with this replica's answer counts unless told the total.
     func rolloutAnswer(_ rollout: Rollout, status: Int, served: ServedCounts? = nil) -> HTTPResponse {
-        let document = rollout.document(at: Self.now, served: served ?? armCounts.served(rollout))
+        let document = rollout.document(at: clock.now, served: served ?? armCounts.served(rollout))
         return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")], body: document.json)
     }
 
@@ -433,7 +235,7 @@ extension TabService {
         let candidateRecords = candidates
         let logger = self.logger
         let counts = armCounts
-        for environment in environmentList.names {
+        for environment in environments.names {
             let here = underWay.filter { $0.environment == environment }
             let held = snapshot(for: environment).contents.rollouts.keys
             let accounts = account.map { [$0] } ?? Array(Set(here.map(\.account)).union(held))
@@ -455,4 +257,5 @@ extension TabService {
             }
         }
     }
+
 }

@@ -2,7 +2,12 @@ import MicroHTTPD
 import TabDelivery
 
 /// Environments and rollouts (docs/rollouts.md): a layout's rollout and Alertmanager's alerts, behind the `deploy` scope.
-extension TabService {
+struct RolloutRoutes: RouteCollection, ManagementOperations {
+    /// The promotion and rollout commands, the builds gate and review.
+    let changes: Changes
+    /// Where refused rollbacks and promotions beyond the token's environments are recorded.
+    let audit: AuditLog
+
     static let rolloutAnswer = """
         description: The rollout.
         content:
@@ -23,7 +28,7 @@ extension TabService {
                       state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
         """
 
-    static let rolloutRoutes: [Route<TabService>] = [
+    static let routes: [Route<RolloutRoutes>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
             APIOperation(
@@ -46,7 +51,7 @@ extension TabService {
                     (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.promoteRoute(request, match) },
+        ) { routes, request, match in routes.promoteRoute(request, match) },
         Route(
             .post, "/v1/strings/{locale}/promote", .scoped(.deploy, .allAccounts), label: "strings_promote",
             APIOperation(
@@ -69,7 +74,7 @@ extension TabService {
                     (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
                     (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.promoteStringsRoute(request, match) },
+        ) { routes, request, match in routes.promoteStringsRoute(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
@@ -95,13 +100,13 @@ extension TabService {
                     (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { service, request, match in service.startRolloutRoute(request, match) },
+        ) { routes, request, match in routes.startRolloutRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/rollout", .scoped(.read, .account), label: "layout_rollout",
             APIOperation(
                 "The newest rollout of the account in the environment, with the answers per arm of every replica.",
                 parameters: [environmentParameter], responses: [(200, rolloutAnswer), (404, APIOperation.problem)])
-        ) { service, request, match in service.readRolloutRoute(request, match) },
+        ) { routes, request, match in routes.readRolloutRoute(request, match) },
         Route(
             .patch, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
             APIOperation(
@@ -117,8 +122,8 @@ extension TabService {
                     (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
                     (409, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.patch")
+        ) { routes, request, match in
+            routes.changeRolloutRoute(request, match, action: "rollout.patch")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/complete", .scoped(.deploy, .account), label: "layout_rollout_complete",
@@ -129,8 +134,8 @@ extension TabService {
                     (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
                     (409, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.complete")
+        ) { routes, request, match in
+            routes.changeRolloutRoute(request, match, action: "rollout.complete")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.rollback, .account), label: "layout_rollout_rollback",
@@ -142,8 +147,8 @@ extension TabService {
                       application/json: {schema: {type: object, properties: {reason: {type: string, maxLength: 1024}}}}
                     """,
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
-        ) { service, request, match in
-            service.changeRolloutRoute(request, match, action: "rollout.rollback")
+        ) { routes, request, match in
+            routes.changeRolloutRoute(request, match, action: "rollout.rollback")
         },
         Route(
             .post, "/v1/alerts", .scoped(.rollback, .service), label: "alerts",
@@ -165,6 +170,6 @@ extension TabService {
                     ),
                     (403, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { service, request, match in service.alertsRoute(request, match) },
+        ) { routes, request, match in routes.alertsRoute(request, match) },
     ]
 }

@@ -6,7 +6,7 @@ import TabLayout
 import TabStore
 
 /// The management plane's other reads and writes: the accounts list, validation, and global strings tables.
-extension TabService {
+extension ManagementRoutes {
     func listAccounts(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
         var limitAsked = 100
         if let text = request.query("limit") {
@@ -19,9 +19,9 @@ extension TabService {
         let after = request.query("after") ?? ""
         let snapshot: Snapshot
         let listed: String
-        switch managedEnvironment(request) {
+        switch ManagementInputs.environment(request, in: changes.environments) {
         case .success(let environment):
-            snapshot = self.snapshot(for: environment)
+            snapshot = changes.snapshot(for: environment)
             listed = environment.text
         case .failure(let problem): return .response(problem.response)
         }
@@ -48,11 +48,11 @@ extension TabService {
     }
 
     func validate(_ request: borrowing HTTPRequest) -> HTTPReply {
-        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
+        guard let format = ManagementInputs.uploadFormat(request) else { return .response(ManagementInputs.unsupportedLayoutType.response) }
         let body = request.body
         return .deferred {
             do throws(LayoutError) {
-                let (_, compiled) = try self.compileForWrite(account: "validate", source: body, format: format)
+                let (_, compiled) = try changes.compileForWrite(account: "validate", source: body, format: format)
                 return json(200, objectMembers(compiled.document))
             } catch {
                 return Problem.invalidLayout(error).response
@@ -65,13 +65,13 @@ extension TabService {
     /// `GET /v1/strings/{locale}`: the table as uploaded.
     func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let locale = match["locale"]
-        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
         let environment: EnvironmentName
-        switch managedEnvironment(request) {
+        switch ManagementInputs.environment(request, in: changes.environments) {
         case .success(let chosen): environment = chosen
         case .failure(let problem): return .response(problem.response)
         }
-        guard let record = snapshot(for: environment).stringsRecords[locale] else {
+        guard let record = changes.snapshot(for: environment).stringsRecords[locale] else {
             return .response(Problem.notFound("there is no strings table for \(locale)").response)
         }
         return .response(
@@ -80,13 +80,11 @@ extension TabService {
                 body: record.source))
     }
 
-    static func badLocale(_ locale: String) -> Problem { Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA") }
-
     /// `PUT /v1/strings/{locale}`: a new version of a global strings table.
     func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
         let locale = match["locale"]
         let author = match.author
-        guard isValidLocale(locale) else { return .response(Self.badLocale(locale).response) }
+        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
         let kind = mediaType(request.header("Content-Type") ?? "")
         guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
             return .response(
@@ -94,22 +92,17 @@ extension TabService {
                     .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
                 ).response)
         }
-        let environment: EnvironmentName
-        switch managedEnvironment(request) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let options: WriteOptions
-        switch writeOptions(request, match, environment: environment) {
-        case .success(let chosen): options = chosen
+        let (environment, options): (EnvironmentName, WriteOptions)
+        switch ManagementInputs.environmentAndOptions(request, match, in: changes.environments, clock: changes.clock) {
+        case .success(let chosen): (environment, options) = chosen
         case .failure(let problem): return .response(problem.response)
         }
         let body = request.body
         let contentType = request.header("Content-Type") ?? kind
-        let precondition = writePrecondition(request)
+        let precondition = ManagementInputs.precondition(request)
         return .deferred {
-            guard let required = self.reviewRequired(in: environment, options) else {
-                return await self.writeStrings(
+            guard let required = changes.reviewRequired(in: environment, options) else {
+                return await changes.writeStrings(
                     locale: locale, environment: environment, body: body, contentType: contentType, precondition: precondition,
                     author: author)
             }
@@ -120,55 +113,13 @@ extension TabService {
                 return Problem.invalidLayout(error).response
             }
             do throws(StoreError) {
-                try precondition.checkWrite(current: self.snapshot(for: environment).stringsRecords[locale]?.etag)
+                try precondition.checkWrite(current: changes.snapshot(for: environment).stringsRecords[locale]?.etag)
             } catch {
-                return self.storeProblem(error)
+                return changes.storeProblem(error)
             }
-            return await self.holdForReview(
+            return await changes.holdForReview(
                 action: "strings.put", account: "", environment: environment, version: nil, precondition: precondition, author: author,
                 required: required, applyAt: options.applyAtMillis, misses: [], body: body, strings: (locale, contentType))
-        }
-    }
-
-    /// Stores a new version of a strings table in `environment` and serves it there.
-    func writeStrings(
-        locale: String, environment: EnvironmentName, body: [UInt8], contentType: String, precondition: WritePrecondition, author: String
-    ) async -> HTTPResponse {
-        let table: StringsTable
-        do throws(LayoutError) {
-            table = try StringsTable.read(body)
-        } catch {
-            return Problem.invalidLayout(error).response
-        }
-        let existed = snapshot(for: environment).stringsRecords[locale] != nil
-        do throws(StoreError) {
-            metrics.storeOperations.add()
-            let record = try await store.appendStrings(
-                locale: locale, environment: environment.text, source: body, contentType: contentType, precondition: precondition,
-                author: author, audit: AuditContext.current?.entry(action: "strings.put", account: nil, status: existed ? 200 : 201))
-            await commit(strings: record, table: table, in: environment)
-            return json(
-                existed ? 200 : 201, ["locale": .string(locale), "version": .integer(Int64(record.version)), "etag": .string(record.etag)],
-                headers: [HTTPHeader("ETag", record.etag)])
-        } catch {
-            return storeProblem(error)
-        }
-    }
-}
-
-extension TabService {
-    /// Publishes a strings table version in one environment and its change event (every layout there may change).
-    func commit(strings record: StoredStrings, table: StringsTable, in environment: EnvironmentName? = nil, event: ChangeEvent? = nil)
-        async
-    {
-        webhookWorker.poke()  // the write committed its deliveries with it
-        let logger = self.logger
-        await publish(in: environment ?? environmentList.served) { snapshot in
-            // A given event (a promotion) is told even when the snapshot serves the table already.
-            guard let next = snapshot.applying(strings: record, table: table, logger: logger) ?? (event == nil ? nil : snapshot) else {
-                return nil
-            }
-            return (next, [event ?? ChangeEvent(strings: record)])
         }
     }
 }

@@ -1,0 +1,232 @@
+import Foundation
+import MicroHTTPD
+import TabAccess
+import TabBuilds
+import TabDelivery
+import TabLayout
+import TabReview
+import TabStore
+
+/// What a write request chose besides its content: past the builds gate, past review, when to apply, and whether
+/// it is a change request being applied (then it is not held again).
+struct WriteOptions: Sendable {
+    /// `?allowIncompatible=true` (a token that may `deploy` to the account).
+    var allowIncompatible = false
+    /// `?bypassApproval=true` (an `admin` token): applied at once in a protected environment, audited as a bypass.
+    var bypassApproval = false
+    /// `Apply-At`: when an approved change request is applied by the store's clock.
+    var applyAtMillis: Int64?
+    /// The write is an approved change request being applied.
+    var applying = false
+}
+
+/// Review (docs/change-requests.md): a change to a protected environment held as a change request, its
+/// transitions recorded, and its apply, which replays the command it held.
+extension Changes {
+    /// A publishing write to a protected environment: its content stored as a draft (its precondition checked now
+    /// against the environment), and a change request that applies it once approved. 202.
+    func holdForReview(_ upload: LayoutUpload, required: Int, misses: [BuildMiss]) async -> HTTPResponse {
+        var draft = LayoutWrite(
+            account: upload.account, source: upload.body, contentType: mediaType(upload.contentType), precondition: upload.precondition,
+            author: upload.author, message: upload.message ?? "held for review", restoredFrom: upload.restoredFrom, extends: "")
+        draft.environment = upload.environment.text
+        draft.publish = false
+        let record: StoredVersion
+        do throws(StoreError) {
+            record = try await store.append(draft)
+        } catch {
+            return storeProblem(error)
+        }
+        let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(AuditContext.current?.method.lowercased() ?? "put")"
+        return await holdForReview(
+            action: action, account: upload.account, environment: upload.environment, version: record.version,
+            precondition: upload.precondition, author: upload.author, required: required, applyAt: upload.options.applyAtMillis,
+            misses: misses)
+    }
+
+    /// Stores a change request for `action` and answers 202 with it (`Location: /v1/change-requests/{id}`); `body`
+    /// is the request's own, replayed when it is applied (a promotion, a rollout's plan or raise).
+    func holdForReview(
+        action: String, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition, author: String,
+        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil, strings: (locale: String, contentType: String)? = nil
+    ) async -> HTTPResponse {
+        var ifMatch: [String]?
+        if case .ifMatch(let tags) = precondition { ifMatch = tags }
+        let request = ChangeRequest(
+            id: ChangeRequest.newID(), author: author, createdAtMillis: clock.unixMillis, environment: environment.text,
+            account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
+            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType)
+        do throws(StoreError) {
+            try await store.create(
+                changeRequest: StoredChangeRequest(
+                    id: request.id, state: request.state.rawValue, record: request.json, createdAtMillis: request.createdAtMillis),
+                audit: AuditContext.current?.entry(action: "change-request.open", account: account, status: 202),
+                event: Self.event(request))
+        } catch {
+            return storeProblem(error)
+        }
+        await announce(request)
+        var members: [String: JSONValue] = ["changeRequest": .object(Self.object(request))]
+        if !misses.isEmpty { members["incompatibleBuilds"] = Self.incompatibleBuilds(misses) }
+        return json(202, members, headers: [HTTPHeader("Location", "/v1/change-requests/\(request.id)")])
+    }
+
+    /// A transition's webhook data: the request as the API shows it.
+    static func event(_ request: ChangeRequest) -> ChangeRequestEvent {
+        ChangeRequestEvent(account: request.account, data: CanonicalJSON.encode(.object(object(request))))
+    }
+
+    /// Tells `/v1/events` readers (`event: change-request`, the request as its data) in the request's environment;
+    /// no long-poll wakes for it.
+    func announce(_ request: ChangeRequest) async {
+        let data = Self.event(request).data
+        let event = ChangeEvent(
+            kind: .changeRequest, account: request.account, locale: nil, version: request.version ?? 0, etag: "",
+            author: request.author, atMillis: request.updatedAtMillis, deleted: false, sequence: 0, affected: [], data: data)
+        let environment = EnvironmentName(request.environment) ?? environments.served
+        await publish(in: environment) { snapshot in (snapshot, [event]) }
+    }
+
+    /// A change request as the API shows it.
+    static func object(_ request: ChangeRequest) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "id": .string(request.id), "state": .string(request.state.rawValue), "author": .string(request.author),
+            "createdAt": .string(Timestamp(unixMillis: request.createdAtMillis).rfc3339), "environment": .string(request.environment),
+            "action": .string(request.action), "required": .integer(Int64(request.required)),
+            "approvals": .array(
+                request.approvals.map { .object(["by": .string($0.by), "at": .string(Timestamp(unixMillis: $0.atMillis).rfc3339)]) }),
+        ]
+        if let locale = request.locale { object["locale"] = .string(locale) } else { object["account"] = .string(request.account) }
+        if let version = request.version { object["version"] = .integer(Int64(version)) }
+        if let at = request.applyAtMillis { object["applyAt"] = .string(Timestamp(unixMillis: at).rfc3339) }
+        if let reason = request.reason { object["reason"] = .string(reason) }
+        return object
+    }
+
+    /// A change request as the API shows it, with `diff`: the tab-level changes from what its environment serves
+    /// now to the version it would serve (none for a deletion).
+    func objectWithDiff(_ request: ChangeRequest) async throws(StoreError) -> [String: JSONValue] {
+        var object = Self.object(request)
+        guard let version = request.version, let environment = EnvironmentName(request.environment) else { return object }
+        guard let new = try await store.version(account: request.account, number: version) else { return object }
+        let current = snapshot(for: environment).record(request.account)
+        guard let diff = try? LayoutDiff(from: try current?.sourceTree(), to: try new.sourceTree()) else { return object }
+        object["diff"] = diff.document(account: request.account, from: current?.version, to: version)
+        return object
+    }
+
+    /// Stores `next` when `previous` is still what the store holds (409 otherwise), with its audit entry.
+    func record(_ next: ChangeRequest, from previous: ChangeRequest, action: String) async -> HTTPResponse {
+        do throws(StoreError) {
+            let stored = StoredChangeRequest(
+                id: next.id, state: next.state.rawValue, record: next.json, createdAtMillis: next.createdAtMillis)
+            guard
+                try await store.update(
+                    changeRequest: stored, expecting: previous.state.rawValue,
+                    audit: AuditContext.current?.entry(action: action, account: next.account, status: 200)
+                        ?? AuditEntry(
+                            at: Date(), actor: "tabserver", tokenID: nil, address: "", method: "POST",
+                            path: "/v1/change-requests/\(next.id)/apply", action: action, account: next.account,
+                            environment: next.environment, version: next.version, status: 200),
+                    event: Self.event(next))
+            else { return Problem(.changeRequestConflict, detail: "the change request changed meanwhile; read it again").response }
+            await announce(next)
+            return json(200, Self.object(next))
+        } catch {
+            return storeProblem(error)
+        }
+    }
+
+    /// Applies an approved request once (a claim in the store keeps two replicas from both running it): its write
+    /// runs with its preconditions against the environment as it is now; a 412 leaves it `failed`.
+    func apply(_ request: ChangeRequest, by name: String) async -> HTTPResponse {
+        do throws(StoreError) {
+            guard try await store.claim(changeRequest: request.id, state: ChangeRequestState.approved.rawValue, by: replicaID) else {
+                return Problem(.changeRequestConflict, detail: "the change request is being applied already").response
+            }
+        } catch {
+            return storeProblem(error)
+        }
+        let environment = EnvironmentName(request.environment) ?? environments.served
+        let precondition: WritePrecondition = request.ifMatch.map { .ifMatch($0) } ?? .ifNoneMatchAny
+        var options = WriteOptions()
+        options.applying = true
+        let result: HTTPResponse
+        let body = Array((request.body ?? "").utf8)
+        switch request.action {
+        case "layout.delete":
+            result = await deleteLayout(
+                account: request.account, precondition: precondition, author: request.author, environment: environment, options: options)
+        case "layout.promote":
+            do throws(RolloutError) {
+                let promotion = try PromotionRequest.decode(body, environments: environments, now: clock.now)
+                result = await promote(
+                    account: request.account, promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author, options: options)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        case "rollout.start":
+            do throws(RolloutError) {
+                let plan = try RolloutPlan.decode(body, now: clock.now)
+                result = await startRollout(
+                    account: request.account, environment: environment, plan, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author, options: options)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        case "strings.promote":
+            do throws(RolloutError) {
+                let promotion = try PromotionRequest.decode(body, environments: environments, allowsRollout: false, now: clock.now)
+                result = await promoteStrings(
+                    locale: request.locale ?? "", promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
+                    author: request.author)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        case "strings.put":
+            result = await writeStrings(
+                locale: request.locale ?? "", environment: environment, body: body, contentType: request.contentType ?? "text/plain",
+                precondition: request.ifMatch.map { .ifMatch($0) } ?? .none, author: request.author)
+        case "rollout.patch", "rollout.complete":
+            do throws(RolloutError) {
+                let change = try rolloutChange(request.action, body: body)
+                result = await changeRollout(
+                    account: request.account, environment: environment, action: request.action, author: request.author, change)
+            } catch {
+                result = Problem.rollout(error).response
+            }
+        default:
+            guard let version = request.version, let draft = try? await store.version(account: request.account, number: version) else {
+                return await record(
+                    request.finished(applied: false, reason: "its draft is gone", atMillis: clock.unixMillis), from: request,
+                    action: "change-request.failed")
+            }
+            var upload = LayoutUpload(
+                account: request.account, body: draft.source, contentType: draft.contentType,
+                format: sourceFormat(draft.contentType) ?? .json, precondition: precondition, author: request.author,
+                message: "change request \(request.id)", dryRun: false, restoredFrom: nil, environment: environment)
+            upload.options = options
+            result = await write(upload)
+        }
+        let applied = (200..<300).contains(result.status)
+        let reason = applied ? nil : String(decoding: result.body, as: UTF8.self)
+        let finished = request.finished(applied: applied, reason: reason.map { String($0.prefix(512)) }, atMillis: clock.unixMillis)
+        let recorded = await record(finished, from: request, action: "change-request.\(finished.state.rawValue)")
+        return applied ? recorded : result
+    }
+
+    /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
+    /// handing `count` the change requests per state as read (nothing when the store could not be read).
+    func applyDueChangeRequests(count: ([String: Int]) -> Void) async {
+        let now = clock.unixMillis
+        guard let due = try? await store.changeRequests().compactMap({ ChangeRequest(json: $0.record) }) else { return }
+        var counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
+        for request in due { counts[request.state.rawValue, default: 0] += 1 }
+        count(counts)
+        for request in due where request.isDue(atMillis: now) {
+            let answer = await apply(request, by: "tabserver")
+            logger.info("change request \(request.id) applied at its time: \(answer.status)")
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import MicroHTTPD
+import TabAccess
+import TabBuilds
+import TabDelivery
+import TabLayout
+import TabReview
+import TabStore
+
+/// "Change requests and scheduled changes" (docs/change-requests.md): change requests listed, read, approved,
+/// rejected, cancelled and applied. Holding a change for review, and its apply, are ``Changes``'s.
+struct ChangeRequestRoutes: RouteCollection {
+    let changes: Changes
+
+    static let changeRequestAnswer = """
+        description: The change request.
+        content:
+          application/json: {schema: {type: object, required: [id, state, author, createdAt, environment, action, approvals, required]}}
+        """
+
+    static let routes: [Route<ChangeRequestRoutes>] = [
+        Route(
+            .get, "/v1/change-requests", .scoped(.read, .service), label: "change_requests",
+            APIOperation(
+                "Change requests, oldest first (those the token may read).",
+                parameters: [
+                    "{name: state, in: query, schema: {type: string, enum: [open, approved, applied, rejected, cancelled, failed]}}",
+                    "{name: account, in: query, schema: {type: string}}", "{name: limit, in: query, schema: {type: integer, minimum: 1}}",
+                    "{name: after, in: query, description: 'The id the previous page ended with.', schema: {type: string}}",
+                ],
+                responses: [
+                    (
+                        200,
+                        """
+                        description: The change requests.
+                        content:
+                          application/json: {schema: {type: object, required: [changeRequests]}}
+                        """
+                    ), (400, APIOperation.problem), (503, APIOperation.problem),
+                ])
+        ) { routes, request, match in routes.listChangeRequestsRoute(request, match) },
+        Route(
+            .get, "/v1/change-requests/{id}", .scoped(.read, .service), label: "change_request",
+            APIOperation(
+                "One change request.", responses: [(200, changeRequestAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
+        ) { routes, _, match in routes.changeRequestRoute(match, step: nil) },
+        Route(
+            .post, "/v1/change-requests/{id}/approve", .scoped(.approve, .service), label: "change_request_approve",
+            APIOperation(
+                "Approve (not its author; once per token name); `applyAt` schedules it.",
+                requestBody: """
+                    required: false
+                    content:
+                      application/json:
+                        schema: {type: object, properties: {applyAt: {type: string, format: date-time}}}
+                    """,
+                responses: [
+                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (422, APIOperation.problem), (503, APIOperation.problem),
+                ])
+        ) { routes, request, match in routes.changeRequestRoute(match, step: .approve(body: request.body)) },
+        Route(
+            .post, "/v1/change-requests/{id}/reject", .scoped(.approve, .service), label: "change_request_reject",
+            APIOperation(
+                "Reject, with a reason.",
+                requestBody: """
+                    required: false
+                    content:
+                      application/json:
+                        schema: {type: object, properties: {reason: {type: string}}}
+                    """,
+                responses: [
+                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (503, APIOperation.problem),
+                ])
+        ) { routes, request, match in routes.changeRequestRoute(match, step: .reject(body: request.body)) },
+        Route(
+            .post, "/v1/change-requests/{id}/cancel", .scoped(.write, .service), label: "change_request_cancel",
+            APIOperation(
+                "Cancel (its author or an admin).",
+                responses: [
+                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (503, APIOperation.problem),
+                ])
+        ) { routes, _, match in routes.changeRequestRoute(match, step: .cancel) },
+        Route(
+            .post, "/v1/change-requests/{id}/apply", .scoped(.write, .service), label: "change_request_apply",
+            APIOperation(
+                "Apply an approved request now, with its preconditions against the environment as it is (412 and failed when it moved).",
+                responses: [
+                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
+                    (412, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
+                ])
+        ) { routes, _, match in routes.changeRequestRoute(match, step: .apply) },
+    ]
+
+    /// A review step on one change request.
+    enum ReviewStep: Sendable {
+        case approve(body: [UInt8])
+        case reject(body: [UInt8])
+        case cancel
+        case apply
+    }
+
+    func listChangeRequestsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let state = request.query("state")
+        if let state, ChangeRequestState(rawValue: state) == nil {
+            return .response(
+                Problem.badRequest("state is one of \(ChangeRequestState.allCases.map(\.rawValue).joined(separator: ", "))").response)
+        }
+        let account = request.query("account")
+        let limit = request.query("limit").flatMap { Int($0) }.map { min(max($0, 1), 500) } ?? 100
+        let after = request.query("after")
+        let grant = match.grant
+        return .deferred {
+            do throws(StoreError) {
+                // Oldest first; `after` (an id a previous page ended with) continues after it.
+                var stored = try await self.changes.store.changeRequests()
+                if let after {
+                    guard let index = stored.firstIndex(where: { $0.id == after }) else {
+                        return Problem.badRequest("after names no change request ('\(after.prefix(64))')").response
+                    }
+                    stored.removeSubrange(...index)
+                }
+                let all = stored.compactMap { ChangeRequest(json: $0.record) }.filter {
+                    (state == nil || $0.state.rawValue == state) && (account == nil || $0.account == account)
+                        && (grant?.mayRead(account: $0.locale == nil ? $0.account : nil, environment: $0.environment) ?? true)
+                }
+                var listed: [JSONValue] = []
+                for request in all.prefix(limit) { listed.append(.object(try await self.changes.objectWithDiff(request))) }
+                return json(200, ["changeRequests": .array(listed)])
+            } catch {
+                return self.changes.storeProblem(error)
+            }
+        }
+    }
+
+    /// Reads the request, checks the token reaches its account and environment, then runs `step` (nil: read it).
+    func changeRequestRoute(_ match: RouteMatch, step: ReviewStep?) -> HTTPReply {
+        let id = match["id"]
+        let grant = match.grant
+        return .deferred {
+            let stored: StoredChangeRequest?
+            do throws(StoreError) {
+                stored = try await self.changes.store.changeRequests().first { $0.id == id }
+            } catch {
+                return self.changes.storeProblem(error)
+            }
+            guard let stored, let request = ChangeRequest(json: stored.record) else {
+                return Problem.notFound("there is no change request \(id.prefix(64))").response
+            }
+            let scope: Scope =
+                switch step {
+                case nil: .read
+                case .approve, .reject: .approve
+                case .cancel, .apply: .write
+                }
+            if let grant,
+                let refusal = grant.authorize(
+                    AccessRequest(
+                        scope: scope, target: request.locale == nil ? .account(request.account) : .allAccounts,
+                        environment: request.environment))
+            {
+                guard grant.mayRead(account: request.locale == nil ? request.account : nil, environment: request.environment) else {
+                    return Problem.notFound("there is no change request \(id.prefix(64))").response
+                }
+                return Problem.refused(refusal).response
+            }
+            guard let step else {
+                do throws(StoreError) {
+                    return json(200, try await self.changes.objectWithDiff(request))
+                } catch {
+                    return self.changes.storeProblem(error)
+                }
+            }
+            return await self.review(request, step: step, by: grant?.name ?? "", isAdmin: grant?.scopes.grant(.admin) ?? true)
+        }
+    }
+
+    private func review(_ request: ChangeRequest, step: ReviewStep, by name: String, isAdmin: Bool) async -> HTTPResponse {
+        let now = changes.clock.unixMillis
+        let next: ChangeRequest
+        do throws(ReviewError) {
+            switch step {
+            case .approve(let body):
+                var applyAt: Int64?
+                if let text = Self.bodyString(body, "applyAt") {
+                    switch ManagementInputs.applyAt(text, pointer: "/applyAt", clock: changes.clock) {
+                    case .success(let millis): applyAt = millis
+                    case .failure(let problem): return problem.problem.response
+                    }
+                }
+                next = try request.approved(by: name, atMillis: now, applyAtMillis: applyAt)
+            case .reject(let body): next = try request.rejected(reason: Self.bodyString(body, "reason"), atMillis: now)
+            case .cancel: next = try request.cancelled(by: name, isAdmin: isAdmin, atMillis: now)
+            case .apply:
+                guard request.state == .approved else { throw .notApproved(request.state) }
+                return await changes.apply(request, by: name)
+            }
+        } catch {
+            return Problem(error.status == 403 ? .insufficientScope : .changeRequestConflict, detail: error.description).response
+        }
+        return await changes.record(next, from: request, action: "change-request.\(next.state.rawValue)")
+    }
+
+    /// A string member of a JSON object body (nil when absent, or the body is not an object).
+    static func bodyString(_ body: [UInt8], _ name: String) -> String? {
+        guard !body.isEmpty, let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return nil }
+        return object[name] as? String
+    }
+}

@@ -1,0 +1,270 @@
+import Logging
+import MicroHTTPD
+import TabAccess
+import TabBuilds
+import TabDelivery
+import TabLayout
+import TabStore
+
+/// The handlers of "Environments and rollouts" (docs/rollouts.md): a rollout started, read, raised or paused, completed or rolled
+/// back, and Alertmanager's alerts that roll rollouts back. The decisions are TabDelivery's; the store records each
+/// change once (conditional on the revision read); ``Changes`` publishes what was recorded.
+extension RolloutRoutes {
+    /// The account and environment a rollout route names.
+    private func rolloutTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> Result<(String, EnvironmentName), ProblemError> {
+        let account = match["account"]
+        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
+        return ManagementInputs.environment(request, in: changes.environments).map { (account, $0) }
+    }
+
+    /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
+    func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        let plan: RolloutPlan
+        do throws(RolloutError) {
+            plan = try RolloutPlan.decode(request.body, now: changes.clock.now)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let options: WriteOptions
+        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let precondition = ManagementInputs.precondition(request)
+        let author = match.author
+        let body = request.body
+        return .deferred {
+            if !options.applying, let required = self.changes.reviewRequired(in: environment, options) {
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.changes.gateMisses(account: account, version: plan.version, in: environment)
+                } catch {
+                    return self.changes.storeProblem(error)
+                }
+                return await self.changes.holdForReview(
+                    action: "rollout.start", account: account, environment: environment, version: plan.version, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
+            }
+            return await self.changes.startRollout(
+                account: account, environment: environment, plan, precondition: precondition, author: author, options: options)
+        }
+    }
+
+    /// The options of a promotion; 403 (audited) when the token's environments do not cover its `to`: the route's
+    /// check covered the account, the environment a promotion changes is its body's.
+    private func promotionOptions(
+        _ promotion: PromotionRequest, _ request: borrowing HTTPRequest, _ match: RouteMatch, account: String?
+    ) -> Result<WriteOptions, ProblemError> {
+        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
+            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
+            audit.refuse(refusal, grant: grant, request, account: account)
+            return .failure(ProblemError(Problem.refused(refusal)))
+        }
+        return ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock)
+    }
+
+    /// `POST …/layout/promote`: `to` points at `from`'s version (`If-Match` against `to`'s), or a rollout of it starts.
+    func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let account = match["account"]
+        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+        let promotion: PromotionRequest
+        do throws(RolloutError) {
+            promotion = try PromotionRequest.decode(request.body, environments: changes.environments, now: changes.clock.now)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let options: WriteOptions
+        switch promotionOptions(promotion, request, match, account: account) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let precondition = ManagementInputs.precondition(request)
+        let author = match.author
+        let body = request.body
+        return .deferred {
+            if !options.applying, let required = self.changes.reviewRequired(in: promotion.to, options) {
+                let version = self.changes.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.changes.gateMisses(account: account, version: version, in: promotion.to)
+                } catch {
+                    return self.changes.storeProblem(error)
+                }
+                return await self.changes.holdForReview(
+                    action: "layout.promote", account: account, environment: promotion.to, version: version, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
+            }
+            return await self.changes.promote(account: account, promotion, precondition: precondition, author: author, options: options)
+        }
+    }
+
+    /// `POST /v1/strings/{locale}/promote`: `to` points at `from`'s version of the table (`If-Match` against `to`'s).
+    func promoteStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let locale = match["locale"]
+        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
+        let promotion: PromotionRequest
+        do throws(RolloutError) {
+            promotion = try PromotionRequest.decode(
+                request.body, environments: changes.environments, allowsRollout: false, now: changes.clock.now)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let options: WriteOptions
+        switch promotionOptions(promotion, request, match, account: nil) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let precondition = ManagementInputs.precondition(request)
+        let author = match.author
+        let body = request.body
+        return .deferred {
+            if let required = self.changes.reviewRequired(in: promotion.to, options) {
+                // Its precondition is checked now against the table `to` serves, as a held strings write's is.
+                do throws(StoreError) {
+                    try precondition.checkWrite(current: self.changes.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
+                } catch {
+                    return self.changes.storeProblem(error)
+                }
+                return await self.changes.holdForReview(
+                    action: "strings.promote", account: "", environment: promotion.to, version: nil, precondition: precondition,
+                    author: author, required: required, applyAt: options.applyAtMillis, misses: [], body: body,
+                    strings: (locale, "application/json"))
+            }
+            return await self.changes.promoteStrings(locale: locale, promotion, precondition: precondition, author: author)
+        }
+    }
+
+    /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
+    func readRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        return .deferred {
+            do throws(StoreError) {
+                // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
+                await self.changes.storeServedCounts()
+                guard let (rollout, served) = try await self.changes.store.latestRollout(account: account, environment: environment.text)
+                else {
+                    return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
+                }
+                return self.changes.rolloutAnswer(rollout, status: 200, served: served)
+            } catch {
+                return self.changes.storeProblem(error)
+            }
+        }
+    }
+
+    /// `PATCH …/layout/rollout`, `POST …/rollout/complete` and `POST …/rollout/rollback`: one change of the newest
+    /// rollout (``rolloutChange(_:body:)``) on the rollout as stored.
+    func changeRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch, action: String) -> HTTPReply {
+        let (account, environment): (String, EnvironmentName)
+        switch rolloutTarget(request, match) {
+        case .success(let target): (account, environment) = target
+        case .failure(let problem): return .response(problem.response)
+        }
+        let change: @Sendable (Rollout) throws(RolloutError) -> RolloutChange
+        do throws(RolloutError) {
+            change = try changes.rolloutChange(action, body: request.body)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let author = match.author
+        guard Changes.rolloutChangeMoves(action, body: request.body) else {
+            return .deferred {
+                await self.changes.changeRollout(account: account, environment: environment, action: action, author: author, change)
+            }
+        }
+        let options: WriteOptions
+        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
+        case .success(let chosen): options = chosen
+        case .failure(let problem): return .response(problem.response)
+        }
+        let body = request.body
+        let candidate = changes.snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
+        return .deferred {
+            if !options.applying, let required = self.changes.reviewRequired(in: environment, options) {
+                let misses: [BuildMiss]
+                do throws(StoreError) {
+                    misses = try await self.changes.gateMisses(account: account, version: candidate, in: environment)
+                } catch {
+                    return self.changes.storeProblem(error)
+                }
+                return await self.changes.holdForReview(
+                    action: action, account: account, environment: environment, version: candidate, precondition: .none, author: author,
+                    required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
+            }
+            // The gate again: builds declared since the rollout started must open what more installs will get.
+            if !options.allowIncompatible, let candidate,
+                let refused = await self.changes.gate(account: account, version: candidate, in: environment)
+            {
+                return refused
+            }
+            return await self.changes.changeRollout(account: account, environment: environment, action: action, author: author, change)
+        }
+    }
+
+    /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that
+    /// account's running rollouts (in its `environment` label's environment when it has one), reason
+    /// `"{alertname}: {summary}"`. Resolved alerts change nothing. Each rollback is authorized as the rollback
+    /// route would authorize it (the token's accounts and environments); refused ones are listed in `refused` and
+    /// audited, and the answer is 403 when every rollback asked for was refused.
+    func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+        let payload: AlertmanagerPayload
+        do throws(RolloutError) {
+            payload = try AlertmanagerPayload.decode(request.body)
+        } catch {
+            return .response(Problem.rollout(error).response)
+        }
+        let author = match.author
+        let grant = match.grant
+        let refusalEntry = RefusalEntryMaker(audit.addresses, request, grant: grant)
+        return .deferred {
+            var rolledBack: [JSONValue] = []
+            var refused: [JSONValue] = []
+            var lastRefusal: AccessRefusal?
+            do throws(StoreError) {
+                let underWay = try await self.changes.store.rolloutsUnderWay()
+                for (rollout, reason) in payload.rollbacks(among: underWay, at: changes.clock.now) {
+                    let named: [String: JSONValue] = [
+                        "account": .string(rollout.account), "environment": .string(rollout.environment.text),
+                        "rollout": .integer(Int64(rollout.id)),
+                    ]
+                    let access = AccessRequest(scope: .rollback, target: .account(rollout.account), environment: rollout.environment.text)
+                    if let refusal = grant?.authorize(access) {
+                        self.audit.buffer(refusalEntry.entry(refusal, account: rollout.account, environment: rollout.environment.text))
+                        refused.append(.object(named.merging(["reason": .string(refusal.clientDescription)]) { $1 }))
+                        lastRefusal = refusal
+                        continue
+                    }
+                    do throws(StoreError) {
+                        let recorded = try await self.changes.store.changeRollout(
+                            account: rollout.account, environment: rollout.environment.text, author: author,
+                            audit: AuditContext.current?.entry(action: "rollout.rollback", account: rollout.account, status: 200)
+                        ) { (stored) throws(RolloutError) in try stored.rolledBack(reason: reason, at: changes.clock.now) }
+                        await self.changes.publish(recorded)
+                        rolledBack.append(.object(named.merging(["reason": .string(reason)]) { $1 }))
+                    } catch .refused {
+                        continue  // it ended meanwhile
+                    }
+                }
+            } catch {
+                return self.changes.storeProblem(error)
+            }
+            if rolledBack.isEmpty, let lastRefusal {
+                var problem = Problem(
+                    .insufficientScope, detail: "the token may roll back none of the \(refused.count) rollouts the alerts name",
+                    headers: [HTTPHeader("WWW-Authenticate", lastRefusal.wwwAuthenticate)])
+                problem.extensions["refused"] = .array(refused)
+                return problem.response
+            }
+            return json(200, ["rolledBack": .array(rolledBack), "refused": .array(refused)])
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import MicroHTTPD
+import TabAccess
+import TabDelivery
+import TabReview
+import TabStore
+import TabWebhooks
+import Testing
+
+@testable import TabService
+
+/// The write side's collections (management, rollouts, builds, change requests) over one ``Changes`` and a memory
+/// store, run in process by a router of their own: no service, nothing in the background. The drawings and the change
+/// feed, the read side's handlers, answer 404 here.
+struct WriteHarness {
+    let store = MemoryStore()
+    let changes: Changes
+    let router: Router
+
+    /// Bearer tokens of admins named `tester` (``ServiceHarness/token``) and `reviewer`.
+    static let reviewer = "reviewer-token-0123456789abcdef"
+
+    /// - Parameters:
+    ///   - environments: where changes enter first, the one apps get last.
+    ///   - approvals: `--require-approval` items (`production`, `production:2`).
+    init(environments: [String] = ["production"], approvals: [String] = []) async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let list = try EnvironmentList(parsing: environments.joined(separator: ","))
+        var policy = ApprovalPolicy()
+        for item in approvals { try policy.add(item) }
+        let budget = VariantBudget(limit: 64 << 20)
+        let metrics = Metrics()
+        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: metrics, logger: logger)
+        changes = Changes(
+            store: store, publisher: Publisher(try await Snapshot.load(from: store, environments: list, budget: budget, logger: logger)),
+            environments: list, approvals: policy, builds: BuildRegistry(), buildLiveDays: 30, budget: budget,
+            outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger),
+            armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger)
+        let readSide: RouteHandler = { _, _ in .response(Problem.notFound("the read side is not in this harness").response) }
+        let credentials = Credentials(tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], logger: logger)
+        let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: list.entry.text, logger: logger)
+        router = Router(
+            [
+                ManagementRoutes(
+                    changes: changes, readSide: ReadSideHandlers(versionPreview: readSide, previewSource: readSide, events: readSide)),
+                RolloutRoutes(changes: changes, audit: audit), BuildRoutes(changes: changes), ChangeRequestRoutes(changes: changes),
+            ], gate: gate, logger: logger)
+    }
+
+    func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
+
+    /// `method path` as the admin `token`, with a JSON or layout body.
+    func send(
+        _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = [],
+        token: String = ServiceHarness.token
+    ) async -> TestResponse {
+        let type: [(String, String)] = body.isEmpty ? [] : [("Content-Type", "application/json")]
+        return await respond(
+            to: TestRequest(method, path, query: query, headers: [("Authorization", "Bearer \(token)")] + type + headers, body: body))
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import MicroHTTPD
+import TabStore
+import Testing
+
+@testable import TabService
+
+private func object(_ response: TestResponse) -> [String: Any] { CollectionHarness.object(response) }
+
+/// The write side through its own collections (management, builds, change requests, rollouts) over one ``Changes``,
+/// in process and without a service (over real sockets: `ManagementTests`, `BuildsLiveTests`,
+/// `ChangeRequestLiveTests`, `RolloutLiveTests`).
+@Suite struct WriteRoutesTests {
+    @Test func aLayoutIsWrittenAndReadBackUnderItsPreconditions() async throws {
+        let harness = try await WriteHarness()
+        let created = await harness.send(.put, "/v1/accounts/acme/layout", body: document(["Home"]))
+        #expect(created.status == 201, "\(created.text)")
+        let etag = try #require(created.header("ETag"))
+        #expect(object(created)["version"] as? Int == 1 && created.header("Layout-Version") == "1")
+        let read = await harness.send(.get, "/v1/accounts/acme/layout")
+        #expect(read.status == 200 && read.body == document(["Home"]) && read.header("ETag") == etag)
+
+        let unconditional = await harness.send(.put, "/v1/accounts/acme/layout", body: document(["Home", "Search"]))
+        #expect(unconditional.status == 428, "a replacement names the version it replaces")
+        let stale = await harness.send(
+            .put, "/v1/accounts/acme/layout", headers: [("If-Match", "\"stale\"")], body: document(["Home", "Search"]))
+        #expect(stale.status == 412)
+        let replaced = await harness.send(
+            .put, "/v1/accounts/acme/layout", headers: [("If-Match", etag)], body: document(["Home", "Search"]))
+        #expect(replaced.status == 200 && object(replaced)["version"] as? Int == 2, "\(replaced.text)")
+        #expect(harness.changes.snapshot(for: .production).record("acme")?.version == 2, "published once stored")
+        let versions = await harness.send(.get, "/v1/accounts/acme/layout/versions")
+        #expect((object(versions)["versions"] as? [[String: Any]])?.compactMap { $0["version"] as? Int } == [2, 1])
+    }
+
+    @Test func aLayoutALiveBuildCannotOpenIsRefused() async throws {
+        let harness = try await WriteHarness()
+        // document(["Home", "Search"]) has tabs t0 (T0ViewController) and t1 (T1ViewController).
+        let declared = await harness.send(.put, "/v1/builds/iphone/2.0", body: Array(#"{"viewControllers": ["T0ViewController"]}"#.utf8))
+        #expect(declared.status == 201 && object(declared)["live"] as? Bool == true, "\(declared.text)")
+        #expect(harness.changes.builds.all.map(\.id.version) == ["2.0"], "the registry is reloaded after the declaration")
+        let refused = await harness.send(
+            .put, "/v1/accounts/gated/layout", headers: [("If-None-Match", "*")], body: document(["Home", "Search"]))
+        #expect(refused.status == 422 && (object(refused)["type"] as? String)?.hasSuffix("incompatible-build") == true)
+        let errors = object(refused)["errors"] as? [[String: Any]]
+        #expect(errors?.first?["pointer"] as? String == "/tabs/1/rootViewController")
+        #expect(await harness.send(.get, "/v1/accounts/gated/layout").status == 404, "nothing stored")
+        let opens = await harness.send(.put, "/v1/accounts/gated/layout", headers: [("If-None-Match", "*")], body: document(["Home"]))
+        #expect(opens.status == 201)
+    }
+
+    @Test func aChangeToAProtectedEnvironmentIsHeldApprovedAndApplied() async throws {
+        let harness = try await WriteHarness(environments: ["staging", "production"], approvals: ["production"])
+        let production = [("environment", "production")]
+        let held = await harness.send(
+            .put, "/v1/accounts/reviewed/layout", query: production, headers: [("If-None-Match", "*")], body: document(["Home"]))
+        #expect(held.status == 202, "\(held.text)")
+        let id = try #require((object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+        #expect(held.header("Location") == "/v1/change-requests/\(id)")
+        #expect(harness.changes.snapshot(for: .production).record("reviewed") == nil, "held, not served")
+
+        #expect(await harness.send(.post, "/v1/change-requests/\(id)/approve").status == 403, "not by its author")
+        let approved = await harness.send(.post, "/v1/change-requests/\(id)/approve", token: WriteHarness.reviewer)
+        #expect(approved.status == 200 && object(approved)["state"] as? String == "approved", "\(approved.text)")
+        let applied = await harness.send(.post, "/v1/change-requests/\(id)/apply")
+        #expect(applied.status == 200 && object(applied)["state"] as? String == "applied", "\(applied.text)")
+        #expect(harness.changes.snapshot(for: .production).record("reviewed") != nil, "served once applied")
+        let read = await harness.send(.get, "/v1/accounts/reviewed/layout", query: production)
+        #expect(read.status == 200 && read.body == document(["Home"]))
+        #expect(await harness.send(.post, "/v1/change-requests/\(id)/apply").status == 409, "applied once")
+    }
+
+    @Test func aRolloutIsStartedPausedAndCompleted() async throws {
+        let harness = try await WriteHarness()
+        let first = await harness.send(.put, "/v1/accounts/roll/layout", headers: [("If-None-Match", "*")], body: document(["One"]))
+        let etag = try #require(first.header("ETag"))
+        let draft = await harness.send(
+            .put, "/v1/accounts/roll/layout", query: [("publish", "false")], headers: [("If-Match", etag)], body: document(["One", "Two"]))
+        #expect(draft.status == 200 && object(draft)["version"] as? Int == 2, "\(draft.text)")
+
+        let started = await harness.send(
+            .post, "/v1/accounts/roll/layout/rollout", headers: [("If-Match", etag)],
+            body: Array(#"{"version": 2, "percent": 25, "seed": "fixed"}"#.utf8))
+        #expect(started.status == 201 && object(started)["state"] as? String == "running", "\(started.text)")
+        #expect(harness.changes.snapshot(for: .production).contents.rollouts["roll"] != nil, "served once started")
+        let paused = await harness.send(.patch, "/v1/accounts/roll/layout/rollout", body: Array(#"{"paused": true}"#.utf8))
+        #expect(paused.status == 200 && object(paused)["state"] as? String == "paused", "\(paused.text)")
+        let completed = await harness.send(.post, "/v1/accounts/roll/layout/rollout/complete")
+        #expect(completed.status == 200 && object(completed)["state"] as? String == "completed", "\(completed.text)")
+        #expect(harness.changes.snapshot(for: .production).record("roll")?.version == 2, "the candidate is served to everyone")
+        let read = await harness.send(.get, "/v1/accounts/roll/layout/rollout")
+        #expect(read.status == 200 && object(read)["state"] as? String == "completed")
+    }
+}
