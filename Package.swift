@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "TabTime", swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
-            dependencies: ["CMicroHTTPD", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMicroHTTPD", "TabTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.
@@ -66,7 +66,8 @@ let package = Package(
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
         .target(
-            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
+            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabTime"],
+            swiftSettings: strict),
         // Ed25519 signing keys (PKCS#8 PEM) and the signatures of layouts and manifests (docs/signing.md).
         .target(
             name: "TabSigning",
@@ -82,7 +83,8 @@ let package = Package(
         .testTarget(name: "TabReviewTests", dependencies: ["TabReview"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
-        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
+        .target(
+            name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
         .target(name: "TabDelivery", dependencies: ["TabTime"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
@@ -108,13 +110,13 @@ let package = Package(
         // store's location, the health probe. The executable only boots over it.
         .target(
             name: "TabRuntime",
-            dependencies: ["TabStore", "TabStorePostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TabStore", "TabStorePostgres", "TabTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .executableTarget(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres", "TabWebhooks",
-                "TabDelivery", "TabSigning", "TabReview", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabDelivery", "TabSigning", "TabReview", "TabTime", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -136,7 +138,7 @@ let package = Package(
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery"],
+            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime"],
             swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",

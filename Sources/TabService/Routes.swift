@@ -14,7 +14,7 @@ extension TabService {
     /// The dispatcher over every route, each handler bound to its collection (made here, of what each needs).
     func bindRoutes() -> Router {
         let failures = StoreFailures { [weak self] error in self?.noteStoreFailure(error) }
-        let now: @Sendable () -> Date = { Date() }
+        let now: @Sendable () -> Date = { [clock] in clock.date }
         let collections = ServiceCollections(
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,

@@ -29,6 +29,6 @@ extension TabService {
 extension RefusalEntryMaker {
     /// What a refusal's entry keeps of `request`, with the client's address as `service` sees it.
     init(_ service: TabService, _ request: borrowing HTTPRequest, grant: Grant?) {
-        self.init(service.audit.addresses, request, grant: grant)
+        self.init(service.audit.addresses, request, grant: grant, clock: service.clock)
     }
 }
