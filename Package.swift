@@ -53,6 +53,10 @@ let package = Package(
         .target(name: "HeaderFields", dependencies: ["TabTime"], swiftSettings: strict),
         // Times: the calendar once, RFC 3339 read (two explicit readings) and written, IMF-fixdate written.
         .target(name: "TabTime", swiftSettings: strict),
+        // JSON: the one value (with null), its canonical writer and its parse, the one encoder configuration, and the
+        // one field error (a JSON Pointer and a message) of bodies and sources.
+        .target(name: "TabJSON", swiftSettings: strict),
+        .testTarget(name: "TabJSONTests", dependencies: ["TabJSON"], swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
             dependencies: ["CMicroHTTPD", "TabTime", .product(name: "Logging", package: "swift-log")],
@@ -60,11 +64,11 @@ let package = Package(
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.
         .target(name: "ContentHash", swiftSettings: strict),
-        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
+        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime", "TabJSON"], swiftSettings: strict),
         // Tokens, scopes and account globs, "may this token do this", audit entries: pure, the clock passed in.
-        .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
+        .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime", "TabJSON"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
-        .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
+        .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash", "TabJSON"], swiftSettings: strict),
         .target(
             name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabTime"],
             swiftSettings: strict),
@@ -79,14 +83,14 @@ let package = Package(
         .target(name: "TabBuilds", dependencies: ["TabLayout"], swiftSettings: strict),
         .testTarget(name: "TabBuildsTests", dependencies: ["TabBuilds", "TabLayout"], swiftSettings: strict),
         // Change requests: what a protected environment's change waits for, and its approvals (docs/change-requests.md).
-        .target(name: "TabReview", swiftSettings: strict),
+        .target(name: "TabReview", dependencies: ["TabJSON"], swiftSettings: strict),
         .testTarget(name: "TabReviewTests", dependencies: ["TabReview"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
         .target(
             name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
-        .target(name: "TabDelivery", dependencies: ["TabTime"], swiftSettings: strict),
+        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
@@ -100,7 +104,7 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression", "HeaderFields",
-                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "CCurl",
+                "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "TabJSON", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -138,7 +142,8 @@ let package = Package(
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime"],
+            name: "TabStoreTests",
+            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime", "TabJSON"],
             swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",

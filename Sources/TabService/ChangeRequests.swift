@@ -67,7 +67,7 @@ extension TabService {
     }
 
     static func invalidField(_ pointer: String, _ message: String) -> Problem {
-        Problem(.invalidFields, detail: "\(pointer): \(message)", errors: [LayoutDiagnostic(pointer: pointer, line: nil, message: message)])
+        Problem(.invalidFields, detail: "\(pointer): \(message)", errors: [FieldError(pointer: pointer, line: nil, message: message)])
     }
 
     /// The approvals a change to `environment` waits for; nil when it goes through at once.

@@ -287,14 +287,10 @@ public final class TabService: HTTPHandler {
     func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? { router.refusalBeforeBody(request) }
 }
 
-/// A JSON answer with the canonical encoding; `nullable` members are written as `null` when nil (JSONValue has
-/// no null), after the others.
+/// A JSON answer with the canonical encoding; `nullable` members (`null` when nil) follow the others, in the order
+/// these answers have always had (``CanonicalJSON/encode(object:trailing:)``).
 func json(_ status: Int, _ object: [String: JSONValue], nullable: [String: JSONValue?] = [:], headers: [HTTPHeader] = []) -> HTTPResponse {
-    var body = CanonicalJSON.encode(.object(object))
-    for (name, value) in nullable.sorted(by: { $0.key < $1.key }) {
-        body.removeLast()
-        body += Array(",\"\(name)\":".utf8) + (value.map { CanonicalJSON.encode($0) } ?? Array("null".utf8)) + [UInt8(ascii: "}")]
-    }
+    let body = CanonicalJSON.encode(object: object, trailing: nullable.mapValues { $0 ?? .null })
     return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body)
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import TabAccess
 import TabDelivery
+import TabJSON
 
 /// Environment pointers and rollouts inside one write transaction; each backend implements them.
 public protocol RolloutRows {
@@ -259,7 +260,7 @@ extension StoreBackend {
                     .strings(locale: locale), from: from, to: to, version: version, author: author, atMillis: rows.clock.unixMillis)
                 return (record, true)
             case .rollout:
-                throw .refused(.invalidBody([FieldProblem(pointer: "/rollout", message: "strings tables are promoted at once")]))
+                throw .refused(.invalidBody([FieldError(pointer: "/rollout", message: "strings tables are promoted at once")]))
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import TabDelivery
+import TabJSON
 import Testing
 
 @testable import TabStore
@@ -153,7 +154,7 @@ import Testing
     func refusalsAreTheContractsStatuses(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.append(write("a", "{\"n\":1}", .ifNoneMatchAny))
-        await #expect(throws: StoreError.refused(.invalidBody([FieldProblem(pointer: "/version", message: "'a' has no version 9")]))) {
+        await #expect(throws: StoreError.refused(.invalidBody([FieldError(pointer: "/version", message: "'a' has no version 9")]))) {
             try await start(store, "a", try plan(9, percent: 10), ifMatch: first.etag)
         }
         await #expect(throws: StoreError.refused(.preconditionFailed(current: first.etag))) {

@@ -96,6 +96,6 @@ extension Problem {
         let count = error.errors.count
         return Problem(
             kind, detail: "the \(what) has \(count) problem\(count == 1 ? "" : "s") (see errors)",
-            errors: error.errors.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) })
+            errors: error.errors)
     }
 }
