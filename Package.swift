@@ -53,25 +53,29 @@ let package = Package(
         .target(name: "HeaderFields", dependencies: ["TabTime"], swiftSettings: strict),
         // Times: the calendar once, RFC 3339 read (two explicit readings) and written, IMF-fixdate written.
         .target(name: "TabTime", swiftSettings: strict),
+        // JSON: the one value (with null), its canonical writer, its string escaping and its parse, the one encoder
+        // configuration, and the one field error (a JSON Pointer and a message) of bodies and sources.
+        .target(name: "TabJSON", swiftSettings: strict),
+        .testTarget(name: "TabJSONTests", dependencies: ["TabJSON"], swiftSettings: strict),
         // RFC 9457 problem documents, written once for every layer that answers one (MicroHTTPD's refusals, the
-        // service, the start-up probes), the catalogue of their kinds, and the JSON string escaping all JSON shares.
-        .target(name: "ProblemDocument", swiftSettings: strict),
+        // service, the start-up probes), and the catalogue of their kinds.
+        .target(name: "ProblemDocument", dependencies: ["TabJSON"], swiftSettings: strict),
         .testTarget(name: "ProblemDocumentTests", dependencies: ["ProblemDocument"], swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
-            dependencies: ["CMicroHTTPD", "ProblemDocument", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMicroHTTPD", "ProblemDocument", "TabTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.
         .target(name: "ContentHash", swiftSettings: strict),
-        // (ProblemDocument: for its JSON string escaping, the one every JSON writer shares.)
-        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime", "ProblemDocument"], swiftSettings: strict),
+        .target(name: "TabLayout", dependencies: ["ContentHash", "TabTime", "TabJSON"], swiftSettings: strict),
         // Tokens, scopes and account globs, "may this token do this", audit entries: pure, the clock passed in.
-        .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime"], swiftSettings: strict),
+        .target(name: "TabAccess", dependencies: ["ContentHash", "TabTime", "TabJSON"], swiftSettings: strict),
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
-        .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash"], swiftSettings: strict),
+        .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash", "TabJSON"], swiftSettings: strict),
         .target(
-            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery"], swiftSettings: strict),
+            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabTime"],
+            swiftSettings: strict),
         // Ed25519 signing keys (PKCS#8 PEM) and the signatures of layouts and manifests (docs/signing.md).
         .target(
             name: "TabSigning",
@@ -83,13 +87,14 @@ let package = Package(
         .target(name: "TabBuilds", dependencies: ["TabLayout"], swiftSettings: strict),
         .testTarget(name: "TabBuildsTests", dependencies: ["TabBuilds", "TabLayout"], swiftSettings: strict),
         // Change requests: what a protected environment's change waits for, and its approvals (docs/change-requests.md).
-        .target(name: "TabReview", swiftSettings: strict),
+        .target(name: "TabReview", dependencies: ["TabJSON"], swiftSettings: strict),
         .testTarget(name: "TabReviewTests", dependencies: ["TabReview"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
-        .target(name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess"], swiftSettings: strict),
+        .target(
+            name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
-        .target(name: "TabDelivery", dependencies: ["TabTime"], swiftSettings: strict),
+        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
@@ -103,7 +108,8 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "ProblemDocument", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression",
-                "HeaderFields", "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "CCurl",
+                "HeaderFields", "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "TabJSON",
+                "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -113,13 +119,14 @@ let package = Package(
         // store's location, the health probe. The executable only boots over it.
         .target(
             name: "TabRuntime",
-            dependencies: ["TabStore", "TabStorePostgres", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["TabStore", "TabStorePostgres", "TabTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .executableTarget(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "ProblemDocument", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
-                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", "TabTime",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -141,7 +148,8 @@ let package = Package(
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "TabStoreTests", dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery"],
+            name: "TabStoreTests",
+            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime", "TabJSON"],
             swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",

@@ -113,9 +113,9 @@ public final class HTTPServer: Sendable {
         guard let all else { return }
         for daemon in all { daemon.closeListener() }
         core.handler.serverWillStop()
-        let deadline = monotonicSeconds() + core.configuration.stopGraceSeconds
+        let deadline = core.configuration.clock.seconds + core.configuration.stopGraceSeconds
         while core.inFlight.load(ordering: .acquiring) > 0 || core.deferred.load(ordering: .acquiring) > 0,
-            monotonicSeconds() < deadline
+            core.configuration.clock.seconds < deadline
         {
             usleep(2_000)
         }
@@ -123,8 +123,8 @@ public final class HTTPServer: Sendable {
         // suspended one), and none may be resumed after it (the connection is freed then).
         let left = core.resumeAllSuspended(answer: core.handler.refuse(.serverStopping))
         if left > 0 {
-            let answered = monotonicSeconds() + 0.25
-            while core.inFlight.load(ordering: .acquiring) > 0, monotonicSeconds() < answered { usleep(2_000) }
+            let answered = core.configuration.clock.seconds + 0.25
+            while core.inFlight.load(ordering: .acquiring) > 0, core.configuration.clock.seconds < answered { usleep(2_000) }
         }
         core.watchdog.stop()
         for daemon in all { daemon.stop() }
@@ -293,5 +293,3 @@ private func withSocketAddress<R>(
     }
     throw .invalidHost(host)
 }
-
-func monotonicSeconds() -> Double { Double(monotonicNanoseconds()) / 1e9 }

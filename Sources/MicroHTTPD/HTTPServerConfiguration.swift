@@ -1,3 +1,5 @@
+import TabTime
+
 /// How the HTTP server listens and what it allows a client. Defaults are the limits of docs/operations.md, "HTTP limits".
 public struct HTTPServerConfiguration: Sendable {
     /// An IPv4 or IPv6 address literal.
@@ -60,6 +62,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// answers that trickle in go a few together, not one slice (one walk of every suspended connection by the
     /// worker) each.
     public var resumeIntervalSeconds: Double = 0.002
+    /// The clock the server measures its deadlines on (the slow-client watchdog, the stop grace, the resume pacing):
+    /// the machine's, or a test's.
+    public var clock: TimeSource = .system
 
     public init(
         host: String = "0.0.0.0",

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Synchronization
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -35,6 +36,8 @@ public final class PacedResumer: @unchecked Sendable {
     private let queuedCount: @Sendable () -> Int
     private let resume: @Sendable (Int) -> (resumed: Int, more: Bool)
     private let name: String
+    /// The clock slices are timed on (its monotonic reading).
+    private let clock: TimeSource
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
@@ -81,14 +84,16 @@ public final class PacedResumer: @unchecked Sendable {
     ///   - intervalSeconds: the least time between two slices while fewer items are queued than a slice has room
     ///     for (a backlog goes at once).
     ///   - queued: how many items the owner has queued (asked only with an interval).
+    ///   - clock: the clock slices are timed on (its monotonic reading).
     ///   - resume: resumes at most `n` queued items (on the resumer's thread); returns how many it resumed and
     ///     whether more are queued. Each item it resumes is to be reported to ``pickedUp(_:)`` once.
     public init(
         name: String, slice: @escaping @Sendable () -> Int, patienceSeconds: Double = 0.05, idleSeconds: Double = 2,
-        intervalSeconds: Double = 0, queued: @escaping @Sendable () -> Int = { 0 },
+        intervalSeconds: Double = 0, queued: @escaping @Sendable () -> Int = { 0 }, clock: TimeSource = .system,
         resume: @escaping @Sendable (Int) -> (resumed: Int, more: Bool)
     ) {
         self.name = name
+        self.clock = clock
         self.sliceSize = slice
         self.queuedCount = queued
         self.patienceSeconds = patienceSeconds
@@ -108,11 +113,11 @@ public final class PacedResumer: @unchecked Sendable {
     /// A resumer with a fixed slice.
     public convenience init(
         name: String, slice: Int, patienceSeconds: Double = 0.05, idleSeconds: Double = 2, intervalSeconds: Double = 0,
-        resume: @escaping @Sendable (Int) -> (resumed: Int, more: Bool)
+        clock: TimeSource = .system, resume: @escaping @Sendable (Int) -> (resumed: Int, more: Bool)
     ) {
         self.init(
             name: name, slice: { slice }, patienceSeconds: patienceSeconds, idleSeconds: idleSeconds,
-            intervalSeconds: intervalSeconds, resume: resume)
+            intervalSeconds: intervalSeconds, clock: clock, resume: resume)
     }
 
     deinit {
@@ -222,10 +227,10 @@ public final class PacedResumer: @unchecked Sendable {
                 let low = slice / 2
                 lowWater.store(low, ordering: .relaxed)
                 if outstanding.load(ordering: .acquiring) > low {
-                    let deadline = monotonicSeconds() + patienceSeconds
+                    let deadline = clock.seconds + patienceSeconds
                     waitingForPickup = true
                     while outstanding.load(ordering: .acquiring) > low {
-                        let left = deadline - monotonicSeconds()
+                        let left = deadline - clock.seconds
                         if left <= 0 { break }
                         waitLocked(seconds: left)
                     }
@@ -240,14 +245,14 @@ public final class PacedResumer: @unchecked Sendable {
                 var room = max(1, slice - outstanding.load(ordering: .acquiring))
                 // Answers trickling in (fewer queued than there is room for) go together, at most one slice an
                 // interval; a backlog goes at once, while the consumer still works on the previous slice.
-                let wait = lastSlice + intervalSeconds - monotonicSeconds()
+                let wait = lastSlice + intervalSeconds - clock.seconds
                 if wait > 0, queuedCount() < room {
                     pthread_mutex_unlock(mutex)
                     usleep(UInt32(wait * 1e6))
                     pthread_mutex_lock(mutex)
                     room = max(1, slice - outstanding.load(ordering: .acquiring))
                 }
-                lastSlice = monotonicSeconds()
+                lastSlice = clock.seconds
                 // Counted before the items go, so that a pickup never finds fewer outstanding than it reports.
                 outstanding.add(room, ordering: .acquiringAndReleasing)
                 pthread_mutex_unlock(mutex)

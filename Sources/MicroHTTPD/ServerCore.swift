@@ -29,11 +29,11 @@ final class ServerCore: Sendable {
         self.resumer = PacedResumer(
             name: "tabserver-resume", slice: { configuration.resumeSlice(suspended: suspensions.suspended) },
             patienceSeconds: configuration.resumePatienceSeconds, intervalSeconds: configuration.resumeIntervalSeconds,
-            queued: { suspensions.queued }
+            queued: { suspensions.queued }, clock: configuration.clock
         ) { limit in suspensions.resumeQueued(limit: limit) }
         self.watchdog = SlowClientWatchdog(
             headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds,
-            handshakeDeadlineSeconds: configuration.tlsHandshakeDeadlineSeconds)
+            handshakeDeadlineSeconds: configuration.tlsHandshakeDeadlineSeconds, clock: configuration.clock)
     }
 
     /// Takes `bytes` from the body budget; false (nothing taken) when it would go over.

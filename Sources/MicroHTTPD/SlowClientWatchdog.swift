@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Synchronization
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -21,12 +22,15 @@ final class ConnectionClock: Sendable {
     }
 
     let fd: Int32
+    /// Where `since` is read from (its monotonic clock).
+    private let clock: TimeSource
     private let phase = Atomic<UInt8>(Phase.awaitingHeaders.rawValue)
     private let since = Atomic<UInt64>(0)
 
-    init(fd: Int32, tls: Bool = false) {
+    init(fd: Int32, tls: Bool = false, clock: TimeSource) {
         self.fd = fd
-        since.store(monotonicNanoseconds(), ordering: .relaxed)
+        self.clock = clock
+        since.store(clock.nanoseconds, ordering: .relaxed)
         if tls { phase.store(Phase.handshaking.rawValue, ordering: .relaxed) }
     }
 
@@ -34,11 +38,11 @@ final class ConnectionClock: Sendable {
     func requestLineArrived() {
         let (exchanged, _) = phase.compareExchange(
             expected: Phase.handshaking.rawValue, desired: Phase.awaitingHeaders.rawValue, ordering: .acquiringAndReleasing)
-        if exchanged { since.store(monotonicNanoseconds(), ordering: .relaxed) }
+        if exchanged { since.store(clock.nanoseconds, ordering: .relaxed) }
     }
 
     func enter(_ next: Phase) {
-        since.store(monotonicNanoseconds(), ordering: .relaxed)
+        since.store(clock.nanoseconds, ordering: .relaxed)
         phase.store(next.rawValue, ordering: .releasing)
     }
 
@@ -56,13 +60,18 @@ final class SlowClientWatchdog: Sendable {
     private let headerDeadline: UInt64
     private let bodyDeadline: UInt64
     private let handshakeDeadline: UInt64
+    /// The clock deadlines are measured on (its monotonic reading); each connection's ``ConnectionClock`` reads it.
+    let clock: TimeSource
     /// Live connections. libmicrohttpd reports a connection closed before it closes the socket, and sweeps
     /// hold this lock, so a socket shut down here always belongs to the connection registered with it.
     private let live = Mutex<[ObjectIdentifier: ConnectionClock]>([:])
     private let stopped = Atomic<Bool>(false)
     let cutOffCount = Atomic<Int>(0)
 
-    init(headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double, handshakeDeadlineSeconds: Double = 10) {
+    init(
+        headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double, handshakeDeadlineSeconds: Double = 10, clock: TimeSource
+    ) {
+        self.clock = clock
         headerDeadline = UInt64(headerDeadlineSeconds * 1e9)
         bodyDeadline = UInt64(bodyDeadlineSeconds * 1e9)
         handshakeDeadline = UInt64(handshakeDeadlineSeconds * 1e9)
@@ -71,8 +80,11 @@ final class SlowClientWatchdog: Sendable {
     func opened(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = clock } }
     func closed(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = nil } }
 
-    /// Shuts down every connection past its deadline at `now`.
-    func sweep(now: UInt64 = monotonicNanoseconds()) {
+    /// Shuts down every connection past its deadline now.
+    func sweep() { sweep(now: clock.nanoseconds) }
+
+    /// Shuts down every connection past its deadline at `now` (monotonic nanoseconds).
+    func sweep(now: UInt64) {
         live.withLock { connections in
             for clock in connections.values {
                 let (phase, since) = clock.current
@@ -128,18 +140,13 @@ private let watchdogMain: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMut
     return nil
 }
 
-func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
 /// `MHD_NotifyConnectionCallback`: a clock per connection, kept in its socket context.
 let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socketContext, event in
     guard let cls, let connection, let socketContext else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     if event == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
-        let clock = ConnectionClock(fd: cmhd_connection_fd(connection), tls: core.configuration.tlsCertificate != nil)
+        let clock = ConnectionClock(
+            fd: cmhd_connection_fd(connection), tls: core.configuration.tlsCertificate != nil, clock: core.watchdog.clock)
         // Released below when libmicrohttpd reports the connection closed.
         socketContext.pointee = Unmanaged.passRetained(clock).toOpaque()
         core.watchdog.opened(clock)

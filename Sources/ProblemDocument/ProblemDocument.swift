@@ -1,3 +1,5 @@
+import TabJSON
+
 /// An RFC 9457 problem details document, and its one writer: every problem body the server sends (the service's
 /// problems, MicroHTTPD's own refusals, the start-up probes) is written here, with its members in one fixed order
 /// (their names' UTF-8 bytes, as canonical JSON orders them) and one escaping (``JSONString``).

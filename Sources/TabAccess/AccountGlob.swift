@@ -1,4 +1,5 @@
 import Foundation
+import TabJSON
 
 /// A token's (or webhook's) `accounts` entry: a `Glob` whose literal characters are those of account names
 /// (`[A-Za-z0-9._-]`) and whose one wildcard is `*` (only `*`: docs/security.md, "Scoped API tokens"), 1 to 128 characters. `*` alone, the default, is every

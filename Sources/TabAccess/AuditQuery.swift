@@ -1,3 +1,5 @@
+import TabJSON
+
 /// An opaque place in the audit log: `a1.` and the URL-safe base64 of the last id seen. Opaque so clients do not
 /// build them, URL-safe so they go in `?after=` as they are, versioned (`a1`) so the form can change.
 public struct AuditCursor: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {

@@ -1,25 +1,5 @@
 import Foundation
-
-/// One refused field of a request body: its JSON Pointer (RFC 6901) and what is wrong, for problem+json's `errors`.
-public struct FieldError: Sendable, Equatable, CustomStringConvertible {
-    /// Where, e.g. `/accounts/1`.
-    public let pointer: String
-    /// What is wrong.
-    public let message: String
-
-    /// A field error.
-    public init(pointer: String, message: String) {
-        self.pointer = pointer
-        self.message = message
-    }
-
-    public var description: String { "\(pointer): \(message)" }
-
-    /// One reference token escaped for a JSON Pointer (RFC 6901 §3: `~` → `~0`, `/` → `~1`).
-    public static func escape(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
-    }
-}
+import TabJSON
 
 /// A request body refused field by field (422), every problem found, nothing changed.
 public struct InvalidFields: Error, Sendable, Equatable, CustomStringConvertible {
@@ -29,7 +9,7 @@ public struct InvalidFields: Error, Sendable, Equatable, CustomStringConvertible
     /// A refusal listing `errors`.
     public init(errors: [FieldError]) { self.errors = errors }
 
-    public var description: String { errors.map(\.description).joined(separator: "; ") }
+    public var description: String { errors.map { $0.described(whole: "") }.joined(separator: "; ") }
 }
 
 /// A validated `POST /v1/tokens` body: `{"name", "scopes", "accounts"?, "environments"?, "expiresAt"?}`.

@@ -93,31 +93,31 @@ public struct BuildSpec: Sendable, Equatable {
         guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
             throw .notJSON
         }
-        var problems: [BuildFieldError] = []
+        var problems: [FieldError] = []
         for key in object.keys.sorted() where !["viewControllers", "images", "note"].contains(key) {
-            problems.append(BuildFieldError(pointer: "/" + key, message: "unknown field (viewControllers, images and note are known)"))
+            problems.append(FieldError(pointer: "/" + key, message: "unknown field (viewControllers, images and note are known)"))
         }
         func names(_ key: String) -> Set<String>? {
             guard let value = object[key] else { return nil }
             guard let list = value as? [Any] else {
-                problems.append(BuildFieldError(pointer: "/\(key)", message: "an array of names"))
+                problems.append(FieldError(pointer: "/\(key)", message: "an array of names"))
                 return nil
             }
             if list.count > maximumNames {
-                problems.append(BuildFieldError(pointer: "/\(key)", message: "at most \(maximumNames) names, not \(list.count)"))
+                problems.append(FieldError(pointer: "/\(key)", message: "at most \(maximumNames) names, not \(list.count)"))
                 return nil
             }
             var result: Set<String> = []
             for (index, item) in list.enumerated() {
                 guard let name = item as? String, !(item is NSNumber) else {
-                    problems.append(BuildFieldError(pointer: "/\(key)/\(index)", message: "a name is a string"))
+                    problems.append(FieldError(pointer: "/\(key)/\(index)", message: "a name is a string"))
                     continue
                 }
                 guard !name.isEmpty, name.count <= maximumNameLength,
                     name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F })
                 else {
                     problems.append(
-                        BuildFieldError(
+                        FieldError(
                             pointer: "/\(key)/\(index)",
                             message: "a name is 1 to \(maximumNameLength) characters without control characters"))
                     continue
@@ -128,7 +128,7 @@ public struct BuildSpec: Sendable, Equatable {
         }
         let viewControllers = names("viewControllers")
         if object["viewControllers"] == nil {
-            problems.append(BuildFieldError(pointer: "/viewControllers", message: "required: the view controllers the build registers"))
+            problems.append(FieldError(pointer: "/viewControllers", message: "required: the view controllers the build registers"))
         }
         let images = names("images")
         var note: String?
@@ -136,7 +136,7 @@ public struct BuildSpec: Sendable, Equatable {
             if let text = value as? String, text.count <= maximumNoteLength {
                 note = text
             } else {
-                problems.append(BuildFieldError(pointer: "/note", message: "a string of at most \(maximumNoteLength) characters"))
+                problems.append(FieldError(pointer: "/note", message: "a string of at most \(maximumNoteLength) characters"))
             }
         }
         guard problems.isEmpty, let viewControllers else { throw .invalidBody(problems) }
@@ -144,18 +144,12 @@ public struct BuildSpec: Sendable, Equatable {
     }
 }
 
-/// A field of a build's body that is wrong, at its JSON Pointer.
-public struct BuildFieldError: Sendable, Equatable {
-    public var pointer: String
-    public var message: String
-}
-
 /// Why a build could not be declared or named.
 public enum BuildError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownPlatform(String)
     case notAVersion(String)
     case notJSON
-    case invalidBody([BuildFieldError])
+    case invalidBody([FieldError])
 
     public var description: String {
         switch self {
@@ -163,7 +157,7 @@ public enum BuildError: Error, Sendable, Equatable, CustomStringConvertible {
             "'\(text)' is not a platform (\(Platform.allCases.map(\.rawValue).joined(separator: ", ")))"
         case .notAVersion(let text): "'\(text)' is not an app version such as 2.1 or 2.10.3"
         case .notJSON: "the body is not a JSON object"
-        case .invalidBody(let problems): problems.map { "\($0.pointer): \($0.message)" }.joined(separator: "; ")
+        case .invalidBody(let problems): problems.map { $0.described(whole: "") }.joined(separator: "; ")
         }
     }
 }

@@ -158,7 +158,7 @@ public struct ConfigsDirectory: Sendable {
                             context: RolloutStartContext(
                                 account: file.name, environment: EnvironmentName(environment)!, id: id, current: target,
                                 latest: latest, precondition: precondition,
-                                now: Timestamp(unixMillis: currentTimeMillis()),
+                                now: store.clock.now,
                                 availability: { $0 == record.version ? .available : .missing }))
                     }
                 } else {

@@ -28,7 +28,7 @@ public struct OfflineCompiler: Sendable {
 
     private static func read(_ path: String) throws(LayoutError) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw LayoutError([LayoutDiagnostic(pointer: "", line: nil, message: "cannot read the file")])
+            throw LayoutError([FieldError(pointer: "", line: nil, message: "cannot read the file")])
         }
         return [UInt8](data)
     }

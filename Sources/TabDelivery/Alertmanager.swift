@@ -1,3 +1,5 @@
+import TabJSON
+
 /// The webhook payload Prometheus Alertmanager sends (`"version": "4"`), as `POST /v1/alerts` takes it: what decides
 /// a rollback (each alert's status, labels and annotations) and what names the notification in a log (receiver,
 /// group key, truncated alerts, each alert's fingerprint and start); every other member is ignored.

@@ -1,3 +1,5 @@
+import TabJSON
+
 /// An ISO 8601 duration in the format with designators (ISO 8601-1:2019 §5.5.2.4): `PT10M`, `PT1H30M`, `P1D`,
 /// `P2W`, `PT0.5S`, `P1Y2M3DT4H5M6.7S`, read strictly.
 ///
@@ -24,7 +26,7 @@ public struct ISODuration: Sendable, Hashable, CustomStringConvertible {
             self.text = text
             self.milliseconds = milliseconds
         case .failure(let problem):
-            throw .invalidBody([FieldProblem(pointer: "", message: "'\(Self.shown(text))' is not an ISO 8601 duration: \(problem.why)")])
+            throw .invalidBody([FieldError(pointer: "", message: "'\(Self.shown(text))' is not an ISO 8601 duration: \(problem.why)")])
         }
     }
 

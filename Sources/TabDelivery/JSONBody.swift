@@ -1,71 +1,10 @@
 import Foundation
-
-/// A JSON value as read from a request body, before it is checked field by field.
-enum JSONValue: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    /// Parses JSON text with Foundation's parser (fast on large bodies), telling `true` from `1` and `5` from `5.0`
-    /// by the number's stored type; nil when `data` is not JSON.
-    static func parse(_ data: Data) -> JSONValue? {
-        guard let any = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) else { return nil }
-        return JSONValue(any)
-    }
-
-    private init?(_ any: Any) {
-        switch any {
-        case is NSNull:
-            self = .null
-        case let text as String:
-            self = .string(text)
-        case let number as NSNumber:
-            switch String(cString: number.objCType) {
-            case "c", "B": self = .bool(number.boolValue)
-            case "d", "f", "Q": self = .number(number.doubleValue)
-            default: self = .integer(number.int64Value)
-            }
-        case let items as [Any]:
-            var values: [JSONValue] = []
-            values.reserveCapacity(items.count)
-            for item in items {
-                guard let value = JSONValue(item) else { return nil }
-                values.append(value)
-            }
-            self = .array(values)
-        case let members as [String: Any]:
-            var values: [String: JSONValue] = [:]
-            for (key, member) in members {
-                guard let value = JSONValue(member) else { return nil }
-                values[key] = value
-            }
-            self = .object(values)
-        default:
-            return nil
-        }
-    }
-
-    /// The kind of value, for messages: "a string", "an array".
-    var kind: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .integer, .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-}
+import TabJSON
 
 /// Reads a JSON request body field by field and collects every problem with its JSON Pointer, so that one 422
 /// names all of them.
 struct BodyReader {
-    private(set) var problems: [FieldProblem] = []
+    private(set) var problems: [FieldError] = []
 
     /// The body as a JSON object; an empty body is `{}` when `emptyIsObject`.
     /// - Throws: ``RolloutError/tooLarge(limit:)`` over `limit` bytes, ``RolloutError/invalidBody(_:)`` when the
@@ -74,24 +13,24 @@ struct BodyReader {
         if body.count > limit { throw .tooLarge(limit: limit) }
         if emptyIsObject, body.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return [:] }
         guard let value = JSONValue.parse(Data(body)) else {
-            throw .invalidBody([FieldProblem(pointer: "", message: "the body is not JSON")])
+            throw .invalidBody([FieldError(pointer: "", message: "the body is not JSON")])
         }
         guard case .object(let members) = value else {
-            throw .invalidBody([FieldProblem(pointer: "", message: "the body must be a JSON object, not \(value.kind)")])
+            throw .invalidBody([FieldError(pointer: "", message: "the body must be a JSON object, not \(value.kind)")])
         }
         return members
     }
 
     /// `base` extended by an object member (RFC 6901: `~` and `/` escaped).
     static func pointer(_ base: String, _ key: String) -> String {
-        base + "/" + key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        base + "/" + FieldError.escape(key)
     }
 
     /// `base` extended by an array index.
     static func pointer(_ base: String, _ index: Int) -> String { base + "/\(index)" }
 
     mutating func fail(_ pointer: String, _ message: String) {
-        problems.append(FieldProblem(pointer: pointer, message: message))
+        problems.append(FieldError(pointer: pointer, message: message))
     }
 
     /// Takes the problems of `error` (an ``RolloutError/invalidBody(_:)`` relative to a value) as found at `pointer`.
@@ -147,7 +86,7 @@ struct BodyReader {
         let number: Double
         switch value {
         case .integer(let whole): number = Double(whole)
-        case .number(let real): number = real
+        case .real(let real): number = real
         default:
             fail(pointer, "must be a number from 0 to 100, not \(value.kind)")
             return nil
@@ -177,7 +116,7 @@ struct BodyReader {
         switch value {
         case .string(let text): "'\(ISODuration.shown(text))'"
         case .integer(let number): "\(number)"
-        case .number(let number): "\(number)"
+        case .real(let number): "\(number)"
         default: value.kind
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TabJSON
 
 /// Answers per arm since a rollout's start, summed over replicas (counted by the service, not here).
 public struct ServedCounts: Sendable, Hashable, Encodable {
@@ -168,9 +169,7 @@ extension RolloutStep: Encodable {
 
 enum RolloutJSON {
     static func encode(_ value: some Encodable) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Safety of try!: every value here is made of strings, integers, decimals and arrays of them.
-        return Array(try! encoder.encode(value))
+        return Array(try! JSONEncoder.sorted.encode(value))
     }
 }

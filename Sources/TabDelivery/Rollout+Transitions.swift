@@ -1,3 +1,5 @@
+import TabJSON
+
 /// One recorded change of a rollout: a line in history and an `event: rollout` in the change feed.
 public struct RolloutTransition: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
@@ -98,24 +100,24 @@ extension Rollout {
             throw .conflict(.rolloutInProgress(id: latest.id, environment: context.environment.text))
         }
         let named = plan.version ?? candidate
-        guard let version = named else { throw .invalidBody([FieldProblem(pointer: versionPointer, message: "is required")]) }
+        guard let version = named else { throw .invalidBody([FieldError(pointer: versionPointer, message: "is required")]) }
         if let candidate, version != candidate {
             throw .invalidBody([
-                FieldProblem(
+                FieldError(
                     pointer: versionPointer, message: "the promotion rolls out version \(candidate), the one it promotes; leave version out"
                 )
             ])
         }
         switch context.availability(version) {
         case .missing:
-            throw .invalidBody([FieldProblem(pointer: versionPointer, message: "'\(context.account)' has no version \(version)")])
+            throw .invalidBody([FieldError(pointer: versionPointer, message: "'\(context.account)' has no version \(version)")])
         case .deleted:
-            throw .invalidBody([FieldProblem(pointer: versionPointer, message: "version \(version) records the deletion of the layout")])
+            throw .invalidBody([FieldError(pointer: versionPointer, message: "version \(version) records the deletion of the layout")])
         case .available: break
         }
         if version == stable.version {
             throw .invalidBody([
-                FieldProblem(pointer: versionPointer, message: "version \(version) is what \(context.environment.text) serves already")
+                FieldError(pointer: versionPointer, message: "version \(version) is what \(context.environment.text) serves already")
             ])
         }
         let now = context.now

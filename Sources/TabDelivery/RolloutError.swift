@@ -1,16 +1,4 @@
-/// One problem with a request body: the JSON Pointer of the offending value (`""` for the whole body) and what is
-/// wrong with it.
-public struct FieldProblem: Sendable, Equatable, CustomStringConvertible {
-    public var pointer: String
-    public var message: String
-
-    public init(pointer: String, message: String) {
-        self.pointer = pointer
-        self.message = message
-    }
-
-    public var description: String { "\(pointer.isEmpty ? "(body)" : pointer): \(message)" }
-}
+import TabJSON
 
 /// Why a rollout-side decision refused: every refusal of environments, drafts, promotions, rollouts and alerts is one
 /// of these, and ``status`` is the HTTP status it is answered with (docs/delivery.md).
@@ -24,7 +12,7 @@ public enum RolloutError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A query parameter has a value it cannot take, such as `?publish=maybe` (400).
     case invalidParameter(name: String, message: String)
     /// The body is not what the route takes; every problem found, each at its JSON Pointer (422).
-    case invalidBody([FieldProblem])
+    case invalidBody([FieldError])
     /// The body is over the route's limit (413).
     case tooLarge(limit: Int)
     /// The target exists and the request had no `If-Match` (428).
@@ -83,7 +71,7 @@ public enum RolloutError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownEnvironment(let name): "there is no environment '\(name)'"
         case .invalidInstallID(let why): why
         case .invalidParameter(let name, let message): "?\(name): \(message)"
-        case .invalidBody(let problems): problems.map(\.description).joined(separator: "; ")
+        case .invalidBody(let problems): problems.map { $0.described(whole: "(body)") }.joined(separator: "; ")
         case .tooLarge(let limit): "the body is over \(limit) bytes"
         case .preconditionRequired: "the layout exists in that environment: send If-Match with its current ETag"
         case .preconditionFailed(let current): "precondition failed (current ETag \(current ?? "none"))"

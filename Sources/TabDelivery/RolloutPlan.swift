@@ -1,3 +1,5 @@
+import TabJSON
+
 /// One step of a rollout: serve the candidate to `percent` of installs, then wait `hold` before the next step (the
 /// last step's hold ending completes the rollout).
 public struct RolloutStep: Sendable, Hashable {

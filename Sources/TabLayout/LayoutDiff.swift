@@ -174,7 +174,7 @@ private struct DiffSide {
     }
 
     /// What the validator said about this side, reported when its tabs cannot be matched.
-    private var diagnostics: [LayoutDiagnostic] = []
+    private var diagnostics: [FieldError] = []
 
     /// The validator keeps every tab it could read, in order: when it read them all, `nodes[i]` is `specs[i]`.
     /// - Throws: ``LayoutError`` when it could not (a tab without title or rootViewController, …) or when two tabs
@@ -298,9 +298,9 @@ private func stayingInPlace(_ old: DiffSide, _ new: DiffSide) -> Set<String> {
     return stayed
 }
 
-/// A source value as JSON (dates as text, data as base64, as in ``SourceNode/jsonText()``). A validated layout
-/// holds no null; should one appear, it is left out (JSON's null has no ``JSONValue``).
-private func jsonValue(_ node: SourceNode) -> JSONValue? {
+/// A source value as JSON (dates as text, data as base64, as in ``SourceNode/jsonText()``; a validated layout holds
+/// no null).
+private func jsonValue(_ node: SourceNode) -> JSONValue {
     switch node.value {
     case .string(let s): .string(s)
     case .integer(let n): .integer(n)
@@ -308,10 +308,10 @@ private func jsonValue(_ node: SourceNode) -> JSONValue? {
     case .bool(let b): .bool(b)
     case .date(let d): .string(d)
     case .data(let bytes): .string(Base64.encode(bytes))
-    case .array(let elements): .array(elements.compactMap(jsonValue))
+    case .array(let elements): .array(elements.map(jsonValue))
     case .dictionary(let members):
         .object(members.reduce(into: [:]) { object, member in object[member.key] = jsonValue(member.node) })
-    case .null: nil
+    case .null: .null
     }
 }
 

@@ -1,12 +1,6 @@
-/// A JSON value of the compiled output (and of pass-through `params` and `x-` keys).
-public enum JSONValue: Sendable, Equatable {
-    case string(String)
-    case integer(Int64)
-    case real(Double)
-    case bool(Bool)
-    case array([JSONValue])
-    case object([String: JSONValue])
-}
+// The compiled output (and pass-through `params` and `x-` keys) is made of TabJSON's values, written by its
+// ``CanonicalJSON``; clients of TabLayout (the fuzz targets, the service) see them through this module.
+@_exported import TabJSON
 
 /// The clients a tab can be limited to.
 public enum Platform: String, Sendable, CaseIterable, Hashable {

@@ -1,25 +1,3 @@
-/// One problem with a source: where it is (JSON Pointer, and the line for text formats) and what is wrong.
-public struct LayoutDiagnostic: Sendable, Equatable, CustomStringConvertible {
-    /// The JSON Pointer of the offending value ("" for the whole document).
-    public var pointer: String
-    /// The 1-based line of that value in an XML plist or JSON source.
-    public var line: Int?
-    public var message: String
-
-    public init(pointer: String, line: Int?, message: String) {
-        self.pointer = pointer
-        self.line = line
-        self.message = message
-    }
-
-    /// `line: pointer: message` (the line only when known).
-    public var description: String {
-        let place = pointer.isEmpty ? "(document)" : pointer
-        if let line { return "\(line): \(place): \(message)" }
-        return "\(place): \(message)"
-    }
-}
-
 /// Why a source could not be compiled. Every problem found is reported at once.
 public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
@@ -30,19 +8,19 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public var kind: Kind
-    public var diagnostics: [LayoutDiagnostic]
+    public var diagnostics: [FieldError]
 
     /// An error with `diagnostics`, capped by ``DiagnosticLimits``: at most ``DiagnosticLimits/count`` of them (the
     /// last one then says how many more there were), each pointer and message shortened with an ellipsis, and
     /// ``DiagnosticLimits/totalBytes`` in all, so that no source can make an error response large.
     /// - Parameter omitted: problems found but not kept in `diagnostics` (a caller that stopped collecting).
-    public init(_ diagnostics: [LayoutDiagnostic], kind: Kind = .invalid, omitted: Int = 0) {
+    public init(_ diagnostics: [FieldError], kind: Kind = .invalid, omitted: Int = 0) {
         self.kind = kind
         self.diagnostics = DiagnosticLimits.capped(diagnostics, omitted: omitted)
     }
 
     init(pointer: String, line: Int?, _ message: String, kind: Kind = .invalid) {
-        self.init([LayoutDiagnostic(pointer: pointer, line: line, message: message)], kind: kind)
+        self.init([FieldError(pointer: pointer, line: line, message: message)], kind: kind)
     }
 
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
@@ -75,8 +53,8 @@ public enum DiagnosticLimits {
     public static let totalBytes = 32 * 1024
 
     /// `diagnostics` within the limits; the last diagnostic says how many were left out (with `omitted`).
-    static func capped(_ diagnostics: [LayoutDiagnostic], omitted: Int = 0) -> [LayoutDiagnostic] {
-        func size(_ diagnostic: LayoutDiagnostic) -> Int { diagnostic.pointer.utf8.count + diagnostic.message.utf8.count }
+    static func capped(_ diagnostics: [FieldError], omitted: Int = 0) -> [FieldError] {
+        func size(_ diagnostic: FieldError) -> Int { diagnostic.pointer.utf8.count + diagnostic.message.utf8.count }
         let short = diagnostics.prefix(count).map { diagnostic in
             var short = diagnostic
             short.pointer = shortened(diagnostic.pointer, to: pointerBytes)
@@ -86,7 +64,7 @@ public enum DiagnosticLimits {
         if omitted == 0, diagnostics.count <= count, short.reduce(0, { $0 + size($1) }) <= totalBytes { return short }
         // Room for the closing line, whose message is short.
         let budget = totalBytes - 160
-        var kept: [LayoutDiagnostic] = []
+        var kept: [FieldError] = []
         var bytes = 0
         for diagnostic in short.prefix(count - 1) {
             guard bytes + size(diagnostic) <= budget else { break }
@@ -95,7 +73,7 @@ public enum DiagnosticLimits {
         }
         let left = diagnostics.count - kept.count + omitted
         kept.append(
-            LayoutDiagnostic(
+            FieldError(
                 pointer: "", line: nil,
                 message:
                     "… and \(left) more problem\(left == 1 ? "" : "s") (an error lists at most \(count), in at most \(totalBytes) bytes)"))

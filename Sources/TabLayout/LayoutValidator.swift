@@ -1,13 +1,13 @@
 /// Turns a ``SourceNode`` tree into a ``LayoutDocument``, collecting every problem with its pointer and line.
 struct LayoutValidator {
-    var found: [LayoutDiagnostic] = []
+    var found: [FieldError] = []
     /// Problems found past ``DiagnosticLimits/count`` (counted, not kept: their pointers are never built).
     var omitted = 0
     /// Explicit tab ids in source order, with the pointer and node of each (for naming the tab that repeats one).
     var explicitIDs: [(id: String, pointer: String, node: SourceNode)] = []
 
     /// The problems found, within ``DiagnosticLimits`` (the last one says how many more there were).
-    var diagnostics: [LayoutDiagnostic] { DiagnosticLimits.capped(found, omitted: omitted) }
+    var diagnostics: [FieldError] { DiagnosticLimits.capped(found, omitted: omitted) }
 
     mutating func report(_ pointer: @autoclosure () -> String, _ node: SourceNode?, _ message: @autoclosure () -> String) {
         guard found.count < DiagnosticLimits.count else {
@@ -16,7 +16,7 @@ struct LayoutValidator {
         }
         // Shortened at once: a source full of long keys keeps no long strings here.
         found.append(
-            LayoutDiagnostic(
+            FieldError(
                 pointer: DiagnosticLimits.shortened(pointer(), to: DiagnosticLimits.pointerBytes), line: node?.line,
                 message: DiagnosticLimits.shortened(message(), to: DiagnosticLimits.messageBytes, keepingEnd: false)))
     }

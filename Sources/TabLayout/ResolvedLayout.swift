@@ -54,7 +54,7 @@ public enum LayoutResolver {
             current = baseDocument
         }
         var merged = chain.last!.document
-        var diagnostics: [LayoutDiagnostic] = []
+        var diagnostics: [FieldError] = []
         for index in stride(from: chain.count - 2, through: 0, by: -1) {
             merged = apply(chain[index].document, onto: merged, strict: strict, isTarget: index == 0, diagnostics: &diagnostics)
         }
@@ -84,7 +84,7 @@ public enum LayoutResolver {
 
     private static func apply(
         _ overlay: LayoutDocument, onto base: LayoutDocument, strict: Bool, isTarget: Bool,
-        diagnostics: inout [LayoutDiagnostic]
+        diagnostics: inout [FieldError]
     ) -> LayoutDocument {
         var result = base
         var tabs = base.tabs

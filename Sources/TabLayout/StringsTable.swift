@@ -17,7 +17,7 @@ public struct StringsTable: Sendable, Equatable {
     /// ``read(_:)``, with what was accepted but deserves a word: a file that ends inside a `/* comment` keeps the
     /// entries before the comment (as Foundation does) and says so here.
     /// - Throws: ``LayoutError`` with the line of the first problem.
-    public static func readReporting(_ bytes: [UInt8]) throws(LayoutError) -> (table: StringsTable, warnings: [LayoutDiagnostic]) {
+    public static func readReporting(_ bytes: [UInt8]) throws(LayoutError) -> (table: StringsTable, warnings: [FieldError]) {
         guard bytes.count <= LayoutLimits.sourceBytes else {
             throw LayoutError(pointer: "", line: nil, "a strings table over \(LayoutLimits.sourceBytes) bytes", kind: .tooLarge)
         }
@@ -77,7 +77,7 @@ public struct StringsTable: Sendable, Equatable {
     private static func table(_ members: [SourceNode.Member]) throws(LayoutError) -> StringsTable {
         var entries: [String: String] = [:]
         entries.reserveCapacity(members.count)
-        var diagnostics: [LayoutDiagnostic] = []
+        var diagnostics: [FieldError] = []
         for member in members {
             var pointer: String { JSONPointer.appending("", member.key) }
             guard case .string(let text) = member.node.value else {
@@ -104,7 +104,7 @@ private struct StringsParser {
     var index = 0
     var line = 1
     /// What was accepted with a word (a file ending inside a comment).
-    var warnings: [LayoutDiagnostic] = []
+    var warnings: [FieldError] = []
 
     init(scalars: [Unicode.Scalar]) { self.scalars = scalars }
 
@@ -151,7 +151,7 @@ private struct StringsParser {
                         throw failure("unterminated /* comment")
                     }
                     warnings.append(
-                        LayoutDiagnostic(
+                        FieldError(
                             pointer: "", line: start,
                             message: ".strings: the file ends inside the /* comment that starts here; the entries before it are kept"))
                     return

@@ -1,4 +1,5 @@
 import Foundation
+import TabJSON
 
 /// Where a change request stands (docs/change-requests.md).
 public enum ChangeRequestState: String, Sendable, Codable, CaseIterable {
@@ -113,12 +114,11 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         return next
     }
 
-    /// The record the store keeps.
+    /// The record the store keeps (``JSONEncoder/sorted``: a `/` is written as it is; records stored before with `\/`
+    /// read the same).
     public var json: [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         // Strings, integers and arrays of them: encoding cannot fail.
-        return Array(try! encoder.encode(self))
+        return Array(try! JSONEncoder.sorted.encode(self))
     }
 
     /// A record the store kept; nil when it does not read.

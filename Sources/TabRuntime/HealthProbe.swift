@@ -1,4 +1,5 @@
 import Foundation
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -25,20 +26,24 @@ public enum HealthProbeError: Error, CustomStringConvertible {
 
 /// A plain HTTP/1.1 GET over a socket with one deadline for connect, write and read.
 public struct HealthProbe {
-    public init(host: String, port: UInt16, timeout: Double) {
+    /// A probe of `host`:`port` that gives up after `timeout` seconds by `clock`.
+    public init(host: String, port: UInt16, timeout: Double, clock: TimeSource = .system) {
         self.host = host
         self.port = port
         self.timeout = timeout
+        self.clock = clock
     }
 
     public var host: String
     public var port: UInt16
     public var timeout: Double
+    /// What the deadline is measured on (its monotonic reading).
+    public var clock: TimeSource
 
     /// The status code of `GET path`.
     /// - Throws: `HealthProbeError` when there is no connection, no answer before the deadline, or no status line.
     public func status(of path: String) throws(HealthProbeError) -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = clock.seconds + timeout
         let socketFD = try connect(deadline: deadline)
         defer { close(socketFD) }
         let bracketed = host.contains(":") ? "[\(host)]" : host
@@ -70,10 +75,10 @@ public struct HealthProbe {
     /// Whether the port accepts a TCP connection before the deadline (for a TLS port, which this probe cannot speak).
     /// - Throws: `HealthProbeError` when it does not.
     public func accepts() throws(HealthProbeError) {
-        close(try connect(deadline: Date().addingTimeInterval(timeout)))
+        close(try connect(deadline: clock.seconds + timeout))
     }
 
-    private func connect(deadline: Date) throws(HealthProbeError) -> Int32 {
+    private func connect(deadline: Double) throws(HealthProbeError) -> Int32 {
         var storage = sockaddr_storage()
         let length: socklen_t
         let family: Int32
@@ -113,10 +118,10 @@ public struct HealthProbe {
         return socketFD
     }
 
-    /// Polls until the socket is ready for `events` or the deadline passes.
-    private func wait(_ socketFD: Int32, for events: Int16, until deadline: Date) throws(HealthProbeError) {
+    /// Polls until the socket is ready for `events` or the deadline (monotonic seconds) passes.
+    private func wait(_ socketFD: Int32, for events: Int16, until deadline: Double) throws(HealthProbeError) {
         while true {
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline - clock.seconds
             guard remaining > 0 else { throw .timedOut(seconds: timeout) }
             var descriptor = pollfd(fd: socketFD, events: events, revents: 0)
             let ready = poll(&descriptor, 1, Int32(min(remaining * 1000, 60_000).rounded(.up)))

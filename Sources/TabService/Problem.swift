@@ -9,12 +9,12 @@ import TabStore
 struct Problem: Error {
     var kind: ProblemKind
     var detail: String
-    var errors: [LayoutDiagnostic] = []
+    var errors: [FieldError] = []
     var headers: [HTTPHeader] = []
     /// Extension members (RFC 9457 §3.2), e.g. the `refused` list of `POST /v1/alerts`.
     var extensions: [String: JSONValue] = [:]
 
-    init(_ kind: ProblemKind, detail: String, errors: [LayoutDiagnostic] = [], headers: [HTTPHeader] = []) {
+    init(_ kind: ProblemKind, detail: String, errors: [FieldError] = [], headers: [HTTPHeader] = []) {
         self.kind = kind
         self.detail = detail
         self.errors = errors
@@ -114,7 +114,7 @@ struct Problem: Error {
             let count = problems.count
             return Problem(
                 .invalidFields, detail: "the body has \(count) problem\(count == 1 ? "" : "s") (see errors)",
-                errors: problems.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) })
+                errors: problems.map { FieldError(pointer: $0.pointer, line: nil, message: $0.message) })
         case .tooLarge: return Problem(.tooLarge, detail: error.description)
         case .preconditionRequired: return Problem(.preconditionRequired, detail: error.description)
         case .preconditionFailed(let current):

@@ -1,5 +1,6 @@
 import MicroHTTPD
 import TabAccess
+import TabJSON
 
 /// A type a route input is read as (Hummingbird's `Parameters.require(_:as:)`, swift-openapi-generator's
 /// `Operations.X.Input`): its parse, the refusal a bad value gets, and its OpenAPI schema, so that the handler, the

@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import TabAccess
+import TabTime
 
 /// The dispatcher: the route table bound to its handlers, and what every request passes before and after one runs —
 /// the table's match, the access gate (token, method, scope), the handler (the problem it throws written once), the
@@ -16,10 +17,12 @@ final class Router: Sendable {
     let requestIDs: RequestIDs
     /// `Cache-Control` of errors on open routes (``ServiceConfiguration/errorCacheControl``).
     let errorCacheControl: String
+    /// What a request's time in metrics is measured with.
+    let clock: TimeSource
 
     init(
         table: RouteTable, handlers: [RouteHandler], gate: AccessGate, metrics: Metrics, logger: Logger, requestIDs: RequestIDs,
-        errorCacheControl: String
+        errorCacheControl: String, clock: TimeSource
     ) {
         precondition(handlers.count == table.routes.count, "a handler per route")
         self.table = table
@@ -29,15 +32,19 @@ final class Router: Sendable {
         self.logger = logger
         self.requestIDs = requestIDs
         self.errorCacheControl = errorCacheControl
+        self.clock = clock
     }
 
     /// A router over `collections` alone, with a table of their routes (a collection run in process on its own).
-    convenience init(_ collections: [any RouteCollection], gate: AccessGate, logger: Logger, errorCacheControl: String = "no-store") {
+    convenience init(
+        _ collections: [any RouteCollection], gate: AccessGate, logger: Logger, errorCacheControl: String = "no-store",
+        clock: TimeSource = .system
+    ) {
         func endpoints(_ collection: some RouteCollection) -> [Endpoint] { type(of: collection).endpoints }
         let table = RouteTable(collections.flatMap { endpoints($0) })
         self.init(
             table: table, handlers: collections.flatMap(\.handlers), gate: gate, metrics: Metrics(labels: table.labels), logger: logger,
-            requestIDs: RequestIDs(), errorCacheControl: errorCacheControl)
+            requestIDs: RequestIDs(), errorCacheControl: errorCacheControl, clock: clock)
     }
 
     /// Runs `request` through the table, the gate and its handler, counts it by route and status (its time from
@@ -47,12 +54,12 @@ final class Router: Sendable {
         switch reply {
         case .prepared(let prepared):
             // The hot path: a shared response, so no per-request header or log line (metrics count it).
-            metrics.record(slot: slot, status: prepared.status, nanoseconds: nanoseconds() &- started)
+            metrics.record(slot: slot, status: prepared.status, nanoseconds: clock.nanoseconds &- started)
             return reply
         case .response(var response):
             let context = LogContext(request, route: endpoint, requestIDs: requestIDs)
             finish(&response, route: endpoint, id: context.id)
-            metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
+            metrics.record(slot: slot, status: response.status, nanoseconds: clock.nanoseconds &- started)
             log(context, response)
             return .response(response)
         case .deferred(let work):
@@ -64,7 +71,7 @@ final class Router: Sendable {
                 var response = await AuditContext.$current.withValue(audit) { await work() }
                 if audit != nil, response.status < 400 { metrics.auditChangeWrites.add() }
                 self.finish(&response, route: endpoint, id: context.id)
-                metrics.record(slot: slot, status: response.status, nanoseconds: nanoseconds() &- started)
+                metrics.record(slot: slot, status: response.status, nanoseconds: self.clock.nanoseconds &- started)
                 self.log(context, response)
                 return response
             }

@@ -23,7 +23,7 @@ extension TabService {
     /// The dispatcher over every route, each handler bound to its collection (made here, of what each needs).
     func bindRoutes() -> Router {
         let failures = StoreFailures { [weak self] error in self?.noteStoreFailure(error) }
-        let now: @Sendable () -> Date = { Date() }
+        let now: @Sendable () -> Date = { [clock] in clock.date }
         let service = UnownedService(service: self)
         let readSide = ReadSideHandlers(
             versionPreview: { request, match in service.service.versionPreviewRoute(request, match) },
@@ -42,7 +42,7 @@ extension TabService {
             credentials: credentials, audit: audit, store: store, entryEnvironment: environmentList.entry.text, logger: logger)
         return Router(
             table: Self.routeTable, handlers: Self.routeSections.flatMap { $0.bind(self, collections) }, gate: gate, metrics: metrics,
-            logger: logger, requestIDs: requestIDs, errorCacheControl: configuration.errorCacheControl)
+            logger: logger, requestIDs: requestIDs, errorCacheControl: configuration.errorCacheControl, clock: clock)
     }
 
     /// The scope × route table of docs/security.md, read off the route table (a test checks the document holds

@@ -27,23 +27,23 @@ extension TabService {
         do {
             switch change {
             case .layout(let account, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 try await refreshLayout(account)
             case .strings(let locale, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 try await refreshStrings(locale)
             case .promoted(let subject, let from, let to, let version, let author, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 let promotion = Promoted(from: from, to: to, version: version, author: author, atMillis: committed)
                 switch subject {
                 case .layout(let account): try await refreshLayout(account, promoted: promotion)
                 case .strings(let locale): try await refreshStrings(locale, promoted: promotion)
                 }
             case .rollout(let account, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 try await changes.loadRollouts(account: account)
             case .rolloutRecorded(let account, let environment, let id, let revision, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 // The change's lines of history become this replica's `event: rollout`s (and wake the account's
                 // long-polls); a rollout that another one replaced since has no lines to give here.
                 var announcing: (EnvironmentName, [ChangeEvent])?
@@ -54,7 +54,7 @@ extension TabService {
                 }
                 try await changes.loadRollouts(account: account, announcing: announcing)
             case .token(let id, let committed):
-                metrics.noteReplicationLag(millis: currentTimeMillis() - committed)
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 try await reloadTokens()
                 logger.debug("tokens reloaded after a change to \(id) on another replica")
             case .everything:

@@ -7,6 +7,7 @@ import TabLayout
 import TabReview
 import TabSigning
 import TabStore
+import TabTime
 import TabWebhooks
 
 /// How the service behaves; only the executable reads flags and the environment to fill it.
@@ -60,6 +61,8 @@ public struct ServiceConfiguration: Sendable {
     /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
     /// must not claim deliveries.
     public var webhookDeliveries = false
+    /// The service's clock (``TabService/clock``): the machine's, or a test's.
+    public var clock: TimeSource = .system
 
     /// Where a trusted proxy names the client.
     public enum ForwardedHeader: String, Sendable, CaseIterable {
@@ -89,6 +92,8 @@ public struct ServiceConfiguration: Sendable {
 public final class TabService: HTTPHandler {
     let store: any TabStore
     let configuration: ServiceConfiguration
+    /// What the service reads the time from (``ServiceConfiguration/clock``), and hands to its collections.
+    let clock: TimeSource
     let logger: Logger
     let metrics: Metrics
     let publisher: Publisher
@@ -130,17 +135,19 @@ public final class TabService: HTTPHandler {
     public init(store: any TabStore, configuration: ServiceConfiguration, logger: Logger) async throws(StoreError) {
         self.store = store
         self.configuration = configuration
+        clock = configuration.clock
         let environments = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
         environmentList = environments
         self.logger = logger
         let metrics = Metrics()
         self.metrics = metrics
         self.credentials = Credentials(
-            tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, logger: logger)
+            tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, clock: configuration.clock,
+            logger: logger)
         audit = AuditLog(
             store: store,
             addresses: ClientAddresses(trustedProxies: configuration.trustedProxies, forwardedHeader: configuration.forwardedHeader),
-            metrics: metrics, logger: logger)
+            metrics: metrics, logger: logger, clock: configuration.clock)
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
@@ -148,7 +155,7 @@ public final class TabService: HTTPHandler {
             try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger))
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
-            retention: .seconds(configuration.webhookRetentionDays * 86_400))
+            retention: .seconds(configuration.webhookRetentionDays * 86_400), clock: configuration.clock)
         _ = madeChanges.storeIfNil(makeChanges())
         _ = boundRouter.storeIfNil(bindRoutes())
         try await reloadTokens()
@@ -295,18 +302,18 @@ public final class TabService: HTTPHandler {
 
     /// Routes `request`, counts it by route and status, and logs writes and failures with a request id.
     func serve(_ request: borrowing HTTPRequest) -> HTTPReply {
-        let started = nanoseconds()
+        let started = clock.nanoseconds
         if request.admission == nil,
             let remembered = readMemo.answer(request, sequence: publisher.sequence, generation: budget.generation)
         {
             // What the route and its handler answered to these very bytes at this snapshot (counted as they count it).
             remembered.representation.markUsed()
             if let declared = remembered.build {
-                builds.note(declared, atMillis: currentTimeMillis(), withheld: remembered.representation.withholds)
+                builds.note(declared, atMillis: clock.unixMillis, withheld: remembered.representation.withholds)
             }
             metrics.cacheHits.add(1, ordering: .relaxed)
             metrics.memoHits.add(1, ordering: .relaxed)
-            metrics.record(slot: remembered.slot, status: remembered.response.status, nanoseconds: nanoseconds() &- started)
+            metrics.record(slot: remembered.slot, status: remembered.response.status, nanoseconds: clock.nanoseconds &- started)
             return .prepared(remembered.response)
         }
         return router.serve(request, started: started)
@@ -336,23 +343,9 @@ public final class TabService: HTTPHandler {
     func refusalBeforeBody(_ request: borrowing HTTPRequest) -> HTTPResponse? { router.refusalBeforeBody(request) }
 }
 
-/// A JSON answer with the canonical encoding; `nullable` members are written as `null` when nil (JSONValue has
-/// no null), after the others.
+/// A JSON answer with the canonical encoding; `nullable` members (`null` when nil) follow the others, in the order
+/// these answers have always had (``CanonicalJSON/encode(object:trailing:)``).
 func json(_ status: Int, _ object: [String: JSONValue], nullable: [String: JSONValue?] = [:], headers: [HTTPHeader] = []) -> HTTPResponse {
-    var body = CanonicalJSON.encode(.object(object))
-    for (name, value) in nullable.sorted(by: { $0.key < $1.key }) {
-        body.removeLast()
-        body += Array(",\"\(name)\":".utf8) + (value.map { CanonicalJSON.encode($0) } ?? Array("null".utf8)) + [UInt8(ascii: "}")]
-    }
+    let body = CanonicalJSON.encode(object: object, trailing: nullable.mapValues { $0 ?? .null })
     return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")] + headers, body: body)
 }
-
-func nanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif

@@ -51,7 +51,7 @@ extension Router {
     /// Runs `request` through this router alone, exactly as a request from the socket is run, without one (Hummingbird's
     /// `RouterTestFramework` idea): a collection's routes in process, without a service.
     func respond(to values: TestRequest) async -> TestResponse {
-        await respond(to: values) { request in serve(request, started: nanoseconds()) }
+        await respond(to: values) { request in serve(request, started: clock.nanoseconds) }
     }
 
     /// Runs `request` as the server does: admission first (its refusal, or what it decided, handed to `serve` with the

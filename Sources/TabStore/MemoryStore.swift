@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TabAccess
 import TabDelivery
+import TabTime
 import TabWebhooks
 
 /// A store in memory, for trials and tests: the same write rule as SQLite and PostgreSQL, gone at exit.
@@ -30,12 +31,14 @@ public final class MemoryStore: StoreBackend {
 
     private let state = Mutex(State())
     public let executor = StoreExecutor(label: "tabstore.memory")
+    public let clock: TimeSource
 
-    public init() {}
+    /// An empty store whose records are dated by `clock`.
+    public init(clock: TimeSource = .system) { self.clock = clock }
 
     public func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R {
         try state.withLock { (state) throws(StoreError) -> R in
-            let rows = MemoryRows(state)
+            let rows = MemoryRows(state, clock: clock)
             let result = try body(rows)
             state = rows.state  // committed only when the body returned
             return result
@@ -86,8 +89,12 @@ public final class MemoryStore: StoreBackend {
 /// A write transaction over a copy of the memory store's state.
 private final class MemoryRows: StoreRows {
     var state: MemoryStore.State
+    let clock: TimeSource
 
-    init(_ state: MemoryStore.State) { self.state = state }
+    init(_ state: MemoryStore.State, clock: TimeSource) {
+        self.state = state
+        self.clock = clock
+    }
 
     func latest(account: String) throws(StoreError) -> StoredVersion? { state.layouts[account]?.last }
 

@@ -47,18 +47,18 @@ public enum RolloutSQL {
         WHERE account = ? AND environment = ? AND id = ?
         """
 
-    /// The cells of `insertRollout`.
-    public static func insertCells(_ rollout: Rollout) -> [WebhookSQL.Cell] {
+    /// The cells of `insertRollout`, the row written at `millis`.
+    public static func insertCells(_ rollout: Rollout, atMillis millis: Int64) -> [WebhookSQL.Cell] {
         [
             .text(rollout.account), .text(rollout.environment.text), .int(Int64(rollout.id)), .int(Int64(rollout.revision)),
-            .int(rollout.progress.ending == nil ? 0 : 1), .bytes(rollout.record), .int(currentTimeMillis()),
+            .int(rollout.progress.ending == nil ? 0 : 1), .bytes(rollout.record), .int(millis),
         ]
     }
 
-    /// The cells of `updateRollout`, for a rollout whose stored revision is `expected`.
-    public static func updateCells(_ rollout: Rollout, expected: Int) -> [WebhookSQL.Cell] {
+    /// The cells of `updateRollout`, for a rollout whose stored revision is `expected`, the row updated at `millis`.
+    public static func updateCells(_ rollout: Rollout, expected: Int, atMillis millis: Int64) -> [WebhookSQL.Cell] {
         [
-            .int(Int64(rollout.revision)), .int(rollout.progress.ending == nil ? 0 : 1), .bytes(rollout.record), .int(currentTimeMillis()),
+            .int(Int64(rollout.revision)), .int(rollout.progress.ending == nil ? 0 : 1), .bytes(rollout.record), .int(millis),
             .text(rollout.account), .text(rollout.environment.text), .int(Int64(rollout.id)), .int(Int64(expected)),
         ]
     }

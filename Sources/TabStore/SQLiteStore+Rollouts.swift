@@ -61,11 +61,11 @@ extension SQLiteRows {
     }
 
     func insert(_ rollout: Rollout) throws(StoreError) {
-        try db.run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout)))
+        try db.run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout, atMillis: clock.unixMillis)))
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
-        try db.run(RolloutSQL.updateRollout, Self.bind(RolloutSQL.updateCells(rollout, expected: expected)))
+        try db.run(RolloutSQL.updateRollout, Self.bind(RolloutSQL.updateCells(rollout, expected: expected, atMillis: clock.unixMillis)))
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) == 1
     }
 
@@ -74,7 +74,7 @@ extension SQLiteRows {
             RolloutSQL.upsertServed,
             [
                 .text(rollout.account), .text(rollout.environment.text), .int(rollout.id), .text(replica), .int(counts.candidate),
-                .int(counts.stable), .int64(currentTimeMillis()),
+                .int(counts.stable), .int64(clock.unixMillis),
             ])
     }
 

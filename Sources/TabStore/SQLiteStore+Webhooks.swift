@@ -37,11 +37,11 @@ extension SQLiteRows {
     func lastEventID() throws(StoreError) -> Int64 { try db.query(WebhookSQL.lastEventID, []) { $0.int64(0) }.first ?? 0 }
 
     func insert(_ delivery: StoredDelivery) throws(StoreError) {
-        try db.run(WebhookSQL.insertDelivery, Self.bind(WebhookSQL.cells(delivery)))
+        try db.run(WebhookSQL.insertDelivery, Self.bind(WebhookSQL.cells(delivery, atMillis: clock.unixMillis)))
     }
 
     func update(_ delivery: Delivery) throws(StoreError) {
-        try db.run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery)))
+        try db.run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery, atMillis: clock.unixMillis)))
     }
 
     func delivery(id: String) throws(StoreError) -> StoredDelivery? { try deliveryRows(WebhookSQL.selectDelivery, [.text(id)]).first }

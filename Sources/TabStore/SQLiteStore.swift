@@ -1,6 +1,7 @@
 internal import CSQLite
 import Synchronization
 import TabAccess
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -13,11 +14,14 @@ public final class SQLiteStore: StoreBackend {
     private let connection: Mutex<SQLiteConnection>
     public let path: String
     public let executor = StoreExecutor(label: "tabstore.sqlite")
+    public let clock: TimeSource
 
-    /// Opens (creating when missing) the database at `path` and applies pending migrations.
+    /// Opens (creating when missing) the database at `path` and applies pending migrations; records are dated by
+    /// `clock`.
     /// - Throws: ``StoreError/unavailable(_:)`` when the file cannot be opened or migrated.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, clock: TimeSource = .system) throws(StoreError) {
         self.path = path
+        self.clock = clock
         if let slash = path.lastIndex(of: "/") {
             let directory = String(path[..<slash])
             if !directory.isEmpty { mkdir(directory, 0o755) }
@@ -32,7 +36,7 @@ public final class SQLiteStore: StoreBackend {
             for (version, sql) in try StoreSchema.pending(after: applied, .sqlite) {
                 try connection.execute(sql)
                 try connection.run(
-                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(version), .int64(currentTimeMillis())])
+                    "INSERT INTO schema_migrations (version, applied_at_ms) VALUES (?, ?)", [.int(version), .int64(clock.unixMillis)])
             }
         }
         self.connection = Mutex(connection)
@@ -68,7 +72,8 @@ public final class SQLiteStore: StoreBackend {
     }
 
     public func readLatest(account: String) throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try SQLiteRows(db: db).latest(account: account) }
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try SQLiteRows(db: db, clock: clock).latest(account: account)
+        }
     }
 
     public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
@@ -81,7 +86,7 @@ public final class SQLiteStore: StoreBackend {
 
     public func readVersion(account: String, number: Int) throws(StoreError) -> StoredVersion? {
         try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
-            try SQLiteRows(db: db).version(account: account, number: number)
+            try SQLiteRows(db: db, clock: clock).version(account: account, number: number)
         }
     }
 
@@ -98,12 +103,12 @@ public final class SQLiteStore: StoreBackend {
 
     public func writeTransaction<R: Sendable>(_ body: (any StoreRows) throws(StoreError) -> R) throws(StoreError) -> R {
         try connection.withLock { (db) throws(StoreError) -> R in
-            try db.transaction { () throws(StoreError) -> R in try body(SQLiteRows(db: db)) }
+            try db.transaction { () throws(StoreError) -> R in try body(SQLiteRows(db: db, clock: clock)) }
         }
     }
 
     public func readTokens() throws(StoreError) -> [StoredToken] {
-        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db).tokens() }
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try SQLiteRows(db: db, clock: clock).tokens() }
     }
 
     public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry] {
@@ -130,6 +135,7 @@ public final class SQLiteStore: StoreBackend {
 /// A write transaction on the SQLite connection (inside `BEGIN IMMEDIATE`: writers are serialized).
 struct SQLiteRows: StoreRows {
     let db: SQLiteConnection
+    let clock: TimeSource
 
     func latest(account: String) throws(StoreError) -> StoredVersion? {
         try db.query(

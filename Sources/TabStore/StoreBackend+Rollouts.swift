@@ -1,6 +1,7 @@
 import Foundation
 import TabAccess
 import TabDelivery
+import TabJSON
 
 /// Environment pointers and rollouts inside one write transaction; each backend implements them.
 public protocol RolloutRows {
@@ -220,7 +221,7 @@ extension StoreBackend {
                 guard let record = try rows.version(account: account, number: version) else { throw .notFound }
                 try rows.setPointer(account: account, environment: to, version: version)
                 try WriteRule.record(audit, version: version, rows)
-                let now = currentTimeMillis()
+                let now = rows.clock.unixMillis
                 try Outbox.enqueue(promotion: record, from: from, to: to, author: author, atMillis: now, rows)
                 try rows.announcePromotion(.layout(account: account), from: from, to: to, version: version, author: author, atMillis: now)
                 return .moved(record, created: creates)
@@ -256,10 +257,10 @@ extension StoreBackend {
                 try rows.setStringsPointer(locale: locale, environment: to, version: version)
                 try WriteRule.record(audit, version: version, rows)
                 try rows.announcePromotion(
-                    .strings(locale: locale), from: from, to: to, version: version, author: author, atMillis: currentTimeMillis())
+                    .strings(locale: locale), from: from, to: to, version: version, author: author, atMillis: rows.clock.unixMillis)
                 return (record, true)
             case .rollout:
-                throw .refused(.invalidBody([FieldProblem(pointer: "/rollout", message: "strings tables are promoted at once")]))
+                throw .refused(.invalidBody([FieldError(pointer: "/rollout", message: "strings tables are promoted at once")]))
             }
         }
     }

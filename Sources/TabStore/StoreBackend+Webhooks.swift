@@ -179,7 +179,7 @@ enum Outbox {
 
     /// A rollout's change (`rollout.<state>`), its data the `event: rollout` of `/v1/events`.
     static func enqueue(_ rollout: RolloutEvent, _ rows: any StoreRows) throws(StoreError) {
-        let now = currentTimeMillis()
+        let now = rows.clock.unixMillis
         let event = try? WebhookEvent(
             kind: .rollout, account: rollout.account, rolloutState: rollout.state.rawValue, timestamp: Date(millis: now), data: rollout.json
         )
@@ -188,7 +188,7 @@ enum Outbox {
 
     /// A change request's transition (`change-request.<state>`), its data the `event: change-request` of `/v1/events`.
     static func enqueue(changeRequest data: [UInt8], account: String, state: String, _ rows: any StoreRows) throws(StoreError) {
-        let now = currentTimeMillis()
+        let now = rows.clock.unixMillis
         let event = try? WebhookEvent(kind: .changeRequest, account: account, rolloutState: state, timestamp: Date(millis: now), data: data)
         try enqueue(event, atMillis: now, rows)
     }

@@ -2,10 +2,13 @@ import Dispatch
 import Synchronization
 import TabAccess
 import TabDelivery
+import TabTime
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
 public protocol StoreRows: WebhookRows, RolloutRows, BuildRows, ChangeRequestRows {
+    /// The store's clock: what the transaction dates its records and events with.
+    var clock: TimeSource { get }
     /// The latest record of an account (a deletion record included).
     func latest(account: String) throws(StoreError) -> StoredVersion?
     /// One record of an account.
@@ -124,7 +127,7 @@ enum WriteRule {
         if let base = write.extends, !base.isEmpty {
             guard let held = try Self.pointed(base, write.environment, rows), !held.deleted else { throw .missingBase(base) }
         }
-        let record = StoredVersion.next(after: latest, for: write)
+        let record = StoredVersion.next(after: latest, for: write, atMillis: rows.clock.unixMillis)
         try insertResolvingRace(record, precondition: write.precondition, rows)
         try Self.record(write.audit, version: record.version, rows)
         if write.publish {
@@ -139,7 +142,7 @@ enum WriteRule {
     /// in the second case.
     static func checkRollout(account: String, environment: String, moving: Bool, _ rows: any StoreRows) throws(StoreError) {
         guard let rollout = try rows.latestRollout(account: account, environment: environment) else { return }
-        let now = Timestamp(unixMillis: currentTimeMillis())
+        let now = rows.clock.now
         do throws(RolloutError) {
             try rollout.requireCompletionRecorded(at: now)
         } catch {
@@ -166,7 +169,7 @@ enum WriteRule {
         try precondition.checkWrite(current: pointed.etag)
         let dependents = try rows.accounts(extending: account, environment: environment).filter { $0 != account }.sorted()
         guard dependents.isEmpty else { throw .extended(by: dependents) }
-        var record = StoredVersion.deletion(after: latest, author: author)
+        var record = StoredVersion.deletion(after: latest, author: author, atMillis: rows.clock.unixMillis)
         if latest.version != pointed.version {
             // A draft stands after the version served: the deletion record keeps the served source for the history.
             (record.source, record.contentType) = (pointed.source, pointed.contentType)
@@ -183,7 +186,8 @@ enum WriteRule {
     ) throws(StoreError) -> StoredStrings {
         let latest = try rows.latestStrings(locale: locale)
         try precondition.checkWrite(current: try pointedStrings(locale, environment, rows)?.etag)
-        let record = StoredStrings.next(after: latest, locale: locale, source: source, contentType: contentType, author: author)
+        let record = StoredStrings.next(
+            after: latest, locale: locale, source: source, contentType: contentType, author: author, atMillis: rows.clock.unixMillis)
         do throws(StoreError) {
             try rows.insert(record)
         } catch .conflict {

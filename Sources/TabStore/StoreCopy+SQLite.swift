@@ -1,5 +1,6 @@
 internal import CSQLite
 import Foundation
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -34,15 +35,16 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
     /// (which also gives the counts, tags and digests the copy is then checked against).
     /// - Parameters:
     ///   - pages: called after each step of the backup with the pages copied and the source's page count.
+    ///   - clock: what the backup's seconds and the progress interval are measured on.
     ///   - progress: called at most once per `progressInterval` while the source's snapshot is read (`reading`) and
     ///     the target checked (`checking`).
     /// - Throws: ``StoreError/targetNotEmpty(table:rows:)`` when the target holds rows; ``StoreError/copyMismatch(_:)``
     ///   when the check finds a difference; ``StoreError/unavailable(_:)`` when SQLite fails.
     public func backup(
         to targetPath: String, progressInterval: Double = 3, pages: (_ copied: Int, _ total: Int) -> Void = { _, _ in },
-        progress: (StoreCopyProgress) -> Void = { _ in }
+        clock: TimeSource = .system, progress: (StoreCopyProgress) -> Void = { _ in }
     ) throws(StoreError) -> StoreCopyReport {
-        let start = monotonicSeconds()
+        let start = clock.seconds
         if access(targetPath, F_OK) == 0 {
             _ = try SQLiteCopyEndpoint(path: targetPath, create: false).withWriteTransaction(StoreCopy.refuseNonEmpty)
         }
@@ -51,7 +53,7 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
             let access = SQLiteTableAccess(db: connection)
             var total = 0
             for table in try access.tables() where table.name != StoreCopy.migrationsTable { total += try access.count(table.name) }
-            var counter = ProgressCounter(phase: "reading", total: total, interval: progressInterval)
+            var counter = ProgressCounter(phase: "reading", total: total, interval: progressInterval, clock: clock)
             let report = try StoreCopy.summarize(access, tables: nil, counter: &counter, progress)
             guard let backup = sqlite3_backup_init(target.db, "main", connection.db, "main") else {
                 throw .unavailable("backup to \(targetPath): \(String(cString: sqlite3_errmsg(target.db)))")
@@ -76,9 +78,9 @@ public final class SQLiteCopyEndpoint: StoreCopyEndpoint {
             }
         }
         try StoreCopy.verify(
-            try SQLiteCopyEndpoint(path: targetPath, create: false), against: report, progressInterval: progressInterval, progress: progress
-        )
-        report.seconds = monotonicSeconds() - start
+            try SQLiteCopyEndpoint(path: targetPath, create: false), against: report, progressInterval: progressInterval,
+            clock: clock, progress: progress)
+        report.seconds = clock.seconds - start
         return report
     }
 }

@@ -1,4 +1,5 @@
 import ContentHash
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -143,14 +144,15 @@ public enum StoreCopy {
     /// digest of every row with what the snapshot held.
     /// - Parameters:
     ///   - progressInterval: seconds between two calls of `progress`.
+    ///   - clock: what the copy's seconds and the progress interval are measured on.
     ///   - progress: called during the copy, at most once per `progressInterval`.
     /// - Throws: ``StoreError/targetNotEmpty(table:rows:)``, ``StoreError/copyMismatch(_:)``, or what the
     ///   stores throw (the target then holds nothing of the copy).
     public static func copy(
         from source: some StoreCopyEndpoint, to target: some StoreCopyEndpoint, batchSize: Int = 500, progressInterval: Double = 3,
-        progress: (StoreCopyProgress) -> Void = { _ in }
+        clock: TimeSource = .system, progress: (StoreCopyProgress) -> Void = { _ in }
     ) throws(StoreError) -> StoreCopyReport {
-        let start = monotonicSeconds()
+        let start = clock.seconds
         var report = try target.withWriteTransaction { (writer) throws(StoreError) -> StoreCopyReport in
             let targetTables = try refuseNonEmpty(writer)
             return try source.withSnapshot { (reader) throws(StoreError) -> StoreCopyReport in
@@ -166,7 +168,8 @@ public enum StoreCopy {
                 }
                 var counts: [String: Int] = [:]
                 for table in data { counts[table.name] = try reader.count(table.name) }
-                var counter = ProgressCounter(phase: "copying", total: counts.values.reduce(0, +), interval: progressInterval)
+                var counter = ProgressCounter(
+                    phase: "copying", total: counts.values.reduce(0, +), interval: progressInterval, clock: clock)
                 var report = StoreCopyReport()
                 for table in data {
                     counter.begin(table.name, total: counts[table.name] ?? 0)
@@ -182,19 +185,21 @@ public enum StoreCopy {
                 return report
             }
         }
-        try verify(target, against: report, progressInterval: progressInterval, progress: progress)
-        report.seconds = monotonicSeconds() - start
+        try verify(target, against: report, progressInterval: progressInterval, clock: clock, progress: progress)
+        report.seconds = clock.seconds - start
         return report
     }
 
     /// Reads `target` again in a snapshot of its own and throws ``StoreError/copyMismatch(_:)`` at the first
-    /// difference from `expected` (row counts, tags, row digests).
+    /// difference from `expected` (row counts, tags, row digests); `progress` is told at most once per
+    /// `progressInterval` seconds by `clock`.
     public static func verify(
         _ target: some StoreCopyEndpoint, against expected: StoreCopyReport, progressInterval: Double = 3,
-        progress: (StoreCopyProgress) -> Void = { _ in }
+        clock: TimeSource = .system, progress: (StoreCopyProgress) -> Void = { _ in }
     ) throws(StoreError) {
         let found = try target.withSnapshot { (reader) throws(StoreError) -> StoreCopyReport in
-            var counter = ProgressCounter(phase: "checking", total: expected.rows.values.reduce(0, +), interval: progressInterval)
+            var counter = ProgressCounter(
+                phase: "checking", total: expected.rows.values.reduce(0, +), interval: progressInterval, clock: clock)
             return try summarize(reader, tables: Set(expected.rows.keys), counter: &counter, progress)
         }
         for table in expected.rows.keys.sorted() {
@@ -218,7 +223,7 @@ public enum StoreCopy {
 
     /// The counts, tags and digests of `tables` (all but `schema_migrations` when nil), read through `reader`.
     static func summarize(_ reader: any StoreTableAccess, tables names: Set<String>? = nil) throws(StoreError) -> StoreCopyReport {
-        var silent = ProgressCounter(phase: "checking", total: 0, interval: .infinity)
+        var silent = ProgressCounter(phase: "checking", total: 0, interval: .infinity, clock: .system)
         return try summarize(reader, tables: names, counter: &silent) { _ in }
     }
 
@@ -301,17 +306,22 @@ struct ProgressCounter {
     let total: Int
     /// Seconds between two lines (infinite: none).
     let interval: Double
-    let start = monotonicSeconds()
+    /// What the seconds are measured on (its monotonic reading).
+    let clock: TimeSource
+    let start: Double
     var rows = 0
     var table = ""
     var tableRows = 0
     var tableTotal = 0
-    var lastTold = monotonicSeconds()
+    var lastTold: Double
 
-    init(phase: String, total: Int, interval: Double) {
+    init(phase: String, total: Int, interval: Double, clock: TimeSource) {
         self.phase = phase
         self.total = total
         self.interval = interval
+        self.clock = clock
+        start = clock.seconds
+        lastTold = start
     }
 
     mutating func begin(_ name: String, total: Int) {
@@ -323,20 +333,13 @@ struct ProgressCounter {
     mutating func advance(_ count: Int, _ progress: (StoreCopyProgress) -> Void) {
         rows += count
         tableRows += count
-        let now = monotonicSeconds()
+        let now = clock.seconds
         guard now - lastTold >= interval else { return }
         lastTold = now
         progress(
             StoreCopyProgress(
                 phase: phase, table: table, tableRows: tableRows, tableTotal: tableTotal, rows: rows, total: total, seconds: now - start))
     }
-}
-
-/// Seconds on the monotonic clock.
-func monotonicSeconds() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
 extension String {

@@ -1,5 +1,6 @@
 import Foundation
 import TabAccess
+import TabTime
 import TabWebhooks
 
 /// A webhook as the store keeps it (`webhooks`): where it delivers, what it wants, its signing secrets (the
@@ -90,6 +91,11 @@ extension Date {
     /// The instant `millis` milliseconds after 1970-01-01 UTC.
     public init(millis: Int64) { self.init(timeIntervalSince1970: TimeInterval(millis) / 1000) }
 
-    /// Milliseconds since 1970-01-01 UTC, rounded down (as the clock's `currentTimeMillis()`).
+    /// Milliseconds since 1970-01-01 UTC, rounded down (as ``TimeSource/unixMillis``).
     public var millis: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+}
+
+extension TimeSource {
+    /// The wall-clock instant now as a Foundation `Date`, to the millisecond (what TabAccess and TabWebhooks take).
+    public var date: Date { Date(millis: unixMillis) }
 }

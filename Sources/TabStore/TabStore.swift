@@ -1,6 +1,7 @@
 import ContentHash
 import TabAccess
 import TabDelivery
+import TabTime
 
 /// One immutable version of an account's layout (or, with `deleted`, the record that it was deleted).
 public struct StoredVersion: Sendable, Equatable {
@@ -40,22 +41,23 @@ public struct StoredVersion: Sendable, Equatable {
         self.deleted = deleted
     }
 
-    /// The version that `write` appends after `latest` (nil: the account's first).
-    public static func next(after latest: StoredVersion?, for write: LayoutWrite) -> StoredVersion {
+    /// The version that `write` appends after `latest` (nil: the account's first), dated `millis`.
+    public static func next(after latest: StoredVersion?, for write: LayoutWrite, atMillis millis: Int64) -> StoredVersion {
         let number = (latest?.version ?? 0) + 1
         return StoredVersion(
             account: write.account, version: number, source: write.source, contentType: write.contentType,
             etag: makeETag(account: write.account, version: number, contentType: write.contentType, source: write.source),
-            createdAtMillis: currentTimeMillis(), author: write.author, message: write.message, restoredFrom: write.restoredFrom,
+            createdAtMillis: millis, author: write.author, message: write.message, restoredFrom: write.restoredFrom,
             deleted: false, extends: write.extends)
     }
 
-    /// The deletion record that follows `latest`: it keeps the last source (for the history) under a new tag.
-    public static func deletion(after latest: StoredVersion, author: String?) -> StoredVersion {
+    /// The deletion record that follows `latest`, dated `millis`: it keeps the last source (for the history) under a
+    /// new tag.
+    public static func deletion(after latest: StoredVersion, author: String?, atMillis millis: Int64) -> StoredVersion {
         var record = latest
         record.version = latest.version + 1
         record.etag = makeETag(account: latest.account, version: record.version, contentType: "deleted", source: [])
-        record.createdAtMillis = currentTimeMillis()
+        record.createdAtMillis = millis
         record.author = author
         record.message = nil
         record.restoredFrom = nil
@@ -82,15 +84,15 @@ public struct StoredStrings: Sendable, Equatable {
     public var createdAtMillis: Int64
     public var author: String?
 
-    /// The version of a table that follows `latest` (nil: the locale's first).
-    public static func next(after latest: StoredStrings?, locale: String, source: [UInt8], contentType: String, author: String?)
-        -> StoredStrings
-    {
+    /// The version of a table that follows `latest` (nil: the locale's first), dated `millis`.
+    public static func next(
+        after latest: StoredStrings?, locale: String, source: [UInt8], contentType: String, author: String?, atMillis millis: Int64
+    ) -> StoredStrings {
         let number = (latest?.version ?? 0) + 1
         return StoredStrings(
             locale: locale, version: number, source: source, contentType: contentType,
             etag: StoredVersion.makeETag(account: "strings/" + locale, version: number, contentType: contentType, source: source),
-            createdAtMillis: currentTimeMillis(), author: author)
+            createdAtMillis: millis, author: author)
     }
 
     public init(locale: String, version: Int, source: [UInt8], contentType: String, etag: String, createdAtMillis: Int64, author: String?) {
@@ -215,6 +217,8 @@ public struct LayoutWrite: Sendable {
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
 public protocol TabStore: AccessStore, WebhookStore, RolloutStore, BuildStore, ChangeRequestStore {
+    /// What records are dated with (``StoreRows/clock`` in its transactions): the machine's clock, or a test's.
+    var clock: TimeSource { get }
     /// The version `environment` points at (deletions excluded) of every account that has a layout there.
     func currentLayouts(environment: String) async throws(StoreError) -> [StoredVersion]
     /// The latest record of an account (a deletion record included), or nil when it never had a layout.

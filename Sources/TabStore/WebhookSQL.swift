@@ -79,21 +79,21 @@ public enum WebhookSQL {
         ]
     }
 
-    /// The cells of a new delivery (`insertDelivery`).
-    public static func cells(_ stored: StoredDelivery) -> [Cell] {
+    /// The cells of a new delivery (`insertDelivery`), its row written at `millis`.
+    public static func cells(_ stored: StoredDelivery, atMillis millis: Int64) -> [Cell] {
         let d = stored.delivery
         return [
             .text(d.id), .text(d.webhookID), .int(d.eventID), .text(d.type), .int(Int64(d.attempts)), .text(d.state.rawValue),
             .int(d.lastStatus.map(Int64.init)), .text(d.lastError), .int(d.nextAttemptAt?.millis), .int(d.at.millis),
-            .bytes(stored.payload), .int(currentTimeMillis()),
+            .bytes(stored.payload), .int(millis),
         ]
     }
 
-    /// The cells of `updateDelivery`.
-    public static func updateCells(_ d: Delivery) -> [Cell] {
+    /// The cells of `updateDelivery`, the row updated at `millis`.
+    public static func updateCells(_ d: Delivery, atMillis millis: Int64) -> [Cell] {
         [
             .int(Int64(d.attempts)), .text(d.state.rawValue), .int(d.lastStatus.map(Int64.init)), .text(d.lastError),
-            .int(d.nextAttemptAt?.millis), .int(currentTimeMillis()), .text(d.id),
+            .int(d.nextAttemptAt?.millis), .int(millis), .text(d.id),
         ]
     }
 

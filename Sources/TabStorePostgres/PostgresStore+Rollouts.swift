@@ -71,12 +71,14 @@ extension PGRows {
     }
 
     func insert(_ rollout: Rollout) throws(StoreError) {
-        _ = try run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout)))
+        _ = try run(RolloutSQL.insertRollout, Self.bind(RolloutSQL.insertCells(rollout, atMillis: clock.unixMillis)))
         try announceRecorded(rollout)
     }
 
     func update(_ rollout: Rollout, expected: Int) throws(StoreError) -> Bool {
-        let updated = try run(RolloutSQL.updateRollout + " RETURNING 1", Self.bind(RolloutSQL.updateCells(rollout, expected: expected)))
+        let updated = try run(
+            RolloutSQL.updateRollout + " RETURNING 1",
+            Self.bind(RolloutSQL.updateCells(rollout, expected: expected, atMillis: clock.unixMillis)))
         guard !updated.isEmpty else { return false }
         try announceRecorded(rollout)
         return true
@@ -94,7 +96,7 @@ extension PGRows {
     /// for replicas that give its events to `/v1/events`, and as ``Announcement/Kind/rollout(account:)`` for those of an
     /// older release (which skip the first: it has more words than they read).
     private func announceRecorded(_ rollout: Rollout) throws(StoreError) {
-        let millis = currentTimeMillis()
+        let millis = clock.unixMillis
         try announce(
             .rolloutRecorded(
                 account: rollout.account, environment: rollout.environment.text, rollout: rollout.id, revision: rollout.revision),
@@ -107,7 +109,7 @@ extension PGRows {
             RolloutSQL.upsertServed,
             [
                 .text(rollout.account), .text(rollout.environment.text), .text(String(rollout.id)), .text(replica),
-                .text(String(counts.candidate)), .text(String(counts.stable)), .text(String(currentTimeMillis())),
+                .text(String(counts.candidate)), .text(String(counts.stable)), .text(String(clock.unixMillis)),
             ])
     }
 

@@ -43,11 +43,11 @@ extension PGRows {
     func lastEventID() throws(StoreError) -> Int64 { Int64(try run(WebhookSQL.lastEventID, []).first?.first?.text ?? "0") ?? 0 }
 
     func insert(_ delivery: StoredDelivery) throws(StoreError) {
-        _ = try run(WebhookSQL.insertDelivery, Self.bind(WebhookSQL.cells(delivery)))
+        _ = try run(WebhookSQL.insertDelivery, Self.bind(WebhookSQL.cells(delivery, atMillis: clock.unixMillis)))
     }
 
     func update(_ delivery: Delivery) throws(StoreError) {
-        _ = try run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery)))
+        _ = try run(WebhookSQL.updateDelivery, Self.bind(WebhookSQL.updateCells(delivery, atMillis: clock.unixMillis)))
     }
 
     func delivery(id: String) throws(StoreError) -> StoredDelivery? { try deliveryRows(WebhookSQL.selectDelivery, [.text(id)]).first }

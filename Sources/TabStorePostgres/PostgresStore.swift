@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TabAccess
 import TabStore
+import TabTime
 
 #if canImport(Glibc)
     import Glibc
@@ -20,14 +21,17 @@ public final class PostgresStore: StoreBackend {
     private let watching = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     public let executor = StoreExecutor(label: "tabstore.postgres")
+    public let clock: TimeSource
     /// This store's name in its notifications, so that its own listener skips what it wrote itself (the
     /// publisher has it already) rather than read and parse it again.
     let origin = String(UInt64.random(in: 1...UInt64.max), radix: 36)
 
-    /// Connects and applies pending migrations (under an advisory lock, so replicas starting together agree).
+    /// Connects and applies pending migrations (under an advisory lock, so replicas starting together agree); records
+    /// and announcements are dated by `clock`.
     /// - Throws: ``StoreError/unavailable(_:)`` when the server cannot be reached or migrated.
-    public init(url: String) throws(StoreError) {
+    public init(url: String, clock: TimeSource = .system) throws(StoreError) {
         self.url = url
+        self.clock = clock
         let connection = try PGConnection(url: url)
         _ = try connection.execute("SELECT pg_advisory_lock(7262001)")
         defer { _ = try? connection.execute("SELECT pg_advisory_unlock(7262001)") }
@@ -38,7 +42,7 @@ public final class PostgresStore: StoreBackend {
                 _ = try connection.execute(sql)
                 _ = try connection.execute(
                     "INSERT INTO schema_migrations (version, applied_at_ms) VALUES ($1, $2)",
-                    [.text(String(version)), .text(String(currentTimeMillis()))])
+                    [.text(String(version)), .text(String(clock.unixMillis))])
             }
         }
         self.connection = Mutex(connection)
@@ -96,7 +100,9 @@ public final class PostgresStore: StoreBackend {
     }
 
     public func readLatest(account: String) throws(StoreError) -> StoredVersion? {
-        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in try PGRows(db: db, origin: origin).latest(account: account) }
+        try connection.withLock { (db) throws(StoreError) -> StoredVersion? in
+            try PGRows(db: db, origin: origin, clock: clock).latest(account: account)
+        }
     }
 
     public func readVersions(account: String) throws(StoreError) -> [StoredVersion] {
@@ -132,13 +138,13 @@ public final class PostgresStore: StoreBackend {
         try connection.withLock { (db) throws(StoreError) -> R in
             try db.transaction { () throws(StoreError) -> R in
                 _ = try db.execute("SELECT pg_advisory_xact_lock(7262002)")
-                return try body(PGRows(db: db, origin: origin))
+                return try body(PGRows(db: db, origin: origin, clock: clock))
             }
         }
     }
 
     public func readTokens() throws(StoreError) -> [StoredToken] {
-        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try PGRows(db: db, origin: origin).tokens() }
+        try connection.withLock { (db) throws(StoreError) -> [StoredToken] in try PGRows(db: db, origin: origin, clock: clock).tokens() }
     }
 
     public func readAudit(afterID: Int64, limit: Int, account: String?, actor: String?) throws(StoreError) -> [AuditEntry] {
@@ -157,10 +163,10 @@ public final class PostgresStore: StoreBackend {
     public func watch(_ onChange: @escaping @Sendable (StoreChange) -> Void) {
         guard !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let url = self.url
-        let origin = self.origin
+        let (origin, clock) = (self.origin, self.clock)
         let stopped = StopFlag(store: self)
         let thread = Thread {
-            ChangeListener(url: url, origin: origin, stopped: stopped, onChange: onChange).run()
+            ChangeListener(url: url, origin: origin, clock: clock, stopped: stopped, onChange: onChange).run()
         }
         thread.start()
     }
@@ -185,6 +191,8 @@ struct ChangeListener {
     let url: String
     /// The watching store's ``PostgresStore/origin``: notifications that carry it are its own commits.
     let origin: String
+    /// What the two-second safety-net check is timed on.
+    let clock: TimeSource
     let stopped: StopFlag
     let onChange: @Sendable (StoreChange) -> Void
 
@@ -231,7 +239,7 @@ struct ChangeListener {
                         if !own { onChange(announcement.change) }
                     }
                 }
-                let now = Double(currentTimeMillis()) / 1000
+                let now = Double(clock.unixMillis) / 1000
                 guard now - lastCheck >= 2 else { continue }
                 lastCheck = now
                 // The safety net: every commit adds one row and one notification; rows without a
@@ -266,9 +274,13 @@ struct PGRows: StoreRows {
     let db: PGConnection
     /// Named in each notification (``PostgresStore/origin``).
     let origin: String
+    let clock: TimeSource
 
     /// Tells the other replicas, at commit: an ``Announcement`` of `kind` from this store on the store's channel.
-    func announce(_ kind: Announcement.Kind, atMillis millis: Int64 = currentTimeMillis()) throws(StoreError) {
+    func announce(_ kind: Announcement.Kind) throws(StoreError) { try announce(kind, atMillis: clock.unixMillis) }
+
+    /// Tells the other replicas, at commit: an ``Announcement`` of `kind`, committed at `millis`.
+    func announce(_ kind: Announcement.Kind, atMillis millis: Int64) throws(StoreError) {
         let payload = Announcement(kind, committedAtMillis: millis, origin: origin).payload
         _ = try db.execute("SELECT pg_notify($1, $2)", [.text(PostgresStore.channel), .text(payload)])
     }

@@ -1,5 +1,6 @@
 import Foundation
 import TabAccess
+import TabJSON
 
 /// One change as a webhook receives it: `{"type", "timestamp", "data"}`, where `data` is the event's data exactly
 /// as `/v1/events` sends it (one source for both), `type` is `layout.published`, `strings.published`,

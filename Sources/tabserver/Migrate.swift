@@ -3,6 +3,7 @@ import Foundation
 import TabRuntime
 import TabStore
 import TabStorePostgres
+import TabTime
 
 /// `tabserver migrate --from URL --to URL`: copy one store into an empty one, check the copy, print a summary.
 struct Migrate: ParsableCommand {
@@ -24,23 +25,24 @@ struct Migrate: ParsableCommand {
         let target = try StoreLocation(url: to, environment: environment)
         guard source.url != target.url else { throw ValidationError("--from and --to name the same store") }
         printError("migrate: copying \(source) to \(target)")
+        let clock = TimeSource.system
         do {
             let report: StoreCopyReport
             if let from = Self.sqlitePath(source), let to = Self.sqlitePath(target) {
                 guard Self.canonical(from) != Self.canonical(to) else { throw ValidationError("--from and --to name the same file") }
-                var lastTold = Date()
+                var lastTold = clock.seconds
                 report = try SQLiteCopyEndpoint(path: from, create: false).backup(
                     to: to, progressInterval: progressSeconds,
                     pages: { copied, total in
-                        guard Date().timeIntervalSince(lastTold) >= progressSeconds else { return }
-                        lastTold = Date()
+                        guard clock.seconds - lastTold >= progressSeconds else { return }
+                        lastTold = clock.seconds
                         printError("migrate: backup: \(copied)/\(total) pages")
-                    }
+                    }, clock: clock
                 ) { printError("migrate: " + $0.line) }
             } else {
                 report = try StoreCopy.copy(
                     from: try Self.endpoint(source, create: false), to: try Self.endpoint(target, create: true),
-                    progressInterval: progressSeconds
+                    progressInterval: progressSeconds, clock: clock
                 ) { printError("migrate: " + $0.line) }
             }
             print("migrated \(source) to \(target)")

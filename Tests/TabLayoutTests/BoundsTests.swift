@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func diagnosticsAreCappedInCountLengthAndBytes() {
-        let many = (0..<1_000).map { (i: Int) in LayoutDiagnostic(pointer: "/tabs/\(i)", line: i, message: "problem \(i)") }
+        let many = (0..<1_000).map { (i: Int) in FieldError(pointer: "/tabs/\(i)", line: i, message: "problem \(i)") }
         let error = LayoutError(many)
         #expect(error.diagnostics.count == DiagnosticLimits.count)
         #expect(error.diagnostics[98].pointer == "/tabs/98")
@@ -138,7 +138,7 @@ import Testing
         #expect(LayoutError(error.diagnostics).diagnostics == error.diagnostics)
 
         let longPointer = "/start" + String(repeating: "/middle", count: 10_000) + "/end"
-        let long = LayoutError([LayoutDiagnostic(pointer: longPointer, line: nil, message: String(repeating: "é", count: 10_000))])
+        let long = LayoutError([FieldError(pointer: longPointer, line: nil, message: String(repeating: "é", count: 10_000))])
         let only = long.diagnostics[0]
         #expect(only.pointer.hasPrefix("/start/middle") && only.pointer.hasSuffix("/middle/end") && only.pointer.contains("…"))
         #expect(only.pointer.utf8.count <= DiagnosticLimits.pointerBytes)
@@ -146,7 +146,7 @@ import Testing
         #expect(long.diagnostics.count == 1)
 
         let wide = (0..<99).map { _ in
-            LayoutDiagnostic(pointer: "/" + String(repeating: "p", count: 400), line: nil, message: String(repeating: "m", count: 400))
+            FieldError(pointer: "/" + String(repeating: "p", count: 400), line: nil, message: String(repeating: "m", count: 400))
         }
         let capped = LayoutError(wide).diagnostics
         #expect(capped.reduce(0) { $0 + $1.pointer.utf8.count + $1.message.utf8.count } <= DiagnosticLimits.totalBytes)

@@ -4,7 +4,7 @@ import Testing
 
 /// One test per kind of diagnostic: the JSON Pointer of the bad value and, for text formats, its line.
 @Suite struct DiagnosticTests {
-    func only(_ diagnostics: [LayoutDiagnostic]) throws -> LayoutDiagnostic {
+    func only(_ diagnostics: [FieldError]) throws -> FieldError {
         try #require(diagnostics.count == 1, "expected one diagnostic, got \(diagnostics)")
         return diagnostics[0]
     }

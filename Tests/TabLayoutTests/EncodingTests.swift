@@ -4,33 +4,6 @@ import Testing
 @testable import TabLayout
 
 @Suite struct EncodingTests {
-    @Test func canonicalJSONSortsKeysByUTF8Bytes() {
-        let value: JSONValue = .object(["a": .integer(1), "_x": .integer(2), "A": .integer(3), "é": .integer(4), "b/c": .string("d/e")])
-        #expect(String(decoding: CanonicalJSON.encode(value), as: UTF8.self) == #"{"A":3,"_x":2,"a":1,"b/c":"d/e","é":4}"#)
-    }
-
-    @Test func canonicalJSONWritesIntegralRealsWithoutFraction() {
-        #expect(String(decoding: CanonicalJSON.encode(.array([.real(2), .real(2.5), .real(-0.125)])), as: UTF8.self) == "[2,2.5,-0.125]")
-    }
-
-    @Test func canonicalJSONWritesIntegersAsSwiftDoes() {
-        for n: Int64 in [0, 7, -1, 10, 1_000_000, .max, .min, .min + 1, 1_234_567_890_123_456_789] {
-            #expect(String(decoding: CanonicalJSON.encode(.integer(n)), as: UTF8.self) == String(n))
-        }
-    }
-
-    @Test func keyOrderIsByteOrderEvenWhereUnicodeOrderDiffers() {
-        // Swift's `<` compares normalized text ("éa" < "e\u{301}x", as "éa" < "éx"); the canonical order is the
-        // UTF-8 bytes' (65 CC 81 78 < C3 A9 61).
-        let value: JSONValue = .object(["éa": .integer(1), "e\u{301}x": .integer(2), "\u{1F600}": .integer(3), "z": .integer(4)])
-        #expect("éa" < "e\u{301}x")
-        #expect(String(decoding: CanonicalJSON.encode(value), as: UTF8.self) == "{\"e\u{301}x\":2,\"z\":4,\"éa\":1,\"\u{1F600}\":3}")
-    }
-
-    @Test func canonicalJSONEscapesControlCharactersAndQuotes() {
-        #expect(String(decoding: CanonicalJSON.encode(.string("a\"b\\c\n\u{01}")), as: UTF8.self) == #""a\"b\\c\n\u0001""#)
-    }
-
     @Test func sha256MatchesKnownVectors() {
         #expect(SHA256.hex(SHA256.hash([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         #expect(SHA256.hex(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -28,11 +28,11 @@ enum Fixtures {
     }
 
     /// Diagnostics of a source that must not compile.
-    static func diagnostics(_ source: String, format: SourceFormat? = .json) -> [LayoutDiagnostic] {
+    static func diagnostics(_ source: String, format: SourceFormat? = .json) -> [FieldError] {
         diagnostics(Array(source.utf8), format: format)
     }
 
-    static func diagnostics(_ source: [UInt8], format: SourceFormat? = nil) -> [LayoutDiagnostic] {
+    static func diagnostics(_ source: [UInt8], format: SourceFormat? = nil) -> [FieldError] {
         do {
             _ = try LayoutSource.parse(source, format: format)
             return []

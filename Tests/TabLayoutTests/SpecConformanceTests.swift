@@ -10,7 +10,7 @@ import Testing
         Array(#"<?xml version="1.0" encoding="UTF-8"?>"#.utf8) + Array("<plist version=\"1.0\">\(body)</plist>".utf8)
     }
 
-    private func failure(_ read: () throws(LayoutError) -> SourceNode) -> LayoutDiagnostic? {
+    private func failure(_ read: () throws(LayoutError) -> SourceNode) -> FieldError? {
         do {
             _ = try read()
             return nil

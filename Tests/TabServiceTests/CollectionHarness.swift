@@ -20,13 +20,13 @@ struct CollectionHarness {
     ) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], logger: logger)
-        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger)
+        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], clock: .system, logger: logger)
+        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: .system)
         directory = credentials.directory
         let access = AccessRoutes(
             store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
             environments: environments, failures: .ignored, logger: logger, now: { Date() })
-        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger)
+        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger, clock: .system)
         let webhooks = WebhookRoutes(
             store: store, policy: webhookPolicy, resolver: SystemResolver(), outbox: outbox, audit: audit, failures: .ignored,
             now: { Date() })

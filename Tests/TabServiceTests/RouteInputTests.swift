@@ -70,8 +70,8 @@ private final class ProbeHarness: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let store = MemoryStore()
-        let credentials = Credentials(tokens: [], logger: logger)
-        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger)
+        let credentials = Credentials(tokens: [], clock: .system, logger: logger)
+        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: .system)
         let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: "production", logger: logger)
         router = Router([probe], gate: gate, logger: logger)
     }

@@ -87,7 +87,8 @@ import Testing
 
     @Test func aDeletionDropsTheEntryAndItsReverseLinks() throws {
         let before = fixture()
-        let deletion = StoredVersion.deletion(after: record("deep", version: 1, layout("d", extends: "over")), author: nil)
+        let deletion = StoredVersion.deletion(
+            after: record("deep", version: 1, layout("d", extends: "over")), author: nil, atMillis: 1_700_000_000_002)
         let after = try #require(before.applying(deletion, document: nil, logger: logger))
         #expect(after.entries["deep"] == nil)
         #expect(after.dependents(of: "base") == ["over"])

@@ -1,3 +1,4 @@
+import TabTime
 import Testing
 
 @testable import MicroHTTPD
@@ -7,6 +8,9 @@ import Testing
 #endif
 
 @Suite struct WatchdogTests {
+    /// A clock that does not move: each sweep says when it runs.
+    static let stopped = TimeSource.fixed(Timestamp(unixMillis: 1_000_000))
+
     /// A socket pair: the watchdog shuts one end down; the other end then reads end of stream.
     func pair() -> (watched: Int32, peer: Int32) {
         var fds: [Int32] = [0, 0]
@@ -22,8 +26,8 @@ import Testing
     @Test func cutsOffAConnectionPastItsHeaderDeadline() {
         let (watched, peer) = pair()
         defer { close(watched); close(peer) }
-        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1)
-        let clock = ConnectionClock(fd: watched)
+        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1, clock: Self.stopped)
+        let clock = ConnectionClock(fd: watched, clock: Self.stopped)
         watchdog.opened(clock)
         watchdog.sweep(now: clock.current.since + 500_000_000)
         #expect(!isShutDown(peer), "within the deadline")
@@ -37,8 +41,8 @@ import Testing
     @Test func aPhaseStampedAfterTheSweepBeganIsNotOverdue() {
         let (watched, peer) = pair()
         defer { close(watched); close(peer) }
-        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1)
-        let clock = ConnectionClock(fd: watched)
+        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1, clock: Self.stopped)
+        let clock = ConnectionClock(fd: watched, clock: Self.stopped)
         watchdog.opened(clock)
         watchdog.sweep(now: clock.current.since - 1)
         #expect(!isShutDown(peer))
@@ -48,8 +52,8 @@ import Testing
     @Test func leavesAnsweringConnectionsAlone() {
         let (watched, peer) = pair()
         defer { close(watched); close(peer) }
-        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1)
-        let clock = ConnectionClock(fd: watched)
+        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 1, bodyDeadlineSeconds: 1, clock: Self.stopped)
+        let clock = ConnectionClock(fd: watched, clock: Self.stopped)
         watchdog.opened(clock)
         clock.enter(.answering)  // a slow store write is not the client's fault
         watchdog.sweep(now: clock.current.since + 10_000_000_000)

@@ -32,14 +32,15 @@ struct WriteHarness {
         for item in approvals { try policy.add(item) }
         let budget = VariantBudget(limit: 64 << 20)
         let metrics = Metrics()
-        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: metrics, logger: logger)
+        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: metrics, logger: logger, clock: .system)
         changes = Changes(
             store: store, publisher: Publisher(try await Snapshot.load(from: store, environments: list, budget: budget, logger: logger)),
             environments: list, approvals: policy, builds: BuildRegistry(), buildLiveDays: 30, budget: budget,
-            outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger),
+            outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger, clock: .system),
             armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger)
         let readSide: RouteHandler = { _, _ in .response(Problem.notFound("the read side is not in this harness").response) }
-        let credentials = Credentials(tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], logger: logger)
+        let credentials = Credentials(
+            tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], clock: .system, logger: logger)
         let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: list.entry.text, logger: logger)
         router = Router(
             [

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TabDelivery
+import TabTime
 import Testing
 
 @testable import TabStore
@@ -76,11 +77,11 @@ import Testing
                 RolloutPlan(version: candidate.version, schedule: .fixed(Percent(10)!)),
                 in: RolloutStartContext(
                     account: "x", environment: .production, id: id, current: current, latest: latest, precondition: .ifMatch([first.etag]),
-                    now: Timestamp(unixMillis: currentTimeMillis()), availability: { availability[$0] ?? .missing }))
+                    now: Timestamp(unixMillis: TimeSource.system.unixMillis), availability: { availability[$0] ?? .missing }))
         }
         let raised = try await one.changeRollout(account: "x", environment: "production", author: "ops", audit: nil) {
             (stored) throws(RolloutError) in
-            try stored.patched(RolloutPatch(percent: Percent(50)), at: Timestamp(unixMillis: currentTimeMillis()))
+            try stored.patched(RolloutPatch(percent: Percent(50)), at: Timestamp(unixMillis: TimeSource.system.unixMillis))
         }
         try await seen.settle(count: 3)  // the draft's row, then the two changes
         let rollouts = seen.all

@@ -1,5 +1,7 @@
 import Foundation
 import TabDelivery
+import TabJSON
+import TabTime
 import Testing
 
 @testable import TabStore
@@ -26,7 +28,7 @@ import Testing
                 plan,
                 in: RolloutStartContext(
                     account: account, environment: .production, id: id, current: current, latest: latest,
-                    precondition: .ifMatch([ifMatch]), now: Timestamp(unixMillis: currentTimeMillis()),
+                    precondition: .ifMatch([ifMatch]), now: Timestamp(unixMillis: TimeSource.system.unixMillis),
                     availability: { availability[$0] ?? .missing }))
         }
     }
@@ -73,7 +75,7 @@ import Testing
             try await start(store, "a", try plan(candidate.version, percent: 20), ifMatch: first.etag)
         }
         let completed = try await store.changeRollout(account: "a", environment: Self.production, author: "tester", audit: nil) {
-            (rollout) throws(RolloutError) in try rollout.completed(at: Timestamp(unixMillis: currentTimeMillis()))
+            (rollout) throws(RolloutError) in try rollout.completed(at: Timestamp(unixMillis: TimeSource.system.unixMillis))
         }
         #expect(completed.pointed?.version == 2)
         #expect(try await store.currentLayouts().map(\.version) == [2])
@@ -101,7 +103,7 @@ import Testing
                 group.addTask {
                     do {
                         return try await store.changeRollout(account: "a", environment: Self.production, author: "clock", audit: nil) {
-                            stored in stored.advanced(to: Timestamp(unixMillis: currentTimeMillis()))
+                            stored in stored.advanced(to: Timestamp(unixMillis: TimeSource.system.unixMillis))
                         }.transitions.count
                     } catch StoreError.conflict {
                         return 0
@@ -112,7 +114,7 @@ import Testing
         }
         #expect(recorded == 1)
         let (rollout, _) = try #require(try await store.latestRollout(account: "a", environment: Self.production))
-        #expect(rollout.revision == 2 && rollout.status(at: Timestamp(unixMillis: currentTimeMillis())).step == 1)
+        #expect(rollout.revision == 2 && rollout.status(at: Timestamp(unixMillis: TimeSource.system.unixMillis)).step == 1)
     }
 
     @Test(arguments: Backend.available)
@@ -123,10 +125,11 @@ import Testing
         _ = try await start(store, "a", try plan(candidate.version, percent: 10), ifMatch: first.etag)
         let raised = try await store.changeRollout(account: "a", environment: Self.production, author: "ops", audit: nil) {
             (stored) throws(RolloutError) in
-            try stored.patched(RolloutPatch(percent: Percent(20), paused: true), at: Timestamp(unixMillis: currentTimeMillis()))
+            try stored.patched(RolloutPatch(percent: Percent(20), paused: true), at: Timestamp(unixMillis: TimeSource.system.unixMillis))
         }
         let back = try await store.changeRollout(account: "a", environment: Self.production, author: "alertmanager", audit: nil) {
-            (stored) throws(RolloutError) in try stored.rolledBack(reason: "crashes", at: Timestamp(unixMillis: currentTimeMillis()))
+            (stored) throws(RolloutError) in
+            try stored.rolledBack(reason: "crashes", at: Timestamp(unixMillis: TimeSource.system.unixMillis))
         }
         let (stored, _) = try #require(try await store.latestRollout(account: "a", environment: Self.production))
         #expect(stored == back.rollout)
@@ -142,7 +145,8 @@ import Testing
         let first = try await store.append(write("a", "{\"n\":1}", .ifNoneMatchAny))
         let candidate = try await store.append(draft("a", "{\"n\":2}", .ifMatch([first.etag])))
         let started = try await start(store, "a", try plan(candidate.version, percent: 10), ifMatch: first.etag).rollout
-        let raised = try started.patched(RolloutPatch(percent: Percent(20)), at: Timestamp(unixMillis: currentTimeMillis())).rollout
+        let raised = try started.patched(RolloutPatch(percent: Percent(20)), at: Timestamp(unixMillis: TimeSource.system.unixMillis))
+            .rollout
         let updates = try store.writeTransaction { (rows) throws(StoreError) in
             [try rows.update(raised, expected: started.revision), try rows.update(raised, expected: started.revision)]
         }
@@ -153,7 +157,7 @@ import Testing
     func refusalsAreTheContractsStatuses(backend: Backend) async throws {
         let store = try backend.open()
         let first = try await store.append(write("a", "{\"n\":1}", .ifNoneMatchAny))
-        await #expect(throws: StoreError.refused(.invalidBody([FieldProblem(pointer: "/version", message: "'a' has no version 9")]))) {
+        await #expect(throws: StoreError.refused(.invalidBody([FieldError(pointer: "/version", message: "'a' has no version 9")]))) {
             try await start(store, "a", try plan(9, percent: 10), ifMatch: first.etag)
         }
         await #expect(throws: StoreError.refused(.preconditionFailed(current: first.etag))) {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TabStorePostgres
+import TabTime
 import Testing
 
 @testable import TabStore
@@ -14,11 +15,12 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
 
     static var available: [Backend] { PostgresTestDatabase.serverURL == nil ? [.memory, .sqlite] : allCases }
 
-    func open() throws -> any TabStore {
+    /// A new, empty store of this kind, dating its records by `clock`.
+    func open(clock: TimeSource = .system) throws -> any TabStore {
         switch self {
-        case .memory: MemoryStore()
-        case .sqlite: try SQLiteStore(path: temporaryPath("store") + "/tabs.sqlite")
-        case .postgres: try PostgresStore(url: try PostgresTestDatabase.create())
+        case .memory: MemoryStore(clock: clock)
+        case .sqlite: try SQLiteStore(path: temporaryPath("store") + "/tabs.sqlite", clock: clock)
+        case .postgres: try PostgresStore(url: try PostgresTestDatabase.create(), clock: clock)
         }
     }
 }

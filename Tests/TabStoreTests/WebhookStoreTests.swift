@@ -1,5 +1,6 @@
 import Foundation
 import TabStorePostgres
+import TabTime
 import TabWebhooks
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"]) -> StoredWebhook {
     StoredWebhook(
         id: id, url: "https://hooks.example.com/\(id)", events: events, accounts: accounts, secret: WebhookSecret.generate().text,
-        createdAtMillis: currentTimeMillis(), createdBy: "tester")
+        createdAtMillis: TimeSource.system.unixMillis, createdBy: "tester")
 }
 
 /// The webhook tables and the outbox, on every backend this machine has.
@@ -65,7 +66,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         let store = try backend.open()
         try await store.createWebhook(hook("wh_a"))
         _ = try await store.append(write("a", "{}", .ifNoneMatchAny))
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         let claimed = try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 10)
         #expect(claimed.count == 1 && claimed.first?.webhook.id == "wh_a")
         #expect(try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 10).isEmpty)
@@ -86,7 +87,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         try await store.createWebhook(hook("wh_a"))
         _ = try await store.append(write("a", "{}", .ifNoneMatchAny))
         _ = try await store.append(write("b", "{}", .ifNoneMatchAny))
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         var first = try #require(try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 1).first).delivery
         #expect(first.delivery.record(.status(410), at: Date(millis: now)) == .disableWebhook)
         try await store.recordAttempt(first, disableReason: "the receiver answered 410 Gone")
@@ -111,7 +112,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         #expect(rotated.previousSecret == made.secret && rotated.createdAtMillis == made.createdAtMillis)
         #expect(try await store.webhook(id: "wh_a") == rotated)
         _ = try await store.append(write("a", "{}", .ifNoneMatchAny))
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         var attempt = try #require(try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 1).first).delivery
         _ = attempt.delivery.record(.status(204), at: Date(millis: now))
         try await store.recordAttempt(attempt, disableReason: nil)
@@ -133,7 +134,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         let second = try PostgresStore(url: url)
         try await first.createWebhook(hook("wh_a"))
         for n in 0..<40 { _ = try await first.append(write("acct\(n)", "{}", .ifNoneMatchAny)) }
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         async let a = Self.claimAll(first, at: now)
         async let b = Self.claimAll(second, at: now)
         let (fromFirst, fromSecond) = try await (a, b)
@@ -149,7 +150,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         for index in 0..<6 { _ = try await store.append(write("a\(index)", "{}", .ifNoneMatchAny)) }
         try await store.createWebhook(hook("wh_live"))
         _ = try await store.append(write("z", "{}", .ifNoneMatchAny))
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         let first = try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 8, perWebhook: 2, busy: [:])
         #expect(first.filter { $0.webhook.id == "wh_dead" }.count == 2 && first.filter { $0.webhook.id == "wh_live" }.count == 1)
         let busy = try await store.claimDueDeliveries(
@@ -164,7 +165,7 @@ func hook(_ id: String, events: [String] = ["layout"], accounts: [String] = ["*"
         let store = try backend.open()
         try await store.createWebhook(hook("wh_a"))
         for index in 0..<3 { _ = try await store.append(write("a\(index)", "{}", .ifNoneMatchAny)) }
-        let now = currentTimeMillis() + 1000
+        let now = TimeSource.system.unixMillis + 1000
         for var claimed in try await store.claimDueDeliveries(atMillis: now, leaseMillis: 30_000, limit: 10).map(\.delivery) {
             _ = claimed.delivery.record(.status(204), at: Date(millis: now))
             try await store.recordAttempt(claimed, disableReason: nil)

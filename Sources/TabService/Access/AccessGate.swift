@@ -64,8 +64,8 @@ struct AccessGate: Sendable {
 
     /// Writes a token's `lastUsedAt`, at most once a minute per token and replica, off the request path.
     private func noteUse(of grant: Grant) {
-        guard let id = grant.tokenID, credentials.directory.shouldNoteUse(of: id, now: monotonicSeconds()) else { return }
-        let millis = currentTimeMillis()
+        guard let id = grant.tokenID, credentials.directory.shouldNoteUse(of: id, now: credentials.monotonicSeconds) else { return }
+        let millis = credentials.clock.unixMillis
         Task { [store, logger] in
             do throws(StoreError) {
                 try await store.noteTokenUsed(id: id.rawValue, atMillis: millis)
@@ -97,6 +97,6 @@ extension Problem {
         let count = error.errors.count
         return Problem(
             kind, detail: "the \(what) has \(count) problem\(count == 1 ? "" : "s") (see errors)",
-            errors: error.errors.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) })
+            errors: error.errors)
     }
 }

@@ -4,6 +4,7 @@ import MicroHTTPD
 import Synchronization
 import TabAccess
 import TabStore
+import TabTime
 
 /// Who is changing something, and from where: set around a changing route's work (``Router/serve(_:started:)``) so that
 /// the handler's store write carries its audit entry into the change's own transaction.
@@ -16,11 +17,13 @@ struct AuditContext: Sendable {
     let method: String
     let path: String
     let requestID: String
+    /// What the entry is dated with (the audit log's).
+    let clock: TimeSource
 
     /// The entry of a change: `action` on `account` answered with `status` (the store adds the version made).
     func entry(action: String, account: String?, status: Int) -> AuditEntry {
         AuditEntry(
-            at: Date(), actor: actor, tokenID: tokenID, address: address, method: method, path: path,
+            at: clock.date, actor: actor, tokenID: tokenID, address: address, method: method, path: path,
             action: action, account: account, status: status, requestID: requestID)
     }
 }
@@ -65,9 +68,12 @@ struct RefusalEntryMaker: Sendable {
     let address: String
     let method: String
     let path: String
+    /// What the entry is dated with.
+    let clock: TimeSource
 
-    init(_ addresses: ClientAddresses, _ request: borrowing HTTPRequest, grant: Grant?) {
+    init(_ addresses: ClientAddresses, _ request: borrowing HTTPRequest, grant: Grant?, clock: TimeSource) {
         self.grant = grant
+        self.clock = clock
         address = addresses.address(of: request)
         method = request.method.token
         path = request.path
@@ -76,7 +82,7 @@ struct RefusalEntryMaker: Sendable {
     /// The entry of `refusal` about `account` in `environment`, now.
     func entry(_ refusal: AccessRefusal, account: String?, environment: String? = nil) -> AuditEntry {
         AuditEntry.refusal(
-            refusal, grant: grant, at: Date(), address: address, method: method, path: path, account: account,
+            refusal, grant: grant, at: clock.date, address: address, method: method, path: path, account: account,
             environment: environment)
     }
 }
@@ -90,10 +96,13 @@ final class AuditLog: Sendable {
     let addresses: ClientAddresses
     let metrics: Metrics
     let logger: Logger
+    /// What entries are dated with, and the retention measured from.
+    let clock: TimeSource
     private let refusals = RefusalBuffer()
 
-    init(store: any AccessStore, addresses: ClientAddresses, metrics: Metrics, logger: Logger) {
+    init(store: any AccessStore, addresses: ClientAddresses, metrics: Metrics, logger: Logger, clock: TimeSource) {
         self.store = store
+        self.clock = clock
         self.addresses = addresses
         self.metrics = metrics
         self.logger = logger
@@ -103,12 +112,12 @@ final class AuditLog: Sendable {
     func context(_ request: borrowing HTTPRequest, grant: Grant, requestID: String) -> AuditContext {
         AuditContext(
             actor: grant.name, tokenID: grant.tokenID, address: addresses.address(of: request), method: request.method.token,
-            path: request.path, requestID: requestID)
+            path: request.path, requestID: requestID, clock: clock)
     }
 
     /// Records a refused management request (401, 403): buffered, coalesced, written within a second.
     func refuse(_ refusal: AccessRefusal, grant: Grant?, _ request: borrowing HTTPRequest, account: String?) {
-        buffer(RefusalEntryMaker(addresses, request, grant: grant).entry(refusal, account: account))
+        buffer(RefusalEntryMaker(addresses, request, grant: grant, clock: clock).entry(refusal, account: account))
     }
 
     /// 403 `insufficient_scope` (logged and audited): what the request would make or touch reaches past `grant`.
@@ -167,7 +176,7 @@ final class AuditLog: Sendable {
         for _ in 0..<100 {
             let deleted: Int
             do throws(StoreError) {
-                deleted = try await store.pruneAudit(beforeMillis: currentTimeMillis() - age, keepingNewest: rows, limit: 500)
+                deleted = try await store.pruneAudit(beforeMillis: clock.unixMillis - age, keepingNewest: rows, limit: 500)
             } catch {
                 logger.error("pruning the audit log failed: \(error)")
                 return

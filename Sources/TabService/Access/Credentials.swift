@@ -3,6 +3,8 @@ import Logging
 import MicroHTTPD
 import Synchronization
 import TabAccess
+import TabStore
+import TabTime
 
 /// The tokens the service accepts: the bootstrap tokens (`TABSERVER_ADMIN_TOKEN…`, `admin`, kept as hashes) and
 /// the API tokens of the store (``TokenDirectory``), checked through TabAccess's one authentication function.
@@ -14,6 +16,8 @@ final class Credentials: Sendable {
     let directory = TokenDirectory()
     private let failures = Mutex<[String: FailureRecord]>([:])
     private let logger: Logger
+    /// What tokens' expiry is checked at (its wall clock) and lockouts are timed on (its monotonic clock).
+    let clock: TimeSource
     /// Failures an address may make within ``window`` before it is refused for ``lockout`` seconds (the default of
     /// ``ServiceConfiguration/authFailuresPerMinute``).
     static let allowedFailures = 10
@@ -30,8 +34,11 @@ final class Credentials: Sendable {
     }
 
     /// - Parameter failureLimit: failures per address and minute before a lockout; 0 never locks out.
-    init(tokens: [(name: String, token: String)], failureLimit: Int = Credentials.allowedFailures, logger: Logger) {
+    init(
+        tokens: [(name: String, token: String)], failureLimit: Int = Credentials.allowedFailures, clock: TimeSource, logger: Logger
+    ) {
         self.failureLimit = failureLimit
+        self.clock = clock
         self.bootstrap = BootstrapTokens(tokens)
         self.logger = logger
     }
@@ -48,27 +55,30 @@ final class Credentials: Sendable {
         case lockedOut(retryAfter: Int64)
     }
 
-    /// Checks `Authorization: Bearer <token>` at `now`: every bootstrap token's hash and every secret of the
+    /// Checks `Authorization: Bearer <token>` now: every bootstrap token's hash and every secret of the
     /// token the id names are compared in full, in constant time.
     ///
     /// A token that verifies is let through whatever its address did: failures are counted per address to slow
     /// guessing (a locked-out address gets 429 for every token that does not verify, and no answer that tells a
     /// wrong token from a locked one), but someone sharing the admin's address (a NAT, an office) cannot lock the
     /// admin out. Tokens are long random secrets, so the lockout is about noise and load, not about entropy.
-    func check(_ field: String?, address: String, route: String, at now: Date = Date()) -> Outcome {
-        let clock = monotonicSeconds()
+    func check(_ field: String?, address: String, route: String) -> Outcome {
+        let seconds = monotonicSeconds
         let credential = BearerCredential(authorization: field)
         let refusal: AccessRefusal
-        switch Authentication.authenticate(credential, bootstrap: bootstrap, at: now, lookUp: directory.token(id:)) {
+        switch Authentication.authenticate(credential, bootstrap: bootstrap, at: clock.date, lookUp: directory.token(id:)) {
         case .success(let grant): return .valid(grant)
         case .failure(let failure): refusal = failure
         }
-        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > clock {
-            return .lockedOut(retryAfter: locked.lockedUntil - clock)
+        if let locked = failures.withLock({ $0[address] }), locked.lockedUntil > seconds {
+            return .lockedOut(retryAfter: locked.lockedUntil - seconds)
         }
-        noteFailure(address: address, route: route, now: clock, reason: refusal.description)
+        noteFailure(address: address, route: route, now: seconds, reason: refusal.description)
         return .invalid(refusal)
     }
+
+    /// Whole seconds on the monotonic clock (what lockouts and the once-a-minute use notes are timed on).
+    var monotonicSeconds: Int64 { Int64(clock.nanoseconds / 1_000_000_000) }
 
     private func noteFailure(address: String, route: String, now: Int64, reason: String) {
         let lockedNow = failures.withLock { table -> Bool in
@@ -94,6 +104,3 @@ final class Credentials: Sendable {
         }
     }
 }
-
-/// Seconds on a clock that never goes back.
-func monotonicSeconds() -> Int64 { Int64(nanoseconds() / 1_000_000_000) }

@@ -191,7 +191,7 @@ struct BuildRoutes: RouteCollection {
         case .invalidBody(let problems):
             return Problem(
                 .invalidFields, detail: "the build has \(problems.count) problem\(problems.count == 1 ? "" : "s") (see errors)",
-                errors: problems.map { LayoutDiagnostic(pointer: $0.pointer, line: nil, message: $0.message) })
+                errors: problems.map { FieldError(pointer: $0.pointer, line: nil, message: $0.message) })
         }
     }
 }

@@ -131,6 +131,6 @@ enum ManagementInputs {
 
     /// 422 with one error at `pointer`.
     static func invalidField(_ pointer: String, _ message: String) -> Problem {
-        Problem(.invalidFields, detail: "\(pointer): \(message)", errors: [LayoutDiagnostic(pointer: pointer, line: nil, message: message)])
+        Problem(.invalidFields, detail: "\(pointer): \(message)", errors: [FieldError(pointer: pointer, line: nil, message: message)])
     }
 }

@@ -224,7 +224,7 @@ extension RolloutRoutes {
         }
         let author = match.author
         let grant = match.grant
-        let refusalEntry = RefusalEntryMaker(audit.addresses, request, grant: grant)
+        let refusalEntry = RefusalEntryMaker(audit.addresses, request, grant: grant, clock: changes.clock)
         return .deferred {
             var rolledBack: [JSONValue] = []
             var refused: [JSONValue] = []

@@ -116,7 +116,7 @@ extension WebhookRoutes {
                 let fetched = try await store.deliveries(webhookID: webhook.id, afterEvent: after, limit: limit + 1)
                 let page = Array(fetched.prefix(limit))
                 let next = fetched.count > limit ? page.last.map { "\"\($0.delivery.eventID)\"" } ?? "null" : "null"
-                let encoded = try? JSONEncoder.answers.encode(page.map(\.delivery))
+                let encoded = try? JSONEncoder.sorted.encode(page.map(\.delivery))
                 let body = Array("{\"deliveries\":".utf8) + Array(encoded ?? Data("[]".utf8)) + Array(",\"next\":\(next)}".utf8)
                 return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/json")], body: body)
             } catch {
@@ -134,7 +134,7 @@ extension WebhookRoutes {
                 let stored = try await store.redeliver(
                     webhookID: webhook.id, deliveryID: deliveryID, atMillis: now().millis, audit: audit)
                 outbox.poke()
-                let encoded = (try? JSONEncoder.answers.encode(stored.delivery)) ?? Data("{}".utf8)
+                let encoded = (try? JSONEncoder.sorted.encode(stored.delivery)) ?? Data("{}".utf8)
                 return HTTPResponse(status: 202, headers: [HTTPHeader("Content-Type", "application/json")], body: Array(encoded))
             } catch .notFound {
                 throw .notFound("webhook \(webhook.id) has no delivery \(deliveryID)")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import TabStore
+import TabTime
 import TabWebhooks
 
 /// Sends the outbox: every `pollInterval` (and at once when poked after a write, or when an attempt ends and frees a
@@ -36,11 +37,15 @@ final class WebhookWorker: Sendable {
     private let attempts = Mutex<[UInt64: Task<Void, Never>]>([:])
     private let nextAttempt = Atomic<UInt64>(0)
 
+    /// What deliveries are claimed, signed and recorded at, and attempts timed with.
+    let clock: TimeSource
+
     init(
         store: any TabStore, policy: AddressPolicy, resolver: any HostResolver, logger: Logger, pollInterval: Duration = .seconds(1),
-        retention: Duration = .seconds(30 * 86_400)
+        retention: Duration = .seconds(30 * 86_400), clock: TimeSource
     ) {
         self.store = store
+        self.clock = clock
         self.policy = policy
         self.resolver = resolver
         self.logger = logger
@@ -71,10 +76,10 @@ final class WebhookWorker: Sendable {
     func poke() { poked.store(true, ordering: .relaxed) }
 
     private func run() async {
-        var lastPrune = ContinuousClock.now - .seconds(3600)
+        var lastPrune = -Double.infinity
         while !Task.isCancelled {
-            if ContinuousClock.now - lastPrune >= .seconds(3600) {
-                lastPrune = ContinuousClock.now
+            if clock.seconds - lastPrune >= 3600 {
+                lastPrune = clock.seconds
                 await pruneFinished()
             }
             let started = await startDue()
@@ -91,7 +96,8 @@ final class WebhookWorker: Sendable {
 
     /// Claims due deliveries for the free slots and starts their attempts without waiting for them; returns how
     /// many were started. An attempt that ends pokes the loop, which claims for its slot at once.
-    private func startDue(now: Date = Date()) async -> Int {
+    private func startDue() async -> Int {
+        let now = clock.date
         let busy = inFlight.withLock { $0 }
         let free = Self.slots - busy.values.reduce(0, +)
         guard free > 0 else { return 0 }
@@ -126,15 +132,15 @@ final class WebhookWorker: Sendable {
     /// Claims and attempts the due deliveries there are slots for, and waits for them; returns how many were
     /// attempted (tests drive the outbox with it).
     @discardableResult
-    func sendDue(now: Date = Date()) async -> Int {
-        let started = await startDue(now: now)
+    func sendDue() async -> Int {
+        let started = await startDue()
         while let pending = attempts.withLock({ $0.values.first }) { await pending.value }
         return started
     }
 
     /// Deletes delivered and failed deliveries older than the retention, 500 a statement.
     private func pruneFinished() async {
-        let before = Date().millis - Int64(retention / .milliseconds(1))
+        let before = clock.unixMillis - Int64(retention / .milliseconds(1))
         var pruned = 0
         for _ in 0..<100 {
             do throws(StoreError) {
@@ -151,11 +157,11 @@ final class WebhookWorker: Sendable {
 
     /// One attempt of one delivery, recorded.
     func attempt(_ claimed: ClaimedDelivery) async {
-        let started = ContinuousClock.now
+        let started = clock.seconds
         var stored = claimed.delivery
         let answer = await send(stored, to: claimed.webhook)
-        let step = stored.delivery.record(answer, at: Date())
-        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        let step = stored.delivery.record(answer, at: clock.date)
+        let seconds = clock.seconds - started
         counters.count(step, seconds: seconds)
         let reason = step == .disableWebhook ? "the receiver answered 410 Gone" : nil
         do throws(StoreError) {
@@ -182,7 +188,7 @@ final class WebhookWorker: Sendable {
         } catch {
             return .noAnswer(error.description)
         }
-        let now = Date()
+        let now = clock.date
         let signature = WebhookSignature(
             id: stored.delivery.id, timestamp: Int64(now.timeIntervalSince1970), body: stored.payload,
             secrets: keyring.signingSecrets(at: now))

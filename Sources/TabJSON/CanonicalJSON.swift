@@ -1,8 +1,7 @@
-import ProblemDocument
-
 /// The canonical bytes of LAYOUT.md §2: UTF-8, keys sorted by their UTF-8 bytes, no insignificant
 /// whitespace, `/` not escaped, integers without a fraction.
 public enum CanonicalJSON {
+    /// The canonical bytes of `value`.
     public static func encode(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(1024)
@@ -10,8 +9,28 @@ public enum CanonicalJSON {
         return out
     }
 
-    static func write(_ value: JSONValue, into out: inout [UInt8]) {
+    /// An object whose `trailing` members are written after the others, each group in key order: the answers that
+    /// gained members (`next`, a token's `id`) after their first release keep the order they were written in.
+    public static func encode(object members: [String: JSONValue], trailing: [String: JSONValue]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(1024)
+        out.append(UInt8(ascii: "{"))
+        var first = true
+        for group in [members, trailing] {
+            forEachSorted(group) { key, value in
+                if !first { out.append(UInt8(ascii: ",")) }
+                first = false
+                writeMember(key, value, into: &out)
+            }
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// Appends the canonical bytes of `value` to `out`.
+    package static func write(_ value: JSONValue, into out: inout [UInt8]) {
         switch value {
+        case .null: out.append(contentsOf: "null".utf8)
         case .string(let s): writeString(s, into: &out)
         case .integer(let n): writeInteger(n, into: &out)
         case .real(let x): out.append(contentsOf: formatReal(x).utf8)
@@ -29,19 +48,24 @@ public enum CanonicalJSON {
             forEachSorted(members) { key, value in
                 if !first { out.append(UInt8(ascii: ",")) }
                 first = false
-                writeString(key, into: &out)
-                out.append(UInt8(ascii: ":"))
-                write(value, into: &out)
+                writeMember(key, value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
     }
 
+    /// `"key":value`.
+    private static func writeMember(_ key: String, _ value: JSONValue, into out: inout [UInt8]) {
+        writeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+        write(value, into: &out)
+    }
+
     /// `s` as a JSON string literal: the escaping every JSON the server writes shares (``JSONString``).
-    static func writeString(_ s: String, into out: inout [UInt8]) { JSONString.write(s, into: &out) }
+    package static func writeString(_ s: String, into out: inout [UInt8]) { JSONString.write(s, into: &out) }
 
     /// Decimal digits of `n`, written without an intermediate `String`.
-    static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
+    package static func writeInteger(_ n: Int64, into out: inout [UInt8]) {
         if n < 0 { out.append(UInt8(ascii: "-")) }
         var magnitude = n.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 19 digits at most, on the stack, last digit first
@@ -62,7 +86,7 @@ public enum CanonicalJSON {
     /// is each key's first eight bytes as an integer and its dictionary index: plain values, so the sort moves
     /// no reference (moving keys and values cost a retain and a release per move); equal prefixes compare the
     /// whole keys.
-    static func forEachSorted(_ members: [String: JSONValue], _ body: (String, JSONValue) -> Void) {
+    package static func forEachSorted(_ members: [String: JSONValue], _ body: (String, JSONValue) -> Void) {
         typealias Entry = (prefix: UInt64, index: Dictionary<String, JSONValue>.Index)
         // On the stack for the usual handful of members (no allocation per object).
         withUnsafeTemporaryAllocation(of: Entry.self, capacity: members.count) { buffer in
@@ -97,7 +121,7 @@ public enum CanonicalJSON {
     }
 
     /// Byte-wise order of two strings' UTF-8 (Swift's `<` compares Unicode-normalized text instead).
-    static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    package static func utf8Precedes(_ a: String, _ b: String) -> Bool {
         var a = a
         var b = b
         return a.withUTF8 { x in
@@ -109,89 +133,8 @@ public enum CanonicalJSON {
     }
 
     /// Integral values without a fraction; others in Swift's shortest round-trip form.
-    static func formatReal(_ x: Double) -> String {
+    package static func formatReal(_ x: Double) -> String {
         if x.rounded() == x, abs(x) < 9_007_199_254_740_992 { return String(Int64(x)) }
         return String(x)
-    }
-}
-
-/// The same document as an XML property list (keys sorted the same way, so the bytes are stable too).
-public enum PropertyListXML {
-    public static func encode(_ value: JSONValue) -> [UInt8] {
-        var out = Array(
-            """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">\n
-            """.utf8)
-        write(value, depth: 0, into: &out)
-        out.append(contentsOf: Array("</plist>\n".utf8))
-        return out
-    }
-
-    private static func indent(_ depth: Int, _ out: inout [UInt8]) {
-        out.append(contentsOf: repeatElement(0x09, count: depth))
-    }
-
-    private static func write(_ value: JSONValue, depth: Int, into out: inout [UInt8]) {
-        indent(depth, &out)
-        switch value {
-        case .string(let s):
-            element("string", s, &out)
-        case .integer(let n):
-            element("integer", String(n), &out)
-        case .real(let x):
-            element("real", CanonicalJSON.formatReal(x), &out)
-        case .bool(let b):
-            out.append(contentsOf: (b ? "<true/>\n" : "<false/>\n").utf8)
-        case .array(let elements):
-            if elements.isEmpty {
-                out.append(contentsOf: "<array/>\n".utf8)
-                return
-            }
-            out.append(contentsOf: "<array>\n".utf8)
-            for element in elements { write(element, depth: depth + 1, into: &out) }
-            indent(depth, &out)
-            out.append(contentsOf: "</array>\n".utf8)
-        case .object(let members):
-            if members.isEmpty {
-                out.append(contentsOf: "<dict/>\n".utf8)
-                return
-            }
-            out.append(contentsOf: "<dict>\n".utf8)
-            CanonicalJSON.forEachSorted(members) { key, value in
-                indent(depth + 1, &out)
-                element("key", key, &out)
-                write(value, depth: depth + 1, into: &out)
-            }
-            indent(depth, &out)
-            out.append(contentsOf: "</dict>\n".utf8)
-        }
-    }
-
-    /// `<name>text</name>` with `&`, `<` and `>` escaped, a CR written `&#13;` (a literal CR would be read back as
-    /// LF, XML 1.0 §2.11), and any character XML 1.0 cannot carry at all (§2.2: control characters other than
-    /// tab, LF and CR; U+FFFE, U+FFFF) written as U+FFFD. Validation refuses such characters in layouts and
-    /// strings tables, so the replacement is a last line of defence: the output is always well-formed XML.
-    private static func element(_ name: String, _ text: String, _ out: inout [UInt8]) {
-        out.append(contentsOf: "<\(name)>".utf8)
-        if !text.utf8.contains(where: {
-            $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == 0xEF
-        }) {
-            out.append(contentsOf: text.utf8)
-            out.append(contentsOf: "</\(name)>\n".utf8)
-            return
-        }
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out.append(contentsOf: "&amp;".utf8)
-            case "<": out.append(contentsOf: "&lt;".utf8)
-            case ">": out.append(contentsOf: "&gt;".utf8)
-            case "\r": out.append(contentsOf: "&#13;".utf8)
-            case _ where !XMLCharacters.isAllowed(scalar): out.append(contentsOf: [0xEF, 0xBF, 0xBD])
-            default: out.append(contentsOf: UTF8.encode(scalar)!)
-            }
-        }
-        out.append(contentsOf: "</\(name)>\n".utf8)
     }
 }
