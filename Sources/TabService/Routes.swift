@@ -6,7 +6,7 @@ import Foundation
 extension TabService {
     static let routeSections: [RouteSection] = [
         .service(clientPlaneRoutes), .service(managementRoutes), .service(rolloutRoutes), .collection(\.access),
-        .service(operationsRoutes), .collection(\.webhooks), .service(buildRoutes), .service(changeRequestRoutes),
+        .collection(\.operations), .collection(\.webhooks), .service(buildRoutes), .service(changeRequestRoutes),
     ]
 
     static let routeTable = RouteTable(routeSections.flatMap(\.endpoints))
@@ -21,12 +21,26 @@ extension TabService {
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
             webhooks: WebhookRoutes(
                 store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, outbox: webhookWorker,
-                audit: audit, failures: failures, now: now))
+                audit: audit, failures: failures, now: now),
+            operations: OperationsRoutes(
+                store: store, publisher: publisher, metrics: metrics, budget: budget, console: console,
+                isStopping: { [weak self] in self?.isStopping ?? true },
+                capabilityMetrics: { [weak self] in self?.capabilityMetrics() ?? "" }))
         let gate = AccessGate(
             credentials: credentials, audit: audit, store: store, entryEnvironment: environmentList.entry.text, logger: logger)
         return Router(
             table: Self.routeTable, handlers: Self.routeSections.flatMap { $0.bind(self, collections) }, gate: gate, metrics: metrics,
             logger: logger, requestIDs: requestIDs, errorCacheControl: configuration.errorCacheControl)
+    }
+
+    /// What the capabilities not in a collection yet add to `/metrics` (``OperationsRoutes/capabilityMetrics``).
+    private func capabilityMetrics() -> String {
+        var text = webhookWorker.counters.text
+        text += rolloutGauges()
+        text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
+        text += "# TYPE tabserver_tabs_withheld_total counter\n"
+        text += builds.withheldLines.map { $0 + "\n" }.joined()
+        return text + changeRequestGauges
     }
 
     /// The scope × route table of docs/security.md, read off the route table (a test checks the document holds
@@ -50,6 +64,7 @@ extension TabService {
 struct ServiceCollections: Sendable {
     let access: AccessRoutes
     let webhooks: WebhookRoutes
+    let operations: OperationsRoutes
 }
 
 /// A run of the route table: routes of one collection, or routes that still take the whole service.

@@ -219,6 +219,32 @@ public final class TabService: HTTPHandler {
     /// Accounts with a compiled layout of their own.
     public var layoutCount: Int { snapshot.entries.count }
 
+    /// Counts and logs a store failure (a full disk, a store that does not answer), and after a deadline catches up
+    /// later (the write may have committed); a refused precondition or a record not found is no failure. The answer is
+    /// ``Problem/store(_:)``'s.
+    func noteStoreFailure(_ error: StoreError) {
+        switch error {
+        case .diskFull, .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            if case .timedOut = error { catchUpLater() }
+        case .notFound, .preconditionRequired, .conflict, .preconditionFailed, .extended, .missingBase, .refused:
+            break
+        }
+    }
+
+    /// Whether ``beginStopping()`` was called.
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// The first step of a graceful stop: `/readyz` answers 503, every held long-poll answers 304 at once, and
+    /// change-feed readers get what they have. Call it before stopping the HTTP server.
+    public func beginStopping() {
+        stopping.store(true, ordering: .relaxed)
+        publisher.waiters.stop()
+        publisher.feed.stop()
+        webhookWorker.cancel()
+    }
+
     // MARK: HTTPHandler
 
     public func handle(_ request: borrowing HTTPRequest) -> HTTPReply { serve(request) }
