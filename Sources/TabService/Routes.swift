@@ -5,7 +5,7 @@ import Foundation
 /// `openapi.yaml` are read off the table; the handlers are bound to the collections when the service is made.
 extension TabService {
     static let routeSections: [RouteSection] = [
-        .service(clientPlaneRoutes), .service(managementRoutes), .service(rolloutRoutes), .collection(\.access),
+        .collection(\.clientPlane), .service(managementRoutes), .service(rolloutRoutes), .collection(\.access),
         .collection(\.operations), .collection(\.webhooks), .service(buildRoutes), .service(changeRequestRoutes),
     ]
 
@@ -16,6 +16,12 @@ extension TabService {
         let failures = StoreFailures { [weak self] error in self?.noteStoreFailure(error) }
         let now: @Sendable () -> Date = { Date() }
         let collections = ServiceCollections(
+            clientPlane: ClientPlaneRoutes(
+                publisher: publisher, store: store, environments: environmentList, budget: budget, metrics: metrics, builds: builds,
+                builder: builder, readMemo: readMemo, manifests: manifests, servedHistory: servedHistory, heldBudget: heldBudget,
+                longPolls: longPolls, addresses: audit.addresses, cacheControl: configuration.cacheControl,
+                maxWaitSeconds: configuration.maxWaitSeconds, manifestMaxAgeSeconds: configuration.manifestMaxAgeSeconds,
+                signer: configuration.signer, failures: failures, logger: logger, clock: .system),
             access: AccessRoutes(
                 store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
                 environments: configuration.environments, failures: failures, logger: logger, now: now),
@@ -32,6 +38,9 @@ extension TabService {
             table: Self.routeTable, handlers: Self.routeSections.flatMap { $0.bind(self, collections) }, gate: gate, metrics: metrics,
             logger: logger, requestIDs: requestIDs, errorCacheControl: configuration.errorCacheControl)
     }
+
+    /// The client plane's `environment` query parameter, for the routes still on the service that take it (rollouts).
+    static var environmentParameter: String { ClientPlaneRoutes.environmentParameter }
 
     /// What the capabilities not in a collection yet add to `/metrics` (``OperationsRoutes/capabilityMetrics``).
     private func capabilityMetrics() -> String {
@@ -62,6 +71,7 @@ extension TabService {
 
 /// The route collections of a service.
 struct ServiceCollections: Sendable {
+    let clientPlane: ClientPlaneRoutes
     let access: AccessRoutes
     let webhooks: WebhookRoutes
     let operations: OperationsRoutes

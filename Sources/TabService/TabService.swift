@@ -205,17 +205,6 @@ public final class TabService: HTTPHandler {
         }
     }
 
-    /// Drops the cached representations that no request used since the previous sweep, across every layout
-    /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
-    func sweepVariants() {
-        var dropped = 0
-        for entry in snapshot.entries.values { dropped += entry.sweep() }  // resolved entries only; never resolves
-        budget.evictions.add(dropped, ordering: .relaxed)
-        if dropped > 0 { budget.swept() }
-        budget.sweepFinished()
-        logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
-    }
-
     /// Accounts with a compiled layout of their own.
     public var layoutCount: Int { snapshot.entries.count }
 
