@@ -22,7 +22,7 @@ final class ServedHistory: Sendable {
 
     /// What a lookup found without the store.
     enum Lookup {
-        /// The store must be read first (``TabService/readServedHistory(_:version:snapshot:)``).
+        /// The store must be read first (``ServedHistory/read(_:version:snapshot:from:metrics:)``).
         case unknown
         /// The version's entry, resolved in the snapshot; nil when no environment served it (a draft) or it no
         /// longer resolves.
@@ -65,27 +65,27 @@ final class ServedHistory: Sendable {
     }
 }
 
-extension TabService {
-    /// Reads into ``servedHistory`` the versions `account`'s environments served and, when asked, the record of
-    /// `version` (when one of them).
-    func readServedHistory(_ account: String, version: Int?, snapshot: Snapshot) async throws(StoreError) {
-        var known: ServedHistory.Known
-        if let cached = servedHistory.known(account, in: snapshot) {
-            known = cached
+extension ServedHistory {
+    /// Reads from `store` into this cache the versions `account`'s environments served and, when asked, the record of
+    /// `version` (when one of them); each store read counted in `metrics`.
+    func read(_ account: String, version: Int?, snapshot: Snapshot, from store: any TabStore, metrics: Metrics) async throws(StoreError) {
+        var found: Known
+        if let cached = known(account, in: snapshot) {
+            found = cached
         } else {
             metrics.storeOperations.add()
-            known = ServedHistory.Known(versions: try await store.servedVersions(account: account))
+            found = Known(versions: try await store.servedVersions(account: account))
         }
-        if let version, known.entries[version] == nil {
+        if let version, found.entries[version] == nil {
             var entry: LazyEntry?
-            if known.served(version) {
+            if found.served(version) {
                 metrics.storeOperations.add()
                 if let record = try await store.version(account: account, number: version), !record.deleted {
                     entry = LazyEntry(account: account, own: LazyDocument(record: record))
                 }
             }
-            known.entries[version] = .some(entry)
+            found.entries[version] = .some(entry)
         }
-        servedHistory.remember(account, known, for: snapshot)
+        remember(account, found, for: snapshot)
     }
 }

@@ -181,9 +181,6 @@ public final class TabService: HTTPHandler {
         return changes
     }
 
-    /// The store's clock as TabDelivery takes it.
-    static var now: Timestamp { Timestamp(unixMillis: currentTimeMillis()) }
-
     /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
 
@@ -244,43 +241,34 @@ public final class TabService: HTTPHandler {
         return text
     }
 
-    // MARK: What the routes still on the service share with the management collection (``ManagementInputs``)
-
-    /// The answer to a store failure: refused preconditions as 428/412/404, the rest 503 (details in the log only).
-    func storeProblem(_ error: StoreError) -> HTTPResponse {
-        noteStoreFailure(error)
-        return Problem.store(error).response
-    }
-
-    /// The environment a management request names (``ManagementInputs/environment(_:in:)``).
-    func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
-        ManagementInputs.environment(request, in: environmentList)
-    }
-
-    /// Runs `body` with the route's checked address, or answers its problem (``ManagementInputs/layoutAddress(_:)``).
-    func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
-        ManagementInputs.withLayoutAddress(match, body)
-    }
-
-    /// The format of an uploaded source (``ManagementInputs/uploadFormat(_:)``).
-    func uploadFormat(_ request: borrowing HTTPRequest) -> SourceFormat? { ManagementInputs.uploadFormat(request) }
-
-    /// 415 for a source that is not a layout's media type.
-    func unsupportedMediaType() -> HTTPReply { .response(ManagementInputs.unsupportedLayoutType.response) }
-
-    /// Drops the cached representations that no request used since the previous sweep, across every layout
-    /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
-    func sweepVariants() {
-        var dropped = 0
-        for entry in snapshot.entries.values { dropped += entry.sweep() }  // resolved entries only; never resolves
-        budget.evictions.add(dropped, ordering: .relaxed)
-        if dropped > 0 { budget.swept() }
-        budget.sweepFinished()
-        logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
-    }
-
     /// Accounts with a compiled layout of their own.
     public var layoutCount: Int { snapshot.entries.count }
+
+    /// Counts and logs a store failure (a full disk, a store that does not answer), and after a deadline catches up
+    /// later (the write may have committed); a refused precondition or a record not found is no failure. The answer is
+    /// ``Problem/store(_:)``'s.
+    func noteStoreFailure(_ error: StoreError) {
+        switch error {
+        case .diskFull, .unsupportedURL, .unavailable, .timedOut, .schemaTooNew, .targetNotEmpty, .copyMismatch:
+            metrics.storeErrors.add()
+            logger.error("store failure: \(error)")
+            if case .timedOut = error { catchUpLater() }
+        case .notFound, .preconditionRequired, .conflict, .preconditionFailed, .extended, .missingBase, .refused:
+            break
+        }
+    }
+
+    /// Whether ``beginStopping()`` was called.
+    var isStopping: Bool { stopping.load(ordering: .relaxed) }
+
+    /// The first step of a graceful stop: `/readyz` answers 503, every held long-poll answers 304 at once, and
+    /// change-feed readers get what they have. Call it before stopping the HTTP server.
+    public func beginStopping() {
+        stopping.store(true, ordering: .relaxed)
+        publisher.waiters.stop()
+        publisher.feed.stop()
+        webhookWorker.cancel()
+    }
 
     // MARK: HTTPHandler
 

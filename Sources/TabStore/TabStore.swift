@@ -309,17 +309,6 @@ extension TabStore {
     }
 }
 
-/// The current time in milliseconds since 1970-01-01 UTC (what stores date versions with).
-public func currentTimeMillis() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Opens the store a URL names: `sqlite:PATH`, `memory:`.
 /// - Throws: ``StoreError/unsupportedURL(_:)``, or what opening the database throws.
 public func openStore(url: String) throws(StoreError) -> any TabStore {

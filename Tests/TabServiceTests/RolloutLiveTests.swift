@@ -114,7 +114,7 @@ import Testing
         }
         #expect(events.filter { $0.kind == .rollout }.count == 3, "start, raise and completion")
         #expect(events.contains { $0.kind == .layout && $0.version == 2 }, "the completion published version 2")
-        let stream = events.map(TabService.serverSentEvent).joined()
+        let stream = events.map(ManagementRoutes.serverSentEvent).joined()
         #expect(stream.contains("event: rollout\n") && stream.contains("\"state\":\"completed\""), "\(stream)")
     }
 

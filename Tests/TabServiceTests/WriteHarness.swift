@@ -38,14 +38,12 @@ struct WriteHarness {
             environments: list, approvals: policy, builds: BuildRegistry(), buildLiveDays: 30, budget: budget,
             outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger, clock: .system),
             armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger)
-        let readSide: RouteHandler = { _, _ in .response(Problem.notFound("the read side is not in this harness").response) }
         let credentials = Credentials(
             tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], clock: .system, logger: logger)
         let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: list.entry.text, logger: logger)
         router = Router(
             [
-                ManagementRoutes(
-                    changes: changes, readSide: ReadSideHandlers(versionPreview: readSide, previewSource: readSide, events: readSide)),
+                ManagementRoutes(changes: changes),
                 RolloutRoutes(changes: changes, audit: audit), BuildRoutes(changes: changes), ChangeRequestRoutes(changes: changes),
             ], gate: gate, logger: logger)
     }

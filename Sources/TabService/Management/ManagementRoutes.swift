@@ -2,11 +2,10 @@ import MicroHTTPD
 import TabAccess
 
 /// The management plane: layouts and their history, strings tables, validation, previews and the change feed,
-/// each behind the scope it declares. Writes go through ``Changes``; the drawings and the change feed are the read
-/// side's handlers, handed in (``ReadSideHandlers``).
+/// each behind the scope it declares. Writes go through ``Changes``; the drawings and the change feed read its
+/// publisher and store.
 struct ManagementRoutes: RouteCollection, ManagementOperations {
     let changes: Changes
-    let readSide: ReadSideHandlers
 
     static let layoutRoutes: [Route<ManagementRoutes>] = [
         Route(
@@ -142,7 +141,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in try routes.readSide.versionPreview(request, match) },
+        ) { routes, request, match in routes.versionPreviewRoute(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
             APIOperation(
@@ -207,7 +206,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     ])
-            ) { routes, request, match throws(Problem) in try routes.readSide.previewSource(request, match) },
+            ) { routes, request, _ in routes.previewSource(request) },
             Route(
                 .get, "/v1/events", .scoped(.read, .service), label: "events",
                 APIOperation(
@@ -227,7 +226,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { routes, request, match throws(Problem) in try routes.readSide.events(request, match) },
+            ) { routes, request, match in routes.eventStream(request, grant: match.grant) },
             Route(
                 .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings",
                 APIOperation(
@@ -280,7 +279,7 @@ extension ManagementOperations {
     static var written: String { "{$ref: '#/components/responses/Written'}" }
     static var sourceBody: String { "{$ref: '#/components/requestBodies/Source'}" }
     /// `?environment=`, declared once with the client plane's routes.
-    static var environmentParameter: String { TabService.environmentParameter }
+    static var environmentParameter: String { ClientPlaneRoutes.environmentParameter }
 
     /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
     /// and when an approved change request is applied.
@@ -302,12 +301,4 @@ extension ManagementOperations {
           application/json: {schema: {type: object, required: [changeRequest]}}
         """
     }
-}
-
-/// The management routes whose handlers are the read side's (the drawings of a stored version and of an unsaved
-/// source, and the change feed): made by the service and handed to the collection.
-struct ReadSideHandlers: Sendable {
-    let versionPreview: RouteHandler
-    let previewSource: RouteHandler
-    let events: RouteHandler
 }

@@ -4,9 +4,8 @@ import MicroHTTPD
 import TabDelivery
 import TabLayout
 import TabPreview
-import TabStore
 
-extension TabService {
+extension ClientPlaneRoutes {
     /// `GET …/tabs/bundle?locale=L&locale=M&platform=P&appVersion=V`: what an app ships so that its first launch
     /// needs no network and its first request is a 304 — per locale, the compiled layout and the tags `…/tabs`
     /// gives for it (identity and each coding).
@@ -76,7 +75,7 @@ extension TabService {
                 "locale": .string(locale), "contentType": .string("application/json"), "etag": .string(representation.identity.etag),
                 "etags": .object(etags),
             ]
-            if let signer = configuration.signer {
+            if let signer = signer {
                 // The exact bytes signed, so that a shipped copy is checked as an answer from the network is.
                 let body = representation.identity.ok.body
                 let (keyID, signature) = signer.sign(kind: .layout, account: account, environment: environment.text, body: body)
@@ -98,7 +97,7 @@ extension TabService {
             representations.append(object)
         }
         var body = Array("{\"account\":".utf8) + CanonicalJSON.encode(.string(account))
-        body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(Timestamp(unixMillis: currentTimeMillisecond()).rfc3339))
+        body += Array(",\"generatedAt\":".utf8) + CanonicalJSON.encode(.string(clock.now.rfc3339))
         body += Array(",\"representations\":[".utf8) + Array(representations.joined(separator: [UInt8(ascii: ",")])) + Array("]}".utf8)
         return HTTPResponse(
             status: 200, headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Cache-Control", "no-store")], body: body)
@@ -127,7 +126,7 @@ extension TabService {
         case .success(let targets): (platform, appVersion) = targets
         case .failure(let problem): return .response(problem.response)
         }
-        let cacheControl = configuration.cacheControl
+        let cacheControl = self.cacheControl
         // Drawn for the request (not cached), so on the variant builder's turn, off libmicrohttpd's threads.
         return .deferred {
             let drawn = await self.builder.build(layout: account) { () -> HTTPResponse in
@@ -153,85 +152,4 @@ extension TabService {
                 ).response
         }
     }
-
-    /// `GET …/layout/versions/{version}/preview.svg?locale=&platform=&appVersion=&environment=`: a stored version (a
-    /// draft too, which no client is served) drawn as `…/tabs/preview.svg` would draw it, resolved against the
-    /// layouts of `environment` (default: where writes enter). What `read` may already fetch as source, drawn: the
-    /// console shows a change request's tab bars, now and after, to its reviewers with it.
-    func versionPreviewRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let environment: EnvironmentName
-        switch managedEnvironment(request) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let locale = request.query("locale")
-        let platform = request.query("platform").flatMap { Platform(rawValue: $0.lowercased()) }
-        let appVersion = request.query("appVersion").flatMap { AppVersion($0) }
-        let selected = request.query("selected")
-        return withLayoutAddress(match) { account, number in
-            .deferred {
-                let record: StoredVersion?
-                do throws(StoreError) {
-                    record = try await self.store.version(account: account, number: number ?? 0)
-                } catch {
-                    return self.storeProblem(error)
-                }
-                guard let record, !record.deleted, let number else {
-                    return Problem.notFound("account '\(account)' has no version \(number ?? 0) with tabs to draw").response
-                }
-                return Self.drawn(
-                    in: self.snapshot(for: environment), locale: locale, platform: platform, appVersion: appVersion, selected: selected
-                ) { snapshot in
-                    let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
-                    return try snapshot.resolve(account, version: number, document: document, strict: false)
-                }
-            }
-        }
-    }
-
-    /// `POST /v1/preview`: an unsaved source drawn as `…/tabs/preview.svg` would draw it, or 422.
-    func previewSource(_ request: borrowing HTTPRequest) -> HTTPReply {
-        guard let format = uploadFormat(request) else { return unsupportedMediaType() }
-        let body = request.body
-        let locale = request.query("locale")
-        let platform = request.query("platform").flatMap { Platform(rawValue: $0.lowercased()) }
-        let appVersion = request.query("appVersion").flatMap { AppVersion($0) }
-        let selected = request.query("selected")
-        return .deferred {
-            Self.drawn(in: self.snapshot, locale: locale, platform: platform, appVersion: appVersion, selected: selected) { snapshot in
-                try snapshot.resolve("preview", version: nil, document: try LayoutSource.parse(body, format: format), strict: true)
-            }
-        }
-    }
-
-    /// The layout `resolve` gives in `snapshot`, compiled for the locale (default: the layout's), platform and app
-    /// version and drawn as SVG; 422 when it does not read or resolve.
-    static func drawn(
-        in snapshot: Snapshot, locale: String?, platform: Platform?, appVersion: AppVersion?, selected: String?,
-        _ resolve: (Snapshot) throws -> ResolvedLayout
-    ) -> HTTPResponse {
-        do {
-            let resolved = try resolve(snapshot)
-            let compiled = LayoutCompiler.compile(
-                resolved, for: ClientContext(locale: locale ?? resolved.defaultLocale, platform: platform, appVersion: appVersion),
-                globalStrings: snapshot.globalStrings)
-            let svg = try TabPreview.svg(compiled, selected: selected)
-            return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
-        } catch let error as LayoutError {
-            return Problem.invalidLayout(error).response
-        } catch {
-            return Problem.badRequest("\(error)").response
-        }
-    }
 }
-
-/// Milliseconds since 1970 by the wall clock.
-func currentTimeMillisecond() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-}
-
-#if canImport(Glibc)
-    import Glibc
-#endif

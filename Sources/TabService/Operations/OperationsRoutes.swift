@@ -1,8 +1,22 @@
 import MicroHTTPD
+import TabStore
 
-/// What operators and platforms read: probes, metrics, this API's description and the web console.
-extension TabService {
-    static let operationsRoutes: [Route<TabService>] = [
+/// What operators and platforms read: probes, metrics, this API's description and the web console (docs/operations.md).
+/// Every answer is read off what the collection holds: the store only for `/readyz`'s ping.
+struct OperationsRoutes: RouteCollection {
+    /// Asked by `/readyz` whether it answers.
+    let store: any TabStore
+    let publisher: Publisher
+    let metrics: Metrics
+    let budget: VariantBudget
+    let console: ConsoleFiles
+    /// Whether the service is stopping (`/readyz` answers 503 then).
+    let isStopping: @Sendable () -> Bool
+    /// What the other capabilities add to `/metrics` after the service's own lines (webhooks, rollouts, builds, change
+    /// requests), in that order.
+    let capabilityMetrics: @Sendable () -> String
+
+    static let routes: [Route<OperationsRoutes>] = [
         Route(.get, "/healthz", .open, label: "healthz", APIOperation("The process is alive.", responses: [(200, "{description: Alive.}")]))
         {
             _, _, _ in .response(json(200, ["status": .string("ok")]))
@@ -10,7 +24,7 @@ extension TabService {
         Route(
             .get, "/readyz", .open, label: "readyz",
             APIOperation("The store answers.", responses: [(200, "{description: Ready.}"), (503, APIOperation.problem)])
-        ) { service, _, _ in service.readiness() },
+        ) { routes, _, _ in routes.readiness() },
         Route(
             .get, "/metrics", .open, label: "metrics",
             APIOperation(
@@ -25,7 +39,7 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, _, _ in .response(service.metricsText()) },
+        ) { routes, _, _ in .response(routes.metricsText()) },
         Route(
             .get, "/openapi.yaml", .open, label: "openapi",
             APIOperation(
@@ -63,12 +77,12 @@ extension TabService {
                         """
                     )
                 ])
-        ) { service, request, _ in service.console.reply(file: "index.html", ifNoneMatch: request.header("If-None-Match")) },
+        ) { routes, request, _ in routes.console.reply(file: "index.html", ifNoneMatch: request.header("If-None-Match")) },
         Route(
             .get, "/console/{file}", .open, label: "console",
             APIOperation(
                 "A file of the web console.",
                 responses: [(200, "{description: The file.}"), (400, APIOperation.problem), (404, APIOperation.problem)])
-        ) { service, request, match in service.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
+        ) { routes, request, match in routes.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
     ]
 }

@@ -5,7 +5,7 @@ import TabLayout
 
 /// The one reader of what a client asks for on the client plane (tabs, long-poll, preview, bundle): its locale,
 /// platform and app version, each by query parameter or by the header that stands for it.
-extension TabService {
+extension ClientPlaneRoutes {
     /// The locale a client asks for, as an index into `entry`'s locales: `?locale=` over `Accept-Language`.
     func chosenLocale(_ request: borrowing HTTPRequest, _ entry: LayoutEntry) -> Int {
         request.query("locale").map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
@@ -38,7 +38,7 @@ extension TabService {
     func chosenEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
         do throws(RolloutError) {
             return .success(
-                try environmentList.forReading(query: request.query("environment"), header: request.header("Tabs-Environment")).environment)
+                try environments.forReading(query: request.query("environment"), header: request.header("Tabs-Environment")).environment)
         } catch {
             return .failure(ProblemError(Problem(.notFound, detail: error.description)))
         }

@@ -130,7 +130,7 @@ final class ManifestMemo: Sendable {
     }
 }
 
-extension TabService {
+extension ClientPlaneRoutes {
     /// `GET|HEAD /v1/accounts/{account}/tabs/manifest`: the same bytes for every install, `public, max-age` never
     /// beyond the next step, signed when the service signs, and held like `…/tabs` with `?wait=` while current.
     func serveManifest(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
@@ -145,8 +145,8 @@ extension TabService {
         case .success(let seconds): wait = seconds
         case .failure(let problem): return .response(problem.response)
         }
-        let published = snapshot
-        let now = Self.now
+        let published = publisher.snapshot
+        let now = clock.now
         guard let kept = manifests.manifest(account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
         else { return .response(Problem.noLayout(account).response) }
         let manifest = kept.manifest
@@ -162,7 +162,7 @@ extension TabService {
             }
             // Shared once made while `Cache-Control` is the configured one (not within `max-age` of a step).
             let steady =
-                manifest.nextChange.map { $0.unixMillis - now.unixMillis >= Int64(configuration.manifestMaxAgeSeconds) * 1000 } ?? true
+                manifest.nextChange.map { $0.unixMillis - now.unixMillis >= Int64(manifestMaxAgeSeconds) * 1000 } ?? true
             guard wait == nil, steady,
                 let shared = kept.prepared(
                     current ? "304" : "200",
@@ -173,7 +173,7 @@ extension TabService {
             else { return .response(answer()) }
             return .prepared(shared)
         }
-        let address = clientAddress(request)
+        let address = addresses.address(of: request)
         if let refusal = heldBudget.reserve(address) {
             let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
             return .response(
@@ -190,13 +190,13 @@ extension TabService {
             while true {
                 var until = deadline
                 if let next = held.nextChange {
-                    until = min(deadline, ContinuousClock.now + .milliseconds(max(0, next.unixMillis - Self.now.unixMillis)))
+                    until = min(deadline, ContinuousClock.now + .milliseconds(max(0, next.unixMillis - clock.unixMillis)))
                 }
                 let wake = await self.publisher.waiters.wait(account: account, after: seen, until: until)
-                seen = self.snapshot.sequence
+                seen = self.publisher.snapshot.sequence
                 guard
                     let latest = self.manifests.manifest(
-                        account: account, environment: environment.text, snapshot: self.snapshot(for: environment), at: Self.now)
+                        account: account, environment: environment.text, snapshot: self.snapshot(for: environment), at: self.clock.now)
                 else { return Problem.noLayout(account).response }
                 let changed = latest.manifest.etag != manifest.etag
                 if changed || wake == .stopping || ContinuousClock.now >= deadline {
@@ -215,10 +215,10 @@ extension TabService {
         var headers = [
             HTTPHeader("ETag", manifest.etag), HTTPHeader("Cache-Control", longPoll ? "no-store" : manifestCacheControl(manifest)),
         ]
-        if !environmentList.isDefault { headers.append(HTTPHeader("Vary", "Tabs-Environment")) }
+        if !environments.isDefault { headers.append(HTTPHeader("Vary", "Tabs-Environment")) }
         if current { return HTTPResponse(status: 304, headers: headers) }
         headers.append(HTTPHeader("Content-Type", "application/json"))
-        if let signer = configuration.signer {
+        if let signer = signer {
             headers.append(
                 HTTPHeader(
                     "Tabs-Signature", kept.signature(account: account, environment: environment.text, signer: signer)))
@@ -228,14 +228,14 @@ extension TabService {
 
     /// `public, max-age=M`: `--manifest-max-age`, but never beyond the manifest's next scheduled change.
     private func manifestCacheControl(_ manifest: Manifest) -> String {
-        var seconds = configuration.manifestMaxAgeSeconds
-        if let next = manifest.nextChange { seconds = min(seconds, max(0, Int((next.unixMillis - Self.now.unixMillis) / 1000))) }
+        var seconds = manifestMaxAgeSeconds
+        if let next = manifest.nextChange { seconds = min(seconds, max(0, Int((next.unixMillis - clock.unixMillis) / 1000))) }
         return "public, max-age=\(seconds)"
     }
 
     /// `GET /v1/keys`: every configured public key, cacheable (`public, max-age=300`) and revalidated by its tag.
     func keysReply(_ request: borrowing HTTPRequest) -> HTTPReply {
-        let body = configuration.signer?.keysDocument ?? Array(#"{"keys":[]}"#.utf8)
+        let body = signer?.keysDocument ?? Array(#"{"keys":[]}"#.utf8)
         let etag = EntityTag.strong(for: body)
         let headers = [HTTPHeader("ETag", etag), HTTPHeader("Cache-Control", "public, max-age=300")]
         if Self.ifNoneMatchHolds(request, etag) {
@@ -255,7 +255,7 @@ extension TabService {
     /// The layout entry of `account`'s version `version` when an environment serves it now (its pointer, or either
     /// arm of a rollout under way), whatever the environment; nil for any other version (a draft is never shown).
     func servedVersion(_ account: String, _ version: Int) -> LayoutEntry? {
-        for name in environmentList.names {
+        for name in environments.names {
             let snapshot = snapshot(for: name)
             guard let entry = snapshot.entry(for: account) else { continue }
             let owner = entry.resolved.name

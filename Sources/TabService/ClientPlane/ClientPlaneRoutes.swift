@@ -1,7 +1,54 @@
+import Logging
 import MicroHTTPD
+import TabDelivery
+import TabSigning
+import TabStore
 
-/// The client plane: what apps read, without credentials, from the snapshot.
-extension TabService {
+/// The client plane (docs/delivery.md): what apps read, without credentials, from the published snapshot — a layout
+/// (`…/tabs`, the legacy plist, the preview), its manifest, the signing keys and the bundle an app ships. It holds
+/// references only, each handler capturing them once: the read path costs no allocation for holding them.
+struct ClientPlaneRoutes: RouteCollection {
+    /// The published snapshots, and the waiters a held long-poll waits with.
+    let publisher: Publisher
+    /// Read only for versions no environment serves now (``ServedHistory``).
+    let store: any TabStore
+    /// The environments a client may name.
+    let environments: EnvironmentList
+    /// The variant cache's bound (its generation keys the read memo).
+    let budget: VariantBudget
+    let metrics: Metrics
+    /// The declared app builds, whose clients get trimmed answers and whose sightings are noted.
+    let builds: BuildRegistry
+    /// Builds missing variants and draws previews off libmicrohttpd's threads.
+    let builder: VariantBuilder
+    /// Answers to repeated reads, remembered here and answered by the service before routing.
+    let readMemo: ReadMemo
+    let manifests: ManifestMemo
+    let servedHistory: ServedHistory
+    /// The long-polls held at once, in all and per client address.
+    let heldBudget: HeldRequestBudget
+    let longPolls: LongPollResponses
+    /// Who the client is behind the trusted proxies (the held-request budget is per address).
+    let addresses: ClientAddresses
+    /// `Cache-Control` of client-plane answers (``ServiceConfiguration/cacheControl``).
+    let cacheControl: String
+    /// The longest a long-poll is held, in seconds (``ServiceConfiguration/maxWaitSeconds``).
+    let maxWaitSeconds: Int
+    /// ``ServiceConfiguration/manifestMaxAgeSeconds``.
+    let manifestMaxAgeSeconds: Int
+    /// Signs 200s of `…/tabs`, manifests and bundle entries; nil signs nothing.
+    let signer: Signer?
+    let failures: StoreFailures
+    let logger: Logger
+    /// The wall clock: rollout arms, manifests' `max-age`, bundle dates, `If-Modified-Since`.
+    let clock: TimeSource
+
+    /// The snapshot of one environment.
+    func snapshot(for environment: EnvironmentName) -> Snapshot {
+        let top = publisher.snapshot
+        return environment == environments.served ? top : top.environment(environment.text)
+    }
+
     /// The client's choices, as query parameters and the headers that stand for them.
     static let clientChoices = [
         "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
@@ -19,7 +66,7 @@ extension TabService {
         "{name: If-Modified-Since, in: header, schema: {type: string}}",
     ]
 
-    static let clientPlaneRoutes: [Route<TabService>] = [
+    static let routes: [Route<ClientPlaneRoutes>] = [
         Route(
             .get, "/v1/accounts/{account}/tabs", .open, label: "tabs", representation: true,
             APIOperation(
@@ -48,8 +95,8 @@ extension TabService {
                     (304, "{description: 'Not modified (same ETag, no body).'}"), (400, APIOperation.problem),
                     (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in
-            service.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
+        ) { routes, request, match in
+            routes.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
@@ -72,7 +119,7 @@ extension TabService {
                     (304, "{description: 'Not modified.'}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.serveManifest(request, account: match["account"]) },
+        ) { routes, request, match in routes.serveManifest(request, account: match["account"]) },
         Route(
             .get, "/v1/keys", .open, label: "keys",
             APIOperation(
@@ -88,7 +135,7 @@ extension TabService {
                     ),
                     (304, "{description: Not modified.}"),
                 ])
-        ) { service, request, _ in service.keysReply(request) },
+        ) { routes, request, _ in routes.keysReply(request) },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
             APIOperation(
@@ -105,8 +152,8 @@ extension TabService {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in
-            service.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
+        ) { routes, request, match in
+            routes.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
@@ -125,7 +172,7 @@ extension TabService {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { service, request, match in service.servePreview(request, account: match["account"]) },
+        ) { routes, request, match in routes.servePreview(request, account: match["account"]) },
         Route(
             .get, "/v1/accounts/{account}/tabs/bundle", .open, label: "bundle",
             APIOperation(
@@ -146,6 +193,6 @@ extension TabService {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { service, request, match in service.serveBundle(request, account: match["account"]) },
+        ) { routes, request, match in routes.serveBundle(request, account: match["account"]) },
     ]
 }

@@ -3,7 +3,7 @@ import TabAccess
 import TabLayout
 import TabStore
 
-extension TabService {
+extension ManagementRoutes {
     /// How long a change-feed answer is held waiting for events before it ends with a heartbeat.
     static let eventHoldSeconds = 25
 
@@ -28,20 +28,21 @@ extension TabService {
             }
             position = parsed
         }
+        let publisher = changes.publisher
         let feed = publisher.feed
-        let start = position ?? snapshot.sequence
+        let start = position ?? publisher.sequence
         return .deferred {
             let deadline = ContinuousClock.now + .seconds(Self.eventHoldSeconds)
             var text = "retry: 1000\n\n"
-            switch feed.events(after: start, current: self.snapshot.sequence) {
+            switch feed.events(after: start, current: publisher.sequence) {
             case .reset:
                 text +=
-                    "event: reset\nid: \(self.snapshot.sequence)\ndata: {\"reason\":\"Last-Event-ID is older than the events kept\"}\n\n"
+                    "event: reset\nid: \(publisher.sequence)\ndata: {\"reason\":\"Last-Event-ID is older than the events kept\"}\n\n"
             case .events(let ready):
                 var events = ready
                 if events.isEmpty {
                     await feed.waitForEvents(after: start, until: deadline)
-                    if case .events(let arrived) = feed.events(after: start, current: self.snapshot.sequence) { events = arrived }
+                    if case .events(let arrived) = feed.events(after: start, current: publisher.sequence) { events = arrived }
                 }
                 let readable = events.filter { grant?.mayRead(account: $0.account, environment: $0.environment) ?? true }
                 for event in readable { text += Self.serverSentEvent(event) }

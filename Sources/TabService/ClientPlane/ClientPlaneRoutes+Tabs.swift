@@ -25,7 +25,7 @@ struct VariantRequest: Sendable {
     var environment: EnvironmentName
 }
 
-extension TabService {
+extension ClientPlaneRoutes {
     private static let jsonOffers = MediaTypeOffers(["application/json", "application/x-plist"])
     private static let legacyOffers = MediaTypeOffers(["application/x-plist"])
     private static let previewOffers = MediaTypeOffers(["image/svg+xml"])
@@ -75,9 +75,9 @@ extension TabService {
         case .success(let seconds): wait = pinned == nil ? seconds : nil
         case .failure(let problem): return .response(problem.response)
         }
-        let published = self.snapshot
-        let snapshot = environment == environmentList.served ? published : published.environment(environment.text)
-        let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: Self.now) : nil
+        let published = publisher.snapshot
+        let snapshot = environment == environments.served ? published : published.environment(environment.text)
+        let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: clock.now) : nil
         var entry: LayoutEntry
         if let pinned {
             // Served now by an environment, else served before (read from the store once per publication).
@@ -135,7 +135,7 @@ extension TabService {
         }
         choice?.countServed()
         let declared = builds.declared(platform: platform, appVersion: appVersion)
-        if let declared { builds.note(declared, atMillis: Self.now.unixMillis, withheld: representation.withholds) }
+        if let declared { builds.note(declared, atMillis: clock.unixMillis, withheld: representation.withholds) }
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in
@@ -151,7 +151,7 @@ extension TabService {
                 acceptLanguage: request.headerList("Accept-Language"),
                 platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"), install: install,
                 environment: environment)
-            let address = clientAddress(request)
+            let address = addresses.address(of: request)
             if let refusal = heldBudget.reserve(address) {
                 snapshot.countServerError(account)
                 let whose = refusal == .total ? "this server holds" : "this client address holds"
@@ -212,7 +212,7 @@ extension TabService {
     func signatureHeaders(_ representation: Representation, account: String, environment: EnvironmentName, format: RepresentationFormat)
         -> [HTTPHeader]
     {
-        guard let signer = configuration.signer, format == .json || format == .plist else { return [] }
+        guard let signer = signer, format == .json || format == .plist else { return [] }
         return [representation.signature(account: account, environment: environment.text, signer: signer)]
     }
 
@@ -259,7 +259,7 @@ extension TabService {
             }
             switch built {
             case nil:
-                self.snapshot.countServerError(account)
+                self.publisher.snapshot.countServerError(account)
                 return Problem(
                     .busy, detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
@@ -272,8 +272,8 @@ extension TabService {
     /// Whose versions `…/tabs?version=N` of `account` names: the account's own when an environment serves a layout of
     /// its own, else the layout it falls back to (`default`).
     func historyOwner(of account: String) -> String {
-        if environmentList.names.contains(where: { snapshot(for: $0).record(account) != nil }) { return account }
-        return snapshot.entry(for: account)?.resolved.name ?? account
+        if environments.names.contains(where: { snapshot(for: $0).record(account) != nil }) { return account }
+        return publisher.snapshot.entry(for: account)?.resolved.name ?? account
     }
 
     /// What a declared build that can open none of the current tabs gets instead.
@@ -311,9 +311,9 @@ extension TabService {
     ) -> HTTPReply {
         .deferred {
             do throws(StoreError) {
-                try await self.readServedHistory(owner, version: version, snapshot: snapshot)
+                try await self.servedHistory.read(owner, version: version, snapshot: snapshot, from: self.store, metrics: self.metrics)
             } catch {
-                return self.storeProblem(error)
+                return self.failures.problem(error).response
             }
             return await self.serveTabs(request.request, account: account, format: fixed).response()
         }
@@ -328,7 +328,7 @@ extension TabService {
         let declared = builds.declared(platform: platform, appVersion: appVersion)
         do throws(RepresentationError) {
             let (representation, sweep) = try entry.representation(
-                key, platform: platform, appVersion: appVersion, cacheControl: configuration.cacheControl, metrics: metrics,
+                key, platform: platform, appVersion: appVersion, cacheControl: cacheControl, metrics: metrics,
                 brotliNow: brotliNow, build: declared?.build, buildsDeclared: !builds.isEmpty)
             if sweep { Task.detached { self.sweepVariants() } }
             return .success(representation)
@@ -343,6 +343,17 @@ extension TabService {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
             return .failure(ProblemError(Problem.internalError))
         }
+    }
+
+    /// Drops the cached representations that no request used since the previous sweep, across every layout
+    /// (off libmicrohttpd's threads; the cache is past its bound when this runs).
+    func sweepVariants() {
+        var dropped = 0
+        for entry in publisher.snapshot.entries.values { dropped += entry.sweep() }  // resolved entries only; never resolves
+        budget.evictions.add(dropped, ordering: .relaxed)
+        if dropped > 0 { budget.swept() }
+        budget.sweepFinished()
+        logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
     }
 
     /// The install a request names (`?installId=` over `X-Install-Id`); nil when none (the stable version), 400 for
@@ -391,7 +402,7 @@ extension TabService {
         guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(text) else {
             return .failure(ProblemError(Problem.badRequest("wait is a whole number of seconds ≥ 0, not '\(text)'")))
         }
-        return .success(min(seconds, configuration.maxWaitSeconds))
+        return .success(min(seconds, maxWaitSeconds))
     }
 
     /// The value of the `wait` preference in a `Prefer` field (RFC 7240 §2: `token [BWS "=" BWS word]` and
@@ -434,7 +445,7 @@ extension TabService {
 
     /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
     func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
-        guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: Self.now)?.entry else {
+        guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: clock.now)?.entry else {
             return .failure(ProblemError(Problem.noLayout(wanted.account)))
         }
         let locale =
@@ -481,14 +492,14 @@ extension TabService {
         }
         if let ifMatch {
             if !ifMatch { return .preconditionFailed }
-        } else if let since = request.withCombinedHeader("If-Unmodified-Since", Self.httpDate), representation.lastModifiedSeconds > since {
+        } else if let since = request.withCombinedHeader("If-Unmodified-Since", httpDate), representation.lastModifiedSeconds > since {
             return .preconditionFailed
         }
         let ifNoneMatch = request.withCombinedHeader("If-None-Match") { field -> Bool? in
             field.map { field in form.entityTag.map { EntityTagList.matchesWeakly(CollectionOfOne(field), current: $0) } ?? false }
         }
         if let ifNoneMatch { return ifNoneMatch ? .notModified : .ok }
-        if let since = request.withCombinedHeader("If-Modified-Since", Self.httpDate) {
+        if let since = request.withCombinedHeader("If-Modified-Since", httpDate) {
             let unchanged =
                 representation.lastModifiedSeconds < since
                 || (representation.lastModifiedSeconds == since && !representation.lastModifiedIsAmbiguous)
@@ -498,8 +509,8 @@ extension TabService {
     }
 
     /// An HTTP-date in any of its three forms (RFC 9110 §5.6.7), as Unix seconds; nil when absent or not a date.
-    private static func httpDate(_ field: UnsafeBufferPointer<UInt8>?) -> Int64? {
-        field.flatMap { HTTPDate.seconds($0, now: currentUnixSeconds()) }
+    private func httpDate(_ field: UnsafeBufferPointer<UInt8>?) -> Int64? {
+        field.flatMap { HTTPDate.seconds($0, now: clock.unixSeconds) }
     }
 
     /// Holds a long-poll: answers when `wanted`'s representation gets a tag other than `etag` (200 with it), when
@@ -515,7 +526,7 @@ extension TabService {
             var seen = sequence
             while true {
                 let wake = await self.publisher.waiters.wait(account: wanted.account, after: seen, until: deadline)
-                let published = self.snapshot
+                let published = self.publisher.snapshot
                 seen = published.sequence
                 switch self.select(wanted, in: self.snapshot(for: wanted.environment)) {
                 case .failure(let problem):
@@ -550,13 +561,6 @@ extension HTTPResponse {
         let headers = prepared.headers.map { $0.name == "Cache-Control" ? HTTPHeader("Cache-Control", "no-store") : $0 }
         self.init(sharing: prepared, headers: headers + extra)
     }
-}
-
-/// Seconds since 1970 by the wall clock.
-func currentUnixSeconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return Int64(now.tv_sec)
 }
 
 extension HTTPReply {
