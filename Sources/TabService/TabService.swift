@@ -252,14 +252,29 @@ public final class TabService: HTTPHandler {
         return Problem.store(error).response
     }
 
-    /// The environment a management request names (``ManagementInputs/environment(_:in:)``).
+    /// The environment a management request names (`?environment=`, by default the first), for the read side's
+    /// handlers that still read the request (``ManagementInputs/environment(_:in:)`` reads a route's declared input).
     func managedEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {
-        ManagementInputs.environment(request, in: environmentList)
+        do throws(RolloutError) {
+            return .success(try environmentList.forManaging(request.query("environment")))
+        } catch {
+            return .failure(ProblemError(.rollout(error)))
+        }
     }
 
-    /// Runs `body` with the route's checked address, or answers its problem (``ManagementInputs/layoutAddress(_:)``).
+    /// Runs `body` with the account and (on version routes) the version of the path, read as their route inputs are
+    /// (``AccountName``, ``VersionNumber``), or answers their problem: for the read side's handlers that declare none.
     func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
-        ManagementInputs.withLayoutAddress(match, body)
+        do throws(InputRefusal) {
+            let account = try AccountName(input: match["account"], named: "account")
+            let number = match.names.contains("version") ? try VersionNumber(input: match["version"], named: "version").value : nil
+            return body(account.text, number)
+        } catch {
+            switch error {
+            case .problem(let problem): return .response(problem.response)
+            case .field(let message): return .response(Problem.badRequest(message).response)
+            }
+        }
     }
 
     /// The format of an uploaded source (``ManagementInputs/uploadFormat(_:)``).
