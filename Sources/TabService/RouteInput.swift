@@ -48,45 +48,76 @@ struct RouteInput: Sendable {
     let name: String
     /// The OpenAPI schema of its type.
     let schema: String
+    /// The shared `components/parameters` entry that documents it, when one does (`ifMatch`, `account`).
+    let component: String?
+    /// Its OpenAPI `description`, when it has one.
+    let description: String?
+    /// A header field that may repeat (`If-Match`) is read whole: its values joined with ", " (RFC 9110 §5.3).
+    let joinsRepeats: Bool
     /// The type's parse.
     let parse: @Sendable (String) throws(InputRefusal) -> any Sendable
 
-    private init<Value: RouteInputValue>(_ location: Location, _ name: String, _ type: Value.Type) {
+    private init<Value: RouteInputValue>(
+        _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false
+    ) {
         self.location = location
         self.name = name
         schema = Value.schema
+        self.component = component
+        self.description = description
+        self.joinsRepeats = joinsRepeats
         parse = { text throws(InputRefusal) in try Value(input: text, named: name) }
     }
 
-    /// The path template's `{name}`, read as `Value`.
-    static func path<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.path, name, type) }
+    /// The path template's `{name}`, read as `Value`; documented by the parameter `component` when given.
+    static func path<Value: RouteInputValue>(_ name: String, _ type: Value.Type, component: String? = nil) -> RouteInput {
+        RouteInput(.path, name, type, component: component, description: nil)
+    }
 
-    /// The query argument `name`, read as `Value` when present.
-    static func query<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.query, name, type) }
+    /// The query argument `name`, read as `Value` when present; documented by the parameter `component` when given.
+    static func query<Value: RouteInputValue>(
+        _ name: String, _ type: Value.Type, component: String? = nil, description: String? = nil
+    ) -> RouteInput {
+        RouteInput(.query, name, type, component: component, description: description)
+    }
 
-    /// The header field `name`, read as `Value` when present.
-    static func header<Value: RouteInputValue>(_ name: String, _ type: Value.Type) -> RouteInput { RouteInput(.header, name, type) }
+    /// The header field `name`, read as `Value` when present (every value of it, joined, when it `repeats`);
+    /// documented by the parameter `component` when given.
+    static func header<Value: RouteInputValue>(
+        _ name: String, _ type: Value.Type, component: String? = nil, description: String? = nil, repeats: Bool = false
+    ) -> RouteInput {
+        RouteInput(.header, name, type, component: component, description: description, joinsRepeats: repeats)
+    }
 
-    /// Its OpenAPI `parameters` entry (path parameters are required).
+    /// Its OpenAPI `parameters` entry (path parameters are required): its shared component's `$ref` when it has one.
     var parameterYAML: String {
-        "{name: \(name), in: \(location.rawValue)\(location == .path ? ", required: true" : ""), schema: \(schema)}"
+        if let component { return "$ref: '#/components/parameters/\(component)'" }
+        let required = location == .path ? ", required: true" : ""
+        let described = description.map { ", description: '\($0)'" } ?? ""
+        return "{name: \(name), in: \(location.rawValue)\(required)\(described), schema: \(schema)}"
     }
 }
 
 /// The typed values of a route's declared inputs, parsed by the router before the handler runs: a handler reads
 /// only what its route declares (an undeclared name reads as nothing). Kept beside the declarations (the route's own
-/// array, shared) in four inline slots, so that the read path's inputs cost no allocation per request.
+/// array, shared): the first ``inline`` in inline slots, so that the read path's inputs cost no allocation per request;
+/// the rest (write routes, with their options) in an array.
 struct RouteInputs: Sendable {
-    /// The most inputs a route may declare (``RouteTable`` checks it).
-    static let capacity = 4
+    /// How many inputs are held without an allocation.
+    static let inline = 4
 
     private var declared: [RouteInput] = []
     private var values: ((any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?) = (nil, nil, nil, nil)
+    /// The values of the inputs past the inline ones, by index − ``inline``.
+    private var overflow: [(any Sendable)?] = []
 
     /// No inputs (a route that declares none).
     init() {}
 
-    private init(declared: [RouteInput]) { self.declared = declared }
+    private init(declared: [RouteInput]) {
+        self.declared = declared
+        if declared.count > Self.inline { overflow = Array(repeating: nil, count: declared.count - Self.inline) }
+    }
 
     /// The value of the declared input at `location` named `name`, nil when absent or undeclared.
     private func value(_ location: RouteInput.Location, _ name: String) -> (any Sendable)? {
@@ -95,7 +126,8 @@ struct RouteInputs: Sendable {
         case 0: values.0
         case 1: values.1
         case 2: values.2
-        default: values.3
+        case 3: values.3
+        default: overflow[index - Self.inline]
         }
     }
 
@@ -104,7 +136,8 @@ struct RouteInputs: Sendable {
         case 0: values.0 = value
         case 1: values.1 = value
         case 2: values.2 = value
-        default: values.3 = value
+        case 3: values.3 = value
+        default: overflow[index - Self.inline] = value
         }
     }
 
@@ -139,7 +172,7 @@ struct RouteInputs: Sendable {
             switch input.location {
             case .path: text = match[input.name]
             case .query: text = request.query(input.name)
-            case .header: text = request.header(input.name)
+            case .header: text = input.joinsRepeats ? request.headerList(input.name) : request.header(input.name)
             }
             guard let text else { continue }
             do throws(InputRefusal) {

@@ -62,7 +62,6 @@ struct RouteTable: Sendable {
             for index in indices {
                 let paths = routes[index].inputs.filter { $0.location == .path }.map(\.name)
                 precondition(paths.allSatisfy(parameterNames.contains), "\(template): a path input names no {parameter}")
-                precondition(routes[index].inputs.count <= RouteInputs.capacity, "\(template): more inputs than RouteInputs holds")
             }
             return Template(
                 template: template, segments: segments,

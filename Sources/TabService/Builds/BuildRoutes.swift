@@ -19,7 +19,7 @@ struct BuildRoutes: RouteCollection {
 
     static let routes: [Route<BuildRoutes>] = [
         Route(
-            .get, "/v1/builds", .scoped(.read, .service), label: "builds",
+            .get, "/v1/builds", .scoped(.read, .service), label: "builds", touchesStore: true,
             APIOperation(
                 "Every declared build, with when a client of it was last seen and whether it is live.",
                 responses: [
@@ -34,7 +34,7 @@ struct BuildRoutes: RouteCollection {
                 ])
         ) { routes, _, _ in routes.listBuildsRoute() },
         Route(
-            .put, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build",
+            .put, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build", inputs: buildPath, touchesStore: true,
             APIOperation(
                 "Declare a build: the view controllers it registers (and the images it ships).",
                 requestBody: """
@@ -53,50 +53,39 @@ struct BuildRoutes: RouteCollection {
                     (200, buildAnswer), (201, buildAnswer), (404, APIOperation.problem), (415, APIOperation.problem),
                     (422, APIOperation.problem), (503, APIOperation.problem), (507, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.declareBuildRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.declareBuildRoute(request, match) },
         Route(
-            .get, "/v1/builds/{platform}/{appVersion}", .scoped(.read, .service), label: "build",
+            .get, "/v1/builds/{platform}/{appVersion}", .scoped(.read, .service), label: "build", inputs: buildPath, touchesStore: true,
             APIOperation("One declared build.", responses: [(200, buildAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
         ) { routes, _, match in routes.readBuildRoute(match) },
         Route(
-            .delete, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build",
+            .delete, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build", inputs: buildPath,
+            touchesStore: true,
             APIOperation(
                 "Retire a build: the gate no longer checks it and its clients get every tab.",
                 responses: [(204, "{description: Retired.}"), (404, APIOperation.problem), (503, APIOperation.problem)])
         ) { routes, _, match in routes.retireBuildRoute(match) },
     ]
 
-    /// The build a path names; 404 for a platform or version that is not one (no such build can exist).
-    private func buildID(_ match: RouteMatch) -> Result<BuildID, ProblemError> {
-        do throws(BuildError) {
-            return .success(try BuildID(platform: match["platform"], appVersion: match["appVersion"]))
-        } catch {
-            return .failure(ProblemError(Problem.notFound(error.description)))
-        }
+    /// `{platform}` and `{appVersion}`: 404 for a platform or version that is not one (no such build can exist).
+    static let buildPath = [RouteInput.path("platform", BuildPlatform.self), RouteInput.path("appVersion", BuildVersion.self)]
+
+    /// The build a path names.
+    private func buildID(_ match: RouteMatch) -> BuildID {
+        BuildID(
+            platform: match.inputs.path("platform", as: BuildPlatform.self).platform,
+            appVersion: match.inputs.path("appVersion", as: BuildVersion.self).version)
     }
 
-    /// Runs `body` with the build a path names, or answers its 404.
-    private func withBuildID(_ match: RouteMatch, _ body: (BuildID) -> HTTPReply) -> HTTPReply {
-        switch buildID(match) {
-        case .success(let id): body(id)
-        case .failure(let problem): .response(problem.response)
-        }
-    }
-
-    func declareBuildRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let id: BuildID
-        switch buildID(match) {
-        case .success(let named): id = named
-        case .failure(let problem): return .response(problem.response)
-        }
-        guard mediaType(request.header("Content-Type") ?? "") == "application/json" else {
-            return .response(ManagementInputs.unsupportedLayoutType.response)
-        }
+    /// `PUT /v1/builds/{platform}/{appVersion}`: the build declared (or declared again).
+    func declareBuildRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let id = buildID(match)
+        guard mediaType(request.header("Content-Type") ?? "") == "application/json" else { throw ManagementInputs.unsupportedLayoutType }
         let spec: BuildSpec
         do throws(BuildError) {
             spec = try BuildSpec.decode(request.body)
         } catch {
-            return .response(Self.buildProblem(error).response)
+            throw Self.buildProblem(error)
         }
         let build = Build(
             id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: changes.clock.unixMillis,
@@ -128,36 +117,36 @@ struct BuildRoutes: RouteCollection {
         }
     }
 
+    /// `GET /v1/builds/{platform}/{appVersion}`: one declared build.
     func readBuildRoute(_ match: RouteMatch) -> HTTPReply {
-        withBuildID(match) { id in
-            .deferred {
-                do throws(StoreError) {
-                    guard let build = try await self.changes.store.builds().compactMap(BuildRegistry.build).first(where: { $0.id == id })
-                    else {
-                        return Problem.notFound("build \(id) is not declared").response
-                    }
-                    return json(200, self.buildObject(self.seenNow(build)))
-                } catch {
-                    return self.changes.storeProblem(error)
+        let id = buildID(match)
+        return .deferred {
+            do throws(StoreError) {
+                guard let build = try await self.changes.store.builds().compactMap(BuildRegistry.build).first(where: { $0.id == id })
+                else {
+                    return Problem.undeclaredBuild(id).response
                 }
+                return json(200, self.buildObject(self.seenNow(build)))
+            } catch {
+                return self.changes.storeProblem(error)
             }
         }
     }
 
+    /// `DELETE /v1/builds/{platform}/{appVersion}`: the build retired.
     func retireBuildRoute(_ match: RouteMatch) -> HTTPReply {
-        withBuildID(match) { id in
-            .deferred {
-                do throws(StoreError) {
-                    guard
-                        try await self.changes.store.retireBuild(
-                            platform: id.platform.rawValue, appVersion: id.version,
-                            audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
-                    else { return Problem.notFound("build \(id) is not declared").response }
-                    try await self.changes.reloadBuilds()
-                    return HTTPResponse(status: 204)
-                } catch {
-                    return self.changes.storeProblem(error)
-                }
+        let id = buildID(match)
+        return .deferred {
+            do throws(StoreError) {
+                guard
+                    try await self.changes.store.retireBuild(
+                        platform: id.platform.rawValue, appVersion: id.version,
+                        audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
+                else { return Problem.undeclaredBuild(id).response }
+                try await self.changes.reloadBuilds()
+                return HTTPResponse(status: 204)
+            } catch {
+                return self.changes.storeProblem(error)
             }
         }
     }

@@ -5,60 +5,58 @@ import TabLayout
 import TabStore
 import TabTime
 
-/// What a management request names besides its body, read the same way by every collection that manages layouts:
-/// the account and version of its path, the environment, the precondition, the source's format and the write's
-/// options.
+/// What a management request names besides its body, declared the same way by every collection that manages layouts
+/// (the router parses them, ``RouteInputs``), and what a handler makes of them: the environment, the precondition, the
+/// source's format and the write's options.
 enum ManagementInputs {
-    /// The account a layout route names and, on version routes, the version number; a 400 when either is malformed.
-    /// The token and the method were checked by the route table before any handler runs.
-    static func layoutAddress(_ match: RouteMatch) -> Result<(account: String, version: Int?), ProblemError> {
-        let account = match["account"]
-        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
-        guard match.names.contains("version") else { return .success((account, nil)) }
-        let text = match["version"]
-        guard let number = Int(text), number >= 1 else {
-            return .failure(ProblemError(Problem.badRequest("a version number is an integer ≥ 1, not '\(text)'")))
-        }
-        return .success((account, number))
-    }
+    /// `{account}`.
+    static let accountPath = RouteInput.path("account", AccountName.self, component: "account")
+    /// `{version}`.
+    static let versionPath = RouteInput.path("version", VersionNumber.self, component: "version")
+    /// `{locale}` of a strings table.
+    static let localePath = RouteInput.path("locale", LocaleTag.self, component: "locale")
+    /// `?environment=` (by default the first: where changes enter).
+    static let environmentQuery = RouteInput.query("environment", EnvironmentQuery.self)
+    /// `?publish=false`: a draft.
+    static let publishQuery = RouteInput.query("publish", PublishMode.self)
+    /// What a drawing is made for: `locale`, `platform`, `appVersion` (as a client names them) and the tab `selected`.
+    static let drawingTargets: [RouteInput] = [
+        .query("locale", String.self, component: "clientLocale"), .query("platform", ClientPlatform.self, component: "clientPlatform"),
+        .query("appVersion", ClientAppVersion.self, component: "clientAppVersion"), .query("selected", String.self),
+    ]
+    /// `If-Match` and `If-None-Match: *`, the write's precondition.
+    static let preconditions = [
+        RouteInput.header("If-Match", IfMatchTags.self, component: "ifMatch", repeats: true),
+        RouteInput.header("If-None-Match", IfNoneMatchAny.self, component: "ifNoneMatchStar"),
+    ]
+    /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
+    /// and when an approved change request is applied.
+    static let writeOptions = [
+        RouteInput.query(
+            "allowIncompatible", OptIn.self, description: "true: publish though a live build could not open it (deploy)."),
+        RouteInput.query("bypassApproval", OptIn.self, description: "true: apply at once in a protected environment (admin)."),
+        RouteInput.header("Apply-At", ApplyAt.self, description: "RFC 3339: when an approved change request is applied."),
+    ]
 
-    /// Runs `body` with the route's checked address, or answers its problem.
-    static func withLayoutAddress(_ match: RouteMatch, _ body: (String, Int?) -> HTTPReply) -> HTTPReply {
-        switch layoutAddress(match) {
-        case .success(let address): body(address.account, address.version)
-        case .failure(let problem): .response(problem.response)
-        }
-    }
+    /// The declared `{account}`.
+    static func account(_ match: RouteMatch) -> String { match.inputs.path("account", as: AccountName.self).text }
 
-    /// The environment a management request names (`?environment=`, by default the first: where changes enter).
-    static func environment(_ request: borrowing HTTPRequest, in environments: EnvironmentList) -> Result<EnvironmentName, ProblemError> {
+    /// The environment a management request names (`?environment=`, by default the first); 404 for one there is not.
+    static func environment(_ match: RouteMatch, in environments: EnvironmentList) throws(Problem) -> EnvironmentName {
         do throws(RolloutError) {
-            return .success(try environments.forManaging(request.query("environment")))
+            return try environments.forManaging(match.inputs.query("environment", as: EnvironmentQuery.self)?.named)
         } catch {
-            return .failure(ProblemError(Problem.rollout(error)))
+            throw .rollout(error)
         }
     }
 
-    /// Where a `PUT` or `PATCH` goes and whether it moves the pointer (`?publish=false`: a draft).
-    static func writeTarget(_ request: borrowing HTTPRequest, in environments: EnvironmentList) -> Result<
-        (environment: EnvironmentName, mode: PublishMode), ProblemError
-    > {
-        let environment: EnvironmentName
-        switch Self.environment(request, in: environments) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .failure(problem)
-        }
-        do throws(RolloutError) {
-            return .success((environment, try PublishMode(query: request.query("publish"))))
-        } catch {
-            return .failure(ProblemError(Problem.rollout(error)))
-        }
-    }
+    /// Whether a `PUT` or `PATCH` moves the pointer (absent: it does).
+    static func publishMode(_ match: RouteMatch) -> PublishMode { match.inputs.query("publish", as: PublishMode.self) ?? .publish }
 
     /// `If-Match` or `If-None-Match: *`.
-    static func precondition(_ request: borrowing HTTPRequest) -> WritePrecondition {
-        if let field = request.headerList("If-Match") { return .ifMatch(ManagementHeaders.entityTags(field)) }
-        if let field = request.header("If-None-Match"), field.trimmingCharacters(in: " \t") == "*" { return .ifNoneMatchAny }
+    static func precondition(_ match: RouteMatch) -> WritePrecondition {
+        if let tags = match.inputs.header("If-Match", as: IfMatchTags.self) { return .ifMatch(tags.tags) }
+        if match.inputs.header("If-None-Match", as: IfNoneMatchAny.self)?.isAny == true { return .ifNoneMatchAny }
         return .none
     }
 
@@ -72,62 +70,41 @@ enum ManagementInputs {
         .unsupportedMediaType,
         detail: "a layout is application/json, application/x-plist, application/xml, text/xml or application/octet-stream (binary plist)")
 
-    /// The options of a write request; 403 for an option the token may not use, 422 for an `Apply-At` that is not
-    /// RFC 3339, in the past or more than a year ahead.
-    static func writeOptions(_ request: borrowing HTTPRequest, _ match: RouteMatch, environment: EnvironmentName, clock: TimeSource)
-        -> Result<WriteOptions, ProblemError>
+    /// The options of a write request (``writeOptions``); 403 for an option the token may not use, 422 for an
+    /// `Apply-At` in the past or more than a year ahead.
+    /// - Parameter account: the account written ("" for strings tables), which `allowIncompatible` needs `deploy` on.
+    static func writeOptions(_ match: RouteMatch, account: String, environment: EnvironmentName, clock: TimeSource) throws(Problem)
+        -> WriteOptions
     {
         var options = WriteOptions()
-        if request.query("allowIncompatible") == "true" {
+        if match.inputs.query("allowIncompatible", as: OptIn.self)?.isOn == true {
             if let grant = match.grant,
                 let refusal = grant.authorize(
-                    AccessRequest(scope: .deploy, target: .account(match["account"]), environment: environment.text))
+                    AccessRequest(scope: .deploy, target: .account(account), environment: environment.text))
             {
-                return .failure(ProblemError(Problem(.insufficientScope, detail: "allowIncompatible needs \(refusal.clientDescription)")))
+                throw Problem(.insufficientScope, detail: "allowIncompatible needs \(refusal.clientDescription)")
             }
             options.allowIncompatible = true
         }
-        if request.query("bypassApproval") == "true" {
+        if match.inputs.query("bypassApproval", as: OptIn.self)?.isOn == true {
             if let grant = match.grant, !grant.scopes.grant(.admin) {
-                return .failure(ProblemError(Problem(.insufficientScope, detail: "bypassApproval needs an admin token")))
+                throw Problem(.insufficientScope, detail: "bypassApproval needs an admin token")
             }
             options.bypassApproval = true
         }
-        if let text = request.header("Apply-At") {
-            switch applyAt(text, pointer: "/Apply-At", clock: clock) {
-            case .success(let millis): options.applyAtMillis = millis
-            case .failure(let problem): return .failure(problem)
-            }
+        if let at = match.inputs.header("Apply-At", as: ApplyAt.self) {
+            options.applyAtMillis = try applyAtMillis(at, pointer: "/Apply-At", clock: clock)
         }
-        return .success(options)
+        return options
     }
 
-    /// The environment a write names (``environment(_:in:)``) and its options there (``writeOptions(_:_:environment:clock:)``).
-    static func environmentAndOptions(
-        _ request: borrowing HTTPRequest, _ match: RouteMatch, in environments: EnvironmentList, clock: TimeSource
-    ) -> Result<(EnvironmentName, WriteOptions), ProblemError> {
-        switch environment(request, in: environments) {
-        case .success(let environment): writeOptions(request, match, environment: environment, clock: clock).map { (environment, $0) }
-        case .failure(let problem): .failure(problem)
-        }
-    }
-
-    /// An `Apply-At` or `applyAt`: RFC 3339, not in the past, at most a year ahead (422 at `pointer` otherwise).
-    static func applyAt(_ text: String, pointer: String, clock: TimeSource) -> Result<Int64, ProblemError> {
+    /// An `Apply-At` or `applyAt` as a time to apply at: not in the past, at most a year ahead (422 at `pointer` otherwise).
+    static func applyAtMillis(_ at: ApplyAt, pointer: String, clock: TimeSource) throws(Problem) -> Int64 {
         let now = clock.unixMillis
-        guard let at = Timestamp.parseRFC3339(text) else {
-            return .failure(
-                ProblemError(invalidField(pointer, "an RFC 3339 time such as 2026-12-01T09:00:00Z, not '\(text.prefix(64))'")))
-        }
-        guard at.unixMillis >= now - 1_000 else { return .failure(ProblemError(invalidField(pointer, "in the past"))) }
-        guard at.unixMillis <= now + 366 * 86_400_000 else {
-            return .failure(ProblemError(invalidField(pointer, "more than a year ahead")))
-        }
-        return .success(at.unixMillis)
+        guard at.time.unixMillis >= now - 1_000 else { throw invalidField(pointer, "in the past") }
+        guard at.time.unixMillis <= now + 366 * 86_400_000 else { throw invalidField(pointer, "more than a year ahead") }
+        return at.time.unixMillis
     }
-
-    /// 400 for a path's locale that is not a locale tag.
-    static func badLocale(_ locale: String) -> Problem { Problem.badRequest("'\(locale)' is not a locale tag such as en or fr-CA") }
 
     /// 422 with one error at `pointer`.
     static func invalidField(_ pointer: String, _ message: String) -> Problem {

@@ -15,19 +15,11 @@ extension ManagementRoutes {
     /// answers. A position older than the ring of events kept gets `event: reset` (start over from the store).
     /// Events the token may not read (another account's, another environment's, or a strings table without
     /// `accounts` `*`) are left out.
-    func eventStream(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
-        var position: UInt64?
-        if let text = request.header("Last-Event-ID") ?? request.query("lastEventId") {
-            // Decimal digits only (UInt64 also parses "+5"), at most the 20 of UInt64.max; beyond it does not parse.
-            let digits = text.trimmingCharacters(in: " \t")
-            guard !digits.isEmpty, digits.utf8.count <= 20, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                let parsed = UInt64(digits)
-            else {
-                return .response(
-                    Problem.badRequest("Last-Event-ID is a sequence number given by this feed, not '\(text.prefix(64))'").response)
-            }
-            position = parsed
-        }
+    func eventStream(_ match: RouteMatch) -> HTTPReply {
+        let grant = match.grant
+        let position =
+            (match.inputs.header("Last-Event-ID", as: EventPosition.self) ?? match.inputs.query("lastEventId", as: EventPosition.self))?
+            .sequence
         let publisher = changes.publisher
         let feed = publisher.feed
         let start = position ?? publisher.sequence

@@ -3,33 +3,8 @@ import MicroHTTPD
 import TabLayout
 import TabStore
 
-/// `?before=&limit=` of the version list: newest first, `limit` at a time, older than `before`.
-struct VersionPage: Sendable {
-    var before: Int?
-    var limit: Int
-
-    static let defaultLimit = 100
-    static let maximumLimit = 1000
-
-    static func parse(before: String?, limit: String?) -> Result<VersionPage, ProblemError> {
-        var page = VersionPage(before: nil, limit: defaultLimit)
-        if let limit {
-            guard let n = Int(limit), (1...maximumLimit).contains(n) else {
-                return .failure(ProblemError(Problem.badRequest("limit is an integer from 1 to \(maximumLimit)")))
-            }
-            page.limit = n
-        }
-        if let before {
-            guard let n = Int(before), n >= 1 else {
-                return .failure(ProblemError(Problem.badRequest("before is a version number ≥ 1, not '\(before)'")))
-            }
-            page.before = n
-        }
-        return .success(page)
-    }
-}
-
-/// A problem carried as an error (for `Result`).
+/// A problem carried as an error (for `Result`): the client plane's (``ClientChoices``); the management routes throw
+/// ``Problem``.
 struct ProblemError: Error {
     let problem: Problem
     /// Why a representation could not be built, when that is what the problem reports.
@@ -54,16 +29,7 @@ extension ManagementHeaders {
 extension ManagementRoutes {
     /// `GET …/layout/versions/{n}/diff?against=m`: tab-level changes from version m (default n−1) to n, as JSON or,
     /// for `Accept: text/plain`, one line per change.
-    func diff(account: String, to number: Int, againstText: String?, plainText: Bool) async -> HTTPResponse {
-        var against: Int?
-        if let againstText {
-            guard let n = Int(againstText), n >= 1 else {
-                return Problem.badRequest("against is a version number ≥ 1, not '\(againstText)'").response
-            }
-            against = n
-        } else if number > 1 {
-            against = number - 1
-        }
+    func diff(account: String, to number: Int, against: Int?, plainText: Bool) async -> HTTPResponse {
         let new: StoredVersion?
         let old: StoredVersion?
         do throws(StoreError) {
@@ -73,8 +39,8 @@ extension ManagementRoutes {
         } catch {
             return changes.storeProblem(error)
         }
-        guard let new else { return Problem.notFound("account '\(account)' has no version \(number)").response }
-        if let against, old == nil { return Problem.notFound("account '\(account)' has no version \(against)").response }
+        guard let new else { return Problem.noVersion(account, number).response }
+        if let against, old == nil { return Problem.noVersion(account, against).response }
         let diff: LayoutDiff
         do {
             diff = try LayoutDiff(from: try old?.sourceTree(), to: try new.sourceTree())

@@ -7,25 +7,14 @@ import TabStore
 
 /// The management plane's other reads and writes: the accounts list, validation, and global strings tables.
 extension ManagementRoutes {
-    func listAccounts(_ request: borrowing HTTPRequest, grant: Grant?) -> HTTPReply {
-        var limitAsked = 100
-        if let text = request.query("limit") {
-            guard let n = Int(text), (1...1000).contains(n) else {
-                return .response(Problem.badRequest("limit is an integer from 1 to 1000").response)
-            }
-            limitAsked = n
-        }
-        let limit = limitAsked
-        let after = request.query("after") ?? ""
-        let snapshot: Snapshot
-        let listed: String
-        switch ManagementInputs.environment(request, in: changes.environments) {
-        case .success(let environment):
-            snapshot = changes.snapshot(for: environment)
-            listed = environment.text
-        case .failure(let problem): return .response(problem.response)
-        }
-        return .deferred { self.accountsPage(snapshot, environment: listed, after: after, limit: limit, grant: grant) }
+    /// `GET /v1/accounts`: one page of the accounts with a layout of their own in the environment, after `?after=`.
+    func listAccounts(_ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let limit = match.inputs.query("limit", as: ListPageSize.self)?.value ?? 100
+        let after = match.inputs.query("after", as: String.self) ?? ""
+        let environment = try ManagementInputs.environment(match, in: changes.environments)
+        let snapshot = changes.snapshot(for: environment)
+        let grant = match.grant
+        return .deferred { self.accountsPage(snapshot, environment: environment.text, after: after, limit: limit, grant: grant) }
     }
 
     /// One page of the accounts with a layout of their own in `environment` that the token may read there, by name
@@ -47,8 +36,9 @@ extension ManagementRoutes {
         return json(200, ["accounts": .array(entries)], nullable: ["next": next])
     }
 
-    func validate(_ request: borrowing HTTPRequest) -> HTTPReply {
-        guard let format = ManagementInputs.uploadFormat(request) else { return .response(ManagementInputs.unsupportedLayoutType.response) }
+    /// `POST /v1/validate`: the source compiled, nothing stored.
+    func validate(_ request: borrowing HTTPRequest) throws(Problem) -> HTTPReply {
+        guard let format = ManagementInputs.uploadFormat(request) else { throw ManagementInputs.unsupportedLayoutType }
         let body = request.body
         return .deferred {
             do throws(LayoutError) {
@@ -63,16 +53,11 @@ extension ManagementRoutes {
     // MARK: Strings tables
 
     /// `GET /v1/strings/{locale}`: the table as uploaded.
-    func readStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
-        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
-        let environment: EnvironmentName
-        switch ManagementInputs.environment(request, in: changes.environments) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
+    func readStringsRoute(_ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let locale = match.inputs.path("locale", as: LocaleTag.self).text
+        let environment = try ManagementInputs.environment(match, in: changes.environments)
         guard let record = changes.snapshot(for: environment).stringsRecords[locale] else {
-            return .response(Problem.notFound("there is no strings table for \(locale)").response)
+            throw .notFound("there is no strings table for \(locale)")
         }
         return .response(
             HTTPResponse(
@@ -81,25 +66,18 @@ extension ManagementRoutes {
     }
 
     /// `PUT /v1/strings/{locale}`: a new version of a global strings table.
-    func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
+    func writeStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let locale = match.inputs.path("locale", as: LocaleTag.self).text
         let author = match.author
-        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
         let kind = mediaType(request.header("Content-Type") ?? "")
         guard kind == "text/plain" || kind == "application/json" || kind == "text/x-strings" else {
-            return .response(
-                Problem(
-                    .unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json"
-                ).response)
+            throw Problem(.unsupportedMediaType, detail: "a strings table is text/plain (Apple .strings) or application/json")
         }
-        let (environment, options): (EnvironmentName, WriteOptions)
-        switch ManagementInputs.environmentAndOptions(request, match, in: changes.environments, clock: changes.clock) {
-        case .success(let chosen): (environment, options) = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
+        let environment = try ManagementInputs.environment(match, in: changes.environments)
+        let options = try ManagementInputs.writeOptions(match, account: "", environment: environment, clock: changes.clock)
         let body = request.body
         let contentType = request.header("Content-Type") ?? kind
-        let precondition = ManagementInputs.precondition(request)
+        let precondition = ManagementInputs.precondition(match)
         return .deferred {
             guard let required = changes.reviewRequired(in: environment, options) else {
                 return await changes.writeStrings(

@@ -7,9 +7,16 @@ import TabAccess
 struct ManagementRoutes: RouteCollection, ManagementOperations {
     let changes: Changes
 
+    /// What `PUT …/layout` reads besides its body.
+    static let putLayoutInputs: [RouteInput] = {
+        let options: [RouteInput] = [.query("dryRun", OptIn.self), .header("Change-Message", String.self)] + writeOptions
+        return [account] + preconditions + options + [environment, publish]
+    }()
+
     static let layoutRoutes: [Route<ManagementRoutes>] = [
         Route(
-            .get, "/v1/accounts/{account}/layout", .scoped(.read, .account), label: "layout",
+            .get, "/v1/accounts/{account}/layout", .scoped(.read, .account), label: "layout", inputs: [account, environment],
+            touchesStore: true,
             APIOperation(
                 "The current source, byte for byte as uploaded.",
                 responses: [
@@ -30,27 +37,23 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.readLayoutRoute(request, match) },
+        ) { routes, _, match throws(Problem) in try routes.readLayoutRoute(match) },
         Route(
             .put, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
+            inputs: putLayoutInputs, touchesStore: true,
             APIOperation(
-                "Store a new version (or, with dryRun=true, only compile it).",
-                parameters: [
-                    ifMatch, ifNoneMatchStar, "{name: dryRun, in: query, schema: {type: boolean}}",
-                    "{name: Change-Message, in: header, schema: {type: string}}",
-                ] + writeOptionParameters,
-                requestBody: sourceBody,
+                "Store a new version (or, with dryRun=true, only compile it).", requestBody: sourceBody,
                 responses: [
                     (200, written), (201, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
-                    (412, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                    (428, APIOperation.problem),
+                    (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem),
+                    (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.putLayoutRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.putLayoutRoute(request, match) },
         Route(
             .patch, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
+            inputs: [account] + preconditions + writeOptions + [environment, publish], touchesStore: true,
             APIOperation(
                 "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.",
-                parameters: [ifMatch] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -62,25 +65,23 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     (404, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.patchLayoutRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.patchLayoutRoute(request, match) },
         Route(
             .delete, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
+            inputs: [account] + preconditions + writeOptions + [environment], touchesStore: true,
             APIOperation(
-                "Delete the layout (history kept; the account falls back to default).", parameters: [ifMatch] + writeOptionParameters,
+                "Delete the layout (history kept; the account falls back to default).",
                 responses: [
                     (202, heldForReview), (204, "{description: Deleted.}"), (400, APIOperation.problem), (403, APIOperation.problem),
                     (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.deleteLayoutRoute(request, match) },
+        ) { routes, _, match throws(Problem) in try routes.deleteLayoutRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions", .scoped(.read, .account), label: "layout_versions",
+            inputs: [account, .query("before", VersionCursor.self), .query("limit", ListPageSize.self)], touchesStore: true,
             APIOperation(
                 "Every version, newest first.",
-                parameters: [
-                    "{name: before, in: query, schema: {type: integer, minimum: 1}}",
-                    "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
-                ],
                 responses: [
                     (
                         200,
@@ -92,21 +93,22 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.versionsRoute(request, match) },
+        ) { routes, _, match in routes.versionsRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}", .scoped(.read, .account), label: "layout_version",
+            inputs: [account, version, environment], touchesStore: true,
             APIOperation(
                 "One version's source.",
                 responses: [
                     (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}"), (400, APIOperation.problem),
                     (404, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.readLayoutRoute(request, match) },
+        ) { routes, _, match throws(Problem) in try routes.readLayoutRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .scoped(.read, .account), label: "layout_diff",
+            inputs: [account, version, .query("against", VersionCursor.self)], touchesStore: true,
             APIOperation(
                 "Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.",
-                parameters: ["{name: against, in: query, schema: {type: integer, minimum: 1}}"],
                 responses: [
                     (
                         200,
@@ -122,14 +124,9 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
         ) { routes, request, match in routes.diffRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/preview.svg", .scoped(.read, .account),
-            label: "layout_version_preview",
+            label: "layout_version_preview", inputs: [account, version, environment] + drawingTargets, touchesStore: true,
             APIOperation(
                 "Any stored version, a draft too, drawn as tabs/preview.svg draws what apps get (resolved in `environment`).",
-                parameters: [
-                    "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
-                    "$ref: '#/components/parameters/clientAppVersion'", "{name: environment, in: query, schema: {type: string}}",
-                    "{name: selected, in: query, schema: {type: string}}",
-                ],
                 responses: [
                     (
                         200,
@@ -141,28 +138,26 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.versionPreviewRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.versionPreviewRoute(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
+            inputs: [account, version] + preconditions + writeOptions + [environment], touchesStore: true,
             APIOperation(
-                "A new version whose content is that version's.", parameters: [ifMatch] + writeOptionParameters,
+                "A new version whose content is that version's.",
                 responses: [
                     (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
                     (404, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.restoreRoute(request, match) },
+        ) { routes, _, match throws(Problem) in try routes.restoreRoute(match) },
     ]
 
     static let routes: [Route<ManagementRoutes>] =
         layoutRoutes + [
             Route(
                 .get, "/v1/accounts", .scoped(.read, .service), label: "accounts",
+                inputs: [.query("after", String.self), .query("limit", ListPageSize.self), environment],
                 APIOperation(
                     "Accounts with a layout of their own, by name.",
-                    parameters: [
-                        "{name: after, in: query, schema: {type: string}}",
-                        "{name: limit, in: query, schema: {type: integer, minimum: 1, maximum: 1000}}",
-                    ],
                     responses: [
                         (
                             200,
@@ -174,7 +169,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { routes, request, match in routes.listAccounts(request, grant: match.grant) },
+            ) { routes, _, match throws(Problem) in try routes.listAccounts(match) },
             Route(
                 .post, "/v1/validate", .scoped(.write, .service), label: "validate", changesState: false,
                 APIOperation(
@@ -190,9 +185,9 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     ])
-            ) { routes, request, _ in routes.validate(request) },
+            ) { routes, request, _ throws(Problem) in try routes.validate(request) },
             Route(
-                .post, "/v1/preview", .scoped(.write, .service), label: "preview_source", changesState: false,
+                .post, "/v1/preview", .scoped(.write, .service), label: "preview_source", changesState: false, inputs: drawingTargets,
                 APIOperation(
                     "Draw an unsaved source as tabs/preview.svg would, storing nothing.", requestBody: sourceBody,
                     responses: [
@@ -206,15 +201,12 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
                     ])
-            ) { routes, request, _ in routes.previewSource(request) },
+            ) { routes, request, match throws(Problem) in try routes.previewSource(request, match) },
             Route(
                 .get, "/v1/events", .scoped(.read, .service), label: "events",
+                inputs: [.header("Last-Event-ID", EventPosition.self), .query("lastEventId", EventPosition.self)],
                 APIOperation(
                     "Server-sent events, one per stored version; Last-Event-ID resumes.",
-                    parameters: [
-                        "{name: Last-Event-ID, in: header, schema: {type: string}}",
-                        "{name: lastEventId, in: query, schema: {type: string}}",
-                    ],
                     responses: [
                         (
                             200,
@@ -226,20 +218,21 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         ),
                         (400, APIOperation.problem),
                     ])
-            ) { routes, request, match in routes.eventStream(request, grant: match.grant) },
+            ) { routes, _, match in routes.eventStream(match) },
             Route(
-                .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings",
+                .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings", inputs: [locale, environment],
                 APIOperation(
                     "A global strings table as uploaded.",
                     responses: [
                         (200, "{description: 'The table, with its Content-Type and ETag.'}"), (400, APIOperation.problem),
                         (404, APIOperation.problem),
                     ])
-            ) { routes, request, match in routes.readStringsRoute(request, match) },
+            ) { routes, _, match throws(Problem) in try routes.readStringsRoute(match) },
             Route(
                 .put, "/v1/strings/{locale}", .scoped(.write, .allAccounts), label: "strings",
+                inputs: [locale] + preconditions + writeOptions + [environment], touchesStore: true,
                 APIOperation(
-                    "Store a new version of a global strings table.", parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
+                    "Store a new version of a global strings table.",
                     requestBody: """
                         required: true
                         content:
@@ -266,7 +259,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                         (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem), (412, APIOperation.problem),
                         (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                     ])
-            ) { routes, request, match in routes.writeStringsRoute(request, match) },
+            ) { routes, request, match throws(Problem) in try routes.writeStringsRoute(request, match) },
         ]
 }
 
@@ -274,22 +267,16 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
 protocol ManagementOperations {}
 
 extension ManagementOperations {
-    static var ifMatch: String { "$ref: '#/components/parameters/ifMatch'" }
-    static var ifNoneMatchStar: String { "$ref: '#/components/parameters/ifNoneMatchStar'" }
     static var written: String { "{$ref: '#/components/responses/Written'}" }
     static var sourceBody: String { "{$ref: '#/components/requestBodies/Source'}" }
-    /// `?environment=`, declared once with the client plane's routes.
-    static var environmentParameter: String { ClientPlaneRoutes.environmentParameter }
-
-    /// What a write request may choose besides its content (``WriteOptions``): past the builds gate, past review,
-    /// and when an approved change request is applied.
-    static var writeOptionParameters: [String] {
-        [
-            "{name: allowIncompatible, in: query, description: 'true: publish though a live build could not open it (deploy).', schema: {type: boolean}}",
-            "{name: bypassApproval, in: query, description: 'true: apply at once in a protected environment (admin).', schema: {type: boolean}}",
-            "{name: Apply-At, in: header, description: 'RFC 3339: when an approved change request is applied.', schema: {type: string, format: date-time}}",
-        ]
-    }
+    static var account: RouteInput { ManagementInputs.accountPath }
+    static var version: RouteInput { ManagementInputs.versionPath }
+    static var locale: RouteInput { ManagementInputs.localePath }
+    static var environment: RouteInput { ManagementInputs.environmentQuery }
+    static var publish: RouteInput { ManagementInputs.publishQuery }
+    static var preconditions: [RouteInput] { ManagementInputs.preconditions }
+    static var writeOptions: [RouteInput] { ManagementInputs.writeOptions }
+    static var drawingTargets: [RouteInput] { ManagementInputs.drawingTargets }
 
     /// A change held for review in a protected environment.
     static var heldForReview: String {

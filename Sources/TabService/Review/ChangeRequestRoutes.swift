@@ -18,16 +18,18 @@ struct ChangeRequestRoutes: RouteCollection {
           application/json: {schema: {type: object, required: [id, state, author, createdAt, environment, action, approvals, required]}}
         """
 
+    /// The `{id}` of a change request's paths: any text (one that names none is 404 once the store was asked).
+    static let changeRequestID = RouteInput.path("id", String.self)
+
     static let routes: [Route<ChangeRequestRoutes>] = [
         Route(
             .get, "/v1/change-requests", .scoped(.read, .service), label: "change_requests",
+            inputs: [
+                .query("state", ChangeRequestState.self), .query("account", String.self), .query("limit", ChangeRequestPageSize.self),
+                .query("after", String.self, description: "The id the previous page ended with."),
+            ], touchesStore: true,
             APIOperation(
                 "Change requests, oldest first (those the token may read).",
-                parameters: [
-                    "{name: state, in: query, schema: {type: string, enum: [open, approved, applied, rejected, cancelled, failed]}}",
-                    "{name: account, in: query, schema: {type: string}}", "{name: limit, in: query, schema: {type: integer, minimum: 1}}",
-                    "{name: after, in: query, description: 'The id the previous page ended with.', schema: {type: string}}",
-                ],
                 responses: [
                     (
                         200,
@@ -38,14 +40,16 @@ struct ChangeRequestRoutes: RouteCollection {
                         """
                     ), (400, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.listChangeRequestsRoute(request, match) },
+        ) { routes, _, match in routes.listChangeRequestsRoute(match) },
         Route(
-            .get, "/v1/change-requests/{id}", .scoped(.read, .service), label: "change_request",
+            .get, "/v1/change-requests/{id}", .scoped(.read, .service), label: "change_request", inputs: [changeRequestID],
+            touchesStore: true,
             APIOperation(
                 "One change request.", responses: [(200, changeRequestAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
         ) { routes, _, match in routes.changeRequestRoute(match, step: nil) },
         Route(
             .post, "/v1/change-requests/{id}/approve", .scoped(.approve, .service), label: "change_request_approve",
+            inputs: [changeRequestID], touchesStore: true,
             APIOperation(
                 "Approve (not its author; once per token name); `applyAt` schedules it.",
                 requestBody: """
@@ -61,6 +65,7 @@ struct ChangeRequestRoutes: RouteCollection {
         ) { routes, request, match in routes.changeRequestRoute(match, step: .approve(body: request.body)) },
         Route(
             .post, "/v1/change-requests/{id}/reject", .scoped(.approve, .service), label: "change_request_reject",
+            inputs: [changeRequestID], touchesStore: true,
             APIOperation(
                 "Reject, with a reason.",
                 requestBody: """
@@ -75,7 +80,8 @@ struct ChangeRequestRoutes: RouteCollection {
                 ])
         ) { routes, request, match in routes.changeRequestRoute(match, step: .reject(body: request.body)) },
         Route(
-            .post, "/v1/change-requests/{id}/cancel", .scoped(.write, .service), label: "change_request_cancel",
+            .post, "/v1/change-requests/{id}/cancel", .scoped(.write, .service), label: "change_request_cancel", inputs: [changeRequestID],
+            touchesStore: true,
             APIOperation(
                 "Cancel (its author or an admin).",
                 responses: [
@@ -84,7 +90,8 @@ struct ChangeRequestRoutes: RouteCollection {
                 ])
         ) { routes, _, match in routes.changeRequestRoute(match, step: .cancel) },
         Route(
-            .post, "/v1/change-requests/{id}/apply", .scoped(.write, .service), label: "change_request_apply",
+            .post, "/v1/change-requests/{id}/apply", .scoped(.write, .service), label: "change_request_apply", inputs: [changeRequestID],
+            touchesStore: true,
             APIOperation(
                 "Apply an approved request now, with its preconditions against the environment as it is (412 and failed when it moved).",
                 responses: [
@@ -102,15 +109,12 @@ struct ChangeRequestRoutes: RouteCollection {
         case apply
     }
 
-    func listChangeRequestsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let state = request.query("state")
-        if let state, ChangeRequestState(rawValue: state) == nil {
-            return .response(
-                Problem.badRequest("state is one of \(ChangeRequestState.allCases.map(\.rawValue).joined(separator: ", "))").response)
-        }
-        let account = request.query("account")
-        let limit = request.query("limit").flatMap { Int($0) }.map { min(max($0, 1), 500) } ?? 100
-        let after = request.query("after")
+    /// `GET /v1/change-requests`: those the token may read, oldest first, by `?state=` and `?account=`.
+    func listChangeRequestsRoute(_ match: RouteMatch) -> HTTPReply {
+        let state = match.inputs.query("state", as: ChangeRequestState.self)
+        let account = match.inputs.query("account", as: String.self)
+        let limit = match.inputs.query("limit", as: ChangeRequestPageSize.self)?.value ?? 100
+        let after = match.inputs.query("after", as: String.self)
         let grant = match.grant
         return .deferred {
             do throws(StoreError) {
@@ -123,7 +127,7 @@ struct ChangeRequestRoutes: RouteCollection {
                     stored.removeSubrange(...index)
                 }
                 let all = stored.compactMap { ChangeRequest(json: $0.record) }.filter {
-                    (state == nil || $0.state.rawValue == state) && (account == nil || $0.account == account)
+                    (state == nil || $0.state == state) && (account == nil || $0.account == account)
                         && (grant?.mayRead(account: $0.locale == nil ? $0.account : nil, environment: $0.environment) ?? true)
                 }
                 var listed: [JSONValue] = []
@@ -137,7 +141,7 @@ struct ChangeRequestRoutes: RouteCollection {
 
     /// Reads the request, checks the token reaches its account and environment, then runs `step` (nil: read it).
     func changeRequestRoute(_ match: RouteMatch, step: ReviewStep?) -> HTTPReply {
-        let id = match["id"]
+        let id = match.inputs.path("id", as: String.self)
         let grant = match.grant
         return .deferred {
             let stored: StoredChangeRequest?
@@ -147,7 +151,7 @@ struct ChangeRequestRoutes: RouteCollection {
                 return self.changes.storeProblem(error)
             }
             guard let stored, let request = ChangeRequest(json: stored.record) else {
-                return Problem.notFound("there is no change request \(id.prefix(64))").response
+                return Problem.noChangeRequest(id).response
             }
             let scope: Scope =
                 switch step {
@@ -162,7 +166,7 @@ struct ChangeRequestRoutes: RouteCollection {
                         environment: request.environment))
             {
                 guard grant.mayRead(account: request.locale == nil ? request.account : nil, environment: request.environment) else {
-                    return Problem.notFound("there is no change request \(id.prefix(64))").response
+                    return Problem.noChangeRequest(id).response
                 }
                 return Problem.refused(refusal).response
             }
@@ -185,9 +189,11 @@ struct ChangeRequestRoutes: RouteCollection {
             case .approve(let body):
                 var applyAt: Int64?
                 if let text = Self.bodyString(body, "applyAt") {
-                    switch ManagementInputs.applyAt(text, pointer: "/applyAt", clock: changes.clock) {
-                    case .success(let millis): applyAt = millis
-                    case .failure(let problem): return problem.problem.response
+                    do throws(Problem) {
+                        applyAt = try ManagementInputs.applyAtMillis(
+                            ApplyAt(text, pointer: "/applyAt"), pointer: "/applyAt", clock: changes.clock)
+                    } catch {
+                        return error.response
                     }
                 }
                 next = try request.approved(by: name, atMillis: now, applyAtMillis: applyAt)

@@ -11,31 +11,21 @@ import TabStore
 /// change once (conditional on the revision read); ``Changes`` publishes what was recorded.
 extension RolloutRoutes {
     /// The account and environment a rollout route names.
-    private func rolloutTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> Result<(String, EnvironmentName), ProblemError> {
-        let account = match["account"]
-        guard isValidAccountName(account) else { return .failure(ProblemError(Problem.invalidAccount)) }
-        return ManagementInputs.environment(request, in: changes.environments).map { (account, $0) }
+    private func rolloutTarget(_ match: RouteMatch) throws(Problem) -> (String, EnvironmentName) {
+        (ManagementInputs.account(match), try ManagementInputs.environment(match, in: changes.environments))
     }
 
     /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
-    func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
+    func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let (account, environment) = try rolloutTarget(match)
         let plan: RolloutPlan
         do throws(RolloutError) {
             plan = try RolloutPlan.decode(request.body, now: changes.clock.now)
         } catch {
-            return .response(Problem.rollout(error).response)
+            throw .rollout(error)
         }
-        let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = ManagementInputs.precondition(request)
+        let options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
+        let precondition = ManagementInputs.precondition(match)
         let author = match.author
         let body = request.body
         return .deferred {
@@ -59,31 +49,26 @@ extension RolloutRoutes {
     /// check covered the account, the environment a promotion changes is its body's.
     private func promotionOptions(
         _ promotion: PromotionRequest, _ request: borrowing HTTPRequest, _ match: RouteMatch, account: String?
-    ) -> Result<WriteOptions, ProblemError> {
+    ) throws(Problem) -> WriteOptions {
         if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
             let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
             audit.refuse(refusal, grant: grant, request, account: account)
-            return .failure(ProblemError(Problem.refused(refusal)))
+            throw .refused(refusal)
         }
-        return ManagementInputs.writeOptions(request, match, environment: promotion.to, clock: changes.clock)
+        return try ManagementInputs.writeOptions(match, account: account ?? "", environment: promotion.to, clock: changes.clock)
     }
 
     /// `POST …/layout/promote`: `to` points at `from`'s version (`If-Match` against `to`'s), or a rollout of it starts.
-    func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let account = match["account"]
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+    func promoteRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let account = ManagementInputs.account(match)
         let promotion: PromotionRequest
         do throws(RolloutError) {
             promotion = try PromotionRequest.decode(request.body, environments: changes.environments, now: changes.clock.now)
         } catch {
-            return .response(Problem.rollout(error).response)
+            throw .rollout(error)
         }
-        let options: WriteOptions
-        switch promotionOptions(promotion, request, match, account: account) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = ManagementInputs.precondition(request)
+        let options = try promotionOptions(promotion, request, match, account: account)
+        let precondition = ManagementInputs.precondition(match)
         let author = match.author
         let body = request.body
         return .deferred {
@@ -104,22 +89,17 @@ extension RolloutRoutes {
     }
 
     /// `POST /v1/strings/{locale}/promote`: `to` points at `from`'s version of the table (`If-Match` against `to`'s).
-    func promoteStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let locale = match["locale"]
-        guard isValidLocale(locale) else { return .response(ManagementInputs.badLocale(locale).response) }
+    func promoteStringsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let locale = match.inputs.path("locale", as: LocaleTag.self).text
         let promotion: PromotionRequest
         do throws(RolloutError) {
             promotion = try PromotionRequest.decode(
                 request.body, environments: changes.environments, allowsRollout: false, now: changes.clock.now)
         } catch {
-            return .response(Problem.rollout(error).response)
+            throw .rollout(error)
         }
-        let options: WriteOptions
-        switch promotionOptions(promotion, request, match, account: nil) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let precondition = ManagementInputs.precondition(request)
+        let options = try promotionOptions(promotion, request, match, account: nil)
+        let precondition = ManagementInputs.precondition(match)
         let author = match.author
         let body = request.body
         return .deferred {
@@ -140,12 +120,8 @@ extension RolloutRoutes {
     }
 
     /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
-    func readRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
+    func readRolloutRoute(_ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let (account, environment) = try rolloutTarget(match)
         return .deferred {
             do throws(StoreError) {
                 // This replica's counts stored first, so that the sum is up to now here and within seconds elsewhere.
@@ -163,17 +139,13 @@ extension RolloutRoutes {
 
     /// `PATCH …/layout/rollout`, `POST …/rollout/complete` and `POST …/rollout/rollback`: one change of the newest
     /// rollout (``rolloutChange(_:body:)``) on the rollout as stored.
-    func changeRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch, action: String) -> HTTPReply {
-        let (account, environment): (String, EnvironmentName)
-        switch rolloutTarget(request, match) {
-        case .success(let target): (account, environment) = target
-        case .failure(let problem): return .response(problem.response)
-        }
+    func changeRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch, action: String) throws(Problem) -> HTTPReply {
+        let (account, environment) = try rolloutTarget(match)
         let change: @Sendable (Rollout) throws(RolloutError) -> RolloutChange
         do throws(RolloutError) {
             change = try changes.rolloutChange(action, body: request.body)
         } catch {
-            return .response(Problem.rollout(error).response)
+            throw .rollout(error)
         }
         let author = match.author
         guard Changes.rolloutChangeMoves(action, body: request.body) else {
@@ -181,11 +153,7 @@ extension RolloutRoutes {
                 await self.changes.changeRollout(account: account, environment: environment, action: action, author: author, change)
             }
         }
-        let options: WriteOptions
-        switch ManagementInputs.writeOptions(request, match, environment: environment, clock: changes.clock) {
-        case .success(let chosen): options = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
+        let options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
         let body = request.body
         let candidate = changes.snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
         return .deferred {
@@ -215,12 +183,12 @@ extension RolloutRoutes {
     /// `"{alertname}: {summary}"`. Resolved alerts change nothing. Each rollback is authorized as the rollback
     /// route would authorize it (the token's accounts and environments); refused ones are listed in `refused` and
     /// audited, and the answer is 403 when every rollback asked for was refused.
-    func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) -> HTTPReply {
+    func alertsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
         let payload: AlertmanagerPayload
         do throws(RolloutError) {
             payload = try AlertmanagerPayload.decode(request.body)
         } catch {
-            return .response(Problem.rollout(error).response)
+            throw .rollout(error)
         }
         let author = match.author
         let grant = match.grant

@@ -31,9 +31,9 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
     static let routes: [Route<RolloutRoutes>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
+            inputs: [account] + preconditions + writeOptions, touchesStore: true,
             APIOperation(
                 "Point an environment at the version another points at (to defaults to the next after from); with rollout, gradually.",
-                parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -51,12 +51,12 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.promoteRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.promoteRoute(request, match) },
         Route(
             .post, "/v1/strings/{locale}/promote", .scoped(.deploy, .allAccounts), label: "strings_promote",
+            inputs: [locale] + preconditions + writeOptions, touchesStore: true,
             APIOperation(
                 "Point an environment at the version of a strings table another points at (to defaults to the next after from).",
-                parameters: [ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -74,12 +74,12 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem), (412, APIOperation.problem),
                     (413, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.promoteStringsRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.promoteStringsRoute(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
+            inputs: [account, environment] + preconditions + writeOptions, touchesStore: true,
             APIOperation(
                 "Start a rollout of a version to a growing share of installs (steps with holds, or a fixed percent).",
-                parameters: [environmentParameter, ifMatch, ifNoneMatchStar] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -100,18 +100,19 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                     (428, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.startRolloutRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.startRolloutRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/rollout", .scoped(.read, .account), label: "layout_rollout",
+            inputs: [account, environment], touchesStore: true,
             APIOperation(
                 "The newest rollout of the account in the environment, with the answers per arm of every replica.",
-                parameters: [environmentParameter], responses: [(200, rolloutAnswer), (404, APIOperation.problem)])
-        ) { routes, request, match in routes.readRolloutRoute(request, match) },
+                responses: [(200, rolloutAnswer), (404, APIOperation.problem)])
+        ) { routes, _, match throws(Problem) in try routes.readRolloutRoute(match) },
         Route(
             .patch, "/v1/accounts/{account}/layout/rollout", .scoped(.deploy, .account), label: "layout_rollout",
+            inputs: [account, environment] + writeOptions, touchesStore: true,
             APIOperation(
                 "Raise the percent (never lower it; a raise is gated and may be held for review) or pause and resume.",
-                parameters: [environmentParameter] + writeOptionParameters,
                 requestBody: """
                     required: true
                     content:
@@ -122,36 +123,34 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
                     (409, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { routes, request, match in
-            routes.changeRolloutRoute(request, match, action: "rollout.patch")
+        ) { routes, request, match throws(Problem) in try routes.changeRolloutRoute(request, match, action: "rollout.patch")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/complete", .scoped(.deploy, .account), label: "layout_rollout_complete",
+            inputs: [account, environment] + writeOptions, touchesStore: true,
             APIOperation(
                 "The candidate becomes the stable version for everyone (gated; may be held for review).",
-                parameters: [environmentParameter] + writeOptionParameters,
                 responses: [
                     (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
                     (409, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { routes, request, match in
-            routes.changeRolloutRoute(request, match, action: "rollout.complete")
+        ) { routes, request, match throws(Problem) in try routes.changeRolloutRoute(request, match, action: "rollout.complete")
         },
         Route(
             .post, "/v1/accounts/{account}/layout/rollout/rollback", .scoped(.rollback, .account), label: "layout_rollout_rollback",
+            inputs: [account, environment], touchesStore: true,
             APIOperation(
-                "Everyone gets the stable version at once; the reason is recorded.", parameters: [environmentParameter],
+                "Everyone gets the stable version at once; the reason is recorded.",
                 requestBody: """
                     required: false
                     content:
                       application/json: {schema: {type: object, properties: {reason: {type: string, maxLength: 1024}}}}
                     """,
                 responses: [(200, rolloutAnswer), (404, APIOperation.problem), (409, APIOperation.problem), (422, APIOperation.problem)])
-        ) { routes, request, match in
-            routes.changeRolloutRoute(request, match, action: "rollout.rollback")
+        ) { routes, request, match throws(Problem) in try routes.changeRolloutRoute(request, match, action: "rollout.rollback")
         },
         Route(
-            .post, "/v1/alerts", .scoped(.rollback, .service), label: "alerts",
+            .post, "/v1/alerts", .scoped(.rollback, .service), label: "alerts", touchesStore: true,
             APIOperation(
                 "Prometheus Alertmanager's webhook (version 4): firing alerts with an account label roll back its rollouts.",
                 requestBody: """
@@ -170,6 +169,6 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     ),
                     (403, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.alertsRoute(request, match) },
+        ) { routes, request, match throws(Problem) in try routes.alertsRoute(request, match) },
     ]
 }

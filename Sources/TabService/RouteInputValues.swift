@@ -1,0 +1,242 @@
+import TabBuilds
+import TabDelivery
+import TabLayout
+import TabReview
+import TabTime
+
+// The types the write side's route inputs are read as (``RouteInputValue``), each refusing a bad value with the
+// problem its routes have always answered.
+
+/// An `{account}` of a path: `[A-Za-z0-9._-]{1,128}` (400 otherwise).
+struct AccountName: RouteInputValue, CustomStringConvertible {
+    let text: String
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard isValidAccountName(text) else { throw .problem(.invalidAccount) }
+        self.text = text
+    }
+
+    var description: String { text }
+
+    static var schema: String { "{type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}" }
+}
+
+/// A `{version}` of a path: a version number, an integer ≥ 1 (400 otherwise).
+struct VersionNumber: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let value = Int(text), value >= 1 else {
+            throw .problem(.badRequest("a version number is an integer ≥ 1, not '\(text)'"))
+        }
+        self.value = value
+    }
+
+    static var schema: String { "{type: integer, minimum: 1}" }
+}
+
+/// A `{locale}` of a strings table's path: a locale tag such as `en` or `fr-CA` (400 otherwise).
+struct LocaleTag: RouteInputValue {
+    let text: String
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard isValidLocale(text) else { throw .problem(.badRequest("'\(text)' is not a locale tag such as en or fr-CA")) }
+        self.text = text
+    }
+
+    static var schema: String { "{type: string, pattern: '^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$'}" }
+}
+
+/// `?environment=` of a management request: the name asked for, nil when empty (the entry environment then). Whether
+/// the service has it is the configuration's to say (404 from ``ManagementInputs/environment(_:in:)``).
+struct EnvironmentQuery: RouteInputValue {
+    let named: String?
+
+    init(input text: String, named name: String) { named = text.isEmpty ? nil : text }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `?publish=`: `true` moves the pointer, `false` stores a draft (400 for anything else).
+extension PublishMode: RouteInputValue {
+    init(input text: String, named name: String) throws(InputRefusal) {
+        do throws(RolloutError) {
+            self = try PublishMode(query: text)
+        } catch {
+            throw .problem(.rollout(error))
+        }
+    }
+
+    static var schema: String { "{type: boolean}" }
+}
+
+/// A query flag that only `true` turns on (`?dryRun=true`, `?allowIncompatible=true`): any other value leaves it off,
+/// as it always has.
+struct OptIn: RouteInputValue {
+    let isOn: Bool
+
+    init(input text: String, named name: String) { isOn = text == "true" }
+
+    static var schema: String { "{type: boolean}" }
+}
+
+/// `If-Match`: the entity tags listed (`*` among them matches any).
+struct IfMatchTags: RouteInputValue {
+    let tags: [String]
+
+    init(input text: String, named name: String) { tags = ManagementHeaders.entityTags(text) }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `If-None-Match`: whether it is `*` (create only); any other value asks nothing of a write.
+struct IfNoneMatchAny: RouteInputValue {
+    let isAny: Bool
+
+    init(input text: String, named name: String) { isAny = text.trimmingCharacters(in: " \t") == "*" }
+
+    static var schema: String { "{type: string, enum: ['*']}" }
+}
+
+/// An `Apply-At` (or a body's `applyAt`): an RFC 3339 time (422 at the field's pointer otherwise); how far ahead it
+/// may be is ``ManagementInputs/applyAtMillis(_:pointer:clock:)``'s to check, against the clock.
+struct ApplyAt: RouteInputValue {
+    let time: Timestamp
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        do throws(Problem) {
+            try self.init(text, pointer: "/" + name)
+        } catch {
+            throw .problem(error)
+        }
+    }
+
+    /// The time `text` names; a 422 at `pointer` when it is not RFC 3339.
+    init(_ text: String, pointer: String) throws(Problem) {
+        guard let time = Timestamp.parseRFC3339(text) else {
+            throw ManagementInputs.invalidField(pointer, "an RFC 3339 time such as 2026-12-01T09:00:00Z, not '\(text.prefix(64))'")
+        }
+        self.time = time
+    }
+
+    static var schema: String { "{type: string, format: date-time}" }
+}
+
+/// A `{platform}` of a build's path (404 for one that is none: no such build can exist).
+struct BuildPlatform: RouteInputValue {
+    let platform: Platform
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let platform = Platform(rawValue: text) else {
+            throw .problem(.notFound(BuildError.unknownPlatform(String(text.prefix(64))).description))
+        }
+        self.platform = platform
+    }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// An `{appVersion}` of a build's path (404 for one that is not an app version).
+struct BuildVersion: RouteInputValue {
+    let version: AppVersion
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let version = AppVersion(text) else { throw .problem(.notFound(BuildError.notAVersion(String(text.prefix(64))).description)) }
+        self.version = version
+    }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `?state=` of the change-request list (400 for a state there is none of).
+extension ChangeRequestState: RouteInputValue {
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let state = ChangeRequestState(rawValue: text) else {
+            throw .problem(.badRequest("state is one of \(ChangeRequestState.allCases.map(\.rawValue).joined(separator: ", "))"))
+        }
+        self = state
+    }
+
+    static var schema: String { "{type: string, enum: [open, approved, applied, rejected, cancelled, failed]}" }
+}
+
+/// `?limit=` of the accounts and version lists: an integer from 1 to 1000 (400 otherwise).
+struct ListPageSize: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let value = Int(text), (1...1000).contains(value) else {
+            throw .problem(.badRequest("limit is an integer from 1 to 1000"))
+        }
+        self.value = value
+    }
+
+    static var schema: String { "{type: integer, minimum: 1, maximum: 1000}" }
+}
+
+/// `?limit=` of the change-request list: brought within 1–500; a value that is no integer is the default, 100.
+struct ChangeRequestPageSize: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) { value = Int(text).map { min(max($0, 1), 500) } ?? 100 }
+
+    static var schema: String { "{type: integer, minimum: 1}" }
+}
+
+/// `?before=` of the version list: a version number ≥ 1 (400 otherwise).
+struct VersionCursor: RouteInputValue {
+    let value: Int
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let value = Int(text), value >= 1 else { throw .problem(.badRequest("\(name) is a version number ≥ 1, not '\(text)'")) }
+        self.value = value
+    }
+
+    static var schema: String { "{type: integer, minimum: 1}" }
+}
+
+/// `?platform=` of a drawing: a client platform, as `X-Client-Platform` names one (400 otherwise, as on `…/tabs`).
+struct ClientPlatform: RouteInputValue {
+    let platform: Platform
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let platform = Platform(rawValue: text.lowercased()) else {
+            throw .problem(.badRequest("platform '\(text)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
+        }
+        self.platform = platform
+    }
+
+    static var schema: String { "{type: string, enum: [\(Platform.allCases.map(\.rawValue).joined(separator: ", "))]}" }
+}
+
+/// `?appVersion=` of a drawing: a dotted version, as `X-App-Version` names one (400 otherwise, as on `…/tabs`).
+struct ClientAppVersion: RouteInputValue {
+    let version: AppVersion
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let version = AppVersion(text) else {
+            throw .problem(.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2"))
+        }
+        self.version = version
+    }
+
+    static var schema: String { "{type: string}" }
+}
+
+/// `Last-Event-ID` (or `?lastEventId=`) of the change feed: a sequence number this feed gave, in decimal digits (400
+/// otherwise; UInt64 alone would also take "+5").
+struct EventPosition: RouteInputValue {
+    let sequence: UInt64
+
+    init(input text: String, named name: String) throws(InputRefusal) {
+        let digits = text.trimmingCharacters(in: " \t")
+        guard !digits.isEmpty, digits.utf8.count <= 20, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let parsed = UInt64(digits)
+        else {
+            throw .problem(.badRequest("Last-Event-ID is a sequence number given by this feed, not '\(text.prefix(64))'"))
+        }
+        sequence = parsed
+    }
+
+    static var schema: String { "{type: string}" }
+}
