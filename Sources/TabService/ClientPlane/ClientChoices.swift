@@ -33,6 +33,15 @@ extension ClientPlaneRoutes {
         return .success((platform, appVersion))
     }
 
+    /// What a client's request is answered for: its platform and app version (``clientTargets(_:)``) and its
+    /// environment (``chosenEnvironment(_:)``), or the problem the first that does not read gets.
+    func clientContext(_ request: borrowing HTTPRequest) -> Result<(Platform?, AppVersion?, EnvironmentName), ProblemError> {
+        switch (clientTargets(request), chosenEnvironment(request)) {
+        case (.failure(let problem), _), (_, .failure(let problem)): .failure(problem)
+        case (.success(let targets), .success(let environment)): .success((targets.0, targets.1, environment))
+        }
+    }
+
     /// The environment a client names, `?environment=` over `Tabs-Environment`; one that does not exist is 404. With
     /// the one default environment every answer is the same whichever valid name is given, so nothing varies on it.
     func chosenEnvironment(_ request: borrowing HTTPRequest) -> Result<EnvironmentName, ProblemError> {

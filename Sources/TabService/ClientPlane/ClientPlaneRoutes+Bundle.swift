@@ -13,13 +13,9 @@ extension ClientPlaneRoutes {
         guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
         let platform: Platform?
         let appVersion: AppVersion?
-        switch clientTargets(request) {
-        case .success(let targets): (platform, appVersion) = targets
-        case .failure(let problem): return .response(problem.response)
-        }
         let environment: EnvironmentName
-        switch chosenEnvironment(request) {
-        case .success(let chosen): environment = chosen
+        switch clientContext(request) {
+        case .success(let context): (platform, appVersion, environment) = context
         case .failure(let problem): return .response(problem.response)
         }
         let asked = request.queryValues("locale")
