@@ -288,6 +288,10 @@ enum OpenAPIDocument {
             out += "      security: [{bearer: [\(scope.rawValue)]}]\n"
             answers += [(401, APIOperation.problem), (403, APIOperation.problem), (429, APIOperation.problem)]
         }
+        // What a bad value of a declared input gets (an environment the service does not have: 404).
+        for status in Set(route.inputs.flatMap(\.refusals)).sorted() where !answers.contains(where: { $0.status == status }) {
+            answers.append((status, body ? APIOperation.problem : "{description: \(quoted(headDescription(status)))}"))
+        }
         // What the store answers when it cannot: no answer (503), a full disk (507).
         if route.touchesStore {
             for status in [503, 507] where !answers.contains(where: { $0.status == status }) {

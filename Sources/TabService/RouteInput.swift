@@ -13,6 +13,14 @@ protocol RouteInputValue: Sendable {
 
     /// The OpenAPI `schema` of the input, YAML in flow style.
     static var schema: String { get }
+
+    /// The statuses a value of it can be refused with, listed in the operations of the routes that declare it
+    /// (400 unless said).
+    static var refusals: [Int] { get }
+}
+
+extension RouteInputValue {
+    static var refusals: [Int] { [400] }
 }
 
 /// Why a route input's value was refused.
@@ -48,6 +56,8 @@ struct RouteInput: Sendable {
     let name: String
     /// The OpenAPI schema of its type.
     let schema: String
+    /// The statuses a bad value of it gets (``RouteInputValue/refusals``).
+    let refusals: [Int]
     /// The shared `components/parameters` entry that documents it, when one does (`ifMatch`, `account`).
     let component: String?
     /// Its OpenAPI `description`, when it has one.
@@ -63,6 +73,7 @@ struct RouteInput: Sendable {
         self.location = location
         self.name = name
         schema = Value.schema
+        refusals = Value.refusals
         self.component = component
         self.description = description
         self.joinsRepeats = joinsRepeats

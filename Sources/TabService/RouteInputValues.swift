@@ -55,6 +55,9 @@ struct EnvironmentQuery: RouteInputValue {
     init(input text: String, named name: String) { named = text.isEmpty ? nil : text }
 
     static var schema: String { "{type: string}" }
+
+    /// An environment the service does not have.
+    static var refusals: [Int] { [404] }
 }
 
 /// `?publish=`: `true` moves the pointer, `false` stores a draft (400 for anything else).
@@ -120,6 +123,9 @@ struct ApplyAt: RouteInputValue {
     }
 
     static var schema: String { "{type: string, format: date-time}" }
+
+    /// Not an RFC 3339 time, at the field's pointer.
+    static var refusals: [Int] { [422] }
 }
 
 /// A `{platform}` of a build's path (404 for one that is none: no such build can exist).
@@ -134,6 +140,9 @@ struct BuildPlatform: RouteInputValue {
     }
 
     static var schema: String { "{type: string}" }
+
+    /// A platform no build can be declared for.
+    static var refusals: [Int] { [404] }
 }
 
 /// An `{appVersion}` of a build's path (404 for one that is not an app version).
@@ -146,6 +155,9 @@ struct BuildVersion: RouteInputValue {
     }
 
     static var schema: String { "{type: string}" }
+
+    /// Not a version a build can have.
+    static var refusals: [Int] { [404] }
 }
 
 /// `?state=` of the change-request list (400 for a state there is none of).

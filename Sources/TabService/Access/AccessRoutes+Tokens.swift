@@ -178,6 +178,9 @@ extension TokenID: RouteInputValue {
     }
 
     static var schema: String { "{type: string, pattern: '^[a-z2-7]{16}$'}" }
+
+    /// An id no token can have.
+    static var refusals: [Int] { [404] }
 }
 
 /// The body of `GET /v1/tokens`.
