@@ -125,7 +125,7 @@ extension Changes {
                     changeRequest: stored, expecting: previous.state.rawValue,
                     audit: AuditContext.current?.entry(action: action, account: next.account, status: 200)
                         ?? AuditEntry(
-                            at: Date(), actor: "tabserver", tokenID: nil, address: "", method: "POST",
+                            at: clock.date, actor: "tabserver", tokenID: nil, address: "", method: "POST",
                             path: "/v1/change-requests/\(next.id)/apply", action: action, account: next.account,
                             environment: next.environment, version: next.version, status: 200),
                     event: Self.event(next))
