@@ -212,8 +212,13 @@ struct ClientPlatform: RouteInputValue {
     let platform: Platform
 
     init(input text: String, named name: String) throws(InputRefusal) {
+        do throws(Problem) { try self.init(text) } catch { throw .problem(error) }
+    }
+
+    /// The platform `text` names (any case), as the client plane reads `?platform=` and `X-Client-Platform`.
+    init(_ text: String) throws(Problem) {
         guard let platform = Platform(rawValue: text.lowercased()) else {
-            throw .problem(.badRequest("platform '\(text)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
+            throw .badRequest("platform '\(text)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self.platform = platform
     }
@@ -226,8 +231,13 @@ struct ClientAppVersion: RouteInputValue {
     let version: AppVersion
 
     init(input text: String, named name: String) throws(InputRefusal) {
+        do throws(Problem) { try self.init(text) } catch { throw .problem(error) }
+    }
+
+    /// The version `text` names, as the client plane reads `?appVersion=` and `X-App-Version`.
+    init(_ text: String) throws(Problem) {
         guard let version = AppVersion(text) else {
-            throw .problem(.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2"))
+            throw .badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2")
         }
         self.version = version
     }

@@ -201,9 +201,13 @@ final class Router: Sendable {
         }
         let reply: HTTPReply
         do throws(Problem) {
-            let inputs = try RouteInputs.parse(
-                matched.endpoint.inputs, request: request, match: matched.match, label: matched.endpoint.label)
-            reply = try handlers[matched.index](request, matched.match.with(inputs))
+            // A route that declares no inputs (the client plane's) gets its match as it is: nothing to parse or copy.
+            let declared = matched.endpoint.inputs
+            let match =
+                declared.isEmpty
+                ? matched.match
+                : matched.match.with(try RouteInputs.parse(declared, request: request, match: matched.match, label: matched.endpoint.label))
+            reply = try handlers[matched.index](request, match)
         } catch {
             reply = .response(error.response)
         }

@@ -53,7 +53,7 @@ extension TabService {
     /// What the capabilities not in a collection yet add to `/metrics` (``OperationsRoutes/capabilityMetrics``).
     private func capabilityMetrics() -> String {
         var text = webhookWorker.counters.text
-        text += rolloutGauges()
+        text += changes.rolloutGauges()
         text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
         text += "# TYPE tabserver_tabs_withheld_total counter\n"
         text += builds.withheldLines.map { $0 + "\n" }.joined()

@@ -115,7 +115,7 @@ extension TabService {
     func catchUp() async throws {
         var applied = 0
         for environment in environmentList.names {
-            let held = snapshot(for: environment)
+            let held = changes.snapshot(for: environment)
             let layouts = try await store.currentLayouts(environment: environment.text)
             var seen: Set<String> = []
             for record in layouts {
@@ -133,7 +133,7 @@ extension TabService {
             }
         }
         for environment in environmentList.names {
-            let held = snapshot(for: environment)
+            let held = changes.snapshot(for: environment)
             for record in try await store.currentStrings(environment: environment.text)
             where held.stringsRecords[record.locale]?.version != record.version {
                 if let table = try? StringsTable.read(record.source) {

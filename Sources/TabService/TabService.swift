@@ -184,9 +184,6 @@ public final class TabService: HTTPHandler {
     /// The published snapshot: the served environment's, holding the others'.
     var snapshot: Snapshot { publisher.snapshot }
 
-    /// The snapshot of one environment.
-    func snapshot(for environment: EnvironmentName) -> Snapshot { publisher.snapshot(for: environment, served: environmentList.served) }
-
     // MARK: Background jobs: the service starts them, each runs on its capability's value
 
     /// Starts the stepper (until the service stops).
@@ -204,9 +201,6 @@ public final class TabService: HTTPHandler {
             }
         }
     }
-
-    /// `/metrics`' rollout gauges (``Changes/rolloutGauges()``).
-    func rolloutGauges() -> String { changes.rolloutGauges() }
 
     /// Every minute: the sightings of builds and the builds other replicas declared (``Changes/exchangeSightings()``).
     func followBuilds() {

@@ -13,24 +13,13 @@ extension ClientPlaneRoutes {
 
     /// The platform and app version a client names by query or header (`?platform=`, `X-Client-Platform`, …).
     func clientTargets(_ request: borrowing HTTPRequest) -> Result<(Platform?, AppVersion?), ProblemError> {
-        var platform: Platform?
-        if let name = request.query("platform") ?? request.header("X-Client-Platform") {
-            guard let known = Platform(rawValue: name.lowercased()) else {
-                return .failure(
-                    ProblemError(
-                        Problem.badRequest("platform '\(name)' is not one of \(Platform.allCases.map(\.rawValue).joined(separator: ", "))"))
-                )
-            }
-            platform = known
+        do throws(Problem) {
+            let platform = try (request.query("platform") ?? request.header("X-Client-Platform")).map(ClientPlatform.init)?.platform
+            let appVersion = try (request.query("appVersion") ?? request.header("X-App-Version")).map(ClientAppVersion.init)?.version
+            return .success((platform, appVersion))
+        } catch {
+            return .failure(ProblemError(error))
         }
-        var appVersion: AppVersion?
-        if let text = request.query("appVersion") ?? request.header("X-App-Version") {
-            guard let version = AppVersion(text) else {
-                return .failure(ProblemError(Problem.badRequest("app version '\(text)' is not a dotted version such as 2.1 or 3.0.2")))
-            }
-            appVersion = version
-        }
-        return .success((platform, appVersion))
     }
 
     /// What a client's request is answered for: its platform and app version (``clientTargets(_:)``) and its

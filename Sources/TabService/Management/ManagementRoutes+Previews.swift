@@ -27,7 +27,7 @@ extension ManagementRoutes {
             guard let record, !record.deleted else {
                 return Problem.notFound("account '\(account)' has no version \(number) with tabs to draw").response
             }
-            return Self.drawn(in: changes.publisher.snapshot(for: environment, served: changes.environments.served), target) { snapshot in
+            return Self.drawn(in: changes.snapshot(for: environment), target) { snapshot in
                 let document = try LayoutSource.parse(record.source, format: sourceFormat(record.contentType))
                 return try snapshot.resolve(account, version: number, document: document, strict: false)
             }
