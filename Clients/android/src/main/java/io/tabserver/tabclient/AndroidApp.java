@@ -7,8 +7,12 @@ package io.tabserver.tabclient;
 final class AndroidApp {
     private AndroidApp() {}
 
+    /** How many times {@link #versionName()} looked (tests prove an app that gives its version costs no reflection). */
+    static final java.util.concurrent.atomic.AtomicInteger versionLookups = new java.util.concurrent.atomic.AtomicInteger();
+
     /** The app's {@code versionName}: {@code ActivityThread.currentApplication()}'s package info; null off Android. */
     static String versionName() {
+        versionLookups.incrementAndGet();
         try {
             Object application = Class.forName("android.app.ActivityThread").getMethod("currentApplication").invoke(null);
             if (application == null) return null;

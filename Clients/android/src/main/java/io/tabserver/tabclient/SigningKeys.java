@@ -191,21 +191,61 @@ public final class SigningKeys {
     }
 
     /**
-     * Base64 (RFC 4648, padded) by {@code java.util.Base64}, which Android has from API 26: used only with pinned keys,
-     * which need API 33, and kept in this class so that nothing else loads it (make check-api allows it here alone).
+     * Base64 (RFC 4648, the standard alphabet, padded), the client's own: {@code java.util.Base64} is Android API 26, and
+     * bundles and cache files carry signed bodies in base64 on every API level the client runs on (24 and up).
      */
     static final class Codec {
+        private static final char[] ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".toCharArray();
+
         private Codec() {}
 
-        /** The bytes, or null when {@code text} is not base64. */
+        /** The bytes, or null when {@code text} is not base64 (padding may be left out, as {@code java.util.Base64} allows). */
         static byte[] decode(String text) {
-            try {
-                return java.util.Base64.getDecoder().decode(text);
-            } catch (IllegalArgumentException e) {
-                return null;
+            if (text == null) return null;
+            int length = text.length();
+            int pad = 0;
+            while (pad < 2 && length > 0 && text.charAt(length - 1) == '=') {
+                length--;
+                pad++;
             }
+            if (length % 4 == 1 || (pad > 0 && (length + pad) % 4 != 0)) return null;
+            byte[] out = new byte[length * 3 / 4];
+            int buffer = 0;
+            int bits = 0;
+            int n = 0;
+            for (int i = 0; i < length; i++) {
+                int value = value(text.charAt(i));
+                if (value < 0) return null;
+                buffer = (buffer << 6) | value;
+                bits += 6;
+                if (bits >= 8) {
+                    bits -= 8;
+                    out[n++] = (byte) (buffer >> bits);
+                }
+            }
+            return n == out.length ? out : java.util.Arrays.copyOf(out, n);
         }
 
-        static String encode(byte[] bytes) { return java.util.Base64.getEncoder().encodeToString(bytes); }
+        private static int value(char c) {
+            if (c >= 'A' && c <= 'Z') return c - 'A';
+            if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+            if (c >= '0' && c <= '9') return c - '0' + 52;
+            if (c == '+') return 62;
+            if (c == '/') return 63;
+            return -1;
+        }
+
+        static String encode(byte[] bytes) {
+            StringBuilder out = new StringBuilder((bytes.length + 2) / 3 * 4);
+            for (int i = 0; i < bytes.length; i += 3) {
+                int b0 = bytes[i] & 0xff;
+                int b1 = i + 1 < bytes.length ? bytes[i + 1] & 0xff : 0;
+                int b2 = i + 2 < bytes.length ? bytes[i + 2] & 0xff : 0;
+                out.append(ALPHABET[b0 >> 2]).append(ALPHABET[((b0 & 3) << 4) | (b1 >> 4)]);
+                out.append(i + 1 < bytes.length ? ALPHABET[((b1 & 15) << 2) | (b2 >> 6)] : '=');
+                out.append(i + 2 < bytes.length ? ALPHABET[b2 & 63] : '=');
+            }
+            return out.toString();
+        }
     }
 }

@@ -70,7 +70,9 @@ public final class TabClientConfig {
         private final String account;
         private List<String> preferredLanguages = defaultLanguages();
         private String platform = "android";
-        private String appVersion = dottedPrefix(AndroidApp.versionName());
+        private String appVersion;
+        /** Whether {@link #appVersion(String)} was called: only then is the app's own version not looked up (by reflection). */
+        private boolean appVersionGiven;
         private String environment;
         private String installId;
         private File cacheDirectory;
@@ -100,7 +102,11 @@ public final class TabClientConfig {
          * The dotted version sent as {@code X-App-Version}: pass {@code BuildConfig.VERSION_NAME}. By default, the
          * leading dotted numbers of the app's {@code versionName} ({@code 2.1.0-beta} sends {@code 2.1.0}); none on a JVM.
          */
-        public Builder appVersion(String version) { appVersion = version; return this; }
+        public Builder appVersion(String version) {
+            appVersion = version;
+            appVersionGiven = true;
+            return this;
+        }
 
         /** The environment, e.g. {@code staging} for testers' builds ({@code [a-z][a-z0-9_-]{0,31}}). */
         public Builder environment(String name) { environment = name; return this; }
@@ -142,7 +148,10 @@ public final class TabClientConfig {
         /** Told about every request's outcome (for logs and tests), on the client's own threads. */
         public Builder onEvent(TabClient.EventListener listener) { onEvent = listener; return this; }
 
-        public TabClientConfig build() { return new TabClientConfig(this); }
+        public TabClientConfig build() {
+            if (!appVersionGiven) appVersion = dottedPrefix(AndroidApp.versionName());
+            return new TabClientConfig(this);
+        }
     }
 
     /** The user's locales as language tags: Android's {@code LocaleList.getDefault()}, else the JVM's default locale. */
