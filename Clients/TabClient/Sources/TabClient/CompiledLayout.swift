@@ -169,7 +169,7 @@ extension CompiledLayout {
     public static func decode(_ data: Data) throws(TabClientError) -> CompiledLayout {
         let layout: CompiledLayout
         do {
-            layout = try JSONDecoder().decode(CompiledLayout.self, from: data)
+            layout = try JSONLimits.decode(CompiledLayout.self, from: data)
         } catch {
             throw .invalidLayout([LayoutProblem(pointer: "", message: describe(error))])
         }

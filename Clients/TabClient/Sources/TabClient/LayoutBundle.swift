@@ -61,7 +61,7 @@ public struct LayoutBundle: Sendable, Hashable, Codable {
     public static func decode(_ data: Data) throws(TabClientError) -> LayoutBundle {
         let bundle: LayoutBundle
         do {
-            bundle = try JSONDecoder().decode(LayoutBundle.self, from: data)
+            bundle = try JSONLimits.decode(LayoutBundle.self, from: data)
         } catch {
             throw .invalidBundle(CompiledLayout.describe(error))
         }

@@ -66,7 +66,7 @@ struct LayoutCache: Sendable {
     func loadPrefetched() -> Result<Prefetched, TabClientError>? {
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         do {
-            return .success(try JSONDecoder().decode(Prefetched.self, from: data))
+            return .success(try JSONLimits.decode(Prefetched.self, from: data))
         } catch {
             return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "prefetch file: \(CompiledLayout.describe(error))")]))
         }
@@ -111,7 +111,7 @@ struct LayoutCache: Sendable {
         guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
         let entry: Entry
         do {
-            entry = try JSONDecoder().decode(Entry.self, from: data)
+            entry = try JSONLimits.decode(Entry.self, from: data)
         } catch {
             return .failure(.invalidLayout([LayoutProblem(pointer: "", message: "cache file: \(CompiledLayout.describe(error))")]))
         }

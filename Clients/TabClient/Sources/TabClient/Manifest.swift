@@ -95,7 +95,7 @@ public struct Manifest: Sendable, Hashable, Decodable {
     public static func decode(_ data: Data) throws(TabClientError) -> Manifest {
         let manifest: Manifest
         do {
-            manifest = try JSONDecoder().decode(Manifest.self, from: data)
+            manifest = try JSONLimits.decode(Manifest.self, from: data)
         } catch {
             throw .invalidManifest(CompiledLayout.describe(error))
         }

@@ -50,7 +50,7 @@ public struct SigningKeys: Sendable, Hashable {
         }
         let document: Document
         do {
-            document = try JSONDecoder().decode(Document.self, from: keysDocument)
+            document = try JSONLimits.decode(Document.self, from: keysDocument)
         } catch {
             throw .invalidSigningKey("not a /v1/keys document: \(CompiledLayout.describe(error))")
         }

@@ -86,6 +86,7 @@ public final class TabClient: Sendable {
     /// buckets (docs/rollouts.md's formula); it identifies nothing but this install.
     public let installID: String
     private let session: URLSession
+    private let exchanges: ExchangeDelegate
     private let cache: LayoutCache?
     /// Manifest mode: the file of the prefetched candidate.
     private let prefetchCache: LayoutCache?
@@ -229,7 +230,7 @@ public final class TabClient: Sendable {
         sessionConfiguration.timeoutIntervalForRequest = (configuration.requestTimeout + configuration.longPollWait).timeInterval
         sessionConfiguration.timeoutIntervalForResource =
             (configuration.requestTimeout + configuration.requestTimeout + configuration.longPollWait).timeInterval
-        session = URLSession(configuration: sessionConfiguration)
+        (session, exchanges) = URLSession.tabClient(sessionConfiguration)
     }
 
     deinit { session.invalidateAndCancel() }
@@ -381,6 +382,28 @@ public final class TabClient: Sendable {
         return request
     }
 
+    /// One request on this client's session (``URLSession/exchange(_:delegate:)``).
+    private func exchange(_ request: URLRequest) async throws(TabClientError) -> HTTPAnswer {
+        try await session.exchange(request, delegate: exchanges)
+    }
+
+    /// Whether a `200` is one arm of a running rollout, read from its `Vary`: only with no keys pinned. With keys pinned
+    /// only signed content decides what is taken, and `Vary` is not signed: a pinned client follows a rollback through
+    /// manifest mode (the signed manifest chooses the version).
+    private func armByVary(_ answer: HTTPAnswer) -> Bool { configuration.signingKeys == nil && answer.variesByInstall }
+
+    /// A `304` for a request that sent no validators, or naming an ETag not among them, confirms nothing: a fault.
+    private static func refuseUnsolicited(_ answer: HTTPAnswer, sent validators: [String]) throws(TabClientError) {
+        func bare(_ tag: String) -> Substring {
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed.hasPrefix("W/") ? trimmed.dropFirst(2) : Substring(trimmed)
+        }
+        let named = answer.header("ETag")
+        if validators.isEmpty || named.map({ named in !validators.contains { bare($0) == bare(named) } }) == true {
+            throw .unexpectedStatus(304, detail: "a 304 for an ETag this client never sent", retryAfter: nil)
+        }
+    }
+
     /// With pinned keys, checks an answer's `Tabs-Signature` over its body.
     private func verify(_ answer: HTTPAnswer, kind: SigningKeys.Kind) throws(TabClientError) {
         guard let keys = configuration.signingKeys else { return }
@@ -395,7 +418,7 @@ public final class TabClient: Sendable {
         let (validators, shown) = state.withLock { ($0.validators, $0.reference) }
         let url = configuration.tabsURL(wait: wait)
         configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
-        let answer = try await session.exchange(request(url, wait: wait, validators: validators, install: true))
+        let answer = try await exchange(request(url, wait: wait, validators: validators, install: true))
         return try take(answer, sent: validators)
     }
 
@@ -406,11 +429,10 @@ public final class TabClient: Sendable {
     {
         switch answer.status {
         case 304:
+            try Self.refuseUnsolicited(answer, sent: validators)
+            // A 304 is not signed: it confirms the layout shown and changes nothing else (perInstall stays).
             let confirmed = state.withLock { state in
-                if state.validators == validators {
-                    state.source = .server
-                    state.perInstall = answer.variesByInstall
-                }
+                if state.validators == validators { state.source = .server }
                 return state.reference
             }
             configuration.onEvent?(.notModified(confirmed))
@@ -424,7 +446,7 @@ public final class TabClient: Sendable {
                 throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(version) was asked for")])
             }
             return publish(
-                layout, body: answer.body, etag: etag, perInstall: answer.variesByInstall,
+                layout, body: answer.body, etag: etag, perInstall: armByVary(answer),
                 signature: Signature(header: answer.header("Tabs-Signature")), revision: revision)
         default:
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
@@ -440,10 +462,10 @@ public final class TabClient: Sendable {
         let (manifestETag, shown) = state.withLock { ($0.manifestETag, $0.reference) }
         let url = configuration.manifestURL(wait: wait)
         configuration.onEvent?(.requestSent(url: url, longPoll: wait != nil, shown: shown))
-        let answer = try await session.exchange(request(url, wait: wait, validators: manifestETag.map { [$0] } ?? [], install: false))
+        let answer = try await exchange(request(url, wait: wait, validators: manifestETag.map { [$0] } ?? [], install: false))
         switch answer.status {
         case 304:
-            break
+            try Self.refuseUnsolicited(answer, sent: manifestETag.map { [$0] } ?? [])
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
             try verify(answer, kind: .manifest)
@@ -476,8 +498,8 @@ public final class TabClient: Sendable {
         } else if let pending, pending.layout.version == chosen {
             outcome = promote(pending, takeLower: true)
         }
-        if outcome == nil { outcome = try await fetchVersion(chosen, revision: manifest.revision) }
-        if let move { await prefetch(move, revision: manifest.revision) }
+        if outcome == nil { outcome = try await fetchVersion(chosen, revision: manifest.revision, environment: manifest.environment) }
+        if let move { await prefetch(move, revision: manifest.revision, environment: manifest.environment) }
         return outcome ?? .notModified
     }
 
@@ -532,12 +554,12 @@ public final class TabClient: Sendable {
     /// with the step's time, not shown; unless one is kept already or a newer manifest came meanwhile. Its request is a
     /// `.requestSent` event, a failure a ``TabClientEvent/failed(_:retryIn:kept:)`` (not thrown), and what it kept is
     /// ``nextSwitch``: no event kind of its own, so that an app's exhaustive `switch` over events keeps compiling.
-    private func prefetch(_ move: Manifest.Move, revision: Int) async {
+    private func prefetch(_ move: Manifest.Move, revision: Int, environment: String) async {
         guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return }
-        let url = configuration.tabsURL(version: move.version)
+        let url = configuration.tabsURL(version: move.version, environment: environment)
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: reference))
         do throws(TabClientError) {
-            let answer = try await session.exchange(request(url, wait: nil, validators: [], install: false))
+            let answer = try await exchange(request(url, wait: nil, validators: [], install: false))
             guard answer.status == 200 else {
                 throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
             }
@@ -627,13 +649,13 @@ public final class TabClient: Sendable {
         return outcome
     }
 
-    /// Manifest mode: `…/tabs?version=N` with the ETags of the layout shown; no install id (the answer is the same
+    /// Manifest mode: `…/tabs?version=N&environment=E` (E the manifest's) with the ETags of the layout shown; no install id (the answer is the same
     /// for every install).
-    private func fetchVersion(_ version: Int, revision: Int?) async throws(TabClientError) -> RefreshOutcome {
+    private func fetchVersion(_ version: Int, revision: Int?, environment: String) async throws(TabClientError) -> RefreshOutcome {
         let (validators, shown) = state.withLock { ($0.validators, $0.reference) }
-        let url = configuration.tabsURL(version: version)
+        let url = configuration.tabsURL(version: version, environment: environment)
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: shown))
-        let answer = try await session.exchange(request(url, wait: nil, validators: validators, install: false))
+        let answer = try await exchange(request(url, wait: nil, validators: validators, install: false))
         return try take(answer, sent: validators, version: version, revision: revision)
     }
 
@@ -706,9 +728,9 @@ public final class TabClient: Sendable {
         if let environment = configuration.environment { request.setValue(environment, forHTTPHeaderField: "Tabs-Environment") }
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.urlCache = nil
-        let session = URLSession(configuration: sessionConfiguration)
+        let (session, delegate) = URLSession.tabClient(sessionConfiguration)
         defer { session.finishTasksAndInvalidate() }
-        let answer = try await session.exchange(request)
+        let answer = try await session.exchange(request, delegate: delegate)
         guard answer.status == 200 else {
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }

@@ -166,8 +166,11 @@ public struct TabClientConfiguration: Sendable {
         url("/tabs", wait.map { [URLQueryItem(name: "wait", value: "\($0.components.seconds)")] })
     }
 
-    /// `…/v1/accounts/{account}/tabs?version=N`: one version, immutable (manifest mode).
-    func tabsURL(version: Int) -> URL { url("/tabs", [URLQueryItem(name: "version", value: "\(version)")]) }
+    /// `…/v1/accounts/{account}/tabs?version=N&environment=E`: one version, immutable (manifest mode). `E` is the manifest's
+    /// environment: its signature names it, so the URL does too and no shared cache hands one environment's copy to another.
+    func tabsURL(version: Int, environment: String) -> URL {
+        url("/tabs", [URLQueryItem(name: "version", value: "\(version)"), URLQueryItem(name: "environment", value: environment)])
+    }
 
     /// `…/v1/accounts/{account}/tabs/manifest`, with `?wait=N` for a long-poll.
     func manifestURL(wait: Duration? = nil) -> URL {

@@ -48,7 +48,11 @@ public enum TabClientError: Error, Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    public var description: String {
+    /// What went wrong, in at most a few hundred bytes with control characters escaped (``Quoting``): an error never
+    /// carries a whole answer into a log.
+    public var description: String { Quoting.capped(text, Quoting.messageBytes) }
+
+    private var text: String {
         switch self {
         case .invalidLayout(let problems):
             return "invalid layout: " + problems.map(\.description).joined(separator: "; ")

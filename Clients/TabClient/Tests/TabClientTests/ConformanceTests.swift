@@ -245,7 +245,8 @@ final class ScenarioRun {
     func planned(_ answers: [Object]) throws -> [Planned] {
         try answers.map { answer in
             try Self.known(
-                answer, ["status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang", "signed", "tamper", "unsigned"],
+                answer,
+                ["status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed", "tamper", "unsigned"],
                 "answer")
             var headers = (answer["headers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             var body = Data()
@@ -260,6 +261,11 @@ final class ScenarioRun {
                     headers.append(("Content-Type", "application/json"))
                 }
             } else if let text = answer["body"] as? String {
+                body = Data(text.utf8)
+            } else if let spec = answer["bodyRepeat"] as? Object {
+                try Self.known(spec, ["before", "text", "times", "after"], "bodyRepeat")
+                let text = (spec["before"] as? String ?? "") + String(repeating: spec["text"] as? String ?? "", count: spec["times"] as? Int ?? 0)
+                    + (spec["after"] as? String ?? "")
                 body = Data(text.utf8)
             }
             if let truncate = answer["truncate"] as? Int { body = body.prefix(truncate) }
@@ -451,7 +457,7 @@ final class ScenarioRun {
                 "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
-                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch",
+                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -472,6 +478,10 @@ final class ScenarioRun {
             fail("status \(status.map(String.init) ?? "none"), expected \(wanted)")
         }
         if let wanted = expect["detail"] as? String, detail != wanted { fail("detail \(detail ?? "none"), expected \(wanted)") }
+        if let limit = expect["errorTextAtMostBytes"] as? Int {
+            let text = error.map { "\($0)" } ?? ""
+            if error == nil || text.utf8.count > limit { fail("error text of \(text.utf8.count) bytes (\(text.prefix(200))…), expected at most \(limit)") }
+        }
         if let wanted = expect["layout"] as? Object, let difference = try Self.compare(wanted, client.current) {
             fail("the layout shown: \(difference)")
         }

@@ -122,6 +122,9 @@ final class Http {
                 throw new TabClientException(TabClientException.Kind.TRANSPORT, "no answer: " + e);
             }
             connection.setUseCaches(false);
+            // Redirects are answers, never followed (see run): a redirect off the configured origin would take the
+            // install id and the client's headers to another host.
+            connection.setInstanceFollowRedirects(false);
             connection.setConnectTimeout(timeoutMillis);
             connection.setReadTimeout(timeoutMillis);
             for (Map.Entry<String, String> field : headers.entrySet()) connection.setRequestProperty(field.getKey(), field.getValue());
@@ -158,7 +161,9 @@ final class Http {
                 byte[] body = stream == null ? new byte[0] : readAll(stream, started + deadlineMillis * 1000000);
                 if (ended != 0) throw ended(deadlineMillis);
                 complete = true;
-                return new Answer(status, connection.getHeaderFields(), body);
+                Answer answer = new Answer(status, connection.getHeaderFields(), body);
+                if (status >= 300 && status < 400 && status != 304) throw redirect(answer, connection.getURL());
+                return answer;
             } catch (SocketTimeoutException e) {
                 if (ended == 2) throw ended(deadlineMillis);
                 throw new TabClientException(TabClientException.Kind.TIMED_OUT, "no answer within " + deadlineMillis + " ms");
@@ -172,10 +177,49 @@ final class Http {
             }
         }
 
+        /**
+         * A redirect, refused: to another origin (scheme, host, port) it would carry the install id away, and to the same
+         * origin it means a misconfigured server URL (tabserver never redirects). The detail says which.
+         */
+        private static TabClientException redirect(Answer answer, URL from) {
+            String location = answer.header("Location");
+            String where;
+            if (location == null) {
+                where = "a redirect without a Location";
+            } else {
+                String origin;
+                try {
+                    URL to = new URL(from, location);
+                    origin = sameOrigin(from, to) ? "the same origin" : "another origin";
+                } catch (java.net.MalformedURLException e) {
+                    origin = "no URL";
+                }
+                where = "a redirect to " + Strings.capped(location, Strings.QUOTED_BYTES) + " (" + origin + "), not followed";
+            }
+            return TabClientException.status(answer.status, where, answer.retryAfterMillis());
+        }
+
         private TabClientException ended(long deadlineMillis) {
             return ended == 2 ? new TabClientException(TabClientException.Kind.CANCELLED, "cancelled")
                     : new TabClientException(TabClientException.Kind.TIMED_OUT, "no answer within " + deadlineMillis + " ms");
         }
+    }
+
+    /** Whether two URLs have one origin: scheme, host and port (a default port spelled out or not). */
+    static boolean sameOrigin(URL a, URL b) {
+        int portA = a.getPort() == -1 ? a.getDefaultPort() : a.getPort();
+        int portB = b.getPort() == -1 ? b.getDefaultPort() : b.getPort();
+        return a.getProtocol().equalsIgnoreCase(b.getProtocol()) && a.getHost().equalsIgnoreCase(b.getHost()) && portA == portB;
+    }
+
+    /** Whether {@code etag} is one of {@code sent} (weak comparison: {@code W/} is ignored on either side). */
+    static boolean sentETag(String etag, java.util.List<String> sent) {
+        String bare = etag.trim().startsWith("W/") ? etag.trim().substring(2) : etag.trim();
+        for (String tag : sent) {
+            String other = tag.trim().startsWith("W/") ? tag.trim().substring(2) : tag.trim();
+            if (bare.equals(other)) return true;
+        }
+        return false;
     }
 
     /**

@@ -22,18 +22,41 @@ final class Json {
         Invalid(String message) { super(message); }
     }
 
+    /** The deepest nesting of arrays and objects read; org.json recurses once per level, so deeper is refused unread. */
+    static final int MAXIMUM_DEPTH = 64;
+
     /** The one JSON object {@code text} holds. */
     static JSONObject parseObject(String text) throws Invalid {
+        checkDepth(text);
         JSONTokener tokener = new JSONTokener(text);
         Object value;
         try {
             value = tokener.nextValue();
             if (tokener.nextClean() != 0) throw new Invalid("not JSON: text after the document");
         } catch (JSONException e) {
-            throw new Invalid("not JSON: " + e.getMessage());
+            throw new Invalid("not JSON: " + Strings.capped(e.getMessage(), Strings.QUOTED_BYTES));
         }
         if (!(value instanceof JSONObject)) throw new Invalid("not JSON: not an object");
         return (JSONObject) value;
+    }
+
+    /** Refuses text whose arrays and objects nest deeper than {@link #MAXIMUM_DEPTH} (brackets in strings do not count). */
+    static void checkDepth(String text) throws Invalid {
+        int depth = 0;
+        boolean inString = false;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (inString) {
+                if (c == '\\') i++;
+                else if (c == '"') inString = false;
+            } else if (c == '"') {
+                inString = true;
+            } else if (c == '[' || c == '{') {
+                if (++depth > MAXIMUM_DEPTH) throw new Invalid("not JSON: nested deeper than " + MAXIMUM_DEPTH);
+            } else if (c == ']' || c == '}') {
+                depth--;
+            }
+        }
     }
 
     /** The value at {@code key}; null when it is absent or JSON {@code null}. */

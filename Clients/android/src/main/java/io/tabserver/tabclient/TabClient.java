@@ -581,13 +581,47 @@ public final class TabClient {
         return configuration.signingKeys == null ? null : SigningKeys.parseHeader(answer.header("Tabs-Signature"));
     }
 
-    /** One request (two in manifest mode when the manifest changed); {@code wait} (seconds) makes it a long-poll. */
+    /**
+     * One request (two in manifest mode when the manifest changed); {@code wait} (seconds) makes it a long-poll. Whatever an
+     * answer makes the reading throw (a RuntimeException of org.json, a StackOverflowError, an OutOfMemoryError) is a
+     * fault like any other: reported, the last good layout kept, the poller alive.
+     */
     RefreshOutcome fetch(Integer wait, Poller poller) throws TabClientException {
+        try {
+            return fetchOnce(wait, poller);
+        } catch (TabClientException e) {
+            throw e;
+        } catch (RuntimeException | Error e) {
+            throw unreadable(e);
+        }
+    }
+
+    /** What reading an answer threw, beyond the faults the client names, as a TRANSPORT fault. */
+    private static TabClientException unreadable(Throwable e) {
+        return new TabClientException(TabClientException.Kind.TRANSPORT, "the answer could not be read: " + e);
+    }
+
+    private RefreshOutcome fetchOnce(Integer wait, Poller poller) throws TabClientException {
         if (configuration.manifestMode) return fetchByManifest(wait, poller);
         State shown = state;
         List<String> validators = shown.validators;
         Http.Answer answer = exchange(configuration.tabsURL(wait, installId), headers(validators, true), wait, poller, shown);
         return take(answer, validators, null, null);
+    }
+
+    /**
+     * Whether a {@code 200} is one arm of a running rollout, read from its {@code Vary}: only with no keys pinned. With keys
+     * pinned only signed content decides what is taken, and {@code Vary} is not signed: a pinned client follows a rollback
+     * through manifest mode (the signed manifest chooses the version).
+     */
+    private boolean armByVary(Http.Answer answer) { return configuration.signingKeys == null && answer.variesByInstall(); }
+
+    /** A {@code 304} for a request that sent no validators, or naming an ETag not among them, confirms nothing: a fault. */
+    private static void unsolicited(Http.Answer answer, List<String> validators) throws TabClientException {
+        String named = answer.header("ETag");
+        if (validators.isEmpty() || (named != null && !Http.sentETag(named, validators))) {
+            throw TabClientException.status(304, "a 304 for an ETag this client never sent", -1);
+        }
     }
 
     /**
@@ -598,11 +632,13 @@ public final class TabClient {
     private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Long revision) throws TabClientException {
         switch (answer.status) {
             case 304: {
+                unsolicited(answer, validators);
                 LayoutReference confirmed;
                 synchronized (storing) {
                     State now = state;
                     if (now.validators.equals(validators)) {
-                        now = now.with(now.layout, now.validators, Source.SERVER, now.stored, answer.variesByInstall());
+                        // A 304 is not signed: it confirms the layout shown and changes nothing else (perInstall stays).
+                        now = now.with(now.layout, now.validators, Source.SERVER, now.stored, now.perInstall);
                         state = now;
                     }
                     confirmed = now.reference();
@@ -621,7 +657,7 @@ public final class TabClient {
                     throw TabClientException.invalidLayout(Collections.singletonList(
                             "/version: " + layout.version + ", but version " + version + " was asked for"));
                 }
-                return publish(layout, answer.body, etag, answer.variesByInstall(), kept(answer), revision);
+                return publish(layout, answer.body, etag, armByVary(answer), kept(answer), revision);
             }
             default:
                 throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
@@ -662,6 +698,8 @@ public final class TabClient {
             }
         } else if (answer.status != 304) {
             throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
+        } else {
+            unsolicited(answer, tags);
         }
         Manifest manifest = state.manifest;
         if (manifest == null) {
@@ -680,8 +718,8 @@ public final class TabClient {
         } else if (pending != null && version(pending.layout) == chosen) {
             outcome = promote(pending, true);
         }
-        if (outcome == null) outcome = fetchVersion(chosen, manifest.revision, poller);
-        if (move != null) prefetch(move, manifest.revision, poller);
+        if (outcome == null) outcome = fetchVersion(chosen, manifest.revision, manifest.environment, poller);
+        if (move != null) prefetch(move, manifest.revision, manifest.environment, poller);
         return outcome;
     }
 
@@ -742,11 +780,11 @@ public final class TabClient {
      * came meanwhile. Its request is a REQUEST_SENT event, a failure a FAILED one (not thrown), and what it kept is
      * {@link #nextSwitchMillis()}: no event kind of its own, as TabClient (whose apps switch over events exhaustively).
      */
-    private void prefetch(Manifest.Move move, long revision, Poller poller) {
+    private void prefetch(Manifest.Move move, long revision, String environment, Poller poller) {
         State before = state;
         if (before.pending != null || before.revision == null || before.revision.longValue() != revision) return;
         try {
-            Http.Answer answer = exchange(configuration.tabsURL(move.version), headers(Collections.<String>emptyList(), false), null, poller, before);
+            Http.Answer answer = exchange(configuration.tabsURL(move.version, environment), headers(Collections.<String>emptyList(), false), null, poller, before);
             if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
             String etag = answer.header("ETag");
             if (etag == null || etag.isEmpty()) {
@@ -838,10 +876,10 @@ public final class TabClient {
     }
 
     /** Manifest mode: {@code …/tabs?version=N} with the ETags of the layout shown. */
-    private RefreshOutcome fetchVersion(int version, Long revision, Poller poller) throws TabClientException {
+    private RefreshOutcome fetchVersion(int version, Long revision, String environment, Poller poller) throws TabClientException {
         State shown = state;
         List<String> validators = shown.validators;
-        Http.Answer answer = exchange(configuration.tabsURL(version), headers(validators, false), null, poller, shown);
+        Http.Answer answer = exchange(configuration.tabsURL(version, environment), headers(validators, false), null, poller, shown);
         return take(answer, validators, version, revision);
     }
 
@@ -928,6 +966,10 @@ public final class TabClient {
         Http.Answer answer = new Http.Call(configuration.bundleURL(), headers, configuration.requestTimeoutMillis)
                 .run(configuration.requestTimeoutMillis);
         if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
-        return LayoutBundle.parse(new String(answer.body, CompiledLayout.UTF8));
+        try {
+            return LayoutBundle.parse(new String(answer.body, CompiledLayout.UTF8));
+        } catch (RuntimeException | Error e) {
+            throw unreadable(e);
+        }
     }
 }

@@ -242,8 +242,14 @@ public final class TabClientConfig {
         return true;
     }
 
-    /** {@code …/v1/accounts/{account}/tabs?version=N}: one version, immutable (manifest mode). */
-    URL tabsURL(int version) throws TabClientException { return url("/tabs?version=" + version); }
+    /**
+     * {@code …/v1/accounts/{account}/tabs?version=N&environment=E}: one version, immutable (manifest mode). {@code E} is the
+     * manifest's environment: its signature names it, so the URL does too and no shared cache hands one environment's copy
+     * to another.
+     */
+    URL tabsURL(int version, String environment) throws TabClientException {
+        return url("/tabs?version=" + version + "&environment=" + encode(environment));
+    }
 
     /** {@code …/v1/accounts/{account}/tabs/manifest}, with {@code ?wait=N} for a long-poll. */
     URL manifestURL(Integer waitSeconds) throws TabClientException {

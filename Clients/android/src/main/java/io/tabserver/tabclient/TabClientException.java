@@ -52,8 +52,9 @@ public final class TabClientException extends Exception {
         this(kind, message, 0, null, -1, Collections.<String>emptyList());
     }
 
+    /** {@code message} is capped and escaped ({@link Strings#capped}): an error never carries a whole answer. */
     TabClientException(Kind kind, String message, int status, String detail, long retryAfterMillis, List<String> problems) {
-        super(message);
+        super(Strings.capped(message, Strings.MESSAGE_BYTES));
         this.kind = kind;
         this.status = status;
         this.detail = detail;
@@ -65,7 +66,8 @@ public final class TabClientException extends Exception {
         return new TabClientException(Kind.INVALID_LAYOUT, "invalid layout: " + Strings.join("; ", problems), 0, null, -1, problems);
     }
 
-    static TabClientException status(int status, String detail, long retryAfterMillis) {
+    static TabClientException status(int status, String quoted, long retryAfterMillis) {
+        String detail = Strings.capped(quoted, Strings.QUOTED_BYTES);
         StringBuilder text = new StringBuilder("HTTP ").append(status);
         if (detail != null) text.append(": ").append(detail);
         if (retryAfterMillis >= 0) text.append(" (retry after ").append(retryAfterMillis).append(" ms)");

@@ -167,7 +167,7 @@ class ConformanceTest {
             List<FakeServer.Reply> replies = new ArrayList<>();
             for (int i = 0; i < answers.length(); i++) {
                 JSONObject answer = answers.getJSONObject(i);
-                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "truncate", "delayMs", "drop", "hang", "signed",
+                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed",
                         "tamper", "unsigned");
                 FakeServer.Reply reply = new FakeServer.Reply();
                 reply.status = answer.optInt("status", 200);
@@ -189,6 +189,12 @@ class ConformanceTest {
                     if (!contentType) reply.headers.add(new String[] {"Content-Type", "application/json"});
                 } else if (answer.has("body")) {
                     reply.body = answer.getString("body").getBytes(StandardCharsets.UTF_8);
+                } else if (answer.has("bodyRepeat")) {
+                    JSONObject spec = answer.getJSONObject("bodyRepeat");
+                    Conformance.known(spec, "bodyRepeat", "before", "text", "times", "after");
+                    StringBuilder text = new StringBuilder(spec.optString("before"));
+                    for (int n = spec.optInt("times"); n > 0; n--) text.append(spec.optString("text"));
+                    reply.body = text.append(spec.optString("after")).toString().getBytes(StandardCharsets.UTF_8);
                 }
                 if (answer.has("truncate")) reply.body = Arrays.copyOf(reply.body, Math.min(reply.body.length, answer.getInt("truncate")));
                 reply.delayMs = answer.optLong("delayMs");
@@ -345,7 +351,7 @@ class ConformanceTest {
                 throws IOException, JSONException {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
-                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch");
+                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes");
             List<String> f = failures;
             if (expect.has("outcome")) {
                 String actual = outcome != null ? camel(outcome.kind.name()) : "error " + (error == null ? "none" : error.getMessage());
@@ -362,6 +368,14 @@ class ConformanceTest {
             }
             if (expect.has("detail") && (error == null || !expect.getString("detail").equals(error.detail()))) {
                 f.add(where + ": detail " + (error == null ? "none" : error.detail()) + ", expected " + expect.getString("detail"));
+            }
+            if (expect.has("errorTextAtMostBytes")) {
+                String text = error == null ? "" : String.valueOf(error.getMessage());
+                int bytes = text.getBytes(StandardCharsets.UTF_8).length;
+                if (error == null || bytes > expect.getInt("errorTextAtMostBytes")) {
+                    f.add(where + ": error text of " + bytes + " bytes (" + text.substring(0, Math.min(200, text.length())) + "…), expected at most "
+                            + expect.getInt("errorTextAtMostBytes"));
+                }
             }
             if (expect.has("layout")) {
                 String difference = Conformance.compare(expect.getJSONObject("layout"), client.current());
