@@ -65,7 +65,7 @@ public final class Watch {
             }
             if (wait < 1 || wait > 3600) throw new IllegalArgumentException("--wait is 1 to 3600 seconds");
         } catch (IllegalArgumentException e) {
-            System.err.println("tabclient: " + e.getMessage());
+            report(e.getMessage());
             System.err.println(USAGE);
             System.exit(2);
             return;
@@ -78,15 +78,15 @@ public final class Watch {
                     public void onEvent(TabClientEvent event) {
                         switch (event.kind) {
                             case FAILED:
-                                System.err.println("tabclient: " + event.error.getMessage()
+                                report(event.error.getMessage()
                                         + (event.retryInMillis >= 0 ? String.format("; retrying in %.1f s", event.retryInMillis / 1000.0) : "")
                                         + "; showing " + event.shown);
                                 break;
                             case CACHE_IGNORED:
-                                System.err.println("tabclient: ignored the cache file: " + event.error.getMessage() + "; showing " + event.shown);
+                                report("ignored the cache file: " + event.error.getMessage() + "; showing " + event.shown);
                                 break;
                             case DROPPED_OLDER:
-                                System.err.println("tabclient: dropped " + event.layout + ", older than " + event.shown);
+                                report("dropped " + event.layout + ", older than " + event.shown);
                                 break;
                             default:
                                 break;
@@ -101,7 +101,7 @@ public final class Watch {
         try {
             client = new TabClient(configuration, startingBundle(configuration, bundleFile));
         } catch (TabClientException e) {
-            System.err.println("tabclient: " + e.getMessage());
+            report(e.getMessage());
             System.exit(1);
             return;
         }
@@ -125,6 +125,12 @@ public final class Watch {
         Thread.currentThread().join();
     }
 
+    /**
+     * A line on standard error (standard output carries the tab bars only), capped and escaped: the client's errors quote
+     * a few hundred bytes of an answer, and an ETag or a layout name in a line stays within a kilobyte too.
+     */
+    static void report(String line) { System.err.println("tabclient: " + Strings.capped(line, 1000)); }
+
     /** {@code --bundle FILE}, else {@code …/tabs/bundle} from the server, retried with backoff until it answers. */
     private static LayoutBundle startingBundle(TabClientConfig configuration, String file) throws TabClientException {
         if (file != null) {
@@ -143,7 +149,7 @@ public final class Watch {
                     throw new TabClientException(e.kind(), "the server refused " + configuration.account + "'s bundle: " + e.getMessage());
                 }
                 if (e.kind() == TabClientException.Kind.INVALID_ENVIRONMENT) throw e;
-                System.err.println("tabclient: " + e.getMessage() + String.format("; retrying in %.0f s", delay / 1000.0));
+                report(e.getMessage() + String.format("; retrying in %.0f s", delay / 1000.0));
                 try {
                     Thread.sleep(delay);
                 } catch (InterruptedException interrupted) {
