@@ -67,7 +67,8 @@ struct TabsWatch: AsyncParsableCommand {
             } catch .unexpectedStatus(let status, let detail, _) where (400..<500).contains(status) {
                 throw ValidationError("the server refused \(configuration.account)'s bundle: HTTP \(status) \(detail ?? "")")
             } catch {
-                standardError(String(format: "tabs-watch: \(error); retrying in %.0f s", delay.seconds))
+                // The error's text is not a format: a server's % would be read as one.
+                standardError("tabs-watch: \(error); retrying in " + String(format: "%.0f s", delay.seconds))
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(30))
             }
@@ -80,10 +81,16 @@ func standardOutput(_ text: String) {
     FileHandle.standardOutput.write(Data(text.utf8))
 }
 
-/// A line on standard error (standard output carries the tab bars only).
+/// A line on standard error (standard output carries the tab bars only), at most ``maximumLineBytes``: the client's errors
+/// quote a few hundred bytes of an answer, escaped, and an ETag or a layout name in a line stays within that too.
 func standardError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    var bytes = Data(line.utf8)
+    if bytes.count > maximumLineBytes { bytes = bytes.prefix(maximumLineBytes) + Data("…".utf8) }
+    FileHandle.standardError.write(bytes + Data("\n".utf8))
 }
+
+/// The longest line `tabs-watch` writes on standard error, in bytes.
+let maximumLineBytes = 1024
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
