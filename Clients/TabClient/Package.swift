@@ -3,7 +3,10 @@ import PackageDescription
 
 /// The Swift client library for apps (docs/client.md): Foundation only (FoundationNetworking on Linux), nothing of the
 /// server. Pinned signing keys are checked with CryptoKit on Apple platforms; Linux has no CryptoKit, so there (and
-/// only there) swift-crypto's `Crypto`, the same API, verifies Ed25519: an Apple app's graph holds this package alone.
+/// only there) swift-crypto's `Crypto`, the same API, verifies Ed25519. The product dependency is conditional
+/// (`.when(platforms: [.linux])`): an iOS or macOS app builds and links CryptoKit and no package code, neither
+/// swift-crypto nor the swift-asn1 it brings. SwiftPM still resolves both (they appear in an app's Package.resolved):
+/// a package-level dependency cannot be conditional, only what a target builds.
 /// An app takes it by path (`package: "TabClient"`, the directory's name) or, from a repository of its own, by URL (`package:` is then the URL's last path component).
 ///
 /// No unsafe flags (a package with them cannot be a versioned dependency): CI builds it with
