@@ -212,9 +212,9 @@ final class LayoutEntry: Sendable {
         case .json: body = CanonicalJSON.encode(compiled.document)
         case .plist: body = PropertyListXML.encode(compiled.document)
         case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
-        case .preview:
+        case .preview, .previewDark:
             do throws(TabPreviewError) {
-                body = try TabPreview.svg(compiled, selected: nil)
+                body = try TabPreview.svg(compiled, selected: nil, scheme: key.format == .previewDark ? .dark : .light, platform: platform)
             } catch {
                 throw .preview(error)
             }
