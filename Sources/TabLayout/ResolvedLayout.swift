@@ -106,7 +106,9 @@ public enum LayoutResolver {
                 } else if let earlier = claimed[id] {
                     if strict, own != nil {
                         diagnostics.append(
-                            .init(pointer: pointer, line: nil, message: "the tab '\(id)' is already in the group '\(earlier)' (a tab is in at most one group)"))
+                            .init(
+                                pointer: pointer, line: nil,
+                                message: "the tab '\(id)' is already in the group '\(earlier)' (a tab is in at most one group)"))
                     }
                 } else {
                     claimed[id] = group.id

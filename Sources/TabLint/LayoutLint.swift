@@ -78,7 +78,8 @@ public enum LayoutLint {
                 LintWarning(
                     pointer: "/tabs", rule: .iphoneOverflow,
                     message:
-                        "iPhone clients see \(iphone) tabs in one bar; Apple's guidance is at most five (set maxVisibleTabs: 5 for 4 and More)"))
+                        "iPhone clients see \(iphone) tabs in one bar; Apple's guidance is at most five (set maxVisibleTabs: 5 for 4 and More)"
+                ))
         }
         return found
     }
@@ -112,7 +113,9 @@ public enum LayoutLint {
         func check(_ key: String?, _ pointer: String) {
             guard let key, keys.contains(key) else { return }
             let missing = locales.filter { locale in
-                [locale, LocaleMatcher.language(of: locale)].allSatisfy { layout.strings[$0]?[key] == nil && global[$0]?.entries[key] == nil }
+                [locale, LocaleMatcher.language(of: locale)].allSatisfy {
+                    layout.strings[$0]?[key] == nil && global[$0]?.entries[key] == nil
+                }
             }
             guard !missing.isEmpty else { return }
             found.append(

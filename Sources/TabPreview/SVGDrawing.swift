@@ -71,7 +71,9 @@ struct SVGDrawing {
     private func drawSidebar(width sidebarWidth: Double, height: Double, into out: inout SVGWriter) {
         out.open("g", [("id", "sidebar")])
         out.empty(
-            "rect", [("class", "sidebar"), ("x", "0"), ("y", "0"), ("width", number(sidebarWidth)), ("height", number(height))] + fill(bar.background))
+            "rect",
+            [("class", "sidebar"), ("x", "0"), ("y", "0"), ("width", number(sidebarWidth)), ("height", number(height))]
+                + fill(bar.background))
         out.empty(
             "rect",
             [
@@ -83,7 +85,10 @@ struct SVGDrawing {
             y += Self.sidebarRow
             out.element(
                 "text",
-                [("class", "group-title"), ("id", "group-" + group.id), ("x", "12"), ("y", number(y - 10)), ("font-size", "13"), ("font-weight", "bold")]
+                [
+                    ("class", "group-title"), ("id", "group-" + group.id), ("x", "12"), ("y", number(y - 10)), ("font-size", "13"),
+                    ("font-weight", "bold"),
+                ]
                     + fill(bar.tint), text: fitted(group.title, width: sidebarWidth - 24, size: 13))
             for title in group.tabs {
                 y += Self.sidebarRow
@@ -116,7 +121,10 @@ struct SVGDrawing {
         if item.isSearch {
             out.empty(
                 "circle",
-                [("class", "search-well"), ("cx", number(centre)), ("cy", number(top + Self.iconHeight / 2)), ("r", "18"), ("fill", "none")]
+                [
+                    ("class", "search-well"), ("cx", number(centre)), ("cy", number(top + Self.iconHeight / 2)), ("r", "18"),
+                    ("fill", "none"),
+                ]
                     + stroke(paint) + [("stroke-width", "1")])
         }
 

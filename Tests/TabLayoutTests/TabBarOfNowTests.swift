@@ -113,10 +113,11 @@ import Testing
     }
 
     /// (tabs, maxVisibleTabs, platform) → visible tabs and tabs behind More.
-    @Test(arguments: [
-        (7, nil, Platform.android, 4, 3), (7, nil, .iphone, 7, 0), (7, nil, nil, 7, 0), (5, nil, .android, 5, 0),
-        (6, nil, .android, 4, 2), (7, 3, .android, 2, 5), (7, 6, .android, 4, 3), (7, 6, .iphone, 5, 2), (2, nil, .android, 2, 0),
-    ] as [(Int, Int?, Platform?, Int, Int)])
+    @Test(
+        arguments: [
+            (7, nil, Platform.android, 4, 3), (7, nil, .iphone, 7, 0), (7, nil, nil, 7, 0), (5, nil, .android, 5, 0),
+            (6, nil, .android, 4, 2), (7, 3, .android, 2, 5), (7, 6, .android, 4, 3), (7, 6, .iphone, 5, 2), (2, nil, .android, 2, 0),
+        ] as [(Int, Int?, Platform?, Int, Int)])
     func androidGetsAtMostFiveItems(count: Int, limit: Int?, platform: Platform?, visible: Int, behindMore: Int) throws {
         let document = try Self.compiled(Self.numbered(count, maxVisibleTabs: limit), platform: platform)
         #expect(Self.tabs(document).count == visible)
@@ -141,9 +142,12 @@ import Testing
             Issue.record("no array")
             return
         }
-        #expect(entries.first == .object([
-            "TabBarTitle": .string("Home"), "TabBarAccessibilityLabel": .string("Home screen"), "RootViewController": .string("HomeViewController"),
-        ]))
+        #expect(
+            entries.first
+                == .object([
+                    "TabBarTitle": .string("Home"), "TabBarAccessibilityLabel": .string("Home screen"),
+                    "RootViewController": .string("HomeViewController"),
+                ]))
         if case .object(let news) = entries[1] { #expect(news["TabBarAccessibilityLabel"] == nil) }
     }
 
@@ -201,12 +205,18 @@ import Testing
     @Test(arguments: [
         (#"{"tabs":[{"title":"A","rootViewController":"A","role":"primary"}]}"#, ["/tabs/0/role"]),
         (#"{"tabs":[{"title":"A","rootViewController":"A","accessibilityLabel":7}]}"#, ["/tabs/0/accessibilityLabel"]),
-        (#"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","title":"G","tabs":["a","b"]}]}"#, ["/groups/0/tabs/1"]),
+        (
+            #"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","title":"G","tabs":["a","b"]}]}"#,
+            ["/groups/0/tabs/1"]
+        ),
         (
             #"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","title":"G","tabs":["a"]},{"id":"h","title":"H","tabs":["a"]}]}"#,
             ["/groups/1/tabs/0"]
         ),
-        (#"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","title":"G","tabs":[]},{"id":"g","title":"H","tabs":[]}]}"#, ["/groups/1/id"]),
+        (
+            #"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","title":"G","tabs":[]},{"id":"g","title":"H","tabs":[]}]}"#,
+            ["/groups/1/id"]
+        ),
         (#"{"tabs":[{"id":"a","title":"A","rootViewController":"A"}],"groups":[{"id":"g","tabs":[]}]}"#, ["/groups/0"]),
         (#"{"tabs":[],"groups":{"id":"g"}}"#, ["/groups"]),
         (#"{"tabs":[],"appearance":{"dark":{"tintColor":"blue"}}}"#, ["/appearance/dark/tintColor"]),

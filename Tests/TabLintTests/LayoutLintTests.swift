@@ -1,12 +1,13 @@
 import Testing
 
-@testable import TabLint
 @testable import TabLayout
+@testable import TabLint
 
 /// The lint as tables: a layout in, the rules it trips out, edges included.
 @Suite struct LayoutLintTests {
     static func layout(_ json: String) throws -> ResolvedLayout {
-        try LayoutResolver.resolve(name: "lint", version: nil, document: try LayoutSource.parse(Array(json.utf8), format: .json)) { _ in nil }
+        try LayoutResolver.resolve(name: "lint", version: nil, document: try LayoutSource.parse(Array(json.utf8), format: .json)) { _ in nil
+        }
     }
 
     static func tabs(_ count: Int, platforms: String? = nil) -> String {
@@ -41,7 +42,8 @@ import Testing
         let warning = try #require(LayoutLint.warnings(try Self.layout(#"{"tabs":[\#(Self.tabs(7))]}"#)).first)
         #expect(warning.rule == .androidMore)
         #expect(warning.message.contains("4 tabs and More"))
-        #expect(warning.json == .object(["pointer": .string("/tabs"), "rule": .string("android-more"), "message": .string(warning.message)]))
+        #expect(
+            warning.json == .object(["pointer": .string("/tabs"), "rule": .string("android-more"), "message": .string(warning.message)]))
     }
 
     // MARK: Words
@@ -68,7 +70,10 @@ import Testing
     /// (source, warnings)
     @Test(arguments: [
         (#"{"tabs":[{"title":"HOME","rootViewController":"A"}],"strings":{"en":{"HOME":"Home"},"fr":{"HOME":"Accueil"}}}"#, []),
-        (#"{"tabs":[{"title":"HOME","rootViewController":"A"}],"strings":{"en":{"HOME":"Home"},"fr":{}}}"#, ["missing-string /tabs/0/title"]),
+        (
+            #"{"tabs":[{"title":"HOME","rootViewController":"A"}],"strings":{"en":{"HOME":"Home"},"fr":{}}}"#,
+            ["missing-string /tabs/0/title"]
+        ),
         // fr-CA finds its text in fr.
         (#"{"tabs":[{"title":"HOME","rootViewController":"A"}],"strings":{"en":{"HOME":"Home"},"fr":{"HOME":"Accueil"},"fr-CA":{}}}"#, []),
         (
@@ -120,7 +125,10 @@ import Testing
         (##"{"backgroundColor":"#FFFFFF","unselectedTintColor":"#949494"}"##, []),
         (##"{"backgroundColor":"#FFFFFF","unselectedTintColor":"#959595"}"##, ["contrast /appearance/unselectedTintColor"]),
         // Dark keeps the light tint against its own background.
-        (##"{"backgroundColor":"#FFFFFF","tintColor":"#000080","dark":{"backgroundColor":"#000000"}}"##, ["contrast /appearance/tintColor"]),
+        (
+            ##"{"backgroundColor":"#FFFFFF","tintColor":"#000080","dark":{"backgroundColor":"#000000"}}"##,
+            ["contrast /appearance/tintColor"]
+        ),
         (##"{"backgroundColor":"#FFFFFF","tintColor":"#000080","dark":{"backgroundColor":"#000000","tintColor":"#0A84FF"}}"##, []),
         (##"{"backgroundColor":"#000000","dark":{"tintColor":"#101010"}}"##, ["contrast /appearance/dark/tintColor"]),
     ])
@@ -130,7 +138,9 @@ import Testing
 
     @Test func aContrastWarningSaysTheSchemeAndTheRatio() throws {
         let warning = try #require(
-            LayoutLint.warnings(try Self.layout(##"{"tabs":[],"appearance":{"backgroundColor":"#000000","dark":{"tintColor":"#101010"}}}"##)).first)
+            LayoutLint.warnings(
+                try Self.layout(##"{"tabs":[],"appearance":{"backgroundColor":"#000000","dark":{"tintColor":"#101010"}}}"##)
+            ).first)
         #expect(warning.message.contains("dark") && warning.message.contains(":1"))
         #expect(warning.description.hasPrefix("/appearance/dark/tintColor: contrast: "))
     }

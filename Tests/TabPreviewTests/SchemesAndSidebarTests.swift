@@ -20,7 +20,8 @@ import Testing
 
     static func compiled(platform: Platform? = nil) throws -> CompiledLayout {
         let resolved = try LayoutResolver.resolve(
-            name: "now", version: 1, document: try LayoutSource.parse(Array(source.utf8), format: .json)) { _ in nil }
+            name: "now", version: 1, document: try LayoutSource.parse(Array(source.utf8), format: .json)
+        ) { _ in nil }
         return LayoutCompiler.compile(resolved, for: ClientContext(locale: "en", platform: platform), globalStrings: [:])
     }
 

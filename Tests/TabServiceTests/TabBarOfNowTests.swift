@@ -41,7 +41,8 @@ import Testing
             to: TestRequest(
                 .patch, "/v1/accounts/two/layout",
                 headers: [
-                    ("Authorization", "Bearer \(ServiceHarness.token)"), ("If-Match", etag), ("Content-Type", "application/merge-patch+json"),
+                    ("Authorization", "Bearer \(ServiceHarness.token)"), ("If-Match", etag),
+                    ("Content-Type", "application/merge-patch+json"),
                 ], body: Array(##"{"appearance": {"backgroundColor": "#FFFFFF", "tintColor": "#FFFF00"}}"##.utf8)))
         #expect(patched.status == 200 && Self.rules(patched) == ["contrast"], "\(patched.text)")
     }
@@ -81,6 +82,11 @@ import Testing
         let items = tabs.json?["tabs"] as? [[String: Any]]
         #expect(items?[0]["accessibilityLabel"] as? String == "Home screen" && items?[1]["role"] as? String == "search")
         #expect((tabs.json?["groups"] as? [[String: Any]])?.first?["tabs"] as? [String] == ["home", "search"])
+        // A version by number and the bundle an app ships carry the same fields.
+        let pinned = try await client.send("GET", "/v1/accounts/now/tabs?version=1")
+        #expect(((pinned.json?["appearance"] as? [String: Any])?["dark"] as? [String: Any])?["tintColor"] as? String == "#0A84FF")
+        let bundle = try await client.send("GET", "/v1/accounts/now/tabs/bundle")
+        #expect(bundle.status == 200 && bundle.text.contains("Home screen") && bundle.text.contains("#0A84FF"), "\(bundle.text)")
         let legacy = try await client.send("GET", "/v1/accounts/now/ApplicationHierarchy.plist")
         #expect(legacy.text.components(separatedBy: "<key>TabBarAccessibilityLabel</key>").count == 2, "\(legacy.text)")
 
@@ -90,8 +96,11 @@ import Testing
         #expect(dark.header("ETag") != light.header("ETag"))
         #expect(try await client.send("GET", "/v1/accounts/now/tabs/preview.svg?scheme=sepia").status == 400)
 
-        let seven = try await client.send("PUT", "/v1/accounts/seven/layout", headers: ServiceHarness.admin(json), body: document((0..<7).map { "Tab \($0)" }))
-        #expect(seven.status == 201 && (seven.json?["warnings"] as? [[String: Any]])?.contains { $0["rule"] as? String == "android-more" } == true)
+        let seven = try await client.send(
+            "PUT", "/v1/accounts/seven/layout", headers: ServiceHarness.admin(json), body: document((0..<7).map { "Tab \($0)" }))
+        #expect(
+            seven.status == 201
+                && (seven.json?["warnings"] as? [[String: Any]])?.contains { $0["rule"] as? String == "android-more" } == true)
         let android = try await client.send("GET", "/v1/accounts/seven/tabs?platform=android")
         #expect((android.json?["tabs"] as? [Any])?.count == 4 && ((android.json?["more"] as? [String: Any])?["tabs"] as? [Any])?.count == 3)
         #expect(android.header("Vary")?.contains("X-Client-Platform") == true)
