@@ -76,6 +76,7 @@ public enum LayoutResolver {
                     pointer: "/tabs", line: nil,
                     message: "\(merged.tabs.count) tabs after inheritance; at most \(LayoutLimits.tabsPerLevel)"))
         }
+        if strict { checkSearchTabs(merged.tabs, own: document.tabs, diagnostics: &diagnostics) }
         let groups = resolvedGroups(merged, ownGroups: document.groups ?? [], strict: strict, diagnostics: &diagnostics)
         guard diagnostics.isEmpty else { throw LayoutError(diagnostics) }
         return ResolvedLayout(
@@ -84,6 +85,32 @@ public enum LayoutResolver {
             moreTab: merged.moreTab, appearance: merged.appearance ?? Appearance(), strings: merged.strings,
             extensions: merged.extensions, groups: groups, versionBounds: merged.versionBounds,
             bases: chain.dropFirst().map(\.name))
+    }
+
+    /// At most one search tab after inheritance: an overlay's own search tab is refused at its `role` when the layout
+    /// it extends has another.
+    private static func checkSearchTabs(_ merged: [TabSpec], own: [TabSpec], diagnostics: inout [FieldError]) {
+        var searchIDs: [String] = []
+        func collect(_ tabs: [TabSpec]) {
+            for tab in tabs {
+                if tab.role == .search { searchIDs.append(tab.id) }
+                collect(tab.children)
+            }
+        }
+        collect(merged)
+        guard searchIDs.count > 1 else { return }
+        func report(_ tabs: [TabSpec], _ pointer: String) {
+            for (i, tab) in tabs.enumerated() {
+                let here = "\(pointer)/\(i)"
+                if tab.role == .search, searchIDs.contains(tab.id) {
+                    let others = searchIDs.filter { $0 != tab.id }.map { "'\($0)'" }.joined(separator: ", ")
+                    let message = "a layout has at most one search tab; the tab \(others) is one too"
+                    diagnostics.append(.init(pointer: here + "/role", line: nil, message: message))
+                }
+                report(tab.children, here + "/children")
+            }
+        }
+        report(own, "/tabs")
     }
 
     /// The merged groups with every tab id the merged layout has, each once. An id of the document's own groups that

@@ -166,6 +166,20 @@ import Testing
         #expect(layout.groups[1] == TabGroup(id: "ipad-only", title: "More tools", tabs: ["tools", "extra"]))
     }
 
+    @Test func anOverlaysSecondSearchTabIsRefusedAtItsRole() throws {
+        let overlay = #"{"extends": "base", "tabs": [{"id": "find", "title": "Find", "rootViewController": "F", "role": "search"}]}"#
+        #expect(throws: LayoutError.self) { try Self.resolved(overlay, bases: ["base": Self.source]) }
+        do {
+            _ = try Self.resolved(overlay, bases: ["base": Self.source])
+        } catch {
+            let found = (error as? LayoutError)?.diagnostics
+            #expect(found?.map(\.pointer) == ["/tabs/0/role"] && found?.first?.message.contains("'search'") == true)
+        }
+        // Replacing the inherited search tab by its id is no second one.
+        let replaced = #"{"extends": "base", "tabs": [{"id": "search", "title": "Find", "rootViewController": "F", "role": "search"}]}"#
+        #expect(try Self.resolved(replaced, bases: ["base": Self.source]).tabs.filter { $0.role == .search }.count == 1)
+    }
+
     @Test func anOverlayThatRemovesAGroupedTabDropsItFromTheGroup() throws {
         let layout = try Self.resolved(#"{"extends": "base", "remove": ["news"]}"#, bases: ["base": Self.source])
         #expect(layout.groups[0].tabs == ["home"])
