@@ -91,6 +91,9 @@ let package = Package(
         .testTarget(name: "TabReviewTests", dependencies: ["TabReview"], swiftSettings: strict),
         // A compiled layout drawn as its tab bar, in SVG 1.1.
         .target(name: "TabPreview", dependencies: ["TabLayout"], swiftSettings: strict),
+        // The lint of a layout that compiles: warnings (android-more, contrast, …) that writes and validate carry.
+        .target(name: "TabLint", dependencies: ["TabLayout"], swiftSettings: strict),
+        .testTarget(name: "TabLintTests", dependencies: ["TabLint", "TabLayout"], swiftSettings: strict),
         .target(
             name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
@@ -109,7 +112,7 @@ let package = Package(
             dependencies: [
                 "MicroHTTPD", "ProblemDocument", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression",
                 "HeaderFields", "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "TabJSON",
-                "CCurl",
+                "TabLint", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -125,7 +128,7 @@ let package = Package(
             name: "tabserver",
             dependencies: [
                 "TabService", "TabRuntime", "MicroHTTPD", "ProblemDocument", "TabConfigs", "TabLayout", "TabStore", "TabStorePostgres",
-                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", "TabTime",
+                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", "TabTime", "TabLint",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -5,7 +5,8 @@ import TabLayout
 /// and base layouts, compiled exactly as the server would.
 public struct OfflineCompiler: Sendable {
     private let documents: [String: LayoutDocument]
-    private let tables: [String: StringsTable]
+    /// The configs directory's global strings tables (empty without one).
+    public let tables: [String: StringsTable]
 
     /// - Throws: ``ConfigsDirectory/ReadError`` when `configs` cannot be read.
     public init(configs: String?) throws(ConfigsDirectory.ReadError) {
@@ -48,10 +49,12 @@ public struct OfflineCompiler: Sendable {
 
     /// Validates a file, and its bases when a configs directory was given (without one, an overlay is
     /// checked on its own).
-    public func validate(_ path: String) throws(LayoutError) {
+    /// - Returns: the layout resolved (for the lint), nil for an overlay checked on its own.
+    @discardableResult
+    public func validate(_ path: String) throws(LayoutError) -> ResolvedLayout? {
         let document = try LayoutSource.parse(try Self.read(path), format: Self.format(path))
-        if document.extends != nil && documents.isEmpty { return }
-        _ = try LayoutResolver.resolve(name: Self.name(path), version: nil, document: document) { documents[$0] }
+        if document.extends != nil && documents.isEmpty { return nil }
+        return try LayoutResolver.resolve(name: Self.name(path), version: nil, document: document) { documents[$0] }
     }
 
     /// Compiles a file for one client and encodes it.

@@ -32,6 +32,8 @@ public struct CompiledLayout: Sendable, Equatable {
                 entry["TabBarSelectedImage"] = tab["selectedImage"]
                 entry["TabBarBadge"] = tab["badge"]
                 entry["RootViewController"] = tab["rootViewController"]
+                // Only where a label is set: seed 000's own layout keeps its bytes.
+                entry["TabBarAccessibilityLabel"] = tab["accessibilityLabel"]
                 return .object(entry)
             })
     }
@@ -39,6 +41,23 @@ public struct CompiledLayout: Sendable, Equatable {
 
 /// Compiles a resolved layout for one client: targeting, localization, defaults, More overflow, tags.
 public enum LayoutCompiler {
+    /// The most items Android's `BottomNavigationView` holds (it throws above): android clients never get more.
+    public static let androidBarItems = 5
+
+    /// The bar's item limit (More included) for `platform`: the layout's `maxVisibleTabs`, and for android at most
+    /// ``androidBarItems``; nil when every tab is visible.
+    public static func barLimit(_ layout: ResolvedLayout, platform: Platform?) -> Int? {
+        guard platform == .android else { return layout.maxVisibleTabs }
+        return min(layout.maxVisibleTabs ?? androidBarItems, androidBarItems)
+    }
+
+    /// Whether a client's platform can change what `layout` compiles to: a tab targeted by platform, or more tabs
+    /// than android's bar holds.
+    public static func dependsOnPlatform(_ layout: ResolvedLayout) -> Bool {
+        func targets(_ tabs: [TabSpec]) -> Bool { tabs.contains { $0.platforms != nil || targets($0.children) } }
+        return targets(layout.tabs) || layout.tabs.count > androidBarItems
+    }
+
     /// - Parameter globalStrings: locale → table, the global tables (a layout's own strings win).
     public static func compile(
         _ layout: ResolvedLayout, for client: ClientContext, globalStrings: [String: StringsTable]
@@ -50,12 +69,14 @@ public enum LayoutCompiler {
         var document: [String: JSONValue] = layout.extensions
         document.reserveCapacity(layout.extensions.count + 8)
         var visible = outputs
-        if let limit = layout.maxVisibleTabs, outputs.count > limit {
+        if let limit = barLimit(layout, platform: client.platform), outputs.count > limit {
             visible = Array(outputs[..<(limit - 1)])
             var more: [String: JSONValue] = layout.moreTab?.extensions ?? [:]
             let (title, key) = localizer.localize(layout.moreTab?.title ?? "More")
             more["title"] = .string(title)
             if let key { more["titleKey"] = .string(key) }
+            localized(layout.moreTab?.accessibilityLabel, "accessibilityLabel", into: &more, localizer)
+            localized(layout.moreTab?.accessibilityHint, "accessibilityHint", into: &more, localizer)
             if let image = layout.moreTab?.image { more["image"] = .string(image) }
             if let image = layout.moreTab?.selectedImage { more["selectedImage"] = .string(image) }
             more["tabs"] = .array(outputs[(limit - 1)...].map { .object($0) })
@@ -67,6 +88,8 @@ public enum LayoutCompiler {
         document["layout"] = .string(layout.name)
         if let version = layout.version { document["version"] = .integer(Int64(version)) }
         document["appearance"] = appearanceValue(layout.appearance)
+        let groups = groupValues(layout.groups, admitted: admitted, localizer: localizer)
+        if !groups.isEmpty { document["groups"] = .array(groups) }
         return CompiledLayout(document: .object(document), tabs: outputs)
     }
 
@@ -87,12 +110,15 @@ public enum LayoutCompiler {
     /// One tab's object; `tag` is its position among the client's top-level tabs (children have none).
     private static func tabValue(_ tab: TabSpec, tag: Int?, localizer: Localizer, client: ClientContext) -> [String: JSONValue] {
         var value: [String: JSONValue] = tab.extensions
-        value.reserveCapacity(tab.extensions.count + 13)  // every key below, so the table never grows
+        value.reserveCapacity(tab.extensions.count + 18)  // every key below, so the table never grows
         value["id"] = .string(tab.id)
         if let tag { value["tag"] = .integer(Int64(tag)) }
         let (title, key) = localizer.localize(tab.title)
         value["title"] = .string(title)
         if let key { value["titleKey"] = .string(key) }
+        localized(tab.accessibilityLabel, "accessibilityLabel", into: &value, localizer)
+        localized(tab.accessibilityHint, "accessibilityHint", into: &value, localizer)
+        if let role = tab.role { value["role"] = .string(role.rawValue) }
         if let image = tab.image { value["image"] = .string(image) }
         if let image = tab.selectedImage { value["selectedImage"] = .string(image) }
         value["rootViewController"] = .string(tab.rootViewController)
@@ -105,6 +131,29 @@ public enum LayoutCompiler {
             value["children"] = .array(children.map { .object(tabValue($0, tag: nil, localizer: localizer, client: client)) })
         }
         return value
+    }
+
+    /// `name` localized (and `nameKey` when the text was a key), when the source gave one.
+    private static func localized(_ text: String?, _ name: String, into value: inout [String: JSONValue], _ localizer: Localizer) {
+        guard let text else { return }
+        let (localized, key) = localizer.localize(text)
+        value[name] = .string(localized)
+        if let key { value[name + "Key"] = .string(key) }
+    }
+
+    /// The groups with the tabs this client gets, in the groups' order; a group left with none is dropped.
+    private static func groupValues(_ groups: [TabGroup], admitted: [TabSpec], localizer: Localizer) -> [JSONValue] {
+        guard !groups.isEmpty else { return [] }
+        let ids = Set(admitted.map(\.id))
+        return groups.compactMap { group in
+            let tabs = group.tabs.filter { ids.contains($0) }
+            guard !tabs.isEmpty else { return nil }
+            var value: [String: JSONValue] = ["id": .string(group.id), "tabs": .array(tabs.map { .string($0) })]
+            let (title, key) = localizer.localize(group.title)
+            value["title"] = .string(title)
+            if let key { value["titleKey"] = .string(key) }
+            return .object(value)
+        }
     }
 
     /// The tag of the initial tab among the tabs this client gets; 0 when it does not get that tab.
@@ -125,6 +174,13 @@ public enum LayoutCompiler {
         if let colour = appearance.backgroundColor { value["backgroundColor"] = .string(colour) }
         if let colour = appearance.tintColor { value["tintColor"] = .string(colour) }
         if let colour = appearance.unselectedTintColor { value["unselectedTintColor"] = .string(colour) }
+        if let dark = appearance.dark {
+            var colours: [String: JSONValue] = [:]
+            if let colour = dark.backgroundColor { colours["backgroundColor"] = .string(colour) }
+            if let colour = dark.tintColor { colours["tintColor"] = .string(colour) }
+            if let colour = dark.unselectedTintColor { colours["unselectedTintColor"] = .string(colour) }
+            value["dark"] = .object(colours)
+        }
         var animator: [String: JSONValue] = ["name": .string(appearance.animator?.name ?? "none")]
         if let params = appearance.animator?.params { animator["params"] = .object(params) }
         value["animator"] = .object(animator)

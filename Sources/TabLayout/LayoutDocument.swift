@@ -67,6 +67,40 @@ public struct TabSpec: Sendable, Equatable {
     public var children: [TabSpec]
     /// `x-…` keys, passed through.
     public var extensions: [String: JSONValue]
+    /// What VoiceOver and TalkBack read (a localization key or text, localized like `title`).
+    public var accessibilityLabel: String? = nil
+    /// What VoiceOver and TalkBack add after the label (a localization key or text).
+    public var accessibilityHint: String? = nil
+    /// The tab's part in the bar: ``TabRole/search`` (UIKit's `UISearchTab`) or none.
+    public var role: TabRole? = nil
+}
+
+/// What a tab is besides a destination.
+public enum TabRole: String, Sendable, CaseIterable, Hashable {
+    /// The search tab: drawn apart, at the trailing end of the bar (at most one per layout).
+    case search
+}
+
+/// A sidebar section (UIKit's `UITabGroup`, Android's navigation-rail section): a title over some tabs by id.
+public struct TabGroup: Sendable, Equatable {
+    public var id: String
+    /// A localization key or text.
+    public var title: String
+    /// Ids of top-level tabs, each in at most one group.
+    public var tabs: [String]
+}
+
+/// The colours used while the device is in dark mode; a colour left out keeps its light value.
+public struct DarkColours: Sendable, Equatable {
+    public var backgroundColor: String?
+    public var tintColor: String?
+    public var unselectedTintColor: String?
+
+    public init(backgroundColor: String? = nil, tintColor: String? = nil, unselectedTintColor: String? = nil) {
+        self.backgroundColor = backgroundColor
+        self.tintColor = tintColor
+        self.unselectedTintColor = unselectedTintColor
+    }
 }
 
 /// The animator of the bar (seed 003).
@@ -83,6 +117,8 @@ public struct Appearance: Sendable, Equatable {
     public var unselectedTintColor: String?
     public var animator: Animator?
     public var extensions: [String: JSONValue] = [:]
+    /// `appearance.dark`, as written (nil: the layout says nothing about dark mode).
+    public var dark: DarkColours? = nil
 }
 
 /// The More tab's own item.
@@ -91,6 +127,8 @@ public struct MoreTab: Sendable, Equatable {
     public var image: String?
     public var selectedImage: String?
     public var extensions: [String: JSONValue] = [:]
+    public var accessibilityLabel: String? = nil
+    public var accessibilityHint: String? = nil
 }
 
 /// The tab selected at launch: an id, or an index into the layout's tabs.
@@ -113,6 +151,8 @@ public struct LayoutDocument: Sendable, Equatable {
     /// locale → key → text.
     public var strings: [String: [String: String]] = [:]
     public var extensions: [String: JSONValue] = [:]
+    /// The sidebar's sections, in order (nil: none given).
+    public var groups: [TabGroup]? = nil
 
     /// Every app-version bound named by a tab or child (they split app versions into the classes a
     /// compiled variant depends on).

@@ -14,8 +14,13 @@ extension LayoutValidator {
             case "title": more.title = string(member.node, memberPointer())
             case "image": more.image = string(member.node, memberPointer())
             case "selectedImage": more.selectedImage = string(member.node, memberPointer())
+            case "accessibilityLabel": more.accessibilityLabel = string(member.node, memberPointer())
+            case "accessibilityHint": more.accessibilityHint = string(member.node, memberPointer())
             case let key where key.hasPrefix("x-"): more.extensions[key] = json(member.node, memberPointer())
-            default: report(memberPointer(), member.node, "unknown key '\(member.key)' (title, image, selectedImage, or x-…)")
+            default:
+                report(
+                    memberPointer(), member.node,
+                    "unknown key '\(member.key)' (title, image, selectedImage, accessibilityLabel, accessibilityHint, or x-…)")
             }
         }
         return more
@@ -51,15 +56,114 @@ extension LayoutValidator {
                 }
             case "animator":
                 appearance.animator = animator(value, memberPointer())
+            case "dark":
+                appearance.dark = darkColours(value, memberPointer())
             case let key where key.hasPrefix("x-"):
                 appearance.extensions[key] = json(value, memberPointer())
             default:
                 report(
                     memberPointer(), value,
-                    "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, or x-…)")
+                    "unknown key '\(member.key)' (height, backgroundColor, tintColor, unselectedTintColor, animator, dark, or x-…)")
             }
         }
         return appearance
+    }
+
+    /// `appearance.dark`: the three colour keys, nothing else.
+    mutating func darkColours(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> DarkColours? {
+        guard case .dictionary(let members) = node.value else {
+            report(pointer(), node, "must be a dictionary of colours, found \(node.kindName)")
+            return nil
+        }
+        var dark = DarkColours()
+        for member in members {
+            func memberPointer() -> String { JSONPointer.appending(pointer(), member.key) }
+            guard ["backgroundColor", "tintColor", "unselectedTintColor"].contains(member.key) else {
+                report(memberPointer(), member.node, "unknown key '\(member.key)' (backgroundColor, tintColor, unselectedTintColor)")
+                continue
+            }
+            guard let text = string(member.node, memberPointer()) else { continue }
+            guard let colour = normalizedColour(text) else {
+                report(memberPointer(), member.node, "'\(text)' is not a colour #RRGGBB or #RRGGBBAA")
+                continue
+            }
+            switch member.key {
+            case "backgroundColor": dark.backgroundColor = colour
+            case "tintColor": dark.tintColor = colour
+            default: dark.unselectedTintColor = colour
+            }
+        }
+        return dark
+    }
+
+    /// `groups`: `[{"id", "title", "tabs": [tab ids]}]`, group ids unique (members are checked by ``checkGroupMembers``).
+    mutating func groups(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> [TabGroup]? {
+        guard case .array(let elements) = node.value else {
+            report(pointer(), node, "must be an array of groups {id, title, tabs}, found \(node.kindName)")
+            return nil
+        }
+        var groups: [TabGroup] = []
+        var firstPointer: [String: String] = [:]
+        for (i, element) in elements.enumerated() {
+            func groupPointer() -> String { JSONPointer.appending(pointer(), i) }
+            guard case .dictionary(let members) = element.value else {
+                report(groupPointer(), element, "a group is a dictionary {id, title, tabs}, found \(element.kindName)")
+                continue
+            }
+            var group = TabGroup(id: "", title: "", tabs: [])
+            var valid = true
+            for member in members {
+                func memberPointer() -> String { JSONPointer.appending(groupPointer(), member.key) }
+                switch member.key {
+                case "id":
+                    guard let id = string(member.node, memberPointer()) else {
+                        valid = false
+                        continue
+                    }
+                    if !isValidTabID(id) {
+                        report(memberPointer(), member.node, "'\(id)' is not a group id ([a-z0-9][a-z0-9_-]*, at most 64 characters)")
+                        valid = false
+                    } else if let earlier = firstPointer[id] {
+                        report(memberPointer(), member.node, "the group id '\(id)' is already used by the group at \(earlier)")
+                    } else {
+                        firstPointer[id] = groupPointer()
+                    }
+                    group.id = id
+                case "title": group.title = string(member.node, memberPointer()) ?? ""
+                case "tabs": group.tabs = idList(member.node, memberPointer())
+                default: report(memberPointer(), member.node, "unknown key '\(member.key)' (id, title, tabs)")
+                }
+            }
+            for required in ["id", "title", "tabs"] where element[required] == nil {
+                report(groupPointer(), element, "the group has no \(required)")
+                valid = false
+            }
+            if valid { groups.append(group) }
+        }
+        return groups
+    }
+
+    /// Each tab id at most once across `groups`, and (when `tabs` is given: a layout that extends none) one of them.
+    mutating func checkGroupMembers(_ node: SourceNode, tabs: [TabSpec]?) {
+        guard case .array(let elements) = node.value else { return }
+        let known = tabs.map { Set($0.map(\.id)) }
+        var claimed: [String: String] = [:]
+        for (i, element) in elements.enumerated() {
+            guard let list = element["tabs"], case .array(let ids) = list.value,
+                case .string(let groupID)? = element["id"]?.value
+            else { continue }
+            for (t, idNode) in ids.enumerated() {
+                guard case .string(let id) = idNode.value else { continue }
+                let pointer = "/groups/\(i)/tabs/\(t)"
+                if let known, !known.contains(id) {
+                    report(pointer, idNode, "no tab has the id '\(id)'")
+                } else if let earlier = claimed[id] {
+                    report(pointer, idNode, "the tab '\(id)' is already in the group '\(earlier)' (a tab is in at most one group)")
+                } else {
+                    claimed[id] = groupID
+                }
+            }
+        }
     }
 
     mutating func animator(_ node: SourceNode, _ pointer: @autoclosure () -> String) -> Animator? {

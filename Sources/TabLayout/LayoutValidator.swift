@@ -5,6 +5,8 @@ struct LayoutValidator {
     var omitted = 0
     /// Explicit tab ids in source order, with the pointer and node of each (for naming the tab that repeats one).
     var explicitIDs: [(id: String, pointer: String, node: SourceNode)] = []
+    /// The `role` of each search tab, with its pointer and node (more than one is an error naming all).
+    var searchRoles: [(pointer: String, node: SourceNode)] = []
 
     /// The problems found, within ``DiagnosticLimits`` (the last one says how many more there were).
     var diagnostics: [FieldError] { DiagnosticLimits.capped(found, omitted: omitted) }
@@ -23,7 +25,7 @@ struct LayoutValidator {
 
     static let documentKeys: Set<String> = [
         "schemaVersion", "extends", "tabs", "remove", "order", "initialTab", "maxVisibleTabs", "defaultLocale",
-        "moreTab", "appearance", "strings",
+        "moreTab", "appearance", "strings", "groups",
     ]
     /// Seed 000's tab keys, each an alias of a tab key (which one: ``tabKey(_:)``).
     static let legacyTabKeys = ["TabBarTitle", "TabBarImage", "TabBarSelectedImage", "RootViewController", "TabBarBadge"]
@@ -33,6 +35,7 @@ struct LayoutValidator {
     static func tabKey(_ key: String) -> String? {
         switch key.utf8.count {
         case 2: key == "id" ? key : nil
+        case 4: key == "role" ? key : nil
         case 5: key == "title" || key == "image" || key == "badge" ? key : nil
         case 6: key == "params" ? key : nil
         case 8: key == "reselect" || key == "children" ? key : nil
@@ -40,7 +43,10 @@ struct LayoutValidator {
         case 10: key == "navigation" ? key : nil
         case 11: key == "TabBarTitle" ? "title" : key == "TabBarImage" ? "image" : key == "TabBarBadge" ? "badge" : nil
         case 13: key == "selectedImage" || key == "minAppVersion" || key == "maxAppVersion" ? key : nil
-        case 18: key == "rootViewController" || key == "RootViewController" ? "rootViewController" : nil
+        case 17: key == "accessibilityHint" ? key : nil
+        case 18:
+            key == "rootViewController" || key == "RootViewController"
+                ? "rootViewController" : key == "accessibilityLabel" ? key : nil
         case 19: key == "TabBarSelectedImage" ? "selectedImage" : nil
         default: nil
         }
@@ -55,6 +61,7 @@ struct LayoutValidator {
             var document = LayoutDocument(tabs: tabList(elements, node: root, pointer: "", level: 0))
             assignDefaultIDs(&document.tabs)
             checkUniqueIDs()
+            checkSearchRoles()
             return document
         case .dictionary(let members):
             return dictionaryDocument(members, root)
@@ -125,6 +132,8 @@ struct LayoutValidator {
                 document.appearance = appearance(node, pointer())
             case "strings":
                 document.strings = strings(node, pointer())
+            case "groups":
+                document.groups = groups(node, pointer())
             default:
                 report(pointer(), node, "unknown key '\(member.key)' (custom keys start with x-)")
             }
@@ -136,6 +145,10 @@ struct LayoutValidator {
         }
         assignDefaultIDs(&document.tabs)
         checkUniqueIDs()
+        checkSearchRoles()
+        if document.groups != nil, let node = root["groups"] {
+            checkGroupMembers(node, tabs: document.extends == nil ? document.tabs : nil)
+        }
         if document.extends == nil, let initial = document.initialTab {
             switch initial {
             case .id(let id) where !document.tabs.contains(where: { $0.id == id }):
@@ -199,6 +212,18 @@ struct LayoutValidator {
                     }
                 }
             case "title": tab.title = string(value, memberPointer()) ?? ""
+            case "accessibilityLabel": tab.accessibilityLabel = string(value, memberPointer())
+            case "accessibilityHint": tab.accessibilityHint = string(value, memberPointer())
+            case "role":
+                if let text = string(value, memberPointer()) {
+                    if let role = TabRole(rawValue: text) {
+                        tab.role = role
+                        if role == .search { searchRoles.append((memberPointer(), value)) }
+                    } else {
+                        report(
+                            memberPointer(), value, "'\(text)' is not a role (\(TabRole.allCases.map(\.rawValue).joined(separator: ", ")))")
+                    }
+                }
             case "image": tab.image = string(value, memberPointer())
             case "selectedImage": tab.selectedImage = string(value, memberPointer())
             case "rootViewController":
@@ -320,6 +345,15 @@ struct LayoutValidator {
             }
         }
         assign(&tabs)
+    }
+
+    /// A second search tab is reported at the `role` of every search tab, each naming the others.
+    mutating func checkSearchRoles() {
+        guard searchRoles.count > 1 else { return }
+        for (pointer, node) in searchRoles {
+            let others = searchRoles.map(\.pointer).filter { $0 != pointer }.joined(separator: ", ")
+            report(pointer, node, "a layout has at most one search tab; \(others) is one too")
+        }
     }
 
     /// A repeated id is reported at the `id` of each tab that repeats it (`/tabs/3/id`), naming the first. Ids

@@ -12,6 +12,8 @@ public struct ResolvedLayout: Sendable, Equatable {
     public var appearance: Appearance
     public var strings: [String: [String: String]]
     public var extensions: [String: JSONValue]
+    /// The sidebar's sections, each naming only tabs the layout has (empty: none).
+    public var groups: [TabGroup] = []
     /// The app-version bounds of every tab, sorted.
     public var versionBounds: [AppVersion]
     /// The accounts this layout extends, nearest first.
@@ -74,12 +76,75 @@ public enum LayoutResolver {
                     pointer: "/tabs", line: nil,
                     message: "\(merged.tabs.count) tabs after inheritance; at most \(LayoutLimits.tabsPerLevel)"))
         }
+        if strict { checkSearchTabs(merged.tabs, own: document.tabs, diagnostics: &diagnostics) }
+        let groups = resolvedGroups(merged, ownGroups: document.groups ?? [], strict: strict, diagnostics: &diagnostics)
         guard diagnostics.isEmpty else { throw LayoutError(diagnostics) }
         return ResolvedLayout(
             name: name, version: version, tabs: merged.tabs, initialTab: merged.initialTab,
             maxVisibleTabs: merged.maxVisibleTabs, defaultLocale: merged.defaultLocale ?? serverDefaultLocale,
             moreTab: merged.moreTab, appearance: merged.appearance ?? Appearance(), strings: merged.strings,
-            extensions: merged.extensions, versionBounds: merged.versionBounds, bases: chain.dropFirst().map(\.name))
+            extensions: merged.extensions, groups: groups, versionBounds: merged.versionBounds,
+            bases: chain.dropFirst().map(\.name))
+    }
+
+    /// At most one search tab after inheritance: an overlay's own search tab is refused at its `role` when the layout
+    /// it extends has another.
+    private static func checkSearchTabs(_ merged: [TabSpec], own: [TabSpec], diagnostics: inout [FieldError]) {
+        var searchIDs: [String] = []
+        func collect(_ tabs: [TabSpec]) {
+            for tab in tabs {
+                if tab.role == .search { searchIDs.append(tab.id) }
+                collect(tab.children)
+            }
+        }
+        collect(merged)
+        guard searchIDs.count > 1 else { return }
+        func report(_ tabs: [TabSpec], _ pointer: String) {
+            for (i, tab) in tabs.enumerated() {
+                let here = "\(pointer)/\(i)"
+                if tab.role == .search, searchIDs.contains(tab.id) {
+                    let others = searchIDs.filter { $0 != tab.id }.map { "'\($0)'" }.joined(separator: ", ")
+                    let message = "a layout has at most one search tab; the tab \(others) is one too"
+                    diagnostics.append(.init(pointer: here + "/role", line: nil, message: message))
+                }
+                report(tab.children, here + "/children")
+            }
+        }
+        report(own, "/tabs")
+    }
+
+    /// The merged groups with every tab id the merged layout has, each once. An id of the document's own groups that
+    /// no tab has, or that an earlier group lists, is an error on writes (`strict`); an inherited group's ids that
+    /// the overlay removed are dropped quietly, as are a rebuild's.
+    private static func resolvedGroups(
+        _ merged: LayoutDocument, ownGroups: [TabGroup], strict: Bool, diagnostics: inout [FieldError]
+    ) -> [TabGroup] {
+        let ids = Set(merged.tabs.map(\.id))
+        var claimed: [String: String] = [:]
+        var result: [TabGroup] = []
+        for (g, group) in (merged.groups ?? []).enumerated() {
+            let own = ownGroups.firstIndex { $0.id == group.id }
+            var kept = group
+            kept.tabs = []
+            for (t, id) in group.tabs.enumerated() {
+                let pointer = "/groups/\(own ?? g)/tabs/\(t)"
+                if !ids.contains(id) {
+                    if strict, own != nil { diagnostics.append(.init(pointer: pointer, line: nil, message: "no tab has the id '\(id)'")) }
+                } else if let earlier = claimed[id] {
+                    if strict, own != nil {
+                        diagnostics.append(
+                            .init(
+                                pointer: pointer, line: nil,
+                                message: "the tab '\(id)' is already in the group '\(earlier)' (a tab is in at most one group)"))
+                    }
+                } else {
+                    claimed[id] = group.id
+                    kept.tabs.append(id)
+                }
+            }
+            result.append(kept)
+        }
+        return result
     }
 
     private static func apply(
@@ -118,6 +183,8 @@ public enum LayoutResolver {
             if let v = more.title { merged.title = v }
             if let v = more.image { merged.image = v }
             if let v = more.selectedImage { merged.selectedImage = v }
+            if let v = more.accessibilityLabel { merged.accessibilityLabel = v }
+            if let v = more.accessibilityHint { merged.accessibilityHint = v }
             merged.extensions.merge(more.extensions) { $1 }
             result.moreTab = merged
         }
@@ -128,8 +195,22 @@ public enum LayoutResolver {
             if let v = look.tintColor { merged.tintColor = v }
             if let v = look.unselectedTintColor { merged.unselectedTintColor = v }
             if let v = look.animator { merged.animator = v }
+            if let dark = look.dark {
+                var colours = merged.dark ?? DarkColours()
+                if let v = dark.backgroundColor { colours.backgroundColor = v }
+                if let v = dark.tintColor { colours.tintColor = v }
+                if let v = dark.unselectedTintColor { colours.unselectedTintColor = v }
+                merged.dark = colours
+            }
             merged.extensions.merge(look.extensions) { $1 }
             result.appearance = merged
+        }
+        if let groups = overlay.groups {
+            var merged = base.groups ?? []
+            for group in groups {
+                if let index = merged.firstIndex(where: { $0.id == group.id }) { merged[index] = group } else { merged.append(group) }
+            }
+            result.groups = merged
         }
         for (locale, table) in overlay.strings { result.strings[locale, default: [:]].merge(table) { $1 } }
         result.extensions.merge(overlay.extensions) { $1 }

@@ -14,9 +14,17 @@ struct SVGDrawing {
     /// average; the picture is a preview, not a typesetter).
     static let advance = 0.56
 
+    /// The sidebar's width when one is drawn, and the height of each of its rows.
+    static let sidebarWidth = 220.0
+    static let sidebarRow = 28.0
+    /// The trailing slot of the search tab (iOS 18 and Android draw it apart, round).
+    static let searchSlot = 64.0
+
     func bytes() -> [UInt8] {
         var out = SVGWriter()
-        let height = bar.height
+        let sidebarWidth = bar.sidebar.isEmpty ? 0 : min(Self.sidebarWidth, width / 3)
+        let rows = bar.sidebar.reduce(0) { $0 + 1 + $1.tabs.count }
+        let height = max(bar.height, bar.sidebar.isEmpty ? 0 : Double(rows) * Self.sidebarRow + 16)
         out.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n")
         out.open(
             "svg",
@@ -27,22 +35,69 @@ struct SVGDrawing {
         var caption = "Tab bar of \(bar.layout.isEmpty ? "a layout" : bar.layout)"
         if let version = bar.version { caption += ", version \(version)" }
         if !bar.locale.isEmpty { caption += ", locale \(bar.locale)" }
+        if bar.scheme == .dark { caption += ", dark" }
         out.element("title", [], text: caption)
+        if !bar.sidebar.isEmpty { drawSidebar(width: sidebarWidth, height: height, into: &out) }
+        let barWidth = width - sidebarWidth
         out.empty(
             "rect",
-            [("id", "background"), ("x", "0"), ("y", "0"), ("width", number(width)), ("height", number(height))] + fill(bar.background))
+            [("id", "background"), ("x", number(sidebarWidth)), ("y", "0"), ("width", number(barWidth)), ("height", number(bar.height))]
+                + fill(bar.background))
         out.empty(
             "rect",
             [
-                ("id", "hairline"), ("x", "0"), ("y", "0"), ("width", number(width)), ("height", "0.5"), ("fill", "#000000"),
-                ("fill-opacity", "0.3"),
+                ("id", "hairline"), ("x", number(sidebarWidth)), ("y", "0"), ("width", number(barWidth)), ("height", "0.5"),
+                ("fill", bar.scheme == .dark ? "#FFFFFF" : "#000000"), ("fill-opacity", "0.3"),
             ])
-        let itemWidth = bar.items.isEmpty ? width : width / Double(bar.items.count)
+        let search = bar.searchIndex
+        let slot = search == nil ? 0 : min(Self.searchSlot, barWidth / 2)
+        let others = bar.items.count - (search == nil ? 0 : 1)
+        let itemWidth = others == 0 ? barWidth - slot : (barWidth - slot) / Double(others)
+        var position = 0
         for (index, item) in bar.items.enumerated() {
-            drawItem(item, selected: index == bar.selectedIndex, x: Double(index) * itemWidth, width: itemWidth, into: &out)
+            if index == search {
+                drawItem(item, selected: index == bar.selectedIndex, x: width - slot, width: slot, into: &out)
+                continue
+            }
+            drawItem(
+                item, selected: index == bar.selectedIndex, x: sidebarWidth + Double(position) * itemWidth, width: itemWidth, into: &out)
+            position += 1
         }
         out.close("svg")
         return out.bytes
+    }
+
+    /// The sidebar an iPad shows beside the bar: each group's title, then its tabs' titles, indented.
+    private func drawSidebar(width sidebarWidth: Double, height: Double, into out: inout SVGWriter) {
+        out.open("g", [("id", "sidebar")])
+        out.empty(
+            "rect",
+            [("class", "sidebar"), ("x", "0"), ("y", "0"), ("width", number(sidebarWidth)), ("height", number(height))]
+                + fill(bar.background))
+        out.empty(
+            "rect",
+            [
+                ("x", number(sidebarWidth - 0.5)), ("y", "0"), ("width", "0.5"), ("height", number(height)),
+                ("fill", bar.scheme == .dark ? "#FFFFFF" : "#000000"), ("fill-opacity", "0.3"),
+            ])
+        var y = 8.0
+        for group in bar.sidebar {
+            y += Self.sidebarRow
+            out.element(
+                "text",
+                [
+                    ("class", "group-title"), ("id", "group-" + group.id), ("x", "12"), ("y", number(y - 10)), ("font-size", "13"),
+                    ("font-weight", "bold"),
+                ]
+                    + fill(bar.tint), text: fitted(group.title, width: sidebarWidth - 24, size: 13))
+            for title in group.tabs {
+                y += Self.sidebarRow
+                out.element(
+                    "text", [("class", "group-tab"), ("x", "28"), ("y", number(y - 10)), ("font-size", "13")] + fill(bar.unselected),
+                    text: fitted(title, width: sidebarWidth - 40, size: 13))
+            }
+        }
+        out.close("g")
     }
 
     private func drawItem(_ item: BarItem, selected: Bool, x: Double, width itemWidth: Double, into out: inout SVGWriter) {
@@ -55,7 +110,7 @@ struct SVGDrawing {
             "g",
             [
                 ("id", isMore ? "more" : "tab-" + (item.id ?? "")),
-                ("class", "tab" + (isMore ? " more" : "") + (selected ? " selected" : "")),
+                ("class", "tab" + (isMore ? " more" : "") + (item.isSearch ? " search" : "") + (selected ? " selected" : "")),
             ])
         let image = selected ? (item.selectedImage ?? item.image) : item.image
         var description = item.title
@@ -63,6 +118,15 @@ struct SVGDrawing {
         if let badge = item.badge { description += ", badge \(badge)" }
         if selected { description += ", selected" }
         out.element("title", [], text: description)
+        if item.isSearch {
+            out.empty(
+                "circle",
+                [
+                    ("class", "search-well"), ("cx", number(centre)), ("cy", number(top + Self.iconHeight / 2)), ("r", "18"),
+                    ("fill", "none"),
+                ]
+                    + stroke(paint) + [("stroke-width", "1")])
+        }
 
         // The icon: a neutral glyph holding the image's name (More without an image: UIKit's three dots).
         out.empty(

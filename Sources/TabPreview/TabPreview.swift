@@ -21,13 +21,22 @@ public enum TabPreviewError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
+/// The colours a picture is drawn in: the layout's light ones, or `appearance.dark` over them.
+public enum ColourScheme: String, Sendable, CaseIterable, Hashable {
+    case light, dark
+}
+
 /// Draws a compiled layout (LAYOUT.md §2) as the tab bar a phone shows, in SVG 1.1.
 ///
 /// The picture is the bar alone, `width` points wide and `appearance.height` high: its background colour, a
 /// hairline on top, and one item per visible tab, plus "More" when tabs overflow. The selected item is drawn in
 /// `tintColor`, the others in `unselectedTintColor`. An icon is a neutral rounded square holding the image's
 /// name (SF Symbols and the app's assets cannot be drawn here); a badge is the red pill UIKit draws. Titles
-/// longer than an item fits are cut with "…" (the whole title is the item's `<title>`).
+/// longer than an item fits are cut with "…" (the whole title is the item's `<title>`). The search tab (`role`
+/// `search`) is drawn apart, a round item at the bar's trailing end, as iOS 18 and Android draw it. In the dark
+/// scheme the colours are `appearance.dark`'s, each one it leaves out the light one (UIKit's dark defaults where the
+/// layout names neither). For an iPad, a layout with `groups` is drawn with its sidebar: each group's title over its
+/// tabs' titles, left of the bar.
 ///
 /// The same document, selection and width always give the same bytes: numbers have at most two decimals,
 /// attributes a fixed order, and nothing depends on the clock or the machine.
@@ -42,21 +51,32 @@ public enum TabPreview {
     static let defaultTint = "#007AFF"
     static let defaultUnselected = "#999999"
     static let badgeColour = "#FF3B30"
+    /// UIKit's dark look where the layout says nothing.
+    static let defaultDarkBackground = "#121212"
+    static let defaultDarkTint = "#0A84FF"
+    static let defaultDarkUnselected = "#8E8E93"
 
     /// The SVG of `layout` with `selected` (a tab id; nil: the initial tab) shown as selected.
+    /// - Parameters:
+    ///   - scheme: light, or dark (`appearance.dark` over the light colours).
+    ///   - platform: the client the layout was compiled for; an iPad's picture has the groups' sidebar.
     /// - Throws: ``TabPreviewError`` for an unknown `selected` or a width outside ``widths``.
     public static func svg(
-        _ layout: CompiledLayout, selected: String? = nil, width: Int = defaultWidth
+        _ layout: CompiledLayout, selected: String? = nil, width: Int = defaultWidth, scheme: ColourScheme = .light,
+        platform: Platform? = nil
     ) throws(TabPreviewError) -> [UInt8] {
-        try svg(document: layout.document, selected: selected, width: width)
+        try svg(document: layout.document, selected: selected, width: width, scheme: scheme, platform: platform)
     }
 
     /// The SVG of a compiled layout's JSON document (as `…/tabs` serves it).
     /// - Throws: ``TabPreviewError`` for an unknown `selected`, a width outside ``widths``, or a document that is no
     ///   compiled layout.
-    public static func svg(document: JSONValue, selected: String? = nil, width: Int = defaultWidth) throws(TabPreviewError) -> [UInt8] {
+    public static func svg(
+        document: JSONValue, selected: String? = nil, width: Int = defaultWidth, scheme: ColourScheme = .light,
+        platform: Platform? = nil
+    ) throws(TabPreviewError) -> [UInt8] {
         guard widths.contains(width) else { throw .widthOutOfRange(width) }
-        let bar = try TabBarModel(document, selected: selected)
+        let bar = try TabBarModel(document, selected: selected, scheme: scheme, sidebar: platform == .ipad)
         return SVGDrawing(bar: bar, width: Double(width)).bytes()
     }
 }
@@ -71,6 +91,15 @@ struct BarItem: Equatable {
     var image: String?
     var selectedImage: String?
     var badge: String?
+    /// The search tab, drawn apart at the trailing end.
+    var isSearch = false
+}
+
+/// A sidebar section: its title and its tabs' titles.
+struct SidebarGroup: Equatable {
+    var id: String
+    var title: String
+    var tabs: [String]
 }
 
 /// The bar's content, read out of a compiled document.
@@ -85,8 +114,17 @@ struct TabBarModel: Equatable {
     var animator: String
     var items: [BarItem]
     var selectedIndex: Int?
+    var scheme: ColourScheme = .light
+    /// The sidebar's groups (empty: no sidebar is drawn).
+    var sidebar: [SidebarGroup] = []
 
-    init(_ document: JSONValue, selected: String?) throws(TabPreviewError) {
+    /// The search item's index, when a visible tab is the search tab.
+    var searchIndex: Int? { items.firstIndex { $0.isSearch } }
+
+    init(_ document: JSONValue, selected: String?, scheme: ColourScheme = .light, sidebar drawsSidebar: Bool = false)
+        throws(TabPreviewError)
+    {
+        self.scheme = scheme
         guard case .object(let root) = document else { throw .notACompiledLayout(pointer: "") }
         layout = root.string("layout") ?? ""
         if case .integer(let v)? = root["version"] { version = v }
@@ -98,13 +136,19 @@ struct TabBarModel: Equatable {
         case nil: height = 49
         default: throw .notACompiledLayout(pointer: "/appearance/height")
         }
-        func paint(_ key: String, _ fallback: String) throws(TabPreviewError) -> Paint {
+        let dark = scheme == .dark ? appearance.object("dark") ?? [:] : [:]
+        func paint(_ key: String, _ light: String, _ darkDefault: String) throws(TabPreviewError) -> Paint {
+            if let colour = dark.string(key) {
+                guard let paint = Paint(colour) else { throw .notACompiledLayout(pointer: "/appearance/dark/" + key) }
+                return paint
+            }
+            let fallback = scheme == .dark ? darkDefault : light
             guard let paint = Paint(appearance.string(key) ?? fallback) else { throw .notACompiledLayout(pointer: "/appearance/" + key) }
             return paint
         }
-        background = try paint("backgroundColor", TabPreview.defaultBackground)
-        tint = try paint("tintColor", TabPreview.defaultTint)
-        unselected = try paint("unselectedTintColor", TabPreview.defaultUnselected)
+        background = try paint("backgroundColor", TabPreview.defaultBackground, TabPreview.defaultDarkBackground)
+        tint = try paint("tintColor", TabPreview.defaultTint, TabPreview.defaultDarkTint)
+        unselected = try paint("unselectedTintColor", TabPreview.defaultUnselected, TabPreview.defaultDarkUnselected)
         animator = appearance.object("animator")?.string("name") ?? "none"
 
         guard case .array(let tabs)? = root["tabs"] else { throw .notACompiledLayout(pointer: "/tabs") }
@@ -114,7 +158,7 @@ struct TabBarModel: Equatable {
             items.append(
                 BarItem(
                     id: id, title: tab.string("title") ?? id, image: tab.string("image"), selectedImage: tab.string("selectedImage"),
-                    badge: tab.string("badge")))
+                    badge: tab.string("badge"), isSearch: tab.string("role") == "search"))
         }
         var hidden: [String] = []
         if let more = root.object("more") {
@@ -142,6 +186,22 @@ struct TabBarModel: Equatable {
             selectedIndex = initial >= 0 && initial < visible.count ? initial : (hidden.isEmpty ? 0 : items.count - 1)
         }
         self.items = items
+        if drawsSidebar, case .array(let groups)? = root["groups"] {
+            var titles: [String: String] = [:]
+            for tab in tabs { if case .object(let tab) = tab, let id = tab.string("id") { titles[id] = tab.string("title") ?? id } }
+            if let more = root.object("more"), case .array(let hidden)? = more["tabs"] {
+                for tab in hidden { if case .object(let tab) = tab, let id = tab.string("id") { titles[id] = tab.string("title") ?? id } }
+            }
+            for (i, group) in groups.enumerated() {
+                guard case .object(let group) = group, let id = group.string("id"), case .array(let members)? = group["tabs"] else {
+                    throw .notACompiledLayout(pointer: "/groups/\(i)")
+                }
+                let names = members.compactMap { member -> String? in
+                    if case .string(let id) = member { titles[id] ?? id } else { nil }
+                }
+                sidebar.append(SidebarGroup(id: id, title: group.string("title") ?? id, tabs: names))
+            }
+        }
     }
 }
 

@@ -86,6 +86,11 @@ enum OpenAPIDocument {
                 id: {type: string}
                 title: {type: string}
                 titleKey: {type: string}
+                accessibilityLabel: {type: string}
+                accessibilityLabelKey: {type: string}
+                accessibilityHint: {type: string}
+                accessibilityHintKey: {type: string}
+                role: {type: string, enum: [search]}
                 image: {type: string}
                 selectedImage: {type: string}
                 rootViewController: {type: string}
@@ -106,6 +111,12 @@ enum OpenAPIDocument {
                     backgroundColor: {type: string}
                     tintColor: {type: string}
                     unselectedTintColor: {type: string}
+                    dark:
+                      type: object
+                      properties:
+                        backgroundColor: {type: string}
+                        tintColor: {type: string}
+                        unselectedTintColor: {type: string}
                     animator:
                       type: object
                       properties:
@@ -123,7 +134,32 @@ enum OpenAPIDocument {
                     titleKey: {type: string}
                     image: {type: string}
                     selectedImage: {type: string}
+                    accessibilityLabel: {type: string}
+                    accessibilityLabelKey: {type: string}
+                    accessibilityHint: {type: string}
+                    accessibilityHintKey: {type: string}
                     tabs: {type: array, items: {$ref: '#/components/schemas/Tab'}}
+                groups:
+                  type: array
+                  items:
+                    type: object
+                    required: [id, title, tabs]
+                    properties:
+                      id: {type: string}
+                      title: {type: string}
+                      titleKey: {type: string}
+                      tabs: {type: array, items: {type: string}}
+                warnings: {$ref: '#/components/schemas/LintWarnings'}
+            LintWarnings:
+              type: array
+              description: The lint's advice on a layout that compiles (a write with warnings still succeeds).
+              items:
+                type: object
+                required: [pointer, rule, message]
+                properties:
+                  pointer: {type: string, description: JSON Pointer into the layout}
+                  rule: {type: string, enum: [android-more, iphone-overflow, icon-only, contrast, missing-string]}
+                  message: {type: string}
             Written:
               type: object
               required: [account, version, etag]
@@ -131,6 +167,7 @@ enum OpenAPIDocument {
                 account: {type: string}
                 version: {type: integer}
                 etag: {type: string}
+                warnings: {$ref: '#/components/schemas/LintWarnings'}
             StringsWritten:
               type: object
               required: [locale, version, etag]

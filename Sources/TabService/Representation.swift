@@ -21,18 +21,20 @@ enum RepresentationFormat: UInt8, Sendable {
     case legacyPlist
     /// The tab bar drawn as SVG (`…/tabs/preview.svg`).
     case preview
+    /// The tab bar drawn as SVG in the dark scheme (`…/tabs/preview.svg?scheme=dark`).
+    case previewDark
 
     var contentType: String {
         switch self {
         case .json: "application/json"
         case .plist, .legacyPlist: "application/x-plist"
-        case .preview: "image/svg+xml"
+        case .preview, .previewDark: "image/svg+xml"
         }
     }
 }
 
 /// Which variant of a layout a request selects. Every member is a small index, so the set of keys of a
-/// layout is finite: locales × 7 platform choices × (2 × app-version bounds + 2) × 3 formats.
+/// layout is finite: locales × 7 platform choices × (2 × app-version bounds + 2) × 5 formats.
 struct VariantKey: Hashable, Sendable {
     var locale: UInt16
     var platform: UInt8

@@ -1,6 +1,7 @@
 import TabBuilds
 import TabDelivery
 import TabLayout
+import TabPreview
 import TabReview
 import TabTime
 
@@ -261,4 +262,16 @@ struct EventPosition: RouteInputValue {
     }
 
     static var schema: String { "{type: string}" }
+}
+
+/// `?scheme=` of a drawing: `light` or `dark` (400 otherwise).
+extension ColourScheme: RouteInputValue {
+    init(input text: String, named name: String) throws(InputRefusal) {
+        guard let scheme = ColourScheme(rawValue: text) else {
+            throw .problem(.badRequest("\(name) '\(text)' is not one of \(ColourScheme.allCases.map(\.rawValue).joined(separator: ", "))"))
+        }
+        self = scheme
+    }
+
+    static var schema: String { "{type: string, enum: [\(ColourScheme.allCases.map(\.rawValue).joined(separator: ", "))]}" }
 }

@@ -64,7 +64,8 @@ final class LayoutEntry: Sendable {
     /// The account's previous version was committed within the same second as the current one.
     let changedTwiceInOneSecond: Bool
     /// The request headers that choose among this layout's representations: `Accept` and `Accept-Language`
-    /// always, the platform and app-version headers only when some tab is targeted by them.
+    /// always, the platform header only when the platform can change the layout (``LayoutCompiler/dependsOnPlatform(_:)``),
+    /// the app-version header only when some tab is targeted by it.
     let vary: String
     let globalStrings: [String: StringsTable]
     /// What ``vary`` adds to the layout's own headers (kept for ``replacingStrings(_:modified:changed:)``).
@@ -91,7 +92,7 @@ final class LayoutEntry: Sendable {
         self.changedTwiceInOneSecond = changedTwiceInOneSecond
         self.extraVary = extraVary
         var vary = "Accept, Accept-Language, Accept-Encoding"
-        if Self.targetsPlatforms(resolved.tabs) { vary += ", X-Client-Platform" }
+        if LayoutCompiler.dependsOnPlatform(resolved) { vary += ", X-Client-Platform" }
         if !resolved.versionBounds.isEmpty { vary += ", X-App-Version" }
         if let extraVary { vary += ", " + extraVary }
         self.vary = vary
@@ -172,10 +173,6 @@ final class LayoutEntry: Sendable {
         }
     }
 
-    private static func targetsPlatforms(_ tabs: [TabSpec]) -> Bool {
-        tabs.contains { $0.platforms != nil || targetsPlatforms($0.children) }
-    }
-
     /// The app-version class of `version`: which side of every bound it lies on (0 when the client gave none).
     func versionClass(_ version: AppVersion?) -> UInt16 {
         guard let version else { return 0 }
@@ -215,9 +212,9 @@ final class LayoutEntry: Sendable {
         case .json: body = CanonicalJSON.encode(compiled.document)
         case .plist: body = PropertyListXML.encode(compiled.document)
         case .legacyPlist: body = PropertyListXML.encode(compiled.legacy)
-        case .preview:
+        case .preview, .previewDark:
             do throws(TabPreviewError) {
-                body = try TabPreview.svg(compiled, selected: nil)
+                body = try TabPreview.svg(compiled, selected: nil, scheme: key.format == .previewDark ? .dark : .light, platform: platform)
             } catch {
                 throw .preview(error)
             }

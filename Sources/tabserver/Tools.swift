@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TabConfigs
 import TabLayout
+import TabLint
 import TabRuntime
 import TabService
 import TabStore
@@ -117,9 +118,10 @@ func writeRegularFile(_ path: String, _ bytes: [UInt8]) throws(OutputFileError) 
     }
 }
 
-/// `tabserver validate FILE...`: exit 0 when every file compiles.
+/// `tabserver validate FILE...`: exit 0 when every file compiles; the lint's warnings are printed, and change nothing.
 struct Validate: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Check layout files; print file:line: pointer: message for each problem.")
+    static let configuration = CommandConfiguration(
+        abstract: "Check layout files; print file:line: pointer: message for each problem, and file: warning: … for each lint warning.")
 
     @Argument(help: "Layout sources (.plist or .json).") var files: [String]
     @Option(help: "A configs directory whose base layouts overlays are checked against.") var configs: String?
@@ -129,7 +131,11 @@ struct Validate: ParsableCommand {
         var failed = false
         for file in files {
             do {
-                try compiler.validate(file)
+                if let resolved = try compiler.validate(file) {
+                    for warning in LayoutLint.warnings(resolved, globalStrings: compiler.tables) {
+                        printError("\(file): warning: \(warning)")
+                    }
+                }
             } catch {
                 failed = true
                 for line in OfflineCompiler.describe(error, file: file) { printError(line) }

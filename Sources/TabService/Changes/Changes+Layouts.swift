@@ -3,6 +3,7 @@ import MicroHTTPD
 import TabBuilds
 import TabDelivery
 import TabLayout
+import TabLint
 import TabStore
 
 /// The write commands of layouts and strings tables: a version written (uploaded, patched, restored), a layout
@@ -30,14 +31,15 @@ extension Changes {
     func write(_ upload: LayoutUpload) async -> HTTPResponse {
         let document: LayoutDocument
         let compiled: CompiledLayout
+        let warnings: [LintWarning]
         let snapshot = self.snapshot(for: upload.environment)
         do {
-            (document, compiled) = try compileForWrite(
+            (document, compiled, warnings) = try compileForWrite(
                 account: upload.account, source: upload.body, format: upload.format, in: upload.environment)
         } catch {
             return Problem.invalidLayout(error).response
         }
-        if upload.dryRun { return dryRunAnswer(upload, compiled: compiled) }
+        if upload.dryRun { return dryRunAnswer(upload, compiled: compiled, warnings: warnings) }
         // The gate: every live build must be able to open what it would get (a draft is stored and told which fail).
         let resolved: ResolvedLayout
         do throws(LayoutError) {
@@ -80,16 +82,17 @@ extension Changes {
             if upload.publish { await commit(record, document: document, in: upload.environment) }
             return written(
                 record, status: existed ? 200 : 201,
-                incompatibleBuilds: upload.publish || misses.isEmpty ? nil : Self.incompatibleBuilds(misses))
+                incompatibleBuilds: upload.publish || misses.isEmpty ? nil : Self.incompatibleBuilds(misses), warnings: warnings)
         } catch {
             return storeProblem(error)
         }
     }
 
     /// A dry run's answer: the compiled layout, plus `diff`, what storing it would change against the current
-    /// version (`from` null when the account has no layout yet).
-    func dryRunAnswer(_ upload: LayoutUpload, compiled: CompiledLayout) -> HTTPResponse {
+    /// version (`from` null when the account has no layout yet), and the lint's `warnings` when there are any.
+    func dryRunAnswer(_ upload: LayoutUpload, compiled: CompiledLayout, warnings: [LintWarning]) -> HTTPResponse {
         var members = objectMembers(compiled.document)
+        Self.addWarnings(warnings, to: &members)
         let current = snapshot(for: upload.environment).record(upload.account)
         do throws(LayoutError) {
             let diff = try LayoutDiff(
@@ -105,8 +108,10 @@ extension Changes {
 
     /// Validates, resolves (base references checked strictly) and compiles for the default locale; every locale's
     /// compiled layout must stay within ``LayoutLimits/compiledBytes`` (titles that expand through long strings).
+    /// - Returns: the document, its compiled layout for the default locale, and the lint's warnings (advice: the write
+    ///   goes on).
     func compileForWrite(account: String, source: [UInt8], format: SourceFormat?, in environment: EnvironmentName? = nil)
-        throws(LayoutError) -> (LayoutDocument, CompiledLayout)
+        throws(LayoutError) -> (LayoutDocument, CompiledLayout, [LintWarning])
     {
         let document = try LayoutSource.parse(source, format: format)
         let snapshot = self.snapshot(for: environment ?? environments.entry)
@@ -119,7 +124,12 @@ extension Changes {
             let other = LayoutCompiler.compile(resolved, for: ClientContext(locale: locale), globalStrings: snapshot.globalStrings)
             try LayoutLimits.checkCompiledSize(other, locale: locale)
         }
-        return (document, compiled)
+        return (document, compiled, LayoutLint.warnings(resolved, globalStrings: snapshot.globalStrings))
+    }
+
+    /// `warnings: [{"pointer", "rule", "message"}]` in an answer, when there are any.
+    static func addWarnings(_ warnings: [LintWarning], to members: inout [String: JSONValue]) {
+        if !warnings.isEmpty { members["warnings"] = .array(warnings.map(\.json)) }
     }
 
     /// Publishes `record` (a version this replica or another committed) and its change event.
@@ -141,13 +151,14 @@ extension Changes {
         }
     }
 
-    /// A write's answer: `{"account", "version", "etag"}`, and for a draft that live builds could not open,
-    /// `incompatibleBuilds`.
-    func written(_ record: StoredVersion, status: Int, incompatibleBuilds: JSONValue? = nil) -> HTTPResponse {
+    /// A write's answer: `{"account", "version", "etag"}`, for a draft that live builds could not open,
+    /// `incompatibleBuilds`, and the lint's `warnings` when there are any.
+    func written(_ record: StoredVersion, status: Int, incompatibleBuilds: JSONValue? = nil, warnings: [LintWarning] = []) -> HTTPResponse {
         var members: [String: JSONValue] = [
             "account": .string(record.account), "version": .integer(Int64(record.version)), "etag": .string(record.etag),
         ]
         if let incompatibleBuilds { members["incompatibleBuilds"] = incompatibleBuilds }
+        Self.addWarnings(warnings, to: &members)
         return json(status, members, headers: [HTTPHeader("ETag", record.etag), HTTPHeader("Layout-Version", String(record.version))])
     }
 

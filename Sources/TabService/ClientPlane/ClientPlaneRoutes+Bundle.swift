@@ -100,9 +100,12 @@ extension ClientPlaneRoutes {
     }
 
     /// `GET …/tabs/preview.svg`: the tab bar drawn, a representation like the others (shared, with its tag);
-    /// `?selected=<tab id>` draws another tab selected (drawn for the request).
-    func servePreview(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
-        guard let selected = request.query("selected") else { return serveTabs(request, account: account, format: .preview) }
+    /// `?scheme=dark` draws it in dark mode (a representation of its own); `?selected=<tab id>` draws another tab
+    /// selected (drawn for the request).
+    func servePreview(_ request: borrowing HTTPRequest, account: String, scheme: ColourScheme) -> HTTPReply {
+        guard let selected = request.query("selected") else {
+            return serveTabs(request, account: account, format: scheme == .dark ? .previewDark : .preview)
+        }
         let environment: EnvironmentName
         switch chosenEnvironment(request) {
         case .success(let chosen): environment = chosen
@@ -130,7 +133,7 @@ extension ClientPlaneRoutes {
                     entry.resolved, for: ClientContext(locale: locale, platform: platform, appVersion: appVersion),
                     globalStrings: entry.globalStrings)
                 do {
-                    let svg = try TabPreview.svg(compiled, selected: selected)
+                    let svg = try TabPreview.svg(compiled, selected: selected, scheme: scheme, platform: platform)
                     return HTTPResponse(
                         status: 200,
                         headers: [

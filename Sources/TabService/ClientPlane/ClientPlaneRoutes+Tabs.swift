@@ -231,7 +231,7 @@ extension ClientPlaneRoutes {
     /// built (the request's own bytes live only for libmicrohttpd's call).
     static func replayable(_ request: borrowing HTTPRequest) -> TestRequest {
         var query: [(String, String)] = []
-        for name in ["locale", "platform", "appVersion", "wait", "selected", "environment", "installId", "version"] {
+        for name in ["locale", "platform", "appVersion", "wait", "selected", "scheme", "environment", "installId", "version"] {
             if let value = request.query(name) { query.append((name, value)) }
         }
         var headers: [(String, String)] = []
@@ -424,6 +424,7 @@ extension ClientPlaneRoutes {
         switch fixed {
         case nil: (offers, formats) = (Self.jsonOffers, [.json, .plist])
         case .legacyPlist: (offers, formats) = (Self.legacyOffers, [.legacyPlist])
+        case .previewDark: (offers, formats) = (Self.previewOffers, [.previewDark])
         default: (offers, formats) = (Self.previewOffers, [.preview])
         }
         let index = request.withCombinedHeader("Accept") { field -> Int? in

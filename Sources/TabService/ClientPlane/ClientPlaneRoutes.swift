@@ -1,6 +1,7 @@
 import Logging
 import MicroHTTPD
 import TabDelivery
+import TabPreview
 import TabSigning
 import TabStore
 
@@ -157,6 +158,7 @@ struct ClientPlaneRoutes: RouteCollection {
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
+            inputs: [.query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours")],
             APIOperation(
                 "The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.",
                 parameters: clientChoices + ["{name: selected, in: query, schema: {type: string}}"],
@@ -172,7 +174,9 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.servePreview(request, account: match["account"]) },
+        ) { routes, request, match in
+            routes.servePreview(request, account: match["account"], scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light)
+        },
         Route(
             .get, "/v1/accounts/{account}/tabs/bundle", .open, label: "bundle",
             APIOperation(

@@ -2,6 +2,7 @@ import MicroHTTPD
 import TabAccess
 import TabDelivery
 import TabLayout
+import TabPreview
 import TabStore
 import TabTime
 
@@ -23,6 +24,7 @@ enum ManagementInputs {
     static let drawingTargets: [RouteInput] = [
         .query("locale", String.self, component: "clientLocale"), .query("platform", ClientPlatform.self, component: "clientPlatform"),
         .query("appVersion", ClientAppVersion.self, component: "clientAppVersion"), .query("selected", String.self),
+        .query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours"),
     ]
     /// `If-Match` and `If-None-Match: *`, the write's precondition.
     static let preconditions = [

@@ -53,12 +53,14 @@ extension ManagementRoutes {
         let platform: Platform?
         let appVersion: AppVersion?
         let selected: String?
+        let scheme: ColourScheme
 
         init(_ match: RouteMatch) {
             locale = match.inputs.query("locale", as: String.self)
             platform = match.inputs.query("platform", as: ClientPlatform.self)?.platform
             appVersion = match.inputs.query("appVersion", as: ClientAppVersion.self)?.version
             selected = match.inputs.query("selected", as: String.self)
+            scheme = match.inputs.query("scheme", as: ColourScheme.self) ?? .light
         }
     }
 
@@ -72,7 +74,7 @@ extension ManagementRoutes {
                 for: ClientContext(
                     locale: target.locale ?? resolved.defaultLocale, platform: target.platform, appVersion: target.appVersion),
                 globalStrings: snapshot.globalStrings)
-            let svg = try TabPreview.svg(compiled, selected: target.selected)
+            let svg = try TabPreview.svg(compiled, selected: target.selected, scheme: target.scheme, platform: target.platform)
             return HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "image/svg+xml")], body: svg)
         } catch let error as LayoutError {
             return Problem.invalidLayout(error).response

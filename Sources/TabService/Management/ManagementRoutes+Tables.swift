@@ -36,14 +36,16 @@ extension ManagementRoutes {
         return json(200, ["accounts": .array(entries)], nullable: ["next": next])
     }
 
-    /// `POST /v1/validate`: the source compiled, nothing stored.
+    /// `POST /v1/validate`: the source compiled, nothing stored; the lint's `warnings` beside it when there are any.
     func validate(_ request: borrowing HTTPRequest) throws(Problem) -> HTTPReply {
         guard let format = ManagementInputs.uploadFormat(request) else { throw ManagementInputs.unsupportedLayoutType }
         let body = request.body
         return .deferred {
             do throws(LayoutError) {
-                let (_, compiled) = try changes.compileForWrite(account: "validate", source: body, format: format)
-                return json(200, objectMembers(compiled.document))
+                let (_, compiled, warnings) = try changes.compileForWrite(account: "validate", source: body, format: format)
+                var members = objectMembers(compiled.document)
+                Changes.addWarnings(warnings, to: &members)
+                return json(200, members)
             } catch {
                 return Problem.invalidLayout(error).response
             }
