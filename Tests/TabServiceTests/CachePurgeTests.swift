@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MicroHTTPD
 import Synchronization
 import TabConfigs
 import TabStore
@@ -174,5 +175,40 @@ import Testing
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(metrics.contains("tabserver_cache_purges_total{result=\"failed\"} 2"))
+    }
+
+    /// A cache that records each request's method and `Surrogate-Key` and answers 200.
+    final class PurgeReceiver: HTTPHandler {
+        let received = Mutex<[(method: String, keys: String)]>([])
+
+        func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
+            let keys = request.header("Surrogate-Key") ?? ""
+            received.withLock { $0.append((request.method.token, keys)) }
+            return .response(HTTPResponse(status: 200))
+        }
+
+        func reject(_ violation: RequestLimitViolation) -> HTTPResponse { HTTPResponse(status: 400) }
+    }
+
+    @Test func overASocketAWriteSendsPurgeWithItsKeys() async throws {
+        let receiver = PurgeReceiver()
+        let cache = try HTTPServer(configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2), handler: receiver)
+        defer { cache.stop() }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)])
+        configuration.purgeURLs = ["http://127.0.0.1:\(cache.port)/"]
+        let service = try await TabService(store: MemoryStore(), configuration: configuration, logger: logger)
+        let written = await service.respond(
+            to: TestRequest(
+                .put, "/v1/accounts/live/layout", headers: ServiceHarness.admin(Self.json) + [("If-None-Match", "*")],
+                body: document(["Home"])))
+        #expect(written.status == 201)
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline, receiver.received.withLock({ $0.isEmpty }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let received = receiver.received.withLock { $0 }
+        #expect(received.count == 1 && received.first?.method == "PURGE" && received.first?.keys == "tabs:live:production")
     }
 }
