@@ -60,7 +60,8 @@ import Testing
                 "Content-Length: \(ok.body.count)", "", "",
             ].joined(separator: "\r\n")
             // The cache keys after the validators: a cache that revalidates keeps its copy indexed by them.
-            let keys = "Surrogate-Key: tabs:jack tabs:jack:production tabs-environment:production\r\n"
+            let keys =
+                "Surrogate-Key: tabs:jack tabs:jack:production tabs-environment:production\r\n"
                 + "Cache-Tag: tabs:jack,tabs:jack:production,tabs-environment:production\r\n"
             let expected = base.replacingOccurrences(of: "Content-Length:", with: keys + "Content-Length:")
             for method in ["GET", "HEAD"] {

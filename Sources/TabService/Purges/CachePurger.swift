@@ -60,10 +60,12 @@ final class CachePurger: Sendable {
                             self.metrics.purgesSent.add()
                         case .status(let status):
                             self.metrics.purgesFailed.add()
-                            self.logger.warning("cache purge refused", metadata: ["url": "\(target)", "status": "\(status)", "keys": "\(batch)"])
+                            self.logger.warning(
+                                "cache purge refused", metadata: ["url": "\(target)", "status": "\(status)", "keys": "\(batch)"])
                         case .noAnswer(let reason):
                             self.metrics.purgesFailed.add()
-                            self.logger.warning("cache purge failed", metadata: ["url": "\(target)", "reason": "\(reason)", "keys": "\(batch)"])
+                            self.logger.warning(
+                                "cache purge failed", metadata: ["url": "\(target)", "reason": "\(reason)", "keys": "\(batch)"])
                         }
                     }
                 }
