@@ -3,8 +3,8 @@
 #include <curl/curl.h>
 #include <string.h>
 
-/// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: the one request tabserver
-/// makes (a webhook delivery) is written here whole, and Swift calls this function.
+/// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call: each request tabserver
+/// makes (a webhook delivery, a cache purge) is written here whole, and Swift calls these functions.
 
 /// What the body callback counts: the answer's bytes are read up to `limit`, then the transfer stops.
 struct ccurl_sink {
@@ -65,6 +65,44 @@ static inline int ccurl_post(const char *url, const char *connect_to, const char
     curl_easy_cleanup(curl);
     curl_slist_free_all(list);
     curl_slist_free_all(connect);
+    return (int)code;
+}
+/// Sends a bodiless `method` request (a cache purge: `PURGE`) to `url` with `headers`, within `timeout_ms` in all:
+/// no redirects, no proxy, http and https only, TLS verified. Unlike ccurl_post it connects where the URL's name
+/// resolves (purge targets are the operator's own caches, often on loopback; no address policy applies). The
+/// answer's body is read up to `max_body` bytes and dropped. Returns the CURLcode; `*status` and `error` as ccurl_post.
+static inline int ccurl_request(const char *method, const char *url, const char *const *headers, int header_count,
+                                long timeout_ms, long max_body, long *status, char *error) {
+    *status = 0;
+    error[0] = 0;
+    CURL *curl = curl_easy_init();
+    if (!curl) {
+        strncpy(error, "libcurl could not make a handle", CURL_ERROR_SIZE - 1);
+        return (int)CURLE_FAILED_INIT;
+    }
+    struct curl_slist *list = NULL;
+    for (int i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
+    struct ccurl_sink sink = {0, (size_t)max_body};
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+    curl_easy_setopt(curl, CURLOPT_USERAGENT, "tabserver-purge/1");
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, ccurl_discard);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    CURLcode code = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+    if (code == CURLE_WRITE_ERROR && *status > 0) code = CURLE_OK;
+    if (code != CURLE_OK && error[0] == 0) strncpy(error, curl_easy_strerror(code), CURL_ERROR_SIZE - 1);
+    curl_easy_cleanup(curl);
+    curl_slist_free_all(list);
     return (int)code;
 }
 #endif

@@ -35,6 +35,9 @@ final class Metrics: Sendable {
     let auditRefusalWrites = Counter()
     /// Audit entries deleted by age (`--audit-retention`) or by the row budget (`--audit-max-rows`).
     let auditPruned = Counter()
+    /// Cache purges answered 2xx, and those refused or unanswered within their deadline (``CachePurger``).
+    let purgesSent = Counter()
+    let purgesFailed = Counter()
 
     func noteReplicationLag(millis: Int64) {
         replicationLagMillis.store(Int(max(0, millis)), ordering: .relaxed)
@@ -120,6 +123,10 @@ final class Metrics: Sendable {
         out += "# HELP tabserver_audit_pruned_total Audit entries deleted for their age or beyond the row budget.\n"
         out += "# TYPE tabserver_audit_pruned_total counter\n"
         out += "tabserver_audit_pruned_total \(auditPruned.current)\n"
+        out += "# HELP tabserver_cache_purges_total Purge requests sent to --purge-url caches, by result.\n"
+        out += "# TYPE tabserver_cache_purges_total counter\n"
+        out += "tabserver_cache_purges_total{result=\"sent\"} \(purgesSent.current)\n"
+        out += "tabserver_cache_purges_total{result=\"failed\"} \(purgesFailed.current)\n"
         return out
     }
 }

@@ -44,7 +44,13 @@ final class Publisher: Sendable {
     let waiters = ChangeWaiters()
     let feed = ChangeFeed(capacity: 1024)
 
-    init(_ first: Snapshot) { published = Mutex(first.published(as: 1)) }
+    /// Purges the caches in front of what each publication made stale (none configured: nil).
+    let purger: CachePurger?
+
+    init(_ first: Snapshot, purger: CachePurger? = nil) {
+        published = Mutex(first.published(as: 1))
+        self.purger = purger
+    }
 
     /// The snapshot requests are served from.
     var snapshot: Snapshot { published.withLock { $0 } }
@@ -78,6 +84,8 @@ final class Publisher: Sendable {
                 self.feed.append(delivered)
                 continuation.resume(returning: stamped)
                 self.waiters.wake(delivered, sequence: sequence)
+                // Last, and in the background: the change is stored and published, and no answer waits for a cache.
+                self.purger?.purge(after: delivered)
             }
         }
     }

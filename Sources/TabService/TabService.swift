@@ -61,6 +61,11 @@ public struct ServiceConfiguration: Sendable {
     /// Whether this process sends the webhook outbox: `serve` does; a tool that only opens the service (`export`)
     /// must not claim deliveries.
     public var webhookDeliveries = false
+    /// Caches to purge after every change that moves what apps get (`--purge-url`, repeatable): each gets `PURGE`
+    /// with the stale keys in `Surrogate-Key` (see ``CacheKeys``). Empty: none.
+    public var purgeURLs: [String] = []
+    /// How purges are sent (nil: libcurl); a test's recorder.
+    var purgeSender: CachePurger.Send?
     /// The service's clock (``TabService/clock``): the machine's, or a test's.
     public var clock: TimeSource = .system
 
@@ -152,7 +157,9 @@ public final class TabService: HTTPHandler {
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         publisher = Publisher(
-            try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger))
+            try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger),
+            purger: configuration.purgeURLs.isEmpty
+                ? nil : CachePurger(targets: configuration.purgeURLs, metrics: metrics, logger: logger, send: configuration.purgeSender))
         webhookWorker = WebhookWorker(
             store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
             retention: .seconds(configuration.webhookRetentionDays * 86_400), clock: configuration.clock)

@@ -93,6 +93,12 @@ struct Serve: AsyncParsableCommand {
             "Let webhooks deliver to loopback, private, link-local and other internal addresses (env TABSERVER_WEBHOOK_ALLOW_PRIVATE=1; tests and private networks)."
     )
     var webhookAllowPrivate = false
+    @Option(
+        name: .customLong("purge-url"),
+        help: ArgumentHelp(
+            "A cache to send PURGE to after every change that moves what apps get, e.g. http://127.0.0.1:6081/ (repeatable; env TABSERVER_PURGE_URLS, comma-separated).",
+            valueName: "URL"))
+    var purgeURLs: [String] = []
     @OptionGroup var signing: SigningOptions
     @Option(help: "max-age of …/tabs/manifest in seconds, never beyond a rollout's next step (env TABSERVER_MANIFEST_MAX_AGE; default 30).")
     var manifestMaxAge: Int?
@@ -273,6 +279,13 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError(
                 "--require-approval names '\(name)', which is not one of the environments (\(service.environments.joined(separator: ", ")))"
             )
+        }
+        service.purgeURLs =
+            purgeURLs.isEmpty
+            ? (environment["TABSERVER_PURGE_URLS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty } : purgeURLs
+        for url in service.purgeURLs where !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
+            throw ValidationError("--purge-url '\(url)' is not an http or https URL")
         }
         if webhookAllowPrivate || environment["TABSERVER_WEBHOOK_ALLOW_PRIVATE"] == "1" {
             service.webhookPolicy = .allowEverything

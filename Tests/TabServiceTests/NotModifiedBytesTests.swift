@@ -6,7 +6,8 @@ import Testing
 
 /// Issue 25 §2 at the service: the 304 each real client gets (docs/CLIENT-HEADERS.md's header sets) is, byte for byte,
 /// the header block it was before the 304 stopped holding a copy of the body: the status line, `Date`, then `ETag`,
-/// `Cache-Control`, `Vary`, `Last-Modified` as the 200 gave them, and the 200's `Content-Length`; nothing after it.
+/// `Cache-Control`, `Vary`, `Last-Modified` as the 200 gave them, the cache keys (`Surrogate-Key`, `Cache-Tag`; not on a
+/// long-poll's, which no cache stores), and the 200's `Content-Length`; nothing after it.
 @Suite struct NotModifiedBytesTests {
     static let clients: [(name: String, headers: [(String, String)])] = [
         ("iOS URLSession", [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0.8"), ("Accept-Encoding", "gzip, deflate, br")]),
@@ -53,11 +54,16 @@ import Testing
                 ok = again
             }
             let etag = try #require(ok.header("ETag"))
-            let expected = [
+            let base = [
                 "HTTP/1.1 304 Not Modified", "Date: <masked>", "ETag: \(etag)", "Cache-Control: no-cache",
                 "Vary: \(try #require(ok.header("Vary")))", "Last-Modified: \(try #require(ok.header("Last-Modified")))",
                 "Content-Length: \(ok.body.count)", "", "",
             ].joined(separator: "\r\n")
+            // The cache keys after the validators: a cache that revalidates keeps its copy indexed by them.
+            let keys =
+                "Surrogate-Key: tabs:jack tabs:jack:production tabs-environment:production\r\n"
+                + "Cache-Tag: tabs:jack,tabs:jack:production,tabs-environment:production\r\n"
+            let expected = base.replacingOccurrences(of: "Content-Length:", with: keys + "Content-Length:")
             for method in ["GET", "HEAD"] {
                 try connection.send(Self.request("/v1/accounts/jack/tabs", client.headers + [("If-None-Match", etag)], method: method))
                 #expect(Self.masked(try await connection.readRawAnswer()) == expected, "\(client.name) \(method)")
@@ -66,7 +72,7 @@ import Testing
             let poll = try RawConnection(port: harness.port)
             try poll.send(Self.request("/v1/accounts/jack/tabs", client.headers + [("If-None-Match", etag), ("Prefer", "wait=1")]))
             let held = Self.masked(try await poll.readRawAnswer(seconds: 5))
-            let heldExpected = expected.replacingOccurrences(of: "Cache-Control: no-cache", with: "Cache-Control: no-store")
+            let heldExpected = base.replacingOccurrences(of: "Cache-Control: no-cache", with: "Cache-Control: no-store")
                 .replacingOccurrences(of: "Content-Length:", with: "Preference-Applied: wait=1\r\nContent-Length:")
             #expect(held == heldExpected, "\(client.name) long-poll")
         }

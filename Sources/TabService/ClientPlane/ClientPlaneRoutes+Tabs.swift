@@ -170,20 +170,27 @@ extension ClientPlaneRoutes {
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
         case .ok, .notModified:
             // A version by number and a signed 200 are shared responses of their own, made once per form.
+            // Each with its cache keys (``CacheKeys``): the same for every request of one account and environment.
             let notModified = decision == .notModified
             var response = notModified ? form.notModified : form.ok
             let signed = signature.first.map { "\n" + $0.value } ?? ""
+            let owner = entry.resolved.name
             if pinned != nil {
-                guard let immutable = form.derived("immutable" + signed, notModified: notModified, { Self.immutable($0) + signature })
+                let keys = CacheKeys.headers(CacheKeys.pinned(account: account, owner: owner))
+                guard
+                    let immutable = form.derived(
+                        "immutable\n" + keys[0].value + signed, notModified: notModified, { Self.immutable($0) + signature + keys })
                 else {
-                    return .response(HTTPResponse(sharing: response, headers: Self.immutable(response.headers) + signature))
+                    return .response(HTTPResponse(sharing: response, headers: Self.immutable(response.headers) + signature + keys))
                 }
                 response = immutable
-            } else if !signature.isEmpty {
-                guard let withSignature = form.derived("signed" + signed, notModified: false, { $0 + signature }) else {
-                    return .response(HTTPResponse(prepared: form.ok, extra: signature))
+            } else {
+                let keys = CacheKeys.headers(CacheKeys.current(account: account, owner: owner, environment: environment.text))
+                guard let keyed = form.derived("keyed\n" + keys[0].value + signed, notModified: notModified, { $0 + signature + keys })
+                else {
+                    return .response(HTTPResponse(sharing: response, headers: response.headers + signature + keys))
                 }
-                response = withSignature
+                response = keyed
             }
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout of the account
             // (time and install), every coded form made (a brotli form made later would change the choice).

@@ -16,6 +16,8 @@ struct Manifest: Sendable {
     let nextChange: Timestamp?
     /// The layout that serves the account (its own, or `default`), whose changes wake its long-polls.
     let owner: String
+    /// `Surrogate-Key` and `Cache-Tag` naming its keys (``CacheKeys/current(account:owner:environment:)``).
+    let cacheHeaders: [HTTPHeader]
 
     /// `{"account", "environment", "layout", "revision", "stable": {"version"}, "rollout": null | {…}}`, keys sorted.
     struct Body: Encodable {
@@ -61,7 +63,9 @@ struct Manifest: Sendable {
         // Strings, integers and decimals only: encoding cannot fail.
         let bytes = Array(try! encoder.encode(body))
         let next = rollout.flatMap { $0.progress.ending == nil ? $0.status(at: now).nextChangeAt : nil }
-        return Manifest(body: bytes, etag: EntityTag.strong(for: bytes), nextChange: next, owner: owner)
+        return Manifest(
+            body: bytes, etag: EntityTag.strong(for: bytes), nextChange: next, owner: owner,
+            cacheHeaders: CacheKeys.headers(CacheKeys.current(account: account, owner: owner, environment: environment)))
     }
 }
 
@@ -216,6 +220,7 @@ extension ClientPlaneRoutes {
             HTTPHeader("ETag", manifest.etag), HTTPHeader("Cache-Control", longPoll ? "no-store" : manifestCacheControl(manifest)),
         ]
         if !environments.isDefault { headers.append(HTTPHeader("Vary", "Tabs-Environment")) }
+        headers += manifest.cacheHeaders
         if current { return HTTPResponse(status: 304, headers: headers) }
         headers.append(HTTPHeader("Content-Type", "application/json"))
         if let signer = signer {

@@ -56,3 +56,31 @@ struct WebhookHTTPClient: Sendable {
 #if canImport(Glibc)
     import Glibc
 #endif
+
+extension WebhookHTTPClient {
+    /// Sends a bodiless `method` request (`PURGE`) to `url` with `headers`; the answer's status, or why none came
+    /// within `timeoutMillis`. Unlike ``post(to:headers:body:timeoutSeconds:)`` it connects wherever the URL's name
+    /// resolves: a purge target is the operator's own cache (often on loopback), not an address a tenant chose.
+    func send(method: String, url: String, headers: [(name: String, value: String)], timeoutMillis: Int64) async -> DeliveryAnswer {
+        guard Self.initialized else { return .noAnswer("libcurl failed to initialize") }
+        let lines = headers.map { "\($0.name): \($0.value)" }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<DeliveryAnswer, Never>) in
+            DispatchQueue.global().async {
+                var status = 0
+                var error = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+                let cStrings = lines.map { strdup($0) }
+                defer { for string in cStrings { free(string) } }
+                let code = cStrings.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+                    ccurl_request(
+                        method, url, pointers.baseAddress, Int32(pointers.count), Int(timeoutMillis), Self.maxAnswerBytes, &status, &error)
+                }
+                if code == 0, status > 0 {
+                    continuation.resume(returning: .status(status))
+                    return
+                }
+                let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                continuation.resume(returning: .noAnswer(reason.isEmpty ? "libcurl error \(code)" : reason))
+            }
+        }
+    }
+}

@@ -6,8 +6,19 @@ vcl 4.1;
 # tabserver's brotli forms are never asked for. Run every replica with
 # `--cache-control "max-age=0, s-maxage=5"`: Varnish then keeps a layout for 5 s (the longest a write takes to show
 # through it) and answers 304 itself; apps revalidate every time (max-age=0).
+#
+# Purges: run tabserver with `--purge-url http://VARNISH:PORT/` and it sends `PURGE` with the keys a change made
+# stale in `Surrogate-Key` (docs/delivery.md, "Purging caches"); this file drops every object carrying one of them
+# (xkey, from Debian's varnish-modules). A rollback then reaches apps at once, not after the manifest's max-age.
 
 import std;
+import xkey;
+
+# Who may purge: tabserver's addresses only (every replica's).
+acl tabserver_purgers {
+    "127.0.0.1";  # proxy-test
+    "::1";
+}
 
 backend tabserver {
     .host = "127.0.0.1";
@@ -25,6 +36,15 @@ backend tabserver {
 }
 
 sub vcl_recv {
+    if (req.method == "PURGE") {
+        if (client.ip !~ tabserver_purgers) {
+            return (synth(403, "Forbidden"));
+        }
+        if (!req.http.Surrogate-Key) {
+            return (synth(400, "Surrogate-Key names the keys to purge"));
+        }
+        return (synth(200, "Purged " + xkey.purge(req.http.Surrogate-Key) + " objects"));
+    }
     # Client plane only (the compiled layout, the legacy plist, the preview); everything else is passed.
     if (req.url !~ "^/v1/accounts/[A-Za-z0-9._-]+/(tabs|tabs/manifest|tabs/preview\.svg|ApplicationHierarchy\.plist)(\?|$)") {
         return (pass);
@@ -76,6 +96,8 @@ sub vcl_backend_response {
     if (bereq.uncacheable) {
         return (deliver);
     }
+    # xkey indexes each object by the keys of its xkey field (space-separated).
+    set beresp.http.xkey = beresp.http.Surrogate-Key;
     # No grace: a copy older than s-maxage is never served while a new one is fetched, so a write shows within
     # s-maxage. Expired copies are kept an hour to revalidate them with If-None-Match (a 304 from tabserver).
     set beresp.grace = 0s;
@@ -83,6 +105,7 @@ sub vcl_backend_response {
 }
 
 sub vcl_deliver {
+    unset resp.http.xkey;
     if (obj.uncacheable) {
         set resp.http.X-Cache = "pass";
     } elsif (obj.hits > 0) {
