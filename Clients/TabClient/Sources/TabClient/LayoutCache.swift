@@ -34,6 +34,8 @@ import Foundation
 struct LayoutCache: Sendable {
     /// The file this account's layout lives in.
     let file: URL
+    /// The launch guard's record, written with every layout stored (``GuardRecord``).
+    let record = Locked(GuardRecord())
 
     /// - Parameters:
     ///   - environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
@@ -108,7 +110,7 @@ struct LayoutCache: Sendable {
     /// - Parameter signed: keys are pinned: the layout is the one `signed.body` holds (`signed` is then required,
     ///   and verified by the caller).
     func load(signed: Bool = false) -> Result<Entry, TabClientError>? {
-        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: file.path), !holdsOnlyGuard() else { return nil }
         let entry: Entry
         do {
             entry = try JSONDecoder().decode(Entry.self, from: data)
@@ -156,6 +158,7 @@ struct LayoutCache: Sendable {
             document.append(Self.jsonString(signature.value))
             document.append(Data("}".utf8))
         }
+        document.append(record.withLock { $0.fragment })
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
         document.append(Data("}".utf8))
@@ -163,6 +166,8 @@ struct LayoutCache: Sendable {
     }
 
     /// Writes `document` to a temporary file beside ``file``, flushes it and renames it over ``file``.
+    func writeAtomically(_ document: Data) throws(TabClientError) { try write(document) }
+
     private func write(_ document: Data) throws(TabClientError) {
         let directory = file.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(".\(file.lastPathComponent).tmp-\(UUID().uuidString)")

@@ -37,9 +37,11 @@ public final class TabClient: Sendable {
         case droppedOlder(dropped: LayoutReference, kept: LayoutReference)
         /// Manifest mode: a manifest with a lower `revision` than the one followed (a lagging cache): ignored.
         case droppedOlderManifest(revision: Int, kept: Int)
+        /// `200` (or a manifest's choice) of a version the launch guard blocked or the server revoked: nothing changed.
+        case blocked(LayoutReference)
     }
 
-    private struct State {
+    struct State {
         var layout: CompiledLayout
         /// Sent as `If-None-Match`: the ETags of ``layout`` (a bundled one has one per content coding).
         var validators: [String]
@@ -57,8 +59,19 @@ public final class TabClient: Sendable {
         var manifest: Manifest?
         /// Manifest mode: the candidate a coming step gives this install, prefetched and not shown yet.
         var pending: Pending?
+        /// The launch guard: when ``layout``, newly shown, began to wait for ``TabClient/markRendered()`` (nil: not pending).
+        var pendingSince: Date?
+        /// The last layout that rendered, to go back to when the pending one never does (nil: the bundle).
+        var fallback: Fallback?
 
         var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
+    }
+
+    /// A layout to go back to: its ETags and source as they were shown.
+    struct Fallback: Sendable {
+        var layout: CompiledLayout
+        var validators: [String]
+        var source: Source
     }
 
     /// A rollout's candidate fetched ahead of the step that gives it to this install (manifest mode), kept in the
@@ -86,12 +99,18 @@ public final class TabClient: Sendable {
     /// buckets (docs/rollouts.md's formula); it identifies nothing but this install.
     public let installID: String
     private let session: URLSession
-    private let cache: LayoutCache?
+    let cache: LayoutCache?
     /// Manifest mode: the file of the prefetched candidate.
-    private let prefetchCache: LayoutCache?
-    private let state: Locked<State>
+    let prefetchCache: LayoutCache?
+    let state: Locked<State>
     /// Serializes "store, then publish" so that two answers arriving together cannot publish out of order.
-    private let storing = Locked<Void>(())
+    let storing = Locked<Void>(())
+    /// The launch guard's pending, blocked and revoked versions (the cache file's, or this run's without one).
+    let record: Locked<GuardRecord>
+    /// The bundled layout: the floor the launch guard and a revocation go back to.
+    let floor: Fallback
+    /// The launch guard's wait for ``TabClientConfiguration/readyTimeout`` in this run.
+    let readyTimer = Locked<Task<Void, Never>?>(nil)
 
     /// Makes a client whose ``current`` is, at once, the last good layout on disk (of its environment), else the
     /// bundled one. Reads two small files (the layout and the install id; the id's is written on first use);
@@ -141,10 +160,17 @@ public final class TabClient: Sendable {
             }
         }
         var cached = false
+        floor = Fallback(layout: initial.layout, validators: initial.validators, source: .bundle)
+        var launchReverted: Int?
         if let directory = configuration.cacheDirectory {
             let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
+            let launchRecord = cache.loadGuard()
+            cache.record.withLock { $0 = launchRecord }
             switch cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }) {
+            case .success(let entry)? where launchRecord.refuses(entry.layout.version):
+                // A blocked or revoked version left in the file (a crash between two writes): never shown.
+                try? cache.storeGuard(launchRecord, dropLayout: true)
             case .success(let entry)?:
                 // An app update may ship a newer layout than an old cache holds.
                 let bundleIsNewer =
@@ -170,6 +196,8 @@ public final class TabClient: Sendable {
             prefetchCache.removeLeftovers()
             if configuration.manifestMode {
                 switch prefetchCache.loadPrefetched().map({ Self.pending($0, configuration: configuration) }) {
+                case .success(let pending)? where launchRecord.refuses(pending.layout.version):
+                    prefetchCache.remove()
                 case .success(let pending)?:
                     if let revision = initial.revision, pending.revision < revision || pending.etag == initial.stored {
                         // Scheduled by an older manifest than the one that chose the layout stored, or already stored.
@@ -210,10 +238,31 @@ public final class TabClient: Sendable {
             } else {
                 prefetchCache.remove()
             }
+            if initial.source == .cache {
+                switch LaunchVerdict.at(
+                    launch: launchRecord, holding: initial.layout.version, bundleVersion: floor.layout.version,
+                    attempts: configuration.launchAttempts)
+                {
+                case .show:
+                    break
+                case .count(let next):
+                    // One more launch that may end before the app says the layout rendered.
+                    cache.record.withLock { $0 = next }
+                    try? cache.storeGuard(next)
+                    initial.pendingSince = configuration.clock.now
+                case .revert(let version, let next):
+                    cache.record.withLock { $0 = next }
+                    try? cache.storeGuard(next, dropLayout: true)
+                    initial = State(layout: floor.layout, validators: floor.validators, source: .bundle, stored: nil)
+                    launchReverted = version
+                }
+            }
             self.prefetchCache = prefetchCache
+            record = cache.record
         } else {
             cache = nil
             prefetchCache = nil
+            record = Locked(GuardRecord())
         }
         if let bundleRefused {
             // Nothing verified to show: an app must not start on a layout its keys refuse.
@@ -230,6 +279,10 @@ public final class TabClient: Sendable {
         sessionConfiguration.timeoutIntervalForResource =
             (configuration.requestTimeout + configuration.requestTimeout + configuration.longPollWait).timeInterval
         session = URLSession(configuration: sessionConfiguration)
+        if let launchReverted {
+            configuration.onEvent?(.reverted(version: launchReverted, reason: "launchAttempts", shown: initial.reference))
+        }
+        if initial.pendingSince != nil { startReadyTimer() }
     }
 
     deinit { session.invalidateAndCancel() }
@@ -272,6 +325,7 @@ public final class TabClient: Sendable {
     /// - Throws: ``TabClientError``: the status, transport failure or invalid layout that was refused.
     @discardableResult
     public func refresh() async throws(TabClientError) -> RefreshOutcome {
+        checkReady()
         let switched = switchIfDue()
         do {
             let outcome = try await fetch(wait: nil)
@@ -404,6 +458,9 @@ public final class TabClient: Sendable {
     private func take(_ answer: HTTPAnswer, sent validators: [String], version: Int? = nil, revision: Int? = nil) throws(TabClientError)
         -> RefreshOutcome
     {
+        if answer.status == 200 || answer.status == 304, let revoked = GuardRecord.revoked(header: answer.header("Tabs-Revoked")) {
+            learnRevoked(revoked)
+        }
         switch answer.status {
         case 304:
             let confirmed = state.withLock { state in
@@ -463,13 +520,19 @@ public final class TabClient: Sendable {
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
         guard let manifest = state.withLock({ $0.manifest }) else { throw .invalidManifest("304 for a manifest this client never had") }
+        learnRevoked(manifest.revoked ?? [])
         let now = configuration.clock.now
         let chosen = manifest.version(for: installID, at: now)
         let move = manifest.move(for: installID, after: now)
         let pending = reconcile(move, chosen: chosen, revision: manifest.revision)
         let current = state.withLock { $0 }
         var outcome: RefreshOutcome?
-        if current.source == .server, current.layout.version == chosen {
+        if record.withLock({ $0.refuses(chosen) }) {
+            if let pending, pending.layout.version == chosen { drop(pending) }
+            let refused = LayoutReference(layout: current.layout.layout, version: chosen, etag: nil, source: .server)
+            configuration.onEvent?(.blocked(refused, kept: current.reference))
+            outcome = .blocked(refused)
+        } else if current.source == .server, current.layout.version == chosen {
             if let pending, pending.layout.version == chosen { drop(pending) }
             configuration.onEvent?(.notModified(current.reference))
             outcome = .notModified
@@ -533,7 +596,9 @@ public final class TabClient: Sendable {
     /// `.requestSent` event, a failure a ``TabClientEvent/failed(_:retryIn:kept:)`` (not thrown), and what it kept is
     /// ``nextSwitch``: no event kind of its own, so that an app's exhaustive `switch` over events keeps compiling.
     private func prefetch(_ move: Manifest.Move, revision: Int) async {
-        guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return }
+        guard state.withLock({ $0.pending == nil && $0.revision == revision }), !record.withLock({ $0.refuses(move.version) }) else {
+            return
+        }
         let url = configuration.tabsURL(version: move.version)
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: reference))
         do throws(TabClientError) {
@@ -584,6 +649,12 @@ public final class TabClient: Sendable {
         let result = storing.withLock { _ -> (RefreshOutcome, TabClientEvent, TabClientError?)? in
             let current = state.withLock { $0 }
             guard current.pending == pending else { return nil }
+            if record.withLock({ $0.refuses(pending.layout.version) }) {
+                dropLocked(pending)
+                return (.blocked(pending.reference), .blocked(pending.reference, kept: current.reference), nil)
+            }
+            let shownNew = !current.validators.contains(pending.etag)
+            let fallback = shownNew ? beginPending(pending.layout, replacing: current) : current.fallback
             if !takeLower, current.layout.layout == pending.layout.layout, let shown = current.layout.version,
                 let version = pending.layout.version, version < shown
             {
@@ -612,6 +683,8 @@ public final class TabClient: Sendable {
                     state.layout = pending.layout
                     state.validators = [pending.etag]
                     state.source = pending.source
+                    state.fallback = fallback
+                    state.pendingSince = self.guarding(pending.layout) ? configuration.clock.now : nil
                 }
                 state.stored = stored
                 state.perInstall = false
@@ -624,6 +697,7 @@ public final class TabClient: Sendable {
         guard let (outcome, event, failure) = result else { return nil }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
         configuration.onEvent?(event)
+        if case .updated = outcome { startReadyTimer() }
         return outcome
     }
 
@@ -650,6 +724,9 @@ public final class TabClient: Sendable {
         let arrived = LayoutReference(layout, etag: etag, source: .server)
         let (outcome, event, failure): (RefreshOutcome, TabClientEvent, TabClientError?) = storing.withLock { _ in
             let current = state.withLock { $0 }
+            if record.withLock({ $0.refuses(layout.version) }) {
+                return (.blocked(arrived), .blocked(arrived, kept: current.reference), nil)
+            }
             let rolledBack = current.perInstall && !perInstall || configuration.manifestMode
             if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown,
                 !rolledBack
@@ -658,6 +735,8 @@ public final class TabClient: Sendable {
             }
             var failure: TabClientError?
             var stored = current.stored
+            let shownNew = !current.validators.contains(etag)
+            let fallback = shownNew ? beginPending(layout, replacing: current) : current.fallback
             if etag != current.stored, let cache {
                 do throws(TabClientError) {
                     try cache.store(
@@ -683,11 +762,14 @@ public final class TabClient: Sendable {
                 state.source = .server
                 state.stored = stored
                 state.perInstall = perInstall
+                state.fallback = fallback
+                state.pendingSince = self.guarding(layout) ? configuration.clock.now : nil
             }
             return (.updated(layout), .updated(arrived, replacing: current.reference), failure)
         }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
         configuration.onEvent?(event)
+        if case .updated = outcome { startReadyTimer() }
         return outcome
     }
 

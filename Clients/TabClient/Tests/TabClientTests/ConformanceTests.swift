@@ -136,6 +136,7 @@ final class ScenarioRun {
             [
                 "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
                 "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument", "clock",
+                "launchAttempts", "readyTimeoutMs",
             ], "config")
         clock = try ManualClock(c["clock"] as? String ?? "2026-01-01T00:00:00Z")
         if let changes = scenario["bundle"] as? Object {
@@ -182,6 +183,9 @@ final class ScenarioRun {
             maximumBackoff: .milliseconds(c["maximumBackoffMs"] as? Int ?? 2000),
             manifestMode: c["manifest"] as? Bool ?? false, signingKeys: keys, clock: clock,
             onEvent: events.handler)
+        // The launch guard is off unless a scenario sets it, so that the scenarios written before it still prove what they say.
+        configuration.launchAttempts = c["launchAttempts"] as? Int ?? 0
+        configuration.readyTimeout = .milliseconds(c["readyTimeoutMs"] as? Int ?? 0)
         if let files = scenario["files"] as? Object { try write(files) }
         if let wanted = scenario["initError"] as? String {
             do {
@@ -271,7 +275,7 @@ final class ScenarioRun {
     }
 
     func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
-        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock"], "step \(index)")
+        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock", "for"], "step \(index)")
         let action = step["do"] as? String ?? ""
         let place = "step \(index) (\(action))"
         let planned = try planned(step["answers"] as? [Object] ?? [])
@@ -328,6 +332,14 @@ final class ScenarioRun {
             _ = await Fixtures.eventually(within: .seconds(60)) { server.requests.count - before >= wanted }
             task.cancel()
             await task.value
+        case "markRendered":
+            client.markRendered()
+        case "wait":
+            let kind = step["for"] as? String ?? ""
+            let events = self.events
+            let seen = eventsSeen
+            let came = await Fixtures.eventually(within: .seconds(5)) { events.all.dropFirst(seen).contains { Self.name(of: $0) == kind } }
+            if !came { failures.append("\(place): no \(kind) event within 5 s") }
         case "relaunch":
             previousInstallID = client.installID
             client = try TabClient(configuration: configuration, bundle: bundle)
@@ -387,6 +399,7 @@ final class ScenarioRun {
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
         case .droppedOlderManifest: "droppedOlderManifest"
+        case .blocked: "blocked"
         }
     }
 
@@ -418,6 +431,9 @@ final class ScenarioRun {
         case .droppedOlderManifest: "droppedOlderManifest"
         case .failed: "failed"
         case .cacheIgnored: "cacheIgnored"
+        case .reverted: "reverted"
+        case .blocked: "blocked"
+        case .revoked: "revoked"
         }
     }
 
@@ -451,7 +467,8 @@ final class ScenarioRun {
                 "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
-                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch",
+                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked", "pendingRender", "guard",
+                "reverted",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -562,6 +579,31 @@ final class ScenarioRun {
                 let file = cacheDirectory?.appendingPathComponent(name)
                 let actual = file.flatMap { try? String(contentsOf: $0, encoding: .utf8) }
                 if actual != resolve(content) { fail("file \(name) holds \(actual ?? "nothing"), expected \(resolve(content))") }
+            }
+        }
+        if let wanted = expect["blocked"] as? [Int], client.blockedVersions != wanted {
+            fail("blocked \(client.blockedVersions), expected \(wanted)")
+        }
+        if let wanted = expect["revoked"] as? [Int], client.revokedVersions != wanted {
+            fail("revoked \(client.revokedVersions), expected \(wanted)")
+        }
+        if let wanted = expect["pendingRender"] as? Bool, client.isPendingRender != wanted {
+            fail("pending render \(client.isPendingRender), expected \(wanted)")
+        }
+        if expect.keys.contains("guard") {
+            let stored = try cacheFile.flatMap { file in
+                FileManager.default.fileExists(atPath: file.path) ? try Self.object(Data(contentsOf: file), file.lastPathComponent) : nil
+            }
+            let actual = (stored?["guard"]).map { $0 as? NSDictionary } ?? nil
+            let wanted = expect["guard"] as? NSDictionary
+            if actual != wanted { fail("cache file guard \(actual.map { "\($0)" } ?? "none"), expected \(wanted.map { "\($0)" } ?? "none")") }
+        }
+        if let wanted = expect["reverted"] as? Object {
+            let reverts = events.compactMap { event -> (Int, String)? in
+                if case .reverted(let version, let reason, _) = event { (version, reason) } else { nil }
+            }
+            if !reverts.contains(where: { $0.0 == wanted["version"] as? Int && $0.1 == wanted["reason"] as? String }) {
+                fail("no reverted event \(wanted) among \(reverts)")
             }
         }
         if let wanted = expect["installId"] as? String {
