@@ -41,6 +41,14 @@ public final class TabClientConfig {
     public final SigningKeys signingKeys;
     /** The device's clock, against which manifest mode times a rollout's coming steps ({@link DeviceClock#SYSTEM} unless set). */
     public final DeviceClock clock;
+    /**
+     * The launch guard ({@link TabClient#markRendered()}): after this many launches in a row that end before the app calls
+     * {@code markRendered()} for a layout newly shown, the client goes back to the last layout that rendered and blocks
+     * that version. Default 2; 0 turns it off (blocked and revoked versions are still refused).
+     */
+    public final int launchAttempts;
+    /** The launch guard in one run: a layout newly shown and not rendered within this time (by {@link #clock}) is undone. Default 10 s; 0: off. */
+    public final long readyTimeoutMillis;
     final TabClient.EventListener onEvent;
 
     private TabClientConfig(Builder b) {
@@ -59,6 +67,8 @@ public final class TabClientConfig {
         manifestMode = b.manifestMode;
         signingKeys = b.signingKeys;
         clock = b.clock;
+        launchAttempts = b.launchAttempts;
+        readyTimeoutMillis = b.readyTimeoutMillis;
         onEvent = b.onEvent;
     }
 
@@ -81,6 +91,8 @@ public final class TabClientConfig {
         private boolean manifestMode;
         private SigningKeys signingKeys;
         private DeviceClock clock = DeviceClock.SYSTEM;
+        private int launchAttempts = 2;
+        private long readyTimeoutMillis = 10000;
         private TabClient.EventListener onEvent;
 
         private Builder(String server, String account) {
@@ -138,6 +150,12 @@ public final class TabClientConfig {
 
         /** The device's clock for a rollout's scheduled steps (manifest mode): the system's by default; tests give one they move. */
         public Builder clock(DeviceClock deviceClock) { clock = deviceClock == null ? DeviceClock.SYSTEM : deviceClock; return this; }
+
+        /** The launch guard's launches in a row that may end before {@code markRendered()} (default 2; 0: off). */
+        public Builder launchAttempts(int count) { launchAttempts = Math.max(0, count); return this; }
+
+        /** The launch guard's wait for {@code markRendered()} in one run, by the device's clock (default 10 000 ms; 0: off). */
+        public Builder readyTimeoutMillis(long millis) { readyTimeoutMillis = Math.max(0, millis); return this; }
 
         /** Told about every request's outcome (for logs and tests), on the client's own threads. */
         public Builder onEvent(TabClient.EventListener listener) { onEvent = listener; return this; }

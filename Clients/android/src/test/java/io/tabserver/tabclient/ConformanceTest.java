@@ -66,7 +66,7 @@ class ConformanceTest {
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
             Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
                     "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
-                    "signingKeysDocument", "clock");
+                    "signingKeysDocument", "clock", "launchAttempts", "readyTimeoutMs");
             clock = ManualClock.at(c.optString("clock", "2026-01-01T00:00:00Z"));
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
@@ -92,7 +92,10 @@ class ConformanceTest {
                         .installId(string(c, "installId")).cacheDirectory(cacheDirectory)
                         .requestTimeoutMillis(c.optInt("requestTimeoutMs", 5000)).longPollWaitSeconds(c.optInt("longPollWaitSeconds", 30))
                         .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add)
-                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock);
+                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock)
+                        // The launch guard is off unless a scenario sets it, so that the scenarios written before it still
+                        // prove what they say.
+                        .launchAttempts(c.optInt("launchAttempts", 0)).readyTimeoutMillis(c.optLong("readyTimeoutMs", 0));
                 config = builder.build();
                 if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
                 if (scenario.has("initError")) {
@@ -111,7 +114,7 @@ class ConformanceTest {
                 JSONArray steps = scenario.getJSONArray("steps");
                 for (int i = 0; i < steps.length(); i++) step(i, steps.getJSONObject(i), server);
             } finally {
-                if (client != null) client.stop();
+                if (client != null) client.endRun();
                 if (cacheDirectory != null) delete(cacheDirectory);
             }
             if (!failures.isEmpty()) fail(file.getFileName() + ":\n  " + String.join("\n  ", failures));
@@ -200,7 +203,7 @@ class ConformanceTest {
         }
 
         void step(int index, JSONObject step, FakeServer server) throws Exception {
-            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock");
+            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock", "for");
             String where = "step " + index + " (" + step.getString("do") + ")";
             server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
                     "hold".equals(step.optString("then", "repeat")));
@@ -273,8 +276,25 @@ class ConformanceTest {
                     client.stop();
                     break;
                 }
+                case "markRendered":
+                    client.markRendered();
+                    break;
+                case "wait": {
+                    String kind = step.optString("for", "");
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    boolean came = false;
+                    while (!came && System.nanoTime() < deadline) {
+                        synchronized (events) {
+                            for (TabClientEvent event : events) came |= camel(event.kind.name()).equals(kind);
+                        }
+                        if (!came) Thread.sleep(5);
+                    }
+                    if (!came) failures.add(where + ": no " + kind + " event within 5 s");
+                    break;
+                }
                 case "relaunch":
                     previousInstallId = client.installId();
+                    client.endRun();  // the app's process ended: its client does nothing more
                     client = new TabClient(config, bundle);
                     break;
                 default:
@@ -332,6 +352,22 @@ class ConformanceTest {
             return text.toString();
         }
 
+        static List<Integer> integers(JSONArray array) throws JSONException {
+            List<Integer> list = new ArrayList<>();
+            for (int i = 0; i < array.length(); i++) list.add(array.getInt(i));
+            return list;
+        }
+
+        /** Whether two objects of numbers and arrays of numbers (a guard record) have the same members; null is none. */
+        static boolean sameMembers(JSONObject a, JSONObject b) throws JSONException {
+            if (a == null || b == null) return a == b;
+            if (a.length() != b.length()) return false;
+            for (String key : Json.keys(a)) {
+                if (!b.has(key) || !a.get(key).toString().equals(b.get(key).toString())) return false;
+            }
+            return true;
+        }
+
         static String errorName(TabClientException e) {
             switch (e.kind()) {
                 case UNEXPECTED_STATUS: return "status";
@@ -345,8 +381,34 @@ class ConformanceTest {
                 throws IOException, JSONException {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
-                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch");
+                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked",
+                    "pendingRender", "guard", "reverted");
             List<String> f = failures;
+            if (expect.has("blocked") && !integers(expect.getJSONArray("blocked")).equals(client.blockedVersions())) {
+                f.add(where + ": blocked " + client.blockedVersions() + ", expected " + expect.get("blocked"));
+            }
+            if (expect.has("revoked") && !integers(expect.getJSONArray("revoked")).equals(client.revokedVersions())) {
+                f.add(where + ": revoked " + client.revokedVersions() + ", expected " + expect.get("revoked"));
+            }
+            if (expect.has("pendingRender") && expect.getBoolean("pendingRender") != client.isPendingRender()) {
+                f.add(where + ": pending render " + client.isPendingRender() + ", expected " + expect.get("pendingRender"));
+            }
+            if (expect.has("guard")) {
+                JSONObject stored = cacheDirectory != null && cacheFile().isFile()
+                        ? new JSONObject(new String(Files.readAllBytes(cacheFile().toPath()), StandardCharsets.UTF_8)) : null;
+                JSONObject actual = stored == null ? null : stored.optJSONObject("guard");
+                JSONObject wanted = expect.optJSONObject("guard");
+                if (!sameMembers(actual, wanted)) f.add(where + ": cache file guard " + actual + ", expected " + wanted);
+            }
+            if (expect.has("reverted")) {
+                JSONObject wanted = expect.getJSONObject("reverted");
+                boolean found = false;
+                for (TabClientEvent event : stepEvents) {
+                    found |= event.kind == TabClientEvent.Kind.REVERTED && event.version == wanted.getInt("version")
+                            && wanted.getString("reason").equals(event.reason);
+                }
+                if (!found) f.add(where + ": no reverted event " + wanted + " among " + stepEvents);
+            }
             if (expect.has("outcome")) {
                 String actual = outcome != null ? camel(outcome.kind.name()) : "error " + (error == null ? "none" : error.getMessage());
                 if (!actual.equals(expect.getString("outcome"))) f.add(where + ": outcome " + actual + ", expected " + expect.getString("outcome"));
