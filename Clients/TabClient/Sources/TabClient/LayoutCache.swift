@@ -40,6 +40,9 @@ struct LayoutCache: Sendable {
     /// - Parameters:
     ///   - environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
     ///   - prefetch: the file of the prefetched candidate instead of the layout's.
+    /// A writer of `file` (the report queue's): the same atomic writes.
+    init(file: URL) { self.file = file }
+
     init(directory: URL, account: String, environment: String? = nil, prefetch: Bool = false) {
         let name = environment.map { "\(account)@\($0)" } ?? account
         file = directory.appendingPathComponent("\(name).tabs\(prefetch ? ".prefetch" : "").json", isDirectory: false)

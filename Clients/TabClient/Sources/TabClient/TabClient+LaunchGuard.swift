@@ -10,6 +10,7 @@ extension TabClient {
     /// bundle) and block that version. Call it once the tab bar is drawn, from any thread; calling it again is harmless.
     /// Never call it before the tab bar is on screen, nor from a crash handler.
     public func markRendered() {
+        if let version = current.version { queueReport(version: version, kind: "rendered") }
         readyTimer.withLock { timer in
             timer?.cancel()
             timer = nil
@@ -111,6 +112,7 @@ extension TabClient {
             return show(current.fallback ?? floor)
         }
         guard let shown else { return }
+        queueReport(version: version, kind: "reverted", reason: reason)
         configuration.onEvent?(.reverted(version: version, reason: reason, shown: shown))
     }
 

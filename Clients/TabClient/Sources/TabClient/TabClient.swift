@@ -98,7 +98,7 @@ public final class TabClient: Sendable {
     /// random one kept in the cache directory (made on first use). Give it to whoever reproduces a rollout's
     /// buckets (docs/rollouts.md's formula); it identifies nothing but this install.
     public let installID: String
-    private let session: URLSession
+    let session: URLSession
     let cache: LayoutCache?
     /// Manifest mode: the file of the prefetched candidate.
     let prefetchCache: LayoutCache?
@@ -111,6 +111,10 @@ public final class TabClient: Sendable {
     let floor: Fallback
     /// The launch guard's wait for ``TabClientConfiguration/readyTimeout`` in this run.
     let readyTimer = Locked<Task<Void, Never>?>(nil)
+    /// The reports waiting to be sent (nil: ``TabClientConfiguration/reports`` is off).
+    let reportQueue: ReportQueue?
+    /// Whether a batch of reports is on its way (one at a time).
+    let sendingReports = Locked(false)
 
     /// Makes a client whose ``current`` is, at once, the last good layout on disk (of its environment), else the
     /// bundled one. Reads two small files (the layout and the install id; the id's is written on first use);
@@ -133,6 +137,10 @@ public final class TabClient: Sendable {
             throw .invalidBundle("\(error)")
         }
         self.configuration = configuration
+        reportQueue =
+            configuration.reports
+            ? ReportQueue(directory: configuration.cacheDirectory, account: configuration.account, environment: configuration.environment)
+            : nil
         var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle, stored: nil)
         var installIDNotStored: TabClientError?
         if let explicit = configuration.installID {
@@ -280,6 +288,7 @@ public final class TabClient: Sendable {
             (configuration.requestTimeout + configuration.requestTimeout + configuration.longPollWait).timeInterval
         session = URLSession(configuration: sessionConfiguration)
         if let launchReverted {
+            queueReport(version: launchReverted, kind: "reverted", reason: "launchAttempts")
             configuration.onEvent?(.reverted(version: launchReverted, reason: "launchAttempts", shown: initial.reference))
         }
         if initial.pendingSince != nil { startReadyTimer() }
@@ -474,8 +483,14 @@ public final class TabClient: Sendable {
             return .notModified
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
-            try verify(answer, kind: .layout)
-            let layout = try CompiledLayout.decode(answer.body)
+            let layout: CompiledLayout
+            do throws(TabClientError) {
+                try verify(answer, kind: .layout)
+                layout = try CompiledLayout.decode(answer.body)
+            } catch {
+                noteRefused(answer.body, error)
+                throw error
+            }
             if let version, layout.version != version {
                 let actual = layout.version.map(String.init) ?? "none"
                 throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(version) was asked for")])

@@ -53,6 +53,9 @@ public struct TabClientConfiguration: Sendable {
     /// The launch guard in one run: a layout newly shown and not rendered within this time (by ``clock``) is undone the
     /// same way. Default 10 s; zero turns it off.
     public var readyTimeout: Duration = .seconds(10)
+    /// Whether the client queues reports (``TabClient/markRendered()``, ``TabClient/reportTabFailed(_:reason:)``, reverts and
+    /// refusals) and sends them to `…/tabs/reports`. Default true; tests turn it off unless they test it.
+    public var reports: Bool = true
     /// Told about every request's outcome (for logs and tests); called on the client's own tasks.
     public var onEvent: (@Sendable (TabClientEvent) -> Void)?
 

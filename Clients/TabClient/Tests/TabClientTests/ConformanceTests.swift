@@ -136,7 +136,7 @@ final class ScenarioRun {
             [
                 "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
                 "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument", "clock",
-                "launchAttempts", "readyTimeoutMs",
+                "launchAttempts", "readyTimeoutMs", "reports",
             ], "config")
         clock = try ManualClock(c["clock"] as? String ?? "2026-01-01T00:00:00Z")
         if let changes = scenario["bundle"] as? Object {
@@ -186,6 +186,8 @@ final class ScenarioRun {
         // The launch guard is off unless a scenario sets it, so that the scenarios written before it still prove what they say.
         configuration.launchAttempts = c["launchAttempts"] as? Int ?? 0
         configuration.readyTimeout = .milliseconds(c["readyTimeoutMs"] as? Int ?? 0)
+        // Nothing is sent in tests unless a scenario asks.
+        configuration.reports = c["reports"] as? Bool ?? false
         if let files = scenario["files"] as? Object { try write(files) }
         if let wanted = scenario["initError"] as? String {
             do {
@@ -275,7 +277,7 @@ final class ScenarioRun {
     }
 
     func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
-        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock", "for"], "step \(index)")
+        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason"], "step \(index)")
         let action = step["do"] as? String ?? ""
         let place = "step \(index) (\(action))"
         let planned = try planned(step["answers"] as? [Object] ?? [])
@@ -334,6 +336,12 @@ final class ScenarioRun {
             await task.value
         case "markRendered":
             client.markRendered()
+        case "reportTabFailed":
+            client.reportTabFailed(step["tab"] as? String ?? "", reason: step["reason"] as? String ?? "")
+        case "flushReports":
+            await client.flushReports()
+        case "background":
+            await client.appDidEnterBackground().value
         case "wait":
             let kind = step["for"] as? String ?? ""
             let events = self.events
@@ -437,6 +445,31 @@ final class ScenarioRun {
         }
     }
 
+    /// Where `actual` (a request's JSON) lacks what `expected` holds (objects: the keys given; arrays: the same length, each
+    /// element in turn; `"$installId"` is the client's id), or nil.
+    func contains(_ actual: Any?, _ expected: Any, at pointer: String) -> String? {
+        switch expected {
+        case let object as Object:
+            guard let actual = actual as? Object else { return "\(pointer): not an object" }
+            for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+                if let difference = contains(actual[key], value, at: "\(pointer)/\(key)") { return difference }
+            }
+            return nil
+        case let array as [Any]:
+            guard let actual = actual as? [Any], actual.count == array.count else {
+                return "\(pointer): \((actual as? [Any])?.count ?? -1) elements, expected \(array.count)"
+            }
+            for (index, (one, other)) in zip(actual, array).enumerated() {
+                if let difference = contains(one, other, at: "\(pointer)/\(index)") { return difference }
+            }
+            return nil
+        case let text as String:
+            return actual as? String == resolve(text) ? nil : "\(pointer): \(actual ?? "none"), expected \(resolve(text))"
+        default:
+            return "\(actual ?? "none")" == "\(expected)" ? nil : "\(pointer): \(actual ?? "none"), expected \(expected)"
+        }
+    }
+
     static func milliseconds(_ duration: Duration) -> Int {
         Int(duration.components.seconds) * 1000 + Int(duration.components.attoseconds / 1_000_000_000_000_000)
     }
@@ -468,7 +501,7 @@ final class ScenarioRun {
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
                 "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked", "pendingRender", "guard",
-                "reverted",
+                "reverted", "queued",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -606,6 +639,19 @@ final class ScenarioRun {
                 fail("no reverted event \(wanted) among \(reverts)")
             }
         }
+        if let wanted = expect["queued"] as? [Object] {
+            let queued = client.queuedReports
+            if queued.count != wanted.count { fail("\(queued.count) reports queued (\(queued)), expected \(wanted.count)") }
+            for (report, expected) in zip(queued, wanted) {
+                try Self.known(expected, ["version", "kind", "tab", "reason"], "\(place) queued")
+                let same =
+                    (expected["version"] as? Int).map { $0 == report.version } ?? true
+                    && (expected["kind"] as? String).map { $0 == report.kind } ?? true
+                    && (expected["tab"] as? String).map { $0 == report.tab } ?? true
+                    && (expected["reason"] as? String).map { $0 == report.reason } ?? true
+                if !same { fail("queued \(report), expected \(expected)") }
+            }
+        }
         if let wanted = expect["installId"] as? String {
             let actual = client.installID
             let ok =
@@ -647,12 +693,19 @@ final class ScenarioRun {
         }
         if let count = expect["requestCount"] as? Int, requests.count != count { fail("\(requests.count) requests, expected \(count)") }
         for (index, wanted) in (expect["requests"] as? [Object] ?? []).enumerated() {
-            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs"], "\(place) request")
+            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs", "method", "json"], "\(place) request")
             guard index < requests.count else {
                 fail("request \(index) never came (\(requests.count) requests)")
                 break
             }
             let request = requests[index]
+            if let method = wanted["method"] as? String, !request.head.hasPrefix("\(method) ") {
+                fail("request \(index) is \(request.head.prefix(while: { $0 != " " })), expected \(method)")
+            }
+            if let json = wanted["json"] {
+                let body = try? JSONSerialization.jsonObject(with: request.body)
+                if let difference = contains(body, json, at: "") { fail("request \(index) body \(difference)") }
+            }
             if let target = wanted["target"] as? String, request.target != target {
                 fail("request \(index) target \(request.target), expected \(target)")
             }
