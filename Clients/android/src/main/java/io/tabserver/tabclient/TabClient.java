@@ -14,6 +14,10 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+
 /**
  * Keeps an app's tab bar layout, as TabClient (Swift) does: shows the last good one at once (the disk's, else the
  * bundled one), revalidates it with the server ({@code If-None-Match}), stores what the server sends (atomically), and
@@ -178,6 +182,10 @@ public final class TabClient {
     private volatile LaunchGuard memoryRecord = LaunchGuard.EMPTY;
     /** The wait for {@code readyTimeout} in this run, or null. */
     private Thread readyTimer;
+    /** The reports waiting to be sent (null: reports are off). */
+    private final ReportQueue reportQueue;
+    /** One batch at a time. */
+    private final Object sendingReports = new Object();
 
     /**
      * Makes a client whose {@link #current()} is, at once, the last good layout on disk (of its environment), else the
@@ -191,6 +199,7 @@ public final class TabClient {
     public TabClient(TabClientConfig configuration, LayoutBundle bundle) throws TabClientException {
         configuration.validate();
         this.configuration = configuration;
+        reportQueue = configuration.reports ? new ReportQueue(configuration.cacheDirectory, configuration.account, configuration.environment) : null;
         LayoutBundle.Representation bundled =
                 bundle.representation(configuration.preferredLanguages, configuration.platform, configuration.appVersion);
         State initial = new State(bundled.layout, bundled.validators, Source.BUNDLE, null, false);
@@ -321,7 +330,10 @@ public final class TabClient {
             prefetchCache = null;
         }
         state = initial;
-        if (launchReverted != null) emit(TabClientEvent.reverted(launchReverted, "launchAttempts", initial.reference()));
+        if (launchReverted != null) {
+            queueReport(launchReverted, "reverted", null, "launchAttempts");
+            emit(TabClientEvent.reverted(launchReverted, "launchAttempts", initial.reference()));
+        }
         if (pendingSince >= 0) startReadyTimer();
         if (bundleRefused != null) {
             if (!cached) throw bundleRefused;
@@ -516,6 +528,8 @@ public final class TabClient {
                     long delay = -1;
                     try {
                         RefreshOutcome outcome = fetch(wait, this);
+                        // Queued reports go with the poll, at most once a minute.
+                        flushReports();
                         boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
                         if (news) {
                             failures = 0;
@@ -660,8 +674,14 @@ public final class TabClient {
                 if (etag == null || etag.isEmpty()) {
                     throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
                 }
-                verify(answer, "layout");
-                CompiledLayout layout = CompiledLayout.parse(answer.body);
+                CompiledLayout layout;
+                try {
+                    verify(answer, "layout");
+                    layout = CompiledLayout.parse(answer.body);
+                } catch (TabClientException e) {
+                    noteRefused(answer.body, e);
+                    throw e;
+                }
                 if (version != null && !version.equals(layout.version)) {
                     throw TabClientException.invalidLayout(Collections.singletonList(
                             "/version: " + layout.version + ", but version " + version + " was asked for"));
@@ -974,6 +994,8 @@ public final class TabClient {
      * the bar is drawn, from any thread; again is harmless. Never before the bar is on screen, nor from a crash handler.
      */
     public void markRendered() {
+        Integer shown = state.layout.version;
+        if (shown != null) queueReport(shown, "rendered", null, null);
         synchronized (storing) {
             stopReadyTimer();
             pendingSince = -1;
@@ -1084,6 +1106,7 @@ public final class TabClient {
             storeGuardQuietly(next, true);
             shown = show(fallback != null ? fallback : floor);
         }
+        queueReport(version, "reverted", null, reason);
         emit(TabClientEvent.reverted(version, reason, shown));
         notifyListeners(state.layout, state.source);
     }
@@ -1133,6 +1156,100 @@ public final class TabClient {
         }
         for (TabClientEvent event : events) emit(event);
         if (changedShown) notifyListeners(state.layout, state.source);
+    }
+
+    // Reports (ReportQueue): whether a layout worked on this phone, sent to POST …/tabs/reports so that a guarded rollout
+    // can pause or roll back by itself.
+
+    /**
+     * Tells the server that tab {@code id}'s root screen could not be made or failed on open, with the layout shown now
+     * ({@code reason}: a short text, cut to 200 characters; no personal data). Queued, and sent with the next batch.
+     */
+    public void reportTabFailed(String id, String reason) {
+        Integer version = state.layout.version;
+        if (version != null) queueReport(version, "tabFailed", id, reason);
+    }
+
+    /**
+     * Sends the queued reports now, unless a batch went less than a minute ago or the server asked to wait
+     * ({@code Retry-After}). Blocks on the network: never on the main thread. {@link #start()}'s loop calls it after each answer.
+     */
+    public void flushReports() { sendReports(false); }
+
+    /**
+     * The app goes to the background ({@code onStop} of the activity): sends the queued reports now (even within the minute;
+     * never before a {@code Retry-After}) on a thread of its own, which it returns started.
+     */
+    public Thread appDidEnterBackground() {
+        Thread sender = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                sendReports(true);
+            }
+        }, "tabclient-reports-" + configuration.account);
+        sender.setDaemon(true);
+        sender.start();
+        return sender;
+    }
+
+    /** The reports waiting to be sent, oldest first. */
+    public List<Report> queuedReports() { return reportQueue == null ? Collections.<Report>emptyList() : reportQueue.reports(); }
+
+    private boolean queueReport(int version, String kind, String tab, String reason) {
+        if (reportQueue == null) return false;
+        long now = configuration.clock.currentTimeMillis();
+        return reportQueue.add(new Report(version, kind, tab, reason, ReportQueue.format(now)), now);
+    }
+
+    /** A refused answer whose body still names its version: a {@code refused} report. */
+    private void noteRefused(byte[] body, TabClientException error) {
+        if (reportQueue == null) return;
+        try {
+            JSONObject object = new JSONObject(new String(body, CompiledLayout.UTF8));
+            Object version = object.opt("version");
+            if (version instanceof Integer) queueReport((Integer) version, "refused", null, error.getMessage());
+        } catch (JSONException e) {
+            // No version to name.
+        }
+    }
+
+    /**
+     * Posts one batch: {@code 2xx} and a refusal for good ({@code 4xx} but {@code 429}) take it off the queue; {@code 429}
+     * and {@code 503} keep it until their {@code Retry-After} (a minute without one); {@code 5xx} and no network keep it.
+     */
+    private void sendReports(boolean force) {
+        if (reportQueue == null) return;
+        synchronized (sendingReports) {
+            List<Report> batch = reportQueue.batch(configuration.clock.currentTimeMillis(), force);
+            if (batch == null) return;
+            byte[] body;
+            URL url;
+            try {
+                JSONObject document = new JSONObject().put("installId", installId);
+                if (configuration.platform != null) document.put("platform", configuration.platform);
+                if (configuration.appVersion != null) document.put("appVersion", configuration.appVersion);
+                JSONArray list = new JSONArray();
+                for (Report report : batch) list.put(ReportQueue.item(report));
+                document.put("reports", list);
+                body = document.toString().getBytes(CompiledLayout.UTF8);
+                url = configuration.reportsURL();
+            } catch (JSONException e) {
+                return;
+            } catch (TabClientException e) {
+                return;
+            }
+            ReportQueue.Posted posted = ReportQueue.post(url, body, configuration.environment, configuration.requestTimeoutMillis);
+            long now = configuration.clock.currentTimeMillis();
+            if (posted.status >= 200 && posted.status < 300) {
+                reportQueue.sent(batch, now);
+            } else if (posted.status == 429 || posted.status == 503) {
+                reportQueue.keep(now + (posted.retryAfterMillis >= 0 ? posted.retryAfterMillis : ReportQueue.INTERVAL_MILLIS), now);
+            } else if (posted.status >= 400 && posted.status < 500) {
+                reportQueue.sent(batch, now);
+            } else {
+                reportQueue.keep(null, now);
+            }
+        }
     }
 
     private void notifyListeners(final CompiledLayout layout, final Source source) {

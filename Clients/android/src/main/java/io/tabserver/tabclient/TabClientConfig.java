@@ -49,6 +49,8 @@ public final class TabClientConfig {
     public final int launchAttempts;
     /** The launch guard in one run: a layout newly shown and not rendered within this time (by {@link #clock}) is undone. Default 10 s; 0: off. */
     public final long readyTimeoutMillis;
+    /** Whether the client queues reports and sends them to {@code …/tabs/reports} (default true; tests turn it off unless they test it). */
+    public final boolean reports;
     final TabClient.EventListener onEvent;
 
     private TabClientConfig(Builder b) {
@@ -69,6 +71,7 @@ public final class TabClientConfig {
         clock = b.clock;
         launchAttempts = b.launchAttempts;
         readyTimeoutMillis = b.readyTimeoutMillis;
+        reports = b.reports;
         onEvent = b.onEvent;
     }
 
@@ -93,6 +96,7 @@ public final class TabClientConfig {
         private DeviceClock clock = DeviceClock.SYSTEM;
         private int launchAttempts = 2;
         private long readyTimeoutMillis = 10000;
+        private boolean reports = true;
         private TabClient.EventListener onEvent;
 
         private Builder(String server, String account) {
@@ -150,6 +154,9 @@ public final class TabClientConfig {
 
         /** The device's clock for a rollout's scheduled steps (manifest mode): the system's by default; tests give one they move. */
         public Builder clock(DeviceClock deviceClock) { clock = deviceClock == null ? DeviceClock.SYSTEM : deviceClock; return this; }
+
+        /** Whether reports are queued and sent (default true). */
+        public Builder reports(boolean on) { reports = on; return this; }
 
         /** The launch guard's launches in a row that may end before {@code markRendered()} (default 2; 0: off). */
         public Builder launchAttempts(int count) { launchAttempts = Math.max(0, count); return this; }
@@ -252,6 +259,9 @@ public final class TabClientConfig {
     }
 
     /** {@code …/v1/accounts/{account}/tabs?version=N}: one version, immutable (manifest mode). */
+    /** {@code …/v1/accounts/{account}/tabs/reports}. */
+    URL reportsURL() throws TabClientException { return url("/tabs/reports"); }
+
     URL tabsURL(int version) throws TabClientException { return url("/tabs?version=" + version); }
 
     /** {@code …/v1/accounts/{account}/tabs/manifest}, with {@code ?wait=N} for a long-poll. */

@@ -66,7 +66,7 @@ class ConformanceTest {
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
             Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
                     "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
-                    "signingKeysDocument", "clock", "launchAttempts", "readyTimeoutMs");
+                    "signingKeysDocument", "clock", "launchAttempts", "readyTimeoutMs", "reports");
             clock = ManualClock.at(c.optString("clock", "2026-01-01T00:00:00Z"));
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
@@ -95,7 +95,9 @@ class ConformanceTest {
                         .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock)
                         // The launch guard is off unless a scenario sets it, so that the scenarios written before it still
                         // prove what they say.
-                        .launchAttempts(c.optInt("launchAttempts", 0)).readyTimeoutMillis(c.optLong("readyTimeoutMs", 0));
+                        .launchAttempts(c.optInt("launchAttempts", 0)).readyTimeoutMillis(c.optLong("readyTimeoutMs", 0))
+                        // Nothing is sent in tests unless a scenario asks.
+                        .reports(c.optBoolean("reports", false));
                 config = builder.build();
                 if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
                 if (scenario.has("initError")) {
@@ -203,7 +205,7 @@ class ConformanceTest {
         }
 
         void step(int index, JSONObject step, FakeServer server) throws Exception {
-            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock", "for");
+            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason");
             String where = "step " + index + " (" + step.getString("do") + ")";
             server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
                     "hold".equals(step.optString("then", "repeat")));
@@ -279,6 +281,15 @@ class ConformanceTest {
                 case "markRendered":
                     client.markRendered();
                     break;
+                case "reportTabFailed":
+                    client.reportTabFailed(step.optString("tab", ""), step.optString("reason", ""));
+                    break;
+                case "flushReports":
+                    client.flushReports();
+                    break;
+                case "background":
+                    client.appDidEnterBackground().join(20000);
+                    break;
                 case "wait": {
                     String kind = step.optString("for", "");
                     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -352,6 +363,31 @@ class ConformanceTest {
             return text.toString();
         }
 
+        /** Where {@code actual} (a request's JSON) lacks what {@code expected} holds (objects: the keys given; arrays: each element), or null. */
+        String contains(Object actual, Object expected, String pointer) throws JSONException {
+            if (expected instanceof JSONObject) {
+                if (!(actual instanceof JSONObject)) return pointer + ": not an object";
+                for (String key : Json.keys((JSONObject) expected)) {
+                    String difference = contains(((JSONObject) actual).opt(key), ((JSONObject) expected).get(key), pointer + "/" + key);
+                    if (difference != null) return difference;
+                }
+                return null;
+            }
+            if (expected instanceof JSONArray) {
+                JSONArray e = (JSONArray) expected;
+                if (!(actual instanceof JSONArray) || ((JSONArray) actual).length() != e.length()) return pointer + ": " + actual + ", expected " + e;
+                for (int i = 0; i < e.length(); i++) {
+                    String difference = contains(((JSONArray) actual).get(i), e.get(i), pointer + "/" + i);
+                    if (difference != null) return difference;
+                }
+                return null;
+            }
+            if (expected instanceof String) {
+                return resolve((String) expected).equals(actual) ? null : pointer + ": " + actual + ", expected " + resolve((String) expected);
+            }
+            return String.valueOf(expected).equals(String.valueOf(actual)) ? null : pointer + ": " + actual + ", expected " + expected;
+        }
+
         static List<Integer> integers(JSONArray array) throws JSONException {
             List<Integer> list = new ArrayList<>();
             for (int i = 0; i < array.length(); i++) list.add(array.getInt(i));
@@ -382,8 +418,21 @@ class ConformanceTest {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
                     "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked",
-                    "pendingRender", "guard", "reverted");
+                    "pendingRender", "guard", "reverted", "queued");
             List<String> f = failures;
+            if (expect.has("queued")) {
+                JSONArray wanted = expect.getJSONArray("queued");
+                List<Report> queued = client.queuedReports();
+                if (queued.size() != wanted.length()) f.add(where + ": " + queued.size() + " reports queued (" + queued + "), expected " + wanted.length());
+                for (int i = 0; i < Math.min(queued.size(), wanted.length()); i++) {
+                    JSONObject w = wanted.getJSONObject(i);
+                    Conformance.known(w, where + " queued", "version", "kind", "tab", "reason");
+                    Report r = queued.get(i);
+                    boolean same = (!w.has("version") || w.getInt("version") == r.version) && (!w.has("kind") || w.getString("kind").equals(r.kind))
+                            && (!w.has("tab") || w.getString("tab").equals(r.tab)) && (!w.has("reason") || w.getString("reason").equals(r.reason));
+                    if (!same) f.add(where + ": queued " + r + ", expected " + w);
+                }
+            }
             if (expect.has("blocked") && !integers(expect.getJSONArray("blocked")).equals(client.blockedVersions())) {
                 f.add(where + ": blocked " + client.blockedVersions() + ", expected " + expect.get("blocked"));
             }
@@ -585,12 +634,25 @@ class ConformanceTest {
                 JSONArray wanted = expect.getJSONArray("requests");
                 for (int i = 0; i < wanted.length(); i++) {
                     JSONObject w = wanted.getJSONObject(i);
-                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs");
+                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs", "method", "json");
                     if (i >= requests.size()) {
                         f.add(where + ": request " + i + " never came (" + requests.size() + " requests)");
                         break;
                     }
                     FakeServer.Received r = requests.get(i);
+                    if (w.has("method") && !r.head().startsWith(w.getString("method") + " ")) {
+                        f.add(where + ": request " + i + " is " + r.head().split(" ", 2)[0] + ", expected " + w.getString("method"));
+                    }
+                    if (w.has("json")) {
+                        Object body;
+                        try {
+                            body = new org.json.JSONTokener(new String(r.body(), StandardCharsets.UTF_8)).nextValue();
+                        } catch (JSONException e) {
+                            body = null;
+                        }
+                        String difference = contains(body, w.get("json"), "");
+                        if (difference != null) f.add(where + ": request " + i + " body " + difference);
+                    }
                     if (w.has("target") && !w.getString("target").equals(r.target())) {
                         f.add(where + ": request " + i + " target " + r.target() + ", expected " + w.getString("target"));
                     }
