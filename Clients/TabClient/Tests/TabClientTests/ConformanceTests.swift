@@ -112,7 +112,7 @@ final class ScenarioRun {
 
     /// A layout of the format: the bundle's first layout with `version`, `title`, `name`, `brokenTag`.
     func layout(_ spec: Object) throws -> Object {
-        try Self.known(spec, ["version", "title", "name", "brokenTag"], "layout")
+        try Self.known(spec, ["version", "title", "name", "brokenTag", "appearance", "firstTab", "extra"], "layout")
         let representations = bundleDocument["representations"] as? [Object] ?? []
         guard var layout = representations.first?["layout"] as? Object, var tabs = layout["tabs"] as? [Object], tabs.count > 1 else {
             throw ScenarioError("jack.bundle.json has no layout with two tabs")
@@ -124,6 +124,14 @@ final class ScenarioRun {
         if let title = spec["title"] as? String { tabs[0]["title"] = title }
         if let name = spec["name"] as? String { layout["layout"] = name }
         if spec["brokenTag"] as? Bool == true { tabs[1]["tag"] = 9 }
+        // Keys of newer layouts: merged into the appearance, the first tab, the document.
+        for (key, value) in spec["appearance"] as? Object ?? [:] {
+            var appearance = layout["appearance"] as? Object ?? [:]
+            appearance[key] = value
+            layout["appearance"] = appearance
+        }
+        for (key, value) in spec["firstTab"] as? Object ?? [:] { tabs[0][key] = value }
+        for (key, value) in spec["extra"] as? Object ?? [:] { layout[key] = value }
         layout["tabs"] = tabs
         return layout
     }
@@ -501,7 +509,7 @@ final class ScenarioRun {
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
                 "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked", "pendingRender", "guard",
-                "reverted", "queued",
+                "reverted", "queued", "colors", "firstTab", "groups",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -638,6 +646,33 @@ final class ScenarioRun {
             if !reverts.contains(where: { $0.0 == wanted["version"] as? Int && $0.1 == wanted["reason"] as? String }) {
                 fail("no reverted event \(wanted) among \(reverts)")
             }
+        }
+        if let wanted = expect["colors"] as? Object {
+            for (scheme, name) in [(CompiledLayout.ColorScheme.light, "light"), (.dark, "dark")] {
+                guard let colours = wanted[name] as? Object else { continue }
+                let actual = client.current.appearance.colors(for: scheme)
+                let values = ["backgroundColor": actual.backgroundColor, "tintColor": actual.tintColor, "unselectedTintColor": actual.unselectedTintColor]
+                for (key, value) in colours.sorted(by: { $0.key < $1.key }) where values[key] != .some(value as? String) {
+                    fail("\(name) \(key) \(values[key].flatMap { $0 } ?? "none"), expected \(value)")
+                }
+            }
+        }
+        if let wanted = expect["firstTab"] as? Object, let tab = client.current.tabs.first {
+            try Self.known(wanted, ["accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role"], "\(place) firstTab")
+            let values = [
+                "accessibilityLabel": tab.accessibilityLabel, "accessibilityLabelKey": tab.accessibilityLabelKey,
+                "accessibilityHint": tab.accessibilityHint, "role": tab.role,
+            ]
+            for (key, value) in wanted.sorted(by: { $0.key < $1.key }) where values[key] != .some(value as? String) {
+                fail("first tab \(key) \(values[key].flatMap { $0 } ?? "none"), expected \(value)")
+            }
+        }
+        if let wanted = expect["groups"] as? [Object] {
+            let actual = client.current.groups.map { ["id": $0.id, "title": $0.title, "tabs": $0.tabs.joined(separator: ",")] }
+            let expected = wanted.map {
+                ["id": $0["id"] as? String ?? "", "title": $0["title"] as? String ?? "", "tabs": ($0["tabs"] as? [String] ?? []).joined(separator: ",")]
+            }
+            if actual != expected { fail("groups \(actual), expected \(expected)") }
         }
         if let wanted = expect["queued"] as? [Object] {
             let queued = client.queuedReports

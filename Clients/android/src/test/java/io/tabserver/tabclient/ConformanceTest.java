@@ -418,8 +418,44 @@ class ConformanceTest {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
                     "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "blocked", "revoked",
-                    "pendingRender", "guard", "reverted", "queued");
+                    "pendingRender", "guard", "reverted", "queued", "colors", "firstTab", "groups");
             List<String> f = failures;
+            JSONObject colours = expect.optJSONObject("colors");
+            for (Scheme scheme : colours == null ? new Scheme[0] : Scheme.values()) {
+                JSONObject wanted = colours.optJSONObject(scheme.name().toLowerCase(Locale.ROOT));
+                if (wanted == null) continue;
+                Colors actual = client.current().appearance.getColors(scheme);
+                String[][] values = {{"backgroundColor", actual.backgroundColor}, {"tintColor", actual.tintColor},
+                        {"unselectedTintColor", actual.unselectedTintColor}};
+                for (String[] value : values) {
+                    if (wanted.has(value[0]) && !wanted.getString(value[0]).equals(value[1])) {
+                        f.add(where + ": " + scheme + " " + value[0] + " " + value[1] + ", expected " + wanted.getString(value[0]));
+                    }
+                }
+            }
+            if (expect.has("firstTab")) {
+                JSONObject wanted = expect.getJSONObject("firstTab");
+                Conformance.known(wanted, where + " firstTab", "accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role");
+                CompiledLayout.Tab tab = client.current().tabs.get(0);
+                String[][] values = {{"accessibilityLabel", tab.accessibilityLabel()}, {"accessibilityLabelKey", tab.accessibilityLabelKey()},
+                        {"accessibilityHint", tab.accessibilityHint()}, {"role", tab.role()}};
+                for (String[] value : values) {
+                    if (wanted.has(value[0]) && !wanted.getString(value[0]).equals(value[1])) {
+                        f.add(where + ": first tab " + value[0] + " " + value[1] + ", expected " + wanted.getString(value[0]));
+                    }
+                }
+            }
+            if (expect.has("groups")) {
+                JSONArray wanted = expect.getJSONArray("groups");
+                List<TabGroup> groups = client.current().groups();
+                boolean same = groups.size() == wanted.length();
+                for (int i = 0; same && i < groups.size(); i++) {
+                    JSONObject w = wanted.getJSONObject(i);
+                    same = w.getString("id").equals(groups.get(i).id) && w.getString("title").equals(groups.get(i).title)
+                            && Conformance.strings(w.getJSONArray("tabs")).equals(groups.get(i).tabs);
+                }
+                if (!same) f.add(where + ": groups " + groups.size() + " not as expected " + wanted);
+            }
             if (expect.has("queued")) {
                 JSONArray wanted = expect.getJSONArray("queued");
                 List<Report> queued = client.queuedReports();
