@@ -11,6 +11,9 @@ import Foundation
 /// The bundle's own version is never blocked (it is the floor), and a revert never starts another one: what the client
 /// goes back to is never pending.
 ///
+/// While a layout is pending, the file also keeps, after its `"layout"`, `"previous"`: the cache entry (etag, signature,
+/// layout) of the last layout that rendered, which a revert makes the file's layout again (at launch too).
+///
 /// `revoked` holds the versions the server said are revoked (the manifest's `"revoked"`, the `Tabs-Revoked` header):
 /// never shown either, and dropped at once when shown.
 struct GuardRecord: Sendable, Equatable, Codable {
@@ -112,6 +115,43 @@ extension LayoutCache {
         return object["layout"] == nil && object["guard"] != nil
     }
 
+    /// The file's bytes as an entry without its guard record and its `"previous"` (nil: no file, or no layout in it).
+    func entryBytes() -> Data? {
+        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        return Self.strip(data)
+    }
+
+    /// `data` (a cache file as ``store(body:etag:perInstall:signature:revision:)`` writes it) without its guard record and
+    /// its `"previous"`; nil when it is not in that form.
+    static func strip(_ data: Data) -> Data? {
+        guard let layout = data.range(of: Data(#","layout":{"#.utf8)) else { return nil }
+        var head = Data(data[..<layout.lowerBound])
+        if let start = head.range(of: Data(#","guard":{"#.utf8)), let end = head[start.upperBound...].firstIndex(of: UInt8(ascii: "}")) {
+            head.removeSubrange(start.lowerBound...end)
+        }
+        var tail = Data(data[layout.lowerBound...])
+        if let previous = tail.range(of: Data(#","previous":{"etag":"#.utf8), options: .backwards) {
+            tail = Data(tail[..<previous.lowerBound]) + Data("}".utf8)
+        }
+        return head + tail
+    }
+
+    /// The file's `"previous"` (the last layout that rendered), as the bytes of a cache file's entry; nil when none.
+    func previousBytes() -> Data? {
+        guard let data = FileManager.default.contents(atPath: file.path),
+            let start = data.range(of: Data(#","previous":{"etag":"#.utf8), options: .backwards)
+        else { return nil }
+        let entry = Data(data[data.index(start.lowerBound, offsetBy: #","previous":"#.utf8.count)...])
+        return entry.count > 1 ? Data(entry.dropLast()) : nil
+    }
+
+    /// Makes `entry` (a cache file's bytes) the file again, with `record`, atomically: what a revert to the last layout
+    /// that rendered writes.
+    func restore(_ entry: Data, record: GuardRecord) throws(TabClientError) {
+        guard let layout = entry.range(of: Data(#","layout":{"#.utf8)) else { return }
+        try writeAtomically(Data(entry[..<layout.lowerBound]) + record.fragment + entry[layout.lowerBound...])
+    }
+
     /// Writes `record` into the cache file, keeping its layout (`dropLayout`: without it, the bundle shown), atomically.
     /// A file as ``store(body:etag:perInstall:signature:revision:)`` writes it keeps its bytes but for the record (which
     /// stands just before the top-level `"layout"`, and holds no object); another is written again from its JSON. No file
@@ -125,7 +165,13 @@ extension LayoutCache {
             {
                 head.removeSubrange(start.lowerBound...end)
             }
-            try writeAtomically(head + record.fragment + data[layout.lowerBound...])
+            var tail = Data(data[layout.lowerBound...])
+            // Nothing pending: the last layout that rendered is the one stored, and its copy goes.
+            if record.pending == nil, let previous = tail.range(of: Data(#","previous":{"etag":"#.utf8), options: .backwards) {
+                tail = Data(tail[..<previous.lowerBound]) + Data("}".utf8)
+                self.previous.withLock { $0 = nil }
+            }
+            try writeAtomically(head + record.fragment + tail)
             return
         }
         var object: [String: Any] = [:]

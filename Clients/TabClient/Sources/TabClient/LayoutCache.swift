@@ -36,6 +36,9 @@ struct LayoutCache: Sendable {
     let file: URL
     /// The launch guard's record, written with every layout stored (``GuardRecord``).
     let record = Locked(GuardRecord())
+    /// The launch guard: the entry of the last layout that rendered (a cache file's bytes, without its record), written
+    /// after the layout as `"previous"` while the layout stored is pending; nil: none.
+    let previous = Locked<Data?>(nil)
 
     /// - Parameters:
     ///   - environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
@@ -164,6 +167,10 @@ struct LayoutCache: Sendable {
         document.append(record.withLock { $0.fragment })
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
+        if let previous = previous.withLock({ $0 }) {
+            document.append(Data(#","previous":"#.utf8))
+            document.append(previous)
+        }
         document.append(Data("}".utf8))
         try write(document)
     }

@@ -56,6 +56,16 @@ extension TabClient {
             current.pendingSince == nil
             ? (current.source == .bundle ? nil : Fallback(layout: current.layout, validators: current.validators, source: current.source))
             : current.fallback
+        if let cache {
+            let rendered = current.pendingSince == nil && current.source != .bundle && current.stored.map(current.validators.contains) == true
+            if !(guarding(layout) && configuration.launchAttempts > 0) {
+                cache.previous.withLock { $0 = nil }
+            } else if current.pendingSince == nil {
+                // The file holds the layout that rendered: kept as "previous" in the one written next.
+                let entry = rendered ? cache.entryBytes() : nil
+                cache.previous.withLock { $0 = entry }
+            }
+        }
         record.withLock { record in
             if guarding(layout), configuration.launchAttempts > 0 {
                 record.pending = layout.version
@@ -108,7 +118,13 @@ extension TabClient {
                 record.block(version)
                 return record
             }
-            try? cache?.storeGuard(next, dropLayout: true)
+            // The file goes back with the layout shown: the last one that rendered when it kept it, else nothing (the bundle).
+            if let cache, current.fallback != nil, let previous = cache.previous.withLock({ $0 }), (try? cache.restore(previous, record: next)) != nil {
+                cache.previous.withLock { $0 = nil }
+            } else {
+                cache?.previous.withLock { $0 = nil }
+                try? cache?.storeGuard(next, dropLayout: true)
+            }
             return show(current.fallback ?? floor)
         }
         guard let shown else { return }

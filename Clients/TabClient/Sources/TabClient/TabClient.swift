@@ -175,6 +175,8 @@ public final class TabClient: Sendable {
             cache.removeLeftovers()
             let launchRecord = cache.loadGuard()
             cache.record.withLock { $0 = launchRecord }
+            let launchPrevious = cache.previousBytes()
+            cache.previous.withLock { $0 = launchPrevious }
             switch cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }) {
             case .success(let entry)? where launchRecord.refuses(entry.layout.version):
                 // A blocked or revoked version left in the file (a crash between two writes): never shown.
@@ -260,8 +262,19 @@ public final class TabClient: Sendable {
                     initial.pendingSince = configuration.clock.now
                 case .revert(let version, let next):
                     cache.record.withLock { $0 = next }
-                    try? cache.storeGuard(next, dropLayout: true)
+                    cache.previous.withLock { $0 = nil }
                     initial = State(layout: floor.layout, validators: floor.validators, source: .bundle, stored: nil)
+                    // Back to the last layout that rendered when the file kept it (and it still verifies), else the bundle.
+                    if let launchPrevious, (try? cache.restore(launchPrevious, record: next)) != nil,
+                        case .success(let entry)? = cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }),
+                        !next.refuses(entry.layout.version)
+                    {
+                        initial = State(
+                            layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag,
+                            perInstall: entry.perInstall ?? false, revision: entry.revision)
+                    } else {
+                        try? cache.storeGuard(next, dropLayout: true)
+                    }
                     launchReverted = version
                 }
             }

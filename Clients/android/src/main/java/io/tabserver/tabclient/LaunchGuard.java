@@ -145,6 +145,54 @@ final class LaunchGuard {
         return new Verdict(record.withPending(record.pending, ended + 1), null);
     }
 
+    private static final String PREVIOUS = ",\"previous\":{\"etag\":";
+
+    /** The file's text, or null. */
+    static String text(LayoutCache cache) {
+        try {
+            byte[] bytes = AtomicFile.read(cache.file);
+            return bytes == null ? null : new String(bytes, CompiledLayout.UTF8);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** {@code text} (a cache file as {@link LayoutCache#store} writes it) without its record and its "previous"; null when not in that form. */
+    static String strip(String text) {
+        int layout = text == null ? -1 : text.indexOf(",\"layout\":{");
+        if (layout < 0) return null;
+        String head = text.substring(0, layout);
+        int start = head.indexOf(",\"guard\":{");
+        if (start >= 0) {
+            int end = head.indexOf('}', start);
+            if (end >= 0) head = head.substring(0, start) + head.substring(end + 1);
+        }
+        String tail = text.substring(layout);
+        int previous = tail.lastIndexOf(PREVIOUS);
+        if (previous >= 0) tail = tail.substring(0, previous) + "}";
+        return head + tail;
+    }
+
+    /** The file's "previous" (the last layout that rendered) as a cache file's text, or null. */
+    static String previous(LayoutCache cache) {
+        String text = text(cache);
+        int start = text == null ? -1 : text.lastIndexOf(PREVIOUS);
+        if (start < 0 || !text.endsWith("}")) return null;
+        return text.substring(start + ",\"previous\":".length(), text.length() - 1);
+    }
+
+    /** Makes {@code entry} (a cache file's text) the file again, with {@code record}, atomically; false when it is not one. */
+    static boolean restore(LayoutCache cache, String entry, LaunchGuard record) {
+        int layout = entry.indexOf(",\"layout\":{");
+        if (layout < 0) return false;
+        try {
+            AtomicFile.write(cache.file, (entry.substring(0, layout) + record.fragment() + entry.substring(layout)).getBytes(CompiledLayout.UTF8));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /**
      * Writes {@code record} into {@code cache}'s file, keeping its layout ({@code dropLayout}: without it, the bundle
      * shown), atomically. A file as {@link LayoutCache#store} writes it keeps its bytes but for the record (which stands
@@ -163,7 +211,14 @@ final class LaunchGuard {
                     int end = head.indexOf('}', start);
                     if (end >= 0) head = head.substring(0, start) + head.substring(end + 1);
                 }
-                AtomicFile.write(cache.file, (head + record.fragment() + text.substring(layout)).getBytes(CompiledLayout.UTF8));
+                String tail = text.substring(layout);
+                int previous = tail.lastIndexOf(PREVIOUS);
+                if (record.pending == null && previous >= 0) {
+                    // Nothing pending: the last layout that rendered is the one stored, and its copy goes.
+                    tail = tail.substring(0, previous) + "}";
+                    cache.previous = null;
+                }
+                AtomicFile.write(cache.file, (head + record.fragment() + tail).getBytes(CompiledLayout.UTF8));
                 return;
             }
             JSONObject object = new JSONObject();

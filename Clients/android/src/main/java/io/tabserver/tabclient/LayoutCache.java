@@ -23,6 +23,11 @@ final class LayoutCache {
     final File file;
     /** The launch guard's record, written with every layout stored ({@link LaunchGuard}). */
     volatile LaunchGuard record = LaunchGuard.EMPTY;
+    /**
+     * The launch guard: the entry of the last layout that rendered (a cache file's text, without its record), written after
+     * the layout as {@code "previous"} while the layout stored is pending; null: none.
+     */
+    volatile String previous;
 
     LayoutCache(File directory, String account, String environment) { this(directory, account, environment, false); }
 
@@ -166,7 +171,9 @@ final class LayoutCache {
         }
         head.append(record.fragment()).append(",\"layout\":");
         try {
-            AtomicFile.write(file, head.toString().getBytes(CompiledLayout.UTF8), body, new byte[] {'}'});
+            String kept = previous;
+            byte[] tail = kept == null ? new byte[] {'}'} : (",\"previous\":" + kept + "}").getBytes(CompiledLayout.UTF8);
+            AtomicFile.write(file, head.toString().getBytes(CompiledLayout.UTF8), body, tail);
         } catch (IOException e) {
             throw new TabClientException(TabClientException.Kind.CACHE_WRITE_FAILED, "could not store " + file + ": " + e.getMessage());
         }

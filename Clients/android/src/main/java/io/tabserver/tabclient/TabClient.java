@@ -236,6 +236,8 @@ public final class TabClient {
             cache.removeLeftovers();
             LaunchGuard launchRecord = cache.loadGuard();
             cache.record = launchRecord;
+            String launchPrevious = LaunchGuard.previous(cache);
+            cache.previous = launchPrevious;
             try {
                 LayoutCache.Entry entry = cache.load(configuration.signingKeys != null);
                 if (entry != null && launchRecord.refuses(entry.layout.version)) {
@@ -315,12 +317,31 @@ public final class TabClient {
                         configuration.launchAttempts);
                 if (verdict != null) {
                     cache.record = verdict.record;
-                    storeGuardQuietly(verdict.record, verdict.revert != null);
+                    if (verdict.revert == null) storeGuardQuietly(verdict.record, false);
                     if (verdict.revert == null) {
                         // One more launch that may end before the app says the layout rendered.
                         pendingSince = configuration.clock.currentTimeMillis();
                     } else {
+                        cache.previous = null;
                         initial = initial.with(floor.layout, floor.validators, Source.BUNDLE, null, false);
+                        // Back to the last layout that rendered when the file kept it (and it still verifies), else the bundle.
+                        LayoutCache.Entry back = null;
+                        if (launchPrevious != null && LaunchGuard.restore(cache, launchPrevious, verdict.record)) {
+                            try {
+                                back = cache.load(configuration.signingKeys != null);
+                                if (back != null && configuration.signingKeys != null) {
+                                    configuration.signingKeys.verify(back.keyId, back.sig, "layout", configuration.account,
+                                            configuration.signatureEnvironment(), back.signedBody == null ? new byte[0] : back.signedBody);
+                                }
+                            } catch (TabClientException e) {
+                                back = null;
+                            }
+                        }
+                        if (back != null && !verdict.record.refuses(back.layout.version)) {
+                            initial = initial.with(back.layout, Collections.singletonList(back.etag), Source.CACHE, back.etag, back.perInstall);
+                        } else {
+                            storeGuardQuietly(verdict.record, true);
+                        }
                         launchReverted = verdict.revert;
                     }
                 }
@@ -1055,6 +1076,15 @@ public final class TabClient {
      */
     private State beginPending(CompiledLayout layout, State current) {
         State back = pendingSince < 0 ? (current.source == Source.BUNDLE ? null : current) : fallback;
+        if (cache != null) {
+            boolean rendered = pendingSince < 0 && current.source != Source.BUNDLE && current.stored != null && current.validators.contains(current.stored);
+            if (!(guarding(layout) && configuration.launchAttempts > 0)) {
+                cache.previous = null;
+            } else if (pendingSince < 0) {
+                // The file holds the layout that rendered: kept as "previous" in the one written next.
+                cache.previous = rendered ? LaunchGuard.strip(LaunchGuard.text(cache)) : null;
+            }
+        }
         LaunchGuard record = record();
         setRecord(guarding(layout) && configuration.launchAttempts > 0 ? record.withPending(layout.version, 1) : record.withPending(null, null));
         return back;
@@ -1103,7 +1133,10 @@ public final class TabClient {
             if (pendingSince < 0 || current.layout.version == null || current.layout.version != version) return;
             LaunchGuard next = record().blocking(version);
             setRecord(next);
-            storeGuardQuietly(next, true);
+            // The file goes back with the layout shown: the last one that rendered when it kept it, else nothing (the bundle).
+            String previous = cache == null ? null : cache.previous;
+            if (cache != null) cache.previous = null;
+            if (fallback == null || previous == null || !LaunchGuard.restore(cache, previous, next)) storeGuardQuietly(next, true);
             shown = show(fallback != null ? fallback : floor);
         }
         queueReport(version, "reverted", null, reason);
