@@ -170,6 +170,7 @@ public final class TabClient: Sendable {
         var cached = false
         floor = Fallback(layout: initial.layout, validators: initial.validators, source: .bundle)
         var launchReverted: Int?
+        var switchedAtLaunch = false
         if let directory = configuration.cacheDirectory {
             let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
@@ -223,6 +224,21 @@ public final class TabClient: Sendable {
                         {
                             configuration.onEvent?(.droppedOlder(pending.reference, kept: initial.reference))
                         } else {
+                            // Newly shown by a switch: pending, with the layout that rendered kept to go back to.
+                            let guarded =
+                                configuration.launchAttempts > 0 && pending.layout.version != nil
+                                && !(pending.layout.layout == floor.layout.layout && pending.layout.version == floor.layout.version)
+                            let rendered = guarded && initial.source == .cache && launchRecord.pending == nil
+                            let before = initial
+                            if guarded {
+                                let entry = rendered ? cache.entryBytes() : nil
+                                cache.previous.withLock { $0 = entry }
+                                cache.record.withLock { record in
+                                    record.pending = pending.layout.version
+                                    record.launches = 1
+                                }
+                                switchedAtLaunch = true
+                            }
                             var stored: String?
                             do throws(TabClientError) {
                                 try cache.store(
@@ -236,6 +252,10 @@ public final class TabClient: Sendable {
                             initial = State(
                                 layout: pending.layout, validators: [pending.etag], source: .cache, stored: stored ?? initial.stored,
                                 revision: max(initial.revision ?? pending.revision, pending.revision))
+                            if guarded {
+                                initial.pendingSince = configuration.clock.now
+                                initial.fallback = rendered ? Fallback(layout: before.layout, validators: before.validators, source: before.source) : nil
+                            }
                             cached = true
                         }
                     }
@@ -248,7 +268,7 @@ public final class TabClient: Sendable {
             } else {
                 prefetchCache.remove()
             }
-            if initial.source == .cache {
+            if initial.source == .cache, !switchedAtLaunch {
                 switch LaunchVerdict.at(
                     launch: launchRecord, holding: initial.layout.version, bundleVersion: floor.layout.version,
                     attempts: configuration.launchAttempts)

@@ -220,6 +220,7 @@ public final class TabClient {
         boolean cached = false;
         floor = initial;
         Integer launchReverted = null;
+        boolean switchedAtLaunch = false;
         TabClientException installIdNotStored = null;
         File directory = configuration.cacheDirectory;
         if (configuration.installId != null) {
@@ -296,6 +297,18 @@ public final class TabClient {
                             && pending.layout.version < initial.layout.version) {
                         emit(new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, initial.reference(), pending.reference(), null, -1, null, false));
                     } else {
+                        // Newly shown by a switch: pending, with the layout that rendered kept to go back to.
+                        boolean guarded = configuration.launchAttempts > 0 && pending.layout.version != null
+                                && !(pending.layout.layout.equals(floor.layout.layout) && pending.layout.version.equals(floor.layout.version));
+                        boolean rendered = guarded && initial.source == Source.CACHE && launchRecord.pending == null;
+                        State before = initial;
+                        if (guarded) {
+                            cache.previous = rendered ? LaunchGuard.strip(LaunchGuard.text(cache)) : null;
+                            cache.record = cache.record.withPending(pending.layout.version, 1);
+                            switchedAtLaunch = true;
+                            pendingSince = configuration.clock.currentTimeMillis();
+                            fallback = rendered ? before : null;
+                        }
                         String stored = initial.stored;
                         try {
                             cache.store(pending.body.getBytes(CompiledLayout.UTF8), pending.etag, false,
@@ -312,7 +325,7 @@ public final class TabClient {
             } else {
                 prefetchCache.remove();
             }
-            if (initial.source == Source.CACHE) {
+            if (initial.source == Source.CACHE && !switchedAtLaunch) {
                 LaunchGuard.Verdict verdict = LaunchGuard.atLaunch(launchRecord, initial.layout.version, floor.layout.version,
                         configuration.launchAttempts);
                 if (verdict != null) {
