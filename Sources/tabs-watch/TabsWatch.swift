@@ -43,6 +43,12 @@ struct TabsWatch: AsyncParsableCommand {
                 standardError("tabs-watch: dropped \(dropped), older than \(kept)")
             case .droppedOlderManifest(let revision, let kept):
                 standardError("tabs-watch: dropped manifest revision \(revision), older than \(kept)")
+            case .reverted(let version, let reason, let shown):
+                standardError("tabs-watch: reverted version \(version) (\(reason)), blocked it; showing \(shown)")
+            case .blocked(let refused, let kept):
+                standardError("tabs-watch: blocked \(refused) (blocked or revoked); showing \(kept)")
+            case .revoked(let version, let shown):
+                standardError("tabs-watch: version \(version) revoked; showing \(shown)")
             case .requestSent, .notModified, .unchanged, .updated:
                 break
             }
@@ -51,9 +57,12 @@ struct TabsWatch: AsyncParsableCommand {
         // Revalidate once before the first print, so that its header says whether the server agrees (a failure is
         // reported by onEvent, and the bundled or cached layout is printed).
         _ = try? await client.refresh()
+        // Printed is rendered, for a watcher: the launch guard must not undo what it showed.
         standardOutput(TabBarText.render(client.current, etag: client.validators.first, source: "\(client.source)"))
+        client.markRendered()
         for await layout in client.updates() {
             standardOutput(TabBarText.render(layout, etag: client.validators.first, source: "\(client.source)"))
+            client.markRendered()
         }
     }
 

@@ -34,10 +34,18 @@ import Foundation
 struct LayoutCache: Sendable {
     /// The file this account's layout lives in.
     let file: URL
+    /// The launch guard's record, written with every layout stored (``GuardRecord``).
+    let record = Locked(GuardRecord())
+    /// The launch guard: the entry of the last layout that rendered (a cache file's bytes, without its record), written
+    /// after the layout as `"previous"` while the layout stored is pending; nil: none.
+    let previous = Locked<Data?>(nil)
 
     /// - Parameters:
     ///   - environment: the configuration's ``TabClientConfiguration/environment`` (nil: the default).
     ///   - prefetch: the file of the prefetched candidate instead of the layout's.
+    /// A writer of `file` (the report queue's): the same atomic writes.
+    init(file: URL) { self.file = file }
+
     init(directory: URL, account: String, environment: String? = nil, prefetch: Bool = false) {
         let name = environment.map { "\(account)@\($0)" } ?? account
         file = directory.appendingPathComponent("\(name).tabs\(prefetch ? ".prefetch" : "").json", isDirectory: false)
@@ -108,7 +116,7 @@ struct LayoutCache: Sendable {
     /// - Parameter signed: keys are pinned: the layout is the one `signed.body` holds (`signed` is then required,
     ///   and verified by the caller).
     func load(signed: Bool = false) -> Result<Entry, TabClientError>? {
-        guard let data = FileManager.default.contents(atPath: file.path) else { return nil }
+        guard let data = FileManager.default.contents(atPath: file.path), !holdsOnlyGuard() else { return nil }
         let entry: Entry
         do {
             entry = try JSONLimits.decode(Entry.self, from: data)
@@ -156,13 +164,20 @@ struct LayoutCache: Sendable {
             document.append(Self.jsonString(signature.value))
             document.append(Data("}".utf8))
         }
+        document.append(record.withLock { $0.fragment })
         document.append(Data(#","layout":"#.utf8))
         document.append(body)
+        if let previous = previous.withLock({ $0 }) {
+            document.append(Data(#","previous":"#.utf8))
+            document.append(previous)
+        }
         document.append(Data("}".utf8))
         try write(document)
     }
 
     /// Writes `document` to a temporary file beside ``file``, flushes it and renames it over ``file``.
+    func writeAtomically(_ document: Data) throws(TabClientError) { try write(document) }
+
     private func write(_ document: Data) throws(TabClientError) {
         let directory = file.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(".\(file.lastPathComponent).tmp-\(UUID().uuidString)")

@@ -36,6 +36,8 @@ public struct LayoutUpdates: AsyncSequence, Sendable {
                 var delay: Duration?
                 // The poll (and the backoff after it) gives way when the device's clock reaches the next switch.
                 guard let result = await client.untilSwitch({ [client] in await client.fetchResult(wait: wait) }) else { continue }
+                // Queued reports go with the poll, at most once a minute.
+                await client.flushReports()
                 do {
                     let outcome = try result.get()
                     if case .updated(let layout) = outcome, layout != last {

@@ -11,6 +11,8 @@ public struct Manifest: Sendable, Hashable, Decodable {
     public var revision: Int
     public var stable: Stable
     public var rollout: Rollout?
+    /// The versions revoked in every environment (the newest 32): never shown, dropped at once when shown.
+    public var revoked: [Int]?
 
     public struct Stable: Sendable, Hashable, Decodable {
         public var version: Int

@@ -37,9 +37,11 @@ public final class TabClient: Sendable {
         case droppedOlder(dropped: LayoutReference, kept: LayoutReference)
         /// Manifest mode: a manifest with a lower `revision` than the one followed (a lagging cache): ignored.
         case droppedOlderManifest(revision: Int, kept: Int)
+        /// `200` (or a manifest's choice) of a version the launch guard blocked or the server revoked: nothing changed.
+        case blocked(LayoutReference)
     }
 
-    private struct State {
+    struct State {
         var layout: CompiledLayout
         /// Sent as `If-None-Match`: the ETags of ``layout`` (a bundled one has one per content coding).
         var validators: [String]
@@ -57,8 +59,19 @@ public final class TabClient: Sendable {
         var manifest: Manifest?
         /// Manifest mode: the candidate a coming step gives this install, prefetched and not shown yet.
         var pending: Pending?
+        /// The launch guard: when ``layout``, newly shown, began to wait for ``TabClient/markRendered()`` (nil: not pending).
+        var pendingSince: Date?
+        /// The last layout that rendered, to go back to when the pending one never does (nil: the bundle).
+        var fallback: Fallback?
 
         var reference: LayoutReference { LayoutReference(layout, etag: validators.first, source: source) }
+    }
+
+    /// A layout to go back to: its ETags and source as they were shown.
+    struct Fallback: Sendable {
+        var layout: CompiledLayout
+        var validators: [String]
+        var source: Source
     }
 
     /// A rollout's candidate fetched ahead of the step that gives it to this install (manifest mode), kept in the
@@ -85,14 +98,24 @@ public final class TabClient: Sendable {
     /// random one kept in the cache directory (made on first use). Give it to whoever reproduces a rollout's
     /// buckets (docs/rollouts.md's formula); it identifies nothing but this install.
     public let installID: String
-    private let session: URLSession
-    private let exchanges: ExchangeDelegate
-    private let cache: LayoutCache?
+    let session: URLSession
+    let exchanges: ExchangeDelegate
+    let cache: LayoutCache?
     /// Manifest mode: the file of the prefetched candidate.
-    private let prefetchCache: LayoutCache?
-    private let state: Locked<State>
+    let prefetchCache: LayoutCache?
+    let state: Locked<State>
     /// Serializes "store, then publish" so that two answers arriving together cannot publish out of order.
-    private let storing = Locked<Void>(())
+    let storing = Locked<Void>(())
+    /// The launch guard's pending, blocked and revoked versions (the cache file's, or this run's without one).
+    let record: Locked<GuardRecord>
+    /// The bundled layout: the floor the launch guard and a revocation go back to.
+    let floor: Fallback
+    /// The launch guard's wait for ``TabClientConfiguration/readyTimeout`` in this run.
+    let readyTimer = Locked<Task<Void, Never>?>(nil)
+    /// The reports waiting to be sent (nil: ``TabClientConfiguration/reports`` is off).
+    let reportQueue: ReportQueue?
+    /// Whether a batch of reports is on its way (one at a time).
+    let sendingReports = Locked(false)
 
     /// Makes a client whose ``current`` is, at once, the last good layout on disk (of its environment), else the
     /// bundled one. Reads two small files (the layout and the install id; the id's is written on first use);
@@ -115,6 +138,10 @@ public final class TabClient: Sendable {
             throw .invalidBundle("\(error)")
         }
         self.configuration = configuration
+        reportQueue =
+            configuration.reports
+            ? ReportQueue(directory: configuration.cacheDirectory, account: configuration.account, environment: configuration.environment)
+            : nil
         var initial = State(layout: bundled.layout, validators: bundled.validators, source: .bundle, stored: nil)
         var installIDNotStored: TabClientError?
         if let explicit = configuration.installID {
@@ -142,10 +169,20 @@ public final class TabClient: Sendable {
             }
         }
         var cached = false
+        floor = Fallback(layout: initial.layout, validators: initial.validators, source: .bundle)
+        var launchReverted: Int?
+        var switchedAtLaunch = false
         if let directory = configuration.cacheDirectory {
             let cache = LayoutCache(directory: directory, account: configuration.account, environment: configuration.environment)
             cache.removeLeftovers()
+            let launchRecord = cache.loadGuard()
+            cache.record.withLock { $0 = launchRecord }
+            let launchPrevious = cache.previousBytes()
+            cache.previous.withLock { $0 = launchPrevious }
             switch cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }) {
+            case .success(let entry)? where launchRecord.refuses(entry.layout.version):
+                // A blocked or revoked version left in the file (a crash between two writes): never shown.
+                try? cache.storeGuard(launchRecord, dropLayout: true)
             case .success(let entry)?:
                 // An app update may ship a newer layout than an old cache holds.
                 let bundleIsNewer =
@@ -171,6 +208,8 @@ public final class TabClient: Sendable {
             prefetchCache.removeLeftovers()
             if configuration.manifestMode {
                 switch prefetchCache.loadPrefetched().map({ Self.pending($0, configuration: configuration) }) {
+                case .success(let pending)? where launchRecord.refuses(pending.layout.version):
+                    prefetchCache.remove()
                 case .success(let pending)?:
                     if let revision = initial.revision, pending.revision < revision || pending.etag == initial.stored {
                         // Scheduled by an older manifest than the one that chose the layout stored, or already stored.
@@ -186,6 +225,21 @@ public final class TabClient: Sendable {
                         {
                             configuration.onEvent?(.droppedOlder(pending.reference, kept: initial.reference))
                         } else {
+                            // Newly shown by a switch: pending, with the layout that rendered kept to go back to.
+                            let guarded =
+                                configuration.launchAttempts > 0 && pending.layout.version != nil
+                                && !(pending.layout.layout == floor.layout.layout && pending.layout.version == floor.layout.version)
+                            let rendered = guarded && initial.source == .cache && launchRecord.pending == nil
+                            let before = initial
+                            if guarded {
+                                let entry = rendered ? cache.entryBytes() : nil
+                                cache.previous.withLock { $0 = entry }
+                                cache.record.withLock { record in
+                                    record.pending = pending.layout.version
+                                    record.launches = 1
+                                }
+                                switchedAtLaunch = true
+                            }
                             var stored: String?
                             do throws(TabClientError) {
                                 try cache.store(
@@ -199,6 +253,10 @@ public final class TabClient: Sendable {
                             initial = State(
                                 layout: pending.layout, validators: [pending.etag], source: .cache, stored: stored ?? initial.stored,
                                 revision: max(initial.revision ?? pending.revision, pending.revision))
+                            if guarded {
+                                initial.pendingSince = configuration.clock.now
+                                initial.fallback = rendered ? Fallback(layout: before.layout, validators: before.validators, source: before.source) : nil
+                            }
                             cached = true
                         }
                     }
@@ -211,10 +269,42 @@ public final class TabClient: Sendable {
             } else {
                 prefetchCache.remove()
             }
+            if initial.source == .cache, !switchedAtLaunch {
+                switch LaunchVerdict.at(
+                    launch: launchRecord, holding: initial.layout.version, bundleVersion: floor.layout.version,
+                    attempts: configuration.launchAttempts)
+                {
+                case .show:
+                    break
+                case .count(let next):
+                    // One more launch that may end before the app says the layout rendered.
+                    cache.record.withLock { $0 = next }
+                    try? cache.storeGuard(next)
+                    initial.pendingSince = configuration.clock.now
+                case .revert(let version, let next):
+                    cache.record.withLock { $0 = next }
+                    cache.previous.withLock { $0 = nil }
+                    initial = State(layout: floor.layout, validators: floor.validators, source: .bundle, stored: nil)
+                    // Back to the last layout that rendered when the file kept it (and it still verifies), else the bundle.
+                    if let launchPrevious, (try? cache.restore(launchPrevious, record: next)) != nil,
+                        case .success(let entry)? = cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }),
+                        !next.refuses(entry.layout.version)
+                    {
+                        initial = State(
+                            layout: entry.layout, validators: [entry.etag], source: .cache, stored: entry.etag,
+                            perInstall: entry.perInstall ?? false, revision: entry.revision)
+                    } else {
+                        try? cache.storeGuard(next, dropLayout: true)
+                    }
+                    launchReverted = version
+                }
+            }
             self.prefetchCache = prefetchCache
+            record = cache.record
         } else {
             cache = nil
             prefetchCache = nil
+            record = Locked(GuardRecord())
         }
         if let bundleRefused {
             // Nothing verified to show: an app must not start on a layout its keys refuse.
@@ -231,6 +321,11 @@ public final class TabClient: Sendable {
         sessionConfiguration.timeoutIntervalForResource =
             (configuration.requestTimeout + configuration.requestTimeout + configuration.longPollWait).timeInterval
         (session, exchanges) = URLSession.tabClient(sessionConfiguration)
+        if let launchReverted {
+            queueReport(version: launchReverted, kind: "reverted", reason: "launchAttempts")
+            configuration.onEvent?(.reverted(version: launchReverted, reason: "launchAttempts", shown: initial.reference))
+        }
+        if initial.pendingSince != nil { startReadyTimer() }
     }
 
     deinit { session.invalidateAndCancel() }
@@ -273,6 +368,7 @@ public final class TabClient: Sendable {
     /// - Throws: ``TabClientError``: the status, transport failure or invalid layout that was refused.
     @discardableResult
     public func refresh() async throws(TabClientError) -> RefreshOutcome {
+        checkReady()
         let switched = switchIfDue()
         do {
             let outcome = try await fetch(wait: nil)
@@ -383,7 +479,7 @@ public final class TabClient: Sendable {
     }
 
     /// One request on this client's session (``URLSession/exchange(_:delegate:)``).
-    private func exchange(_ request: URLRequest) async throws(TabClientError) -> HTTPAnswer {
+    func exchange(_ request: URLRequest) async throws(TabClientError) -> HTTPAnswer {
         try await session.exchange(request, delegate: exchanges)
     }
 
@@ -427,6 +523,9 @@ public final class TabClient: Sendable {
     private func take(_ answer: HTTPAnswer, sent validators: [String], version: Int? = nil, revision: Int? = nil) throws(TabClientError)
         -> RefreshOutcome
     {
+        if answer.status == 200 || answer.status == 304, let revoked = GuardRecord.revoked(header: answer.header("Tabs-Revoked")) {
+            learnRevoked(revoked)
+        }
         switch answer.status {
         case 304:
             try Self.refuseUnsolicited(answer, sent: validators)
@@ -439,8 +538,14 @@ public final class TabClient: Sendable {
             return .notModified
         case 200:
             guard let etag = answer.header("ETag"), !etag.isEmpty else { throw .missingETag }
-            try verify(answer, kind: .layout)
-            let layout = try CompiledLayout.decode(answer.body)
+            let layout: CompiledLayout
+            do throws(TabClientError) {
+                try verify(answer, kind: .layout)
+                layout = try CompiledLayout.decode(answer.body)
+            } catch {
+                noteRefused(answer.body, error)
+                throw error
+            }
             if let version, layout.version != version {
                 let actual = layout.version.map(String.init) ?? "none"
                 throw .invalidLayout([LayoutProblem(pointer: "/version", message: "\(actual), but version \(version) was asked for")])
@@ -485,13 +590,19 @@ public final class TabClient: Sendable {
             throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
         }
         guard let manifest = state.withLock({ $0.manifest }) else { throw .invalidManifest("304 for a manifest this client never had") }
+        learnRevoked(manifest.revoked ?? [])
         let now = configuration.clock.now
         let chosen = manifest.version(for: installID, at: now)
         let move = manifest.move(for: installID, after: now)
         let pending = reconcile(move, chosen: chosen, revision: manifest.revision)
         let current = state.withLock { $0 }
         var outcome: RefreshOutcome?
-        if current.source == .server, current.layout.version == chosen {
+        if record.withLock({ $0.refuses(chosen) }) {
+            if let pending, pending.layout.version == chosen { drop(pending) }
+            let refused = LayoutReference(layout: current.layout.layout, version: chosen, etag: nil, source: .server)
+            configuration.onEvent?(.blocked(refused, kept: current.reference))
+            outcome = .blocked(refused)
+        } else if current.source == .server, current.layout.version == chosen {
             if let pending, pending.layout.version == chosen { drop(pending) }
             configuration.onEvent?(.notModified(current.reference))
             outcome = .notModified
@@ -555,7 +666,9 @@ public final class TabClient: Sendable {
     /// `.requestSent` event, a failure a ``TabClientEvent/failed(_:retryIn:kept:)`` (not thrown), and what it kept is
     /// ``nextSwitch``: no event kind of its own, so that an app's exhaustive `switch` over events keeps compiling.
     private func prefetch(_ move: Manifest.Move, revision: Int, environment: String) async {
-        guard state.withLock({ $0.pending == nil && $0.revision == revision }) else { return }
+        guard state.withLock({ $0.pending == nil && $0.revision == revision }), !record.withLock({ $0.refuses(move.version) }) else {
+            return
+        }
         let url = configuration.tabsURL(version: move.version, environment: environment)
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: reference))
         do throws(TabClientError) {
@@ -606,6 +719,12 @@ public final class TabClient: Sendable {
         let result = storing.withLock { _ -> (RefreshOutcome, TabClientEvent, TabClientError?)? in
             let current = state.withLock { $0 }
             guard current.pending == pending else { return nil }
+            if record.withLock({ $0.refuses(pending.layout.version) }) {
+                dropLocked(pending)
+                return (.blocked(pending.reference), .blocked(pending.reference, kept: current.reference), nil)
+            }
+            let shownNew = !current.validators.contains(pending.etag)
+            let fallback = shownNew ? beginPending(pending.layout, replacing: current) : current.fallback
             if !takeLower, current.layout.layout == pending.layout.layout, let shown = current.layout.version,
                 let version = pending.layout.version, version < shown
             {
@@ -634,6 +753,8 @@ public final class TabClient: Sendable {
                     state.layout = pending.layout
                     state.validators = [pending.etag]
                     state.source = pending.source
+                    state.fallback = fallback
+                    state.pendingSince = self.guarding(pending.layout) ? configuration.clock.now : nil
                 }
                 state.stored = stored
                 state.perInstall = false
@@ -646,6 +767,7 @@ public final class TabClient: Sendable {
         guard let (outcome, event, failure) = result else { return nil }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
         configuration.onEvent?(event)
+        if case .updated = outcome { startReadyTimer() }
         return outcome
     }
 
@@ -672,6 +794,9 @@ public final class TabClient: Sendable {
         let arrived = LayoutReference(layout, etag: etag, source: .server)
         let (outcome, event, failure): (RefreshOutcome, TabClientEvent, TabClientError?) = storing.withLock { _ in
             let current = state.withLock { $0 }
+            if record.withLock({ $0.refuses(layout.version) }) {
+                return (.blocked(arrived), .blocked(arrived, kept: current.reference), nil)
+            }
             let rolledBack = current.perInstall && !perInstall || configuration.manifestMode
             if current.layout.layout == layout.layout, let shown = current.layout.version, let version = layout.version, version < shown,
                 !rolledBack
@@ -680,6 +805,8 @@ public final class TabClient: Sendable {
             }
             var failure: TabClientError?
             var stored = current.stored
+            let shownNew = !current.validators.contains(etag)
+            let fallback = shownNew ? beginPending(layout, replacing: current) : current.fallback
             if etag != current.stored, let cache {
                 do throws(TabClientError) {
                     try cache.store(
@@ -705,11 +832,14 @@ public final class TabClient: Sendable {
                 state.source = .server
                 state.stored = stored
                 state.perInstall = perInstall
+                state.fallback = fallback
+                state.pendingSince = self.guarding(layout) ? configuration.clock.now : nil
             }
             return (.updated(layout), .updated(arrived, replacing: current.reference), failure)
         }
         if let failure { configuration.onEvent?(.failed(failure, retryIn: nil, kept: reference)) }
         configuration.onEvent?(event)
+        if case .updated = outcome { startReadyTimer() }
         return outcome
     }
 

@@ -46,6 +46,16 @@ public struct TabClientConfiguration: Sendable {
     /// The device's clock, against which manifest mode times a rollout's coming steps (``TabClient/nextSwitch``); the
     /// system's by default. Tests give one they move.
     public var clock: any DeviceClock
+    /// The launch guard (``TabClient/markRendered()``): after this many launches in a row that end before the app calls
+    /// `markRendered()` for a layout newly shown, the client goes back to the last layout that rendered and blocks that
+    /// version. Default 2; 0 turns the guard off (blocked and revoked versions are still refused).
+    public var launchAttempts: Int = 2
+    /// The launch guard in one run: a layout newly shown and not rendered within this time (by ``clock``) is undone the
+    /// same way. Default 10 s; zero turns it off.
+    public var readyTimeout: Duration = .seconds(10)
+    /// Whether the client queues reports (``TabClient/markRendered()``, ``TabClient/reportTabFailed(_:reason:)``, reverts and
+    /// refusals) and sends them to `…/tabs/reports`. Default true; tests turn it off unless they test it.
+    public var reports: Bool = true
     /// Told about every request's outcome (for logs and tests); called on the client's own tasks.
     public var onEvent: (@Sendable (TabClientEvent) -> Void)?
 

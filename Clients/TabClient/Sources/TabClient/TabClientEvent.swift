@@ -56,4 +56,12 @@ public enum TabClientEvent: Sendable, Equatable {
     /// The cache file could not be used and was removed; `shown` is the bundled layout shown instead. (Or the prefetch
     /// file: its candidate is not kept, and `shown` is the layout shown.)
     case cacheIgnored(TabClientError, shown: LayoutReference)
+    /// The launch guard went back from `version` (never rendered: `reason` is `launchAttempts` or `readyTimeout`) to the
+    /// last layout that rendered, else the bundle, and blocked it; `shown` is the layout shown now.
+    case reverted(version: Int, reason: String, shown: LayoutReference)
+    /// An answer (or a manifest's choice, or a prefetch) of a blocked or revoked version: refused, nothing changed.
+    case blocked(LayoutReference, kept: LayoutReference)
+    /// The server said `version` is revoked: dropped from the cache, the prefetch and the layout shown; `shown` is the
+    /// layout shown now.
+    case revoked(version: Int, shown: LayoutReference)
 }

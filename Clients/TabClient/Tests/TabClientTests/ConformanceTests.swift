@@ -112,7 +112,7 @@ final class ScenarioRun {
 
     /// A layout of the format: the bundle's first layout with `version`, `title`, `name`, `brokenTag`.
     func layout(_ spec: Object) throws -> Object {
-        try Self.known(spec, ["version", "title", "name", "brokenTag"], "layout")
+        try Self.known(spec, ["version", "title", "name", "brokenTag", "appearance", "firstTab", "extra"], "layout")
         let representations = bundleDocument["representations"] as? [Object] ?? []
         guard var layout = representations.first?["layout"] as? Object, var tabs = layout["tabs"] as? [Object], tabs.count > 1 else {
             throw ScenarioError("jack.bundle.json has no layout with two tabs")
@@ -124,6 +124,14 @@ final class ScenarioRun {
         if let title = spec["title"] as? String { tabs[0]["title"] = title }
         if let name = spec["name"] as? String { layout["layout"] = name }
         if spec["brokenTag"] as? Bool == true { tabs[1]["tag"] = 9 }
+        // Keys of newer layouts: merged into the appearance, the first tab, the document.
+        for (key, value) in spec["appearance"] as? Object ?? [:] {
+            var appearance = layout["appearance"] as? Object ?? [:]
+            appearance[key] = value
+            layout["appearance"] = appearance
+        }
+        for (key, value) in spec["firstTab"] as? Object ?? [:] { tabs[0][key] = value }
+        for (key, value) in spec["extra"] as? Object ?? [:] { layout[key] = value }
         layout["tabs"] = tabs
         return layout
     }
@@ -136,6 +144,7 @@ final class ScenarioRun {
             [
                 "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
                 "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument", "clock",
+                "launchAttempts", "readyTimeoutMs", "reports",
             ], "config")
         clock = try ManualClock(c["clock"] as? String ?? "2026-01-01T00:00:00Z")
         if let changes = scenario["bundle"] as? Object {
@@ -182,6 +191,11 @@ final class ScenarioRun {
             maximumBackoff: .milliseconds(c["maximumBackoffMs"] as? Int ?? 2000),
             manifestMode: c["manifest"] as? Bool ?? false, signingKeys: keys, clock: clock,
             onEvent: events.handler)
+        // The launch guard is off unless a scenario sets it, so that the scenarios written before it still prove what they say.
+        configuration.launchAttempts = c["launchAttempts"] as? Int ?? 0
+        configuration.readyTimeout = .milliseconds(c["readyTimeoutMs"] as? Int ?? 0)
+        // Nothing is sent in tests unless a scenario asks.
+        configuration.reports = c["reports"] as? Bool ?? false
         if let files = scenario["files"] as? Object { try write(files) }
         if let wanted = scenario["initError"] as? String {
             do {
@@ -277,7 +291,7 @@ final class ScenarioRun {
     }
 
     func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
-        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock"], "step \(index)")
+        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason"], "step \(index)")
         let action = step["do"] as? String ?? ""
         let place = "step \(index) (\(action))"
         let planned = try planned(step["answers"] as? [Object] ?? [])
@@ -334,6 +348,20 @@ final class ScenarioRun {
             _ = await Fixtures.eventually(within: .seconds(60)) { server.requests.count - before >= wanted }
             task.cancel()
             await task.value
+        case "markRendered":
+            client.markRendered()
+        case "reportTabFailed":
+            client.reportTabFailed(step["tab"] as? String ?? "", reason: step["reason"] as? String ?? "")
+        case "flushReports":
+            await client.flushReports()
+        case "background":
+            await client.appDidEnterBackground().value
+        case "wait":
+            let kind = step["for"] as? String ?? ""
+            let events = self.events
+            let seen = eventsSeen
+            let came = await Fixtures.eventually(within: .seconds(5)) { events.all.dropFirst(seen).contains { Self.name(of: $0) == kind } }
+            if !came { failures.append("\(place): no \(kind) event within 5 s") }
         case "relaunch":
             previousInstallID = client.installID
             client = try TabClient(configuration: configuration, bundle: bundle)
@@ -393,6 +421,7 @@ final class ScenarioRun {
         case .updated: "updated"
         case .droppedOlder: "droppedOlder"
         case .droppedOlderManifest: "droppedOlderManifest"
+        case .blocked: "blocked"
         }
     }
 
@@ -424,6 +453,34 @@ final class ScenarioRun {
         case .droppedOlderManifest: "droppedOlderManifest"
         case .failed: "failed"
         case .cacheIgnored: "cacheIgnored"
+        case .reverted: "reverted"
+        case .blocked: "blocked"
+        case .revoked: "revoked"
+        }
+    }
+
+    /// Where `actual` (a request's JSON) lacks what `expected` holds (objects: the keys given; arrays: the same length, each
+    /// element in turn; `"$installId"` is the client's id), or nil.
+    func contains(_ actual: Any?, _ expected: Any, at pointer: String) -> String? {
+        switch expected {
+        case let object as Object:
+            guard let actual = actual as? Object else { return "\(pointer): not an object" }
+            for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+                if let difference = contains(actual[key], value, at: "\(pointer)/\(key)") { return difference }
+            }
+            return nil
+        case let array as [Any]:
+            guard let actual = actual as? [Any], actual.count == array.count else {
+                return "\(pointer): \((actual as? [Any])?.count ?? -1) elements, expected \(array.count)"
+            }
+            for (index, (one, other)) in zip(actual, array).enumerated() {
+                if let difference = contains(one, other, at: "\(pointer)/\(index)") { return difference }
+            }
+            return nil
+        case let text as String:
+            return actual as? String == resolve(text) ? nil : "\(pointer): \(actual ?? "none"), expected \(resolve(text))"
+        default:
+            return "\(actual ?? "none")" == "\(expected)" ? nil : "\(pointer): \(actual ?? "none"), expected \(expected)"
         }
     }
 
@@ -457,7 +514,8 @@ final class ScenarioRun {
                 "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
                 "directory",
                 "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
-                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes",
+                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes", "blocked", "revoked",
+                "pendingRender", "guard", "reverted", "queued", "colors", "firstTab", "groups",
             ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
@@ -574,6 +632,71 @@ final class ScenarioRun {
                 if actual != resolve(content) { fail("file \(name) holds \(actual ?? "nothing"), expected \(resolve(content))") }
             }
         }
+        if let wanted = expect["blocked"] as? [Int], client.blockedVersions != wanted {
+            fail("blocked \(client.blockedVersions), expected \(wanted)")
+        }
+        if let wanted = expect["revoked"] as? [Int], client.revokedVersions != wanted {
+            fail("revoked \(client.revokedVersions), expected \(wanted)")
+        }
+        if let wanted = expect["pendingRender"] as? Bool, client.isPendingRender != wanted {
+            fail("pending render \(client.isPendingRender), expected \(wanted)")
+        }
+        if expect.keys.contains("guard") {
+            let stored = try cacheFile.flatMap { file in
+                FileManager.default.fileExists(atPath: file.path) ? try Self.object(Data(contentsOf: file), file.lastPathComponent) : nil
+            }
+            let actual = (stored?["guard"]).map { $0 as? NSDictionary } ?? nil
+            let wanted = expect["guard"] as? NSDictionary
+            if actual != wanted { fail("cache file guard \(actual.map { "\($0)" } ?? "none"), expected \(wanted.map { "\($0)" } ?? "none")") }
+        }
+        if let wanted = expect["reverted"] as? Object {
+            let reverts = events.compactMap { event -> (Int, String)? in
+                if case .reverted(let version, let reason, _) = event { (version, reason) } else { nil }
+            }
+            if !reverts.contains(where: { $0.0 == wanted["version"] as? Int && $0.1 == wanted["reason"] as? String }) {
+                fail("no reverted event \(wanted) among \(reverts)")
+            }
+        }
+        if let wanted = expect["colors"] as? Object {
+            for (scheme, name) in [(CompiledLayout.ColorScheme.light, "light"), (.dark, "dark")] {
+                guard let colours = wanted[name] as? Object else { continue }
+                let actual = client.current.appearance.colors(for: scheme)
+                let values = ["backgroundColor": actual.backgroundColor, "tintColor": actual.tintColor, "unselectedTintColor": actual.unselectedTintColor]
+                for (key, value) in colours.sorted(by: { $0.key < $1.key }) where values[key] != .some(value as? String) {
+                    fail("\(name) \(key) \(values[key].flatMap { $0 } ?? "none"), expected \(value)")
+                }
+            }
+        }
+        if let wanted = expect["firstTab"] as? Object, let tab = client.current.tabs.first {
+            try Self.known(wanted, ["accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role"], "\(place) firstTab")
+            let values = [
+                "accessibilityLabel": tab.accessibilityLabel, "accessibilityLabelKey": tab.accessibilityLabelKey,
+                "accessibilityHint": tab.accessibilityHint, "role": tab.role,
+            ]
+            for (key, value) in wanted.sorted(by: { $0.key < $1.key }) where values[key] != .some(value as? String) {
+                fail("first tab \(key) \(values[key].flatMap { $0 } ?? "none"), expected \(value)")
+            }
+        }
+        if let wanted = expect["groups"] as? [Object] {
+            let actual = client.current.groups.map { ["id": $0.id, "title": $0.title, "tabs": $0.tabs.joined(separator: ",")] }
+            let expected = wanted.map {
+                ["id": $0["id"] as? String ?? "", "title": $0["title"] as? String ?? "", "tabs": ($0["tabs"] as? [String] ?? []).joined(separator: ",")]
+            }
+            if actual != expected { fail("groups \(actual), expected \(expected)") }
+        }
+        if let wanted = expect["queued"] as? [Object] {
+            let queued = client.queuedReports
+            if queued.count != wanted.count { fail("\(queued.count) reports queued (\(queued)), expected \(wanted.count)") }
+            for (report, expected) in zip(queued, wanted) {
+                try Self.known(expected, ["version", "kind", "tab", "reason"], "\(place) queued")
+                let same =
+                    (expected["version"] as? Int).map { $0 == report.version } ?? true
+                    && (expected["kind"] as? String).map { $0 == report.kind } ?? true
+                    && (expected["tab"] as? String).map { $0 == report.tab } ?? true
+                    && (expected["reason"] as? String).map { $0 == report.reason } ?? true
+                if !same { fail("queued \(report), expected \(expected)") }
+            }
+        }
         if let wanted = expect["installId"] as? String {
             let actual = client.installID
             let ok =
@@ -615,12 +738,19 @@ final class ScenarioRun {
         }
         if let count = expect["requestCount"] as? Int, requests.count != count { fail("\(requests.count) requests, expected \(count)") }
         for (index, wanted) in (expect["requests"] as? [Object] ?? []).enumerated() {
-            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs"], "\(place) request")
+            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs", "method", "json"], "\(place) request")
             guard index < requests.count else {
                 fail("request \(index) never came (\(requests.count) requests)")
                 break
             }
             let request = requests[index]
+            if let method = wanted["method"] as? String, !request.head.hasPrefix("\(method) ") {
+                fail("request \(index) is \(request.head.prefix(while: { $0 != " " })), expected \(method)")
+            }
+            if let json = wanted["json"] {
+                let body = try? JSONSerialization.jsonObject(with: request.body)
+                if let difference = contains(body, json, at: "") { fail("request \(index) body \(difference)") }
+            }
             if let target = wanted["target"] as? String, request.target != target {
                 fail("request \(index) target \(request.target), expected \(target)")
             }

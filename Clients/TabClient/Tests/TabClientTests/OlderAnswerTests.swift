@@ -56,6 +56,7 @@ import Testing
         let first = try TabClient(
             configuration: Fixtures.configuration(server: earlier.url, cache: cache), bundle: try Fixtures.jackBundle())
         #expect(try await first.refresh() == .updated(v21.layout))
+        first.markRendered()  // as the app does once it is on screen (else the next launch counts a launch for the guard)
         let file = cache.appendingPathComponent("jack.tabs.json")
         let stored = try Data(contentsOf: file)
         let before = try Self.identity(of: file)
@@ -153,6 +154,7 @@ import Testing
             configuration: Fixtures.configuration(server: responder.url, cache: cache, onEvent: events.handler),
             bundle: try Fixtures.jackBundle())
         #expect(try await client.refresh() == .updated(v21.layout))
+        client.markRendered()  // as the app does once it is on screen (else the next launch counts a launch for the guard)
         let file = cache.appendingPathComponent("jack.tabs.json")
         let written = try Self.identity(of: file)
         try await Task.sleep(for: .milliseconds(20))  // a rewrite would have a later modification time too

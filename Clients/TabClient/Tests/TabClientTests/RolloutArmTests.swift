@@ -65,6 +65,7 @@ import Testing
         let earlier = try TabClient(
             configuration: Fixtures.configuration(server: before.url, cache: cache), bundle: try Fixtures.jackBundle())
         #expect(try await earlier.refresh() == .updated(candidate.layout))
+        earlier.markRendered()  // as the app does once it is on screen: no guard record left in the file
         let file = try String(contentsOf: cache.appendingPathComponent("jack.tabs.json"), encoding: .utf8)
         #expect(file.hasPrefix(#"{"etag":"\"v6-arm\"","perInstall":true,"layout":{"#))
 

@@ -26,11 +26,13 @@ enum Fixtures {
         cache: URL? = nil, longPollWait: Duration = .seconds(30), initialBackoff: Duration = .milliseconds(50),
         onEvent: (@Sendable (TabClientEvent) -> Void)? = nil
     ) -> TabClientConfiguration {
-        TabClientConfiguration(
+        var configuration = TabClientConfiguration(
             server: server, account: account, preferredLanguages: languages, platform: nil, appVersion: nil,
             environment: environment, installID: installID, cacheDirectory: cache, requestTimeout: .seconds(5), longPollWait: longPollWait,
             initialBackoff: initialBackoff,
             maximumBackoff: .seconds(2), onEvent: onEvent)
+        configuration.reports = false  // nothing is sent in tests unless a test asks
+        return configuration
     }
 
     /// Polls `condition` every 10 ms until it holds or `deadline` passes; returns whether it held.

@@ -27,6 +27,8 @@ final class RawHTTPResponder: @unchecked Sendable {
     struct Received: Sendable {
         var head: String
         var at: ContinuousClock.Instant
+        /// The body (`Content-Length` bytes), empty for none.
+        var body = Data()
         var target: String { String(head.split(separator: " ", maxSplits: 2).dropFirst().first ?? "") }
         func header(_ name: String) -> String? {
             for line in head.split(separator: "\r\n").dropFirst() {
@@ -121,12 +123,27 @@ final class RawHTTPResponder: @unchecked Sendable {
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        while !bytes.ends(with: Array("\r\n\r\n".utf8)) {
+        let separator = Array("\r\n\r\n".utf8)
+        func headEnd() -> Int? {
+            guard bytes.count >= separator.count else { return nil }
+            return (0...(bytes.count - separator.count)).first { Array(bytes[$0..<($0 + separator.count)]) == separator }
+        }
+        while headEnd() == nil {
             let n = recv(connection, &chunk, chunk.count, 0)
             guard n > 0 else { return }
             bytes += chunk[..<n]
         }
-        let received = Received(head: String(decoding: bytes, as: UTF8.self), at: .now)
+        let end = (headEnd() ?? bytes.count) + separator.count
+        var received = Received(head: String(decoding: bytes[..<end], as: UTF8.self), at: .now)
+        // A body (a POST's), read to its Content-Length.
+        let length = received.header("Content-Length").flatMap { Int($0) } ?? 0
+        var body = Array(bytes[end...])
+        while body.count < length {
+            let n = recv(connection, &chunk, chunk.count, 0)
+            guard n > 0 else { break }
+            body += chunk[..<n]
+        }
+        received.body = Data(body.prefix(length))
         let index = state.withLock { state -> Int in
             state.requests.append(received)
             return state.requests.count - 1

@@ -70,6 +70,20 @@ public final class CompiledLayout {
         public final List<Tab> children;
         public final JSONObject json;
 
+        /** What TalkBack reads for the tab (localized), or null: its title. */
+        public String accessibilityLabel() { return Colors.text(json, "accessibilityLabel"); }
+
+        /** The key the label came from, when one was used. */
+        public String accessibilityLabelKey() { return Colors.text(json, "accessibilityLabelKey"); }
+
+        /** TalkBack's hint for the tab (localized), or null. */
+        public String accessibilityHint() { return Colors.text(json, "accessibilityHint"); }
+
+        public String accessibilityHintKey() { return Colors.text(json, "accessibilityHintKey"); }
+
+        /** {@code search} for the layout's search destination, else null. */
+        public String role() { return Colors.text(json, "role"); }
+
         Tab(JSONObject json, String pointer) throws Json.Invalid {
             super(json, pointer);
             this.json = json;
@@ -107,8 +121,17 @@ public final class CompiledLayout {
         /** The selection animation's name: {@code none}, {@code underline}, {@code bounce}, {@code fade} or {@code x-…}. */
         public final String animator;
         public final JSONObject animatorParams;
+        /** The colours used in dark mode as written ({@code appearance.dark}), or null. */
+        public final Colors dark;
+
+        /** The colours for {@code scheme}: in DARK {@link #dark}'s, a colour it leaves out keeping its light value. */
+        public Colors getColors(Scheme scheme) {
+            Colors light = new Colors(backgroundColor, tintColor, unselectedTintColor);
+            return scheme == Scheme.DARK ? Colors.over(dark, light) : light;
+        }
 
         Appearance(JSONObject json, String pointer) throws Json.Invalid {
+            dark = Colors.dark(json);
             Double points = Json.number(json, "height", pointer);
             height = points == null ? 49 : points;
             backgroundColor = Json.string(json, "backgroundColor", pointer, false);
@@ -163,6 +186,9 @@ public final class CompiledLayout {
         if (!problems.isEmpty()) throw TabClientException.invalidLayout(problems);
         return layout;
     }
+
+    /** The sidebar's {@code groups} (tablets, the navigation rail), in order; empty when the layout has none. */
+    public List<TabGroup> groups() { return TabGroup.of(json); }
 
     /** The document as it arrived (unknown keys included). Do not change it. */
     public JSONObject json() { return json; }

@@ -21,6 +21,13 @@ import org.json.JSONObject;
  */
 final class LayoutCache {
     final File file;
+    /** The launch guard's record, written with every layout stored ({@link LaunchGuard}). */
+    volatile LaunchGuard record = LaunchGuard.EMPTY;
+    /**
+     * The launch guard: the entry of the last layout that rendered (a cache file's text, without its record), written after
+     * the layout as {@code "previous"} while the layout stored is pending; null: none.
+     */
+    volatile String previous;
 
     LayoutCache(File directory, String account, String environment) { this(directory, account, environment, false); }
 
@@ -129,6 +136,8 @@ final class LayoutCache {
         if (bytes == null) return null;
         try {
             JSONObject document = Json.parseObject(new String(bytes, CompiledLayout.UTF8));
+            // What a revert to the bundle leaves: the guard's record and no layout.
+            if (!document.has("layout") && document.has("guard")) return null;
             String etag = Json.string(document, "etag", "", true);
             Boolean perInstall = Json.bool(document, "perInstall", "");
             Long revision = Json.whole(document, "revision", "");
@@ -160,11 +169,26 @@ final class LayoutCache {
             head.append(",\"signed\":{\"body\":").append(JSONObject.quote(SigningKeys.Codec.encode(body))).append(",\"keyid\":")
                     .append(JSONObject.quote(signature[0])).append(",\"sig\":").append(JSONObject.quote(signature[1])).append('}');
         }
-        head.append(",\"layout\":");
+        head.append(record.fragment()).append(",\"layout\":");
         try {
-            AtomicFile.write(file, head.toString().getBytes(CompiledLayout.UTF8), body, new byte[] {'}'});
+            String kept = previous;
+            byte[] tail = kept == null ? new byte[] {'}'} : (",\"previous\":" + kept + "}").getBytes(CompiledLayout.UTF8);
+            AtomicFile.write(file, head.toString().getBytes(CompiledLayout.UTF8), body, tail);
         } catch (IOException e) {
             throw new TabClientException(TabClientException.Kind.CACHE_WRITE_FAILED, "could not store " + file + ": " + e.getMessage());
+        }
+    }
+
+    /** The guard record of the cache file (EMPTY when there is none, or no file). */
+    LaunchGuard loadGuard() {
+        try {
+            byte[] bytes = AtomicFile.read(file);
+            if (bytes == null) return LaunchGuard.EMPTY;
+            return LaunchGuard.of(new JSONObject(new String(bytes, CompiledLayout.UTF8)));
+        } catch (IOException e) {
+            return LaunchGuard.EMPTY;
+        } catch (org.json.JSONException e) {
+            return LaunchGuard.EMPTY;
         }
     }
 

@@ -20,6 +20,8 @@ public final class Manifest {
     public final int stableVersion;
     /** The running (or scheduled) rollout, or null. */
     public final Rollout rollout;
+    /** The versions revoked in every environment (the newest 32; empty for none): never shown, dropped at once when shown. */
+    public final List<Integer> revoked;
 
     /** A rollout as the manifest gives it. */
     public static final class Rollout {
@@ -115,6 +117,13 @@ public final class Manifest {
         stableVersion = required(Json.integer(Json.object(json, "stable", "", true), "version", "/stable"), "/stable/version");
         JSONObject running = Json.object(json, "rollout", "", false);
         rollout = running == null ? null : new Rollout(running);
+        List<Integer> list = new ArrayList<Integer>();
+        org.json.JSONArray array = json.optJSONArray("revoked");
+        for (int i = 0; array != null && i < array.length(); i++) {
+            Object value = array.opt(i);
+            if (value instanceof Number) list.add(((Number) value).intValue());
+        }
+        revoked = Collections.unmodifiableList(list);
     }
 
     private static int required(Integer value, String pointer) throws Json.Invalid {

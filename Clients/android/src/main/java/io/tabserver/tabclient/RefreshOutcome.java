@@ -12,7 +12,9 @@ public final class RefreshOutcome {
         /** {@code 200} with a lower {@code version} of the layout shown ({@link #dropped}): the current one stays ({@link #kept}). */
         DROPPED_OLDER,
         /** Manifest mode: a manifest with a lower revision than the one followed (a lagging cache): ignored. */
-        DROPPED_OLDER_MANIFEST
+        DROPPED_OLDER_MANIFEST,
+        /** {@code 200} (or a manifest's choice) of a version the launch guard blocked or the server revoked ({@link #dropped}): nothing changed. */
+        BLOCKED
     }
 
     public final Kind kind;

@@ -14,6 +14,10 @@ import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 
+import org.json.JSONArray;
+import org.json.JSONException;
+import org.json.JSONObject;
+
 /**
  * Keeps an app's tab bar layout, as TabClient (Swift) does: shows the last good one at once (the disk's, else the
  * bundled one), revalidates it with the server ({@code If-None-Match}), stores what the server sends (atomically), and
@@ -168,6 +172,20 @@ public final class TabClient {
     private final CopyOnWriteArrayList<Registered> listeners = new CopyOnWriteArrayList<Registered>();
     private final Random jitter = new Random();
     private Poller poller;
+    /** The bundled layout: the floor the launch guard and a revocation go back to. */
+    private final State floor;
+    /** The launch guard (with {@code storing} held): when the layout shown began to wait for {@link #markRendered()} (-1: not pending). */
+    private volatile long pendingSince = -1;
+    /** The last layout that rendered, to go back to when the pending one never does (null: the bundle). */
+    private State fallback;
+    /** The guard's record without a cache directory (with one, the cache file's: {@link LayoutCache#record}). */
+    private volatile LaunchGuard memoryRecord = LaunchGuard.EMPTY;
+    /** The wait for {@code readyTimeout} in this run, or null. */
+    private Thread readyTimer;
+    /** The reports waiting to be sent (null: reports are off). */
+    private final ReportQueue reportQueue;
+    /** One batch at a time. */
+    private final Object sendingReports = new Object();
 
     /**
      * Makes a client whose {@link #current()} is, at once, the last good layout on disk (of its environment), else the
@@ -181,6 +199,7 @@ public final class TabClient {
     public TabClient(TabClientConfig configuration, LayoutBundle bundle) throws TabClientException {
         configuration.validate();
         this.configuration = configuration;
+        reportQueue = configuration.reports ? new ReportQueue(configuration.cacheDirectory, configuration.account, configuration.environment) : null;
         LayoutBundle.Representation bundled =
                 bundle.representation(configuration.preferredLanguages, configuration.platform, configuration.appVersion);
         State initial = new State(bundled.layout, bundled.validators, Source.BUNDLE, null, false);
@@ -199,6 +218,9 @@ public final class TabClient {
             }
         }
         boolean cached = false;
+        floor = initial;
+        Integer launchReverted = null;
+        boolean switchedAtLaunch = false;
         TabClientException installIdNotStored = null;
         File directory = configuration.cacheDirectory;
         if (configuration.installId != null) {
@@ -213,8 +235,17 @@ public final class TabClient {
         if (directory != null) {
             cache = new LayoutCache(directory, configuration.account, configuration.environment);
             cache.removeLeftovers();
+            LaunchGuard launchRecord = cache.loadGuard();
+            cache.record = launchRecord;
+            String launchPrevious = LaunchGuard.previous(cache);
+            cache.previous = launchPrevious;
             try {
                 LayoutCache.Entry entry = cache.load(configuration.signingKeys != null);
+                if (entry != null && launchRecord.refuses(entry.layout.version)) {
+                    // A blocked or revoked version left in the file (a crash between two writes): never shown.
+                    entry = null;
+                    storeGuardQuietly(launchRecord, true);
+                }
                 if (entry != null && configuration.signingKeys != null) {
                     try {
                         configuration.signingKeys.verify(entry.keyId, entry.sig, "layout", configuration.account,
@@ -246,6 +277,10 @@ public final class TabClient {
                     emit(new TabClientEvent(TabClientEvent.Kind.CACHE_IGNORED, initial.reference(), null, unusable, -1, null, false));
                     prefetchCache.remove();
                 }
+                if (pending != null && launchRecord.refuses(pending.layout.version)) {
+                    prefetchCache.remove();
+                    pending = null;
+                }
                 long revision = pending == null ? 0 : initial.revision == null ? pending.revision : Math.max(initial.revision, pending.revision);
                 if (pending == null) {
                     // Nothing prefetched.
@@ -262,6 +297,18 @@ public final class TabClient {
                             && pending.layout.version < initial.layout.version) {
                         emit(new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, initial.reference(), pending.reference(), null, -1, null, false));
                     } else {
+                        // Newly shown by a switch: pending, with the layout that rendered kept to go back to.
+                        boolean guarded = configuration.launchAttempts > 0 && pending.layout.version != null
+                                && !(pending.layout.layout.equals(floor.layout.layout) && pending.layout.version.equals(floor.layout.version));
+                        boolean rendered = guarded && initial.source == Source.CACHE && launchRecord.pending == null;
+                        State before = initial;
+                        if (guarded) {
+                            cache.previous = rendered ? LaunchGuard.strip(LaunchGuard.text(cache)) : null;
+                            cache.record = cache.record.withPending(pending.layout.version, 1);
+                            switchedAtLaunch = true;
+                            pendingSince = configuration.clock.currentTimeMillis();
+                            fallback = rendered ? before : null;
+                        }
                         String stored = initial.stored;
                         try {
                             cache.store(pending.body.getBytes(CompiledLayout.UTF8), pending.etag, false,
@@ -278,11 +325,50 @@ public final class TabClient {
             } else {
                 prefetchCache.remove();
             }
+            if (initial.source == Source.CACHE && !switchedAtLaunch) {
+                LaunchGuard.Verdict verdict = LaunchGuard.atLaunch(launchRecord, initial.layout.version, floor.layout.version,
+                        configuration.launchAttempts);
+                if (verdict != null) {
+                    cache.record = verdict.record;
+                    if (verdict.revert == null) storeGuardQuietly(verdict.record, false);
+                    if (verdict.revert == null) {
+                        // One more launch that may end before the app says the layout rendered.
+                        pendingSince = configuration.clock.currentTimeMillis();
+                    } else {
+                        cache.previous = null;
+                        initial = initial.with(floor.layout, floor.validators, Source.BUNDLE, null, false);
+                        // Back to the last layout that rendered when the file kept it (and it still verifies), else the bundle.
+                        LayoutCache.Entry back = null;
+                        if (launchPrevious != null && LaunchGuard.restore(cache, launchPrevious, verdict.record)) {
+                            try {
+                                back = cache.load(configuration.signingKeys != null);
+                                if (back != null && configuration.signingKeys != null) {
+                                    configuration.signingKeys.verify(back.keyId, back.sig, "layout", configuration.account,
+                                            configuration.signatureEnvironment(), back.signedBody == null ? new byte[0] : back.signedBody);
+                                }
+                            } catch (TabClientException e) {
+                                back = null;
+                            }
+                        }
+                        if (back != null && !verdict.record.refuses(back.layout.version)) {
+                            initial = initial.with(back.layout, Collections.singletonList(back.etag), Source.CACHE, back.etag, back.perInstall);
+                        } else {
+                            storeGuardQuietly(verdict.record, true);
+                        }
+                        launchReverted = verdict.revert;
+                    }
+                }
+            }
         } else {
             cache = null;
             prefetchCache = null;
         }
         state = initial;
+        if (launchReverted != null) {
+            queueReport(launchReverted, "reverted", null, "launchAttempts");
+            emit(TabClientEvent.reverted(launchReverted, "launchAttempts", initial.reference()));
+        }
+        if (pendingSince >= 0) startReadyTimer();
         if (bundleRefused != null) {
             if (!cached) throw bundleRefused;
             emitFailure(bundleRefused, -1);
@@ -381,6 +467,7 @@ public final class TabClient {
      * request): the outcome is then UPDATED with it unless the server's answer changes more.
      */
     public RefreshOutcome refresh() throws TabClientException {
+        checkReady();
         CompiledLayout switched = switchIfDue();
         try {
             RefreshOutcome outcome = fetch(null, null);
@@ -475,6 +562,8 @@ public final class TabClient {
                     long delay = -1;
                     try {
                         RefreshOutcome outcome = fetch(wait, this);
+                        // Queued reports go with the poll, at most once a minute.
+                        flushReports();
                         boolean news = outcome.kind == RefreshOutcome.Kind.UPDATED || !state.layout.equals(before.layout);
                         if (news) {
                             failures = 0;
@@ -630,6 +719,10 @@ public final class TabClient {
      * {@code revision}), or null.
      */
     private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Long revision) throws TabClientException {
+        if (answer.status == 200 || answer.status == 304) {
+            List<Integer> revoked = LaunchGuard.revokedHeader(answer.header("Tabs-Revoked"));
+            if (revoked != null) learnRevoked(revoked);
+        }
         switch (answer.status) {
             case 304: {
                 unsolicited(answer, validators);
@@ -651,8 +744,14 @@ public final class TabClient {
                 if (etag == null || etag.isEmpty()) {
                     throw new TabClientException(TabClientException.Kind.MISSING_ETAG, "the server answered 200 without an ETag");
                 }
-                verify(answer, "layout");
-                CompiledLayout layout = CompiledLayout.parse(answer.body);
+                CompiledLayout layout;
+                try {
+                    verify(answer, "layout");
+                    layout = CompiledLayout.parse(answer.body);
+                } catch (TabClientException e) {
+                    noteRefused(answer.body, e);
+                    throw e;
+                }
                 if (version != null && !version.equals(layout.version)) {
                     throw TabClientException.invalidLayout(Collections.singletonList(
                             "/version: " + layout.version + ", but version " + version + " was asked for"));
@@ -705,13 +804,19 @@ public final class TabClient {
         if (manifest == null) {
             throw new TabClientException(TabClientException.Kind.INVALID_MANIFEST, "invalid manifest: 304 for a manifest this client never had");
         }
+        learnRevoked(manifest.revoked);
         long now = configuration.clock.currentTimeMillis();
         int chosen = manifest.versionFor(installId, now);
         Manifest.Move move = manifest.move(installId, now);
         Pending pending = reconcile(move, chosen, manifest.revision);
         State current = state;
         RefreshOutcome outcome = null;
-        if (current.source == Source.SERVER && current.layout.version != null && current.layout.version.intValue() == chosen) {
+        if (record().refuses(chosen)) {
+            if (pending != null && version(pending.layout) == chosen) drop(pending);
+            LayoutReference refused = new LayoutReference(current.layout.layout, chosen, null, Source.SERVER);
+            emit(new TabClientEvent(TabClientEvent.Kind.BLOCKED, current.reference(), refused, null, -1, null, false));
+            outcome = new RefreshOutcome(RefreshOutcome.Kind.BLOCKED, null, refused, current.reference());
+        } else if (current.source == Source.SERVER && current.layout.version != null && current.layout.version.intValue() == chosen) {
             if (pending != null && version(pending.layout) == chosen) drop(pending);
             emit(TabClientEvent.of(TabClientEvent.Kind.NOT_MODIFIED, current.reference()));
             outcome = new RefreshOutcome(RefreshOutcome.Kind.NOT_MODIFIED, null, null, null);
@@ -783,6 +888,7 @@ public final class TabClient {
     private void prefetch(Manifest.Move move, long revision, String environment, Poller poller) {
         State before = state;
         if (before.pending != null || before.revision == null || before.revision.longValue() != revision) return;
+        if (record().refuses(move.version)) return;
         try {
             Http.Answer answer = exchange(configuration.tabsURL(move.version, environment), headers(Collections.<String>emptyList(), false), null, poller, before);
             if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
@@ -835,7 +941,11 @@ public final class TabClient {
         synchronized (storing) {
             State current = state;
             if (current.pending != pending) return null;
-            if (!takeLower && current.layout.layout.equals(pending.layout.layout) && current.layout.version != null
+            if (record().refuses(pending.layout.version)) {
+                dropLocked(pending);
+                outcome = new RefreshOutcome(RefreshOutcome.Kind.BLOCKED, null, pending.reference(), current.reference());
+                event = new TabClientEvent(TabClientEvent.Kind.BLOCKED, current.reference(), pending.reference(), null, -1, null, false);
+            } else if (!takeLower && current.layout.layout.equals(pending.layout.layout) && current.layout.version != null
                     && pending.layout.version != null && pending.layout.version < current.layout.version) {
                 dropLocked(pending);
                 LayoutReference kept = current.reference();
@@ -844,6 +954,7 @@ public final class TabClient {
             } else {
                 String stored = current.stored;
                 long revision = current.revision == null ? pending.revision : Math.max(current.revision, pending.revision);
+                State back = current.validators.contains(pending.etag) ? fallback : beginPending(pending.layout, current);
                 if (cache != null && !pending.etag.equals(current.stored)) {
                     try {
                         cache.store(pending.body.getBytes(CompiledLayout.UTF8), pending.etag, false, signing(pending), revision);
@@ -860,6 +971,9 @@ public final class TabClient {
                     event = TabClientEvent.of(TabClientEvent.Kind.UNCHANGED, now.reference());
                 } else {
                     state = current.with(pending.layout, Collections.singletonList(pending.etag), pending.source, stored, false).withPending(null);
+                    fallback = back;
+                    pendingSince = guarding(pending.layout) ? configuration.clock.currentTimeMillis() : -1;
+                    startReadyTimer();
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, pending.layout, null, null);
                     event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), pending.reference(), null, -1, null, false);
                     // Reported before the listeners hear of it (they may run at once, on this thread), and in order.
@@ -900,13 +1014,18 @@ public final class TabClient {
         synchronized (storing) {
             State current = state;
             boolean rolledBack = current.perInstall && !perInstall || configuration.manifestMode;
-            if (current.layout.layout.equals(layout.layout) && current.layout.version != null && layout.version != null
+            if (record().refuses(layout.version)) {
+                LayoutReference kept = current.reference();
+                outcome = new RefreshOutcome(RefreshOutcome.Kind.BLOCKED, null, arrived, kept);
+                event = new TabClientEvent(TabClientEvent.Kind.BLOCKED, kept, arrived, null, -1, null, false);
+            } else if (current.layout.layout.equals(layout.layout) && current.layout.version != null && layout.version != null
                     && layout.version < current.layout.version && !rolledBack) {
                 LayoutReference kept = current.reference();
                 outcome = new RefreshOutcome(RefreshOutcome.Kind.DROPPED_OLDER, null, arrived, kept);
                 event = new TabClientEvent(TabClientEvent.Kind.DROPPED_OLDER, kept, arrived, null, -1, null, false);
             } else {
                 String stored = current.stored;
+                State back = current.validators.contains(etag) ? fallback : beginPending(layout, current);
                 if (cache != null && !etag.equals(current.stored)) {
                     try {
                         cache.store(body, etag, perInstall, signature, revision);
@@ -922,6 +1041,9 @@ public final class TabClient {
                     event = TabClientEvent.of(TabClientEvent.Kind.UNCHANGED, now.reference());
                 } else {
                     state = current.with(layout, Collections.singletonList(etag), Source.SERVER, stored, perInstall);
+                    fallback = back;
+                    pendingSince = guarding(layout) ? configuration.clock.currentTimeMillis() : -1;
+                    startReadyTimer();
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, layout, null, null);
                     event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), arrived, null, -1, null, false);
                     if (!layout.equals(current.layout)) notifyListeners(layout, Source.SERVER);
@@ -931,6 +1053,287 @@ public final class TabClient {
         if (failure != null) emitFailure(failure, -1);
         emit(event);
         return outcome;
+    }
+
+    // The launch guard (LaunchGuard): undoes on the phone a layout that breaks the app before it can reach the network
+    // again, and drops the versions the server revokes.
+
+    /**
+     * Tells the client that {@link #current()} is on screen: the first frame of the selected destination was drawn (on iOS:
+     * the initial tab's root view controller appeared). Until then a layout newly shown from the network, a prefetch or a
+     * switch is pending: {@code launchAttempts} launches in a row that end before this call, or {@code readyTimeout} in one
+     * run, send the client back to the last layout that rendered (else the bundle) and block that version. Call it once
+     * the bar is drawn, from any thread; again is harmless. Never before the bar is on screen, nor from a crash handler.
+     */
+    public void markRendered() {
+        Integer shown = state.layout.version;
+        if (shown != null) queueReport(shown, "rendered", null, null);
+        synchronized (storing) {
+            stopReadyTimer();
+            pendingSince = -1;
+            fallback = null;
+            LaunchGuard record = record();
+            if (record.pending == null) return;
+            LaunchGuard next = record.withPending(null, null);
+            setRecord(next);
+            storeGuardQuietly(next, false);
+        }
+    }
+
+    /** What the end of the app's process does to this client (tests that relaunch): no more polls, no ready timer. */
+    void endRun() {
+        stop();
+        synchronized (storing) {
+            stopReadyTimer();
+            pendingSince = -1;
+        }
+    }
+
+    /** Whether {@link #current()} waits for {@link #markRendered()}. */
+    public boolean isPendingRender() { return pendingSince >= 0; }
+
+    /** The versions the launch guard blocked (oldest first, at most 32), kept in the cache file. */
+    public List<Integer> blockedVersions() { return record().blocked; }
+
+    /** The versions the server said are revoked (its newest list). */
+    public List<Integer> revokedVersions() { return record().revoked; }
+
+    private LaunchGuard record() { return cache != null ? cache.record : memoryRecord; }
+
+    private void setRecord(LaunchGuard next) {
+        if (cache != null) cache.record = next;
+        else memoryRecord = next;
+    }
+
+    /** Writes the record into the cache file; a failure is reported, not thrown (the guard then holds it for this run). */
+    private void storeGuardQuietly(LaunchGuard record, boolean dropLayout) {
+        if (cache == null) return;
+        try {
+            LaunchGuard.store(cache, record, dropLayout);
+        } catch (TabClientException e) {
+            emit(new TabClientEvent(TabClientEvent.Kind.FAILED, state == null ? null : state.reference(), null, e, -1, null, false));
+        }
+    }
+
+    /** Whether the guard watches {@code layout} when newly shown: it is on, and {@code layout} is not the bundle's version. */
+    private boolean guarding(CompiledLayout layout) {
+        if ((configuration.launchAttempts <= 0 && configuration.readyTimeoutMillis <= 0) || layout.version == null) return false;
+        return !(layout.layout.equals(floor.layout.layout) && layout.version.equals(floor.layout.version));
+    }
+
+    /**
+     * {@code layout} is about to be shown in place of {@code current} (with {@code storing} held, before it is stored):
+     * records it as pending, so that the cache file written next says so. Returns the layout to go back to.
+     */
+    private State beginPending(CompiledLayout layout, State current) {
+        State back = pendingSince < 0 ? (current.source == Source.BUNDLE ? null : current) : fallback;
+        if (cache != null) {
+            boolean rendered = pendingSince < 0 && current.source != Source.BUNDLE && current.stored != null && current.validators.contains(current.stored);
+            if (!(guarding(layout) && configuration.launchAttempts > 0)) {
+                cache.previous = null;
+            } else if (pendingSince < 0) {
+                // The file holds the layout that rendered: kept as "previous" in the one written next.
+                cache.previous = rendered ? LaunchGuard.strip(LaunchGuard.text(cache)) : null;
+            }
+        }
+        LaunchGuard record = record();
+        setRecord(guarding(layout) && configuration.launchAttempts > 0 ? record.withPending(layout.version, 1) : record.withPending(null, null));
+        return back;
+    }
+
+    /** Starts (again) the wait for {@code readyTimeout} of the pending layout, by the device's clock (with {@code storing} held, or in the constructor). */
+    private void startReadyTimer() {
+        stopReadyTimer();
+        final long since = pendingSince;
+        if (configuration.readyTimeoutMillis <= 0 || since < 0) return;
+        Thread timer = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                try {
+                    configuration.clock.sleepUntil(since + configuration.readyTimeoutMillis);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                checkReady();
+            }
+        }, "tabclient-ready-" + configuration.account);
+        timer.setDaemon(true);
+        readyTimer = timer;
+        timer.start();
+    }
+
+    private void stopReadyTimer() {
+        if (readyTimer != null) readyTimer.interrupt();
+        readyTimer = null;
+    }
+
+    /** Reverts the pending layout when {@code readyTimeout} has passed by the device's clock. */
+    void checkReady() {
+        long since = pendingSince;
+        Integer version = state.layout.version;
+        if (configuration.readyTimeoutMillis <= 0 || since < 0 || version == null) return;
+        if (configuration.clock.currentTimeMillis() < since + configuration.readyTimeoutMillis) return;
+        revert(version, "readyTimeout");
+    }
+
+    /** Goes back from the pending {@code version} to the last layout that rendered, else the bundle; blocks it. */
+    private void revert(int version, String reason) {
+        LayoutReference shown;
+        synchronized (storing) {
+            State current = state;
+            if (pendingSince < 0 || current.layout.version == null || current.layout.version != version) return;
+            LaunchGuard next = record().blocking(version);
+            setRecord(next);
+            // The file goes back with the layout shown: the last one that rendered when it kept it, else nothing (the bundle).
+            String previous = cache == null ? null : cache.previous;
+            if (cache != null) cache.previous = null;
+            if (fallback == null || previous == null || !LaunchGuard.restore(cache, previous, next)) storeGuardQuietly(next, true);
+            shown = show(fallback != null ? fallback : floor);
+        }
+        queueReport(version, "reverted", null, reason);
+        emit(TabClientEvent.reverted(version, reason, shown));
+        notifyListeners(state.layout, state.source);
+    }
+
+    /** Makes {@code back} current, not pending (with {@code storing} held). */
+    private LayoutReference show(State back) {
+        State now = state.with(back.layout, back.validators, back.source, null, false);
+        state = now;
+        pendingSince = -1;
+        fallback = null;
+        stopReadyTimer();
+        return now.reference();
+    }
+
+    /**
+     * The server's newest list of revoked versions (a manifest's, a {@code Tabs-Revoked} header): kept, and a version of it
+     * shown or prefetched is dropped at once (the one shown for the last layout that rendered, else the bundle), each a
+     * REVOKED event.
+     */
+    private void learnRevoked(List<Integer> versions) {
+        List<TabClientEvent> events = new ArrayList<TabClientEvent>();
+        boolean changedShown = false;
+        synchronized (storing) {
+            LaunchGuard record = record();
+            List<Integer> newest = versions.size() <= LaunchGuard.LIMIT ? versions : versions.subList(versions.size() - LaunchGuard.LIMIT, versions.size());
+            if (newest.equals(record.revoked)) return;
+            LaunchGuard next = record.withRevoked(newest);
+            State current = state;
+            if (current.pending != null && next.refuses(current.pending.layout.version)) {
+                state = current.withPending(null);
+                if (prefetchCache != null) prefetchCache.remove();
+                events.add(TabClientEvent.revoked(version(current.pending.layout), current.reference()));
+                current = state;
+            }
+            if (current.source == Source.BUNDLE || !next.refuses(current.layout.version)) {
+                setRecord(next);
+                storeGuardQuietly(next, false);
+            } else {
+                int version = current.layout.version;
+                if (next.pending != null && next.pending == version) next = next.withPending(null, null);
+                setRecord(next);
+                storeGuardQuietly(next, true);
+                State back = fallback != null && !next.refuses(fallback.layout.version) ? fallback : floor;
+                events.add(TabClientEvent.revoked(version, show(back)));
+                changedShown = true;
+            }
+        }
+        for (TabClientEvent event : events) emit(event);
+        if (changedShown) notifyListeners(state.layout, state.source);
+    }
+
+    // Reports (ReportQueue): whether a layout worked on this phone, sent to POST …/tabs/reports so that a guarded rollout
+    // can pause or roll back by itself.
+
+    /**
+     * Tells the server that tab {@code id}'s root screen could not be made or failed on open, with the layout shown now
+     * ({@code reason}: a short text, cut to 200 characters; no personal data). Queued, and sent with the next batch.
+     */
+    public void reportTabFailed(String id, String reason) {
+        Integer version = state.layout.version;
+        if (version != null) queueReport(version, "tabFailed", id, reason);
+    }
+
+    /**
+     * Sends the queued reports now, unless a batch went less than a minute ago or the server asked to wait
+     * ({@code Retry-After}). Blocks on the network: never on the main thread. {@link #start()}'s loop calls it after each answer.
+     */
+    public void flushReports() { sendReports(false); }
+
+    /**
+     * The app goes to the background ({@code onStop} of the activity): sends the queued reports now (even within the minute;
+     * never before a {@code Retry-After}) on a thread of its own, which it returns started.
+     */
+    public Thread appDidEnterBackground() {
+        Thread sender = new Thread(new Runnable() {
+            @Override
+            public void run() {
+                sendReports(true);
+            }
+        }, "tabclient-reports-" + configuration.account);
+        sender.setDaemon(true);
+        sender.start();
+        return sender;
+    }
+
+    /** The reports waiting to be sent, oldest first. */
+    public List<Report> queuedReports() { return reportQueue == null ? Collections.<Report>emptyList() : reportQueue.reports(); }
+
+    private boolean queueReport(int version, String kind, String tab, String reason) {
+        if (reportQueue == null) return false;
+        long now = configuration.clock.currentTimeMillis();
+        return reportQueue.add(new Report(version, kind, tab, reason, ReportQueue.format(now)), now);
+    }
+
+    /** A refused answer whose body still names its version: a {@code refused} report. */
+    private void noteRefused(byte[] body, TabClientException error) {
+        if (reportQueue == null) return;
+        try {
+            JSONObject object = new JSONObject(new String(body, CompiledLayout.UTF8));
+            Object version = object.opt("version");
+            if (version instanceof Integer) queueReport((Integer) version, "refused", null, error.getMessage());
+        } catch (JSONException e) {
+            // No version to name.
+        }
+    }
+
+    /**
+     * Posts one batch: {@code 2xx} and a refusal for good ({@code 4xx} but {@code 429}) take it off the queue; {@code 429}
+     * and {@code 503} keep it until their {@code Retry-After} (a minute without one); {@code 5xx} and no network keep it.
+     */
+    private void sendReports(boolean force) {
+        if (reportQueue == null) return;
+        synchronized (sendingReports) {
+            List<Report> batch = reportQueue.batch(configuration.clock.currentTimeMillis(), force);
+            if (batch == null) return;
+            byte[] body;
+            URL url;
+            try {
+                JSONObject document = new JSONObject().put("installId", installId);
+                if (configuration.platform != null) document.put("platform", configuration.platform);
+                if (configuration.appVersion != null) document.put("appVersion", configuration.appVersion);
+                JSONArray list = new JSONArray();
+                for (Report report : batch) list.put(ReportQueue.item(report));
+                document.put("reports", list);
+                body = document.toString().getBytes(CompiledLayout.UTF8);
+                url = configuration.reportsURL();
+            } catch (JSONException e) {
+                return;
+            } catch (TabClientException e) {
+                return;
+            }
+            ReportQueue.Posted posted = ReportQueue.post(url, body, configuration.environment, configuration.requestTimeoutMillis);
+            long now = configuration.clock.currentTimeMillis();
+            if (posted.status >= 200 && posted.status < 300) {
+                reportQueue.sent(batch, now);
+            } else if (posted.status == 429 || posted.status == 503) {
+                reportQueue.keep(now + (posted.retryAfterMillis >= 0 ? posted.retryAfterMillis : ReportQueue.INTERVAL_MILLIS), now);
+            } else if (posted.status >= 400 && posted.status < 500) {
+                reportQueue.sent(batch, now);
+            } else {
+                reportQueue.keep(null, now);
+            }
+        }
     }
 
     private void notifyListeners(final CompiledLayout layout, final Source source) {

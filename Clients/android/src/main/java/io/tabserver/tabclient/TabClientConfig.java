@@ -41,6 +41,16 @@ public final class TabClientConfig {
     public final SigningKeys signingKeys;
     /** The device's clock, against which manifest mode times a rollout's coming steps ({@link DeviceClock#SYSTEM} unless set). */
     public final DeviceClock clock;
+    /**
+     * The launch guard ({@link TabClient#markRendered()}): after this many launches in a row that end before the app calls
+     * {@code markRendered()} for a layout newly shown, the client goes back to the last layout that rendered and blocks
+     * that version. Default 2; 0 turns it off (blocked and revoked versions are still refused).
+     */
+    public final int launchAttempts;
+    /** The launch guard in one run: a layout newly shown and not rendered within this time (by {@link #clock}) is undone. Default 10 s; 0: off. */
+    public final long readyTimeoutMillis;
+    /** Whether the client queues reports and sends them to {@code …/tabs/reports} (default true; tests turn it off unless they test it). */
+    public final boolean reports;
     final TabClient.EventListener onEvent;
 
     private TabClientConfig(Builder b) {
@@ -59,6 +69,9 @@ public final class TabClientConfig {
         manifestMode = b.manifestMode;
         signingKeys = b.signingKeys;
         clock = b.clock;
+        launchAttempts = b.launchAttempts;
+        readyTimeoutMillis = b.readyTimeoutMillis;
+        reports = b.reports;
         onEvent = b.onEvent;
     }
 
@@ -83,6 +96,9 @@ public final class TabClientConfig {
         private boolean manifestMode;
         private SigningKeys signingKeys;
         private DeviceClock clock = DeviceClock.SYSTEM;
+        private int launchAttempts = 2;
+        private long readyTimeoutMillis = 10000;
+        private boolean reports = true;
         private TabClient.EventListener onEvent;
 
         private Builder(String server, String account) {
@@ -144,6 +160,15 @@ public final class TabClientConfig {
 
         /** The device's clock for a rollout's scheduled steps (manifest mode): the system's by default; tests give one they move. */
         public Builder clock(DeviceClock deviceClock) { clock = deviceClock == null ? DeviceClock.SYSTEM : deviceClock; return this; }
+
+        /** Whether reports are queued and sent (default true). */
+        public Builder reports(boolean on) { reports = on; return this; }
+
+        /** The launch guard's launches in a row that may end before {@code markRendered()} (default 2; 0: off). */
+        public Builder launchAttempts(int count) { launchAttempts = Math.max(0, count); return this; }
+
+        /** The launch guard's wait for {@code markRendered()} in one run, by the device's clock (default 10 000 ms; 0: off). */
+        public Builder readyTimeoutMillis(long millis) { readyTimeoutMillis = Math.max(0, millis); return this; }
 
         /** Told about every request's outcome (for logs and tests), on the client's own threads. */
         public Builder onEvent(TabClient.EventListener listener) { onEvent = listener; return this; }
@@ -250,6 +275,9 @@ public final class TabClientConfig {
     URL tabsURL(int version, String environment) throws TabClientException {
         return url("/tabs?version=" + version + "&environment=" + encode(environment));
     }
+
+    /** {@code …/v1/accounts/{account}/tabs/reports}. */
+    URL reportsURL() throws TabClientException { return url("/tabs/reports"); }
 
     /** {@code …/v1/accounts/{account}/tabs/manifest}, with {@code ?wait=N} for a long-poll. */
     URL manifestURL(Integer waitSeconds) throws TabClientException {

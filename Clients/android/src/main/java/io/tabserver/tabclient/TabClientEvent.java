@@ -33,7 +33,16 @@ public final class TabClientEvent {
          * The cache file could not be used and was removed ({@link #error}); {@link #shown} is the bundled layout. (Or the
          * prefetch file: its candidate is not kept, and {@link #shown} is the layout shown.)
          */
-        CACHE_IGNORED
+        CACHE_IGNORED,
+        /**
+         * The launch guard went back from {@link #version} (never rendered: {@link #reason} is {@code launchAttempts} or
+         * {@code readyTimeout}) to the last layout that rendered, else the bundle ({@link #shown}), and blocked it.
+         */
+        REVERTED,
+        /** An answer (or a manifest's choice, or a prefetch) of a blocked or revoked version ({@link #layout}): refused, nothing changed. */
+        BLOCKED,
+        /** The server said {@link #version} is revoked: dropped from the cache, the prefetch and the layout shown ({@link #shown}). */
+        REVOKED
     }
 
     public final Kind kind;
@@ -51,6 +60,10 @@ public final class TabClientEvent {
     /** DROPPED_OLDER_MANIFEST: the revision dropped and the one kept; else -1. */
     public final long revision;
     public final long keptRevision;
+    /** REVERTED and REVOKED: the version; else -1. */
+    public final int version;
+    /** REVERTED: why ({@code launchAttempts} or {@code readyTimeout}); else null. */
+    public final String reason;
 
     TabClientEvent(Kind kind, LayoutReference shown, LayoutReference layout, TabClientException error, long retryInMillis, String url,
             boolean longPoll) {
@@ -63,7 +76,27 @@ public final class TabClientEvent {
         this.longPoll = longPoll;
         this.revision = -1;
         this.keptRevision = -1;
+        this.version = -1;
+        this.reason = null;
     }
+
+    private TabClientEvent(Kind kind, LayoutReference shown, int version, String reason) {
+        this.kind = kind;
+        this.shown = shown;
+        this.layout = null;
+        this.error = null;
+        this.retryInMillis = -1;
+        this.url = null;
+        this.longPoll = false;
+        this.revision = -1;
+        this.keptRevision = -1;
+        this.version = version;
+        this.reason = reason;
+    }
+
+    static TabClientEvent reverted(int version, String reason, LayoutReference shown) { return new TabClientEvent(Kind.REVERTED, shown, version, reason); }
+
+    static TabClientEvent revoked(int version, LayoutReference shown) { return new TabClientEvent(Kind.REVOKED, shown, version, null); }
 
     private TabClientEvent(LayoutReference shown, long revision, long keptRevision) {
         this.kind = Kind.DROPPED_OLDER_MANIFEST;
@@ -75,6 +108,8 @@ public final class TabClientEvent {
         this.longPoll = false;
         this.revision = revision;
         this.keptRevision = keptRevision;
+        this.version = -1;
+        this.reason = null;
     }
 
     static TabClientEvent droppedOlderManifest(LayoutReference shown, long revision, long keptRevision) {
@@ -88,6 +123,8 @@ public final class TabClientEvent {
         StringBuilder text = new StringBuilder(kind.name());
         if (layout != null) text.append(' ').append(layout);
         if (error != null) text.append(' ').append(error.getMessage());
+        if (version >= 0) text.append(" version ").append(version);
+        if (reason != null) text.append(" (").append(reason).append(')');
         if (revision >= 0) text.append(" revision ").append(revision).append(" kept ").append(keptRevision);
         if (retryInMillis >= 0) text.append(" retry in ").append(retryInMillis).append(" ms");
         if (shown != null) text.append(" shown ").append(shown);

@@ -88,6 +88,16 @@ public final class Watch {
                             case DROPPED_OLDER:
                                 report("dropped " + event.layout + ", older than " + event.shown);
                                 break;
+                            case REVERTED:
+                                System.err.println("tabclient: reverted version " + event.version + " (" + event.reason + "), blocked it; showing "
+                                        + event.shown);
+                                break;
+                            case BLOCKED:
+                                System.err.println("tabclient: blocked " + event.layout + " (blocked or revoked); showing " + event.shown);
+                                break;
+                            case REVOKED:
+                                System.err.println("tabclient: version " + event.version + " revoked; showing " + event.shown);
+                                break;
                             default:
                                 break;
                         }
@@ -113,12 +123,15 @@ public final class Watch {
         }
         out.print(render(client.current(), client.validators().isEmpty() ? null : client.validators().get(0), client.source(), new Date()));
         out.flush();
+        // Printed is rendered, for a watcher: the launch guard must not undo what it showed.
+        client.markRendered();
         Executor printer = Executors.newSingleThreadExecutor();
         client.addListener(new TabClient.Listener() {
             @Override
             public void onLayout(CompiledLayout layout, TabClient.Source source) {
                 out.print(render(layout, client.validators().isEmpty() ? null : client.validators().get(0), source, new Date()));
                 out.flush();
+                client.markRendered();
             }
         }, printer);
         client.start();

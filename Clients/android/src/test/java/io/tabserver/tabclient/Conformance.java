@@ -82,7 +82,7 @@ final class Conformance {
 
     /** A layout of the scenario format: the bundle's first layout with {@code version}, {@code title}, {@code name}, {@code brokenTag}. */
     static JSONObject layout(JSONObject spec, JSONObject bundle) throws JSONException {
-        known(spec, "layout", "version", "title", "name", "brokenTag");
+        known(spec, "layout", "version", "title", "name", "brokenTag", "appearance", "firstTab", "extra");
         JSONObject layout = new JSONObject(bundle.getJSONArray("representations").getJSONObject(0).getJSONObject("layout").toString());
         if (spec.has("version")) {
             layout.put("version", spec.getInt("version"));
@@ -91,6 +91,17 @@ final class Conformance {
         if (spec.has("title")) layout.getJSONArray("tabs").getJSONObject(0).put("title", spec.getString("title"));
         if (spec.has("name")) layout.put("layout", spec.getString("name"));
         if (spec.optBoolean("brokenTag")) layout.getJSONArray("tabs").getJSONObject(1).put("tag", 9);
+        // Keys of newer layouts: merged into the appearance, the first tab, the document.
+        JSONObject appearance = spec.optJSONObject("appearance");
+        for (String key : appearance == null ? Collections.<String>emptyList() : Json.keys(appearance)) {
+            layout.getJSONObject("appearance").put(key, appearance.get(key));
+        }
+        JSONObject firstTab = spec.optJSONObject("firstTab");
+        for (String key : firstTab == null ? Collections.<String>emptyList() : Json.keys(firstTab)) {
+            layout.getJSONArray("tabs").getJSONObject(0).put(key, firstTab.get(key));
+        }
+        JSONObject extra = spec.optJSONObject("extra");
+        for (String key : extra == null ? Collections.<String>emptyList() : Json.keys(extra)) layout.put(key, extra.get(key));
         return layout;
     }
 

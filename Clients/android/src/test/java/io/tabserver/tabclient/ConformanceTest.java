@@ -66,7 +66,7 @@ class ConformanceTest {
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
             Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
                     "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
-                    "signingKeysDocument", "clock");
+                    "signingKeysDocument", "clock", "launchAttempts", "readyTimeoutMs", "reports");
             clock = ManualClock.at(c.optString("clock", "2026-01-01T00:00:00Z"));
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
@@ -92,7 +92,12 @@ class ConformanceTest {
                         .installId(string(c, "installId")).cacheDirectory(cacheDirectory)
                         .requestTimeoutMillis(c.optInt("requestTimeoutMs", 5000)).longPollWaitSeconds(c.optInt("longPollWaitSeconds", 30))
                         .backoffMillis(c.optLong("initialBackoffMs", 50), c.optLong("maximumBackoffMs", 2000)).onEvent(events::add)
-                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock);
+                        .manifestMode(c.optBoolean("manifest", false)).signingKeys(keys).clock(clock)
+                        // The launch guard is off unless a scenario sets it, so that the scenarios written before it still
+                        // prove what they say.
+                        .launchAttempts(c.optInt("launchAttempts", 0)).readyTimeoutMillis(c.optLong("readyTimeoutMs", 0))
+                        // Nothing is sent in tests unless a scenario asks.
+                        .reports(c.optBoolean("reports", false));
                 config = builder.build();
                 if (scenario.has("files")) writeFiles(scenario.getJSONObject("files"));
                 if (scenario.has("initError")) {
@@ -111,7 +116,7 @@ class ConformanceTest {
                 JSONArray steps = scenario.getJSONArray("steps");
                 for (int i = 0; i < steps.length(); i++) step(i, steps.getJSONObject(i), server);
             } finally {
-                if (client != null) client.stop();
+                if (client != null) client.endRun();
                 if (cacheDirectory != null) delete(cacheDirectory);
             }
             if (!failures.isEmpty()) fail(file.getFileName() + ":\n  " + String.join("\n  ", failures));
@@ -206,7 +211,7 @@ class ConformanceTest {
         }
 
         void step(int index, JSONObject step, FakeServer server) throws Exception {
-            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock");
+            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason");
             String where = "step " + index + " (" + step.getString("do") + ")";
             server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
                     "hold".equals(step.optString("then", "repeat")));
@@ -279,8 +284,34 @@ class ConformanceTest {
                     client.stop();
                     break;
                 }
+                case "markRendered":
+                    client.markRendered();
+                    break;
+                case "reportTabFailed":
+                    client.reportTabFailed(step.optString("tab", ""), step.optString("reason", ""));
+                    break;
+                case "flushReports":
+                    client.flushReports();
+                    break;
+                case "background":
+                    client.appDidEnterBackground().join(20000);
+                    break;
+                case "wait": {
+                    String kind = step.optString("for", "");
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                    boolean came = false;
+                    while (!came && System.nanoTime() < deadline) {
+                        synchronized (events) {
+                            for (TabClientEvent event : events) came |= camel(event.kind.name()).equals(kind);
+                        }
+                        if (!came) Thread.sleep(5);
+                    }
+                    if (!came) failures.add(where + ": no " + kind + " event within 5 s");
+                    break;
+                }
                 case "relaunch":
                     previousInstallId = client.installId();
+                    client.endRun();  // the app's process ended: its client does nothing more
                     client = new TabClient(config, bundle);
                     break;
                 default:
@@ -338,6 +369,47 @@ class ConformanceTest {
             return text.toString();
         }
 
+        /** Where {@code actual} (a request's JSON) lacks what {@code expected} holds (objects: the keys given; arrays: each element), or null. */
+        String contains(Object actual, Object expected, String pointer) throws JSONException {
+            if (expected instanceof JSONObject) {
+                if (!(actual instanceof JSONObject)) return pointer + ": not an object";
+                for (String key : Json.keys((JSONObject) expected)) {
+                    String difference = contains(((JSONObject) actual).opt(key), ((JSONObject) expected).get(key), pointer + "/" + key);
+                    if (difference != null) return difference;
+                }
+                return null;
+            }
+            if (expected instanceof JSONArray) {
+                JSONArray e = (JSONArray) expected;
+                if (!(actual instanceof JSONArray) || ((JSONArray) actual).length() != e.length()) return pointer + ": " + actual + ", expected " + e;
+                for (int i = 0; i < e.length(); i++) {
+                    String difference = contains(((JSONArray) actual).get(i), e.get(i), pointer + "/" + i);
+                    if (difference != null) return difference;
+                }
+                return null;
+            }
+            if (expected instanceof String) {
+                return resolve((String) expected).equals(actual) ? null : pointer + ": " + actual + ", expected " + resolve((String) expected);
+            }
+            return String.valueOf(expected).equals(String.valueOf(actual)) ? null : pointer + ": " + actual + ", expected " + expected;
+        }
+
+        static List<Integer> integers(JSONArray array) throws JSONException {
+            List<Integer> list = new ArrayList<>();
+            for (int i = 0; i < array.length(); i++) list.add(array.getInt(i));
+            return list;
+        }
+
+        /** Whether two objects of numbers and arrays of numbers (a guard record) have the same members; null is none. */
+        static boolean sameMembers(JSONObject a, JSONObject b) throws JSONException {
+            if (a == null || b == null) return a == b;
+            if (a.length() != b.length()) return false;
+            for (String key : Json.keys(a)) {
+                if (!b.has(key) || !a.get(key).toString().equals(b.get(key).toString())) return false;
+            }
+            return true;
+        }
+
         static String errorName(TabClientException e) {
             switch (e.kind()) {
                 case UNEXPECTED_STATUS: return "status";
@@ -351,8 +423,83 @@ class ConformanceTest {
                 throws IOException, JSONException {
             Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
                     "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
-                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes");
+                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes",
+                    "blocked", "revoked", "pendingRender", "guard", "reverted", "queued", "colors", "firstTab", "groups");
             List<String> f = failures;
+            JSONObject colours = expect.optJSONObject("colors");
+            for (Scheme scheme : colours == null ? new Scheme[0] : Scheme.values()) {
+                JSONObject wanted = colours.optJSONObject(scheme.name().toLowerCase(Locale.ROOT));
+                if (wanted == null) continue;
+                Colors actual = client.current().appearance.getColors(scheme);
+                String[][] values = {{"backgroundColor", actual.backgroundColor}, {"tintColor", actual.tintColor},
+                        {"unselectedTintColor", actual.unselectedTintColor}};
+                for (String[] value : values) {
+                    if (wanted.has(value[0]) && !wanted.getString(value[0]).equals(value[1])) {
+                        f.add(where + ": " + scheme + " " + value[0] + " " + value[1] + ", expected " + wanted.getString(value[0]));
+                    }
+                }
+            }
+            if (expect.has("firstTab")) {
+                JSONObject wanted = expect.getJSONObject("firstTab");
+                Conformance.known(wanted, where + " firstTab", "accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role");
+                CompiledLayout.Tab tab = client.current().tabs.get(0);
+                String[][] values = {{"accessibilityLabel", tab.accessibilityLabel()}, {"accessibilityLabelKey", tab.accessibilityLabelKey()},
+                        {"accessibilityHint", tab.accessibilityHint()}, {"role", tab.role()}};
+                for (String[] value : values) {
+                    if (wanted.has(value[0]) && !wanted.getString(value[0]).equals(value[1])) {
+                        f.add(where + ": first tab " + value[0] + " " + value[1] + ", expected " + wanted.getString(value[0]));
+                    }
+                }
+            }
+            if (expect.has("groups")) {
+                JSONArray wanted = expect.getJSONArray("groups");
+                List<TabGroup> groups = client.current().groups();
+                boolean same = groups.size() == wanted.length();
+                for (int i = 0; same && i < groups.size(); i++) {
+                    JSONObject w = wanted.getJSONObject(i);
+                    same = w.getString("id").equals(groups.get(i).id) && w.getString("title").equals(groups.get(i).title)
+                            && Conformance.strings(w.getJSONArray("tabs")).equals(groups.get(i).tabs);
+                }
+                if (!same) f.add(where + ": groups " + groups.size() + " not as expected " + wanted);
+            }
+            if (expect.has("queued")) {
+                JSONArray wanted = expect.getJSONArray("queued");
+                List<Report> queued = client.queuedReports();
+                if (queued.size() != wanted.length()) f.add(where + ": " + queued.size() + " reports queued (" + queued + "), expected " + wanted.length());
+                for (int i = 0; i < Math.min(queued.size(), wanted.length()); i++) {
+                    JSONObject w = wanted.getJSONObject(i);
+                    Conformance.known(w, where + " queued", "version", "kind", "tab", "reason");
+                    Report r = queued.get(i);
+                    boolean same = (!w.has("version") || w.getInt("version") == r.version) && (!w.has("kind") || w.getString("kind").equals(r.kind))
+                            && (!w.has("tab") || w.getString("tab").equals(r.tab)) && (!w.has("reason") || w.getString("reason").equals(r.reason));
+                    if (!same) f.add(where + ": queued " + r + ", expected " + w);
+                }
+            }
+            if (expect.has("blocked") && !integers(expect.getJSONArray("blocked")).equals(client.blockedVersions())) {
+                f.add(where + ": blocked " + client.blockedVersions() + ", expected " + expect.get("blocked"));
+            }
+            if (expect.has("revoked") && !integers(expect.getJSONArray("revoked")).equals(client.revokedVersions())) {
+                f.add(where + ": revoked " + client.revokedVersions() + ", expected " + expect.get("revoked"));
+            }
+            if (expect.has("pendingRender") && expect.getBoolean("pendingRender") != client.isPendingRender()) {
+                f.add(where + ": pending render " + client.isPendingRender() + ", expected " + expect.get("pendingRender"));
+            }
+            if (expect.has("guard")) {
+                JSONObject stored = cacheDirectory != null && cacheFile().isFile()
+                        ? new JSONObject(new String(Files.readAllBytes(cacheFile().toPath()), StandardCharsets.UTF_8)) : null;
+                JSONObject actual = stored == null ? null : stored.optJSONObject("guard");
+                JSONObject wanted = expect.optJSONObject("guard");
+                if (!sameMembers(actual, wanted)) f.add(where + ": cache file guard " + actual + ", expected " + wanted);
+            }
+            if (expect.has("reverted")) {
+                JSONObject wanted = expect.getJSONObject("reverted");
+                boolean found = false;
+                for (TabClientEvent event : stepEvents) {
+                    found |= event.kind == TabClientEvent.Kind.REVERTED && event.version == wanted.getInt("version")
+                            && wanted.getString("reason").equals(event.reason);
+                }
+                if (!found) f.add(where + ": no reverted event " + wanted + " among " + stepEvents);
+            }
             if (expect.has("outcome")) {
                 String actual = outcome != null ? camel(outcome.kind.name()) : "error " + (error == null ? "none" : error.getMessage());
                 if (!actual.equals(expect.getString("outcome"))) f.add(where + ": outcome " + actual + ", expected " + expect.getString("outcome"));
@@ -537,12 +684,25 @@ class ConformanceTest {
                 JSONArray wanted = expect.getJSONArray("requests");
                 for (int i = 0; i < wanted.length(); i++) {
                     JSONObject w = wanted.getJSONObject(i);
-                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs");
+                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs", "method", "json");
                     if (i >= requests.size()) {
                         f.add(where + ": request " + i + " never came (" + requests.size() + " requests)");
                         break;
                     }
                     FakeServer.Received r = requests.get(i);
+                    if (w.has("method") && !r.head().startsWith(w.getString("method") + " ")) {
+                        f.add(where + ": request " + i + " is " + r.head().split(" ", 2)[0] + ", expected " + w.getString("method"));
+                    }
+                    if (w.has("json")) {
+                        Object body;
+                        try {
+                            body = new org.json.JSONTokener(new String(r.body(), StandardCharsets.UTF_8)).nextValue();
+                        } catch (JSONException e) {
+                            body = null;
+                        }
+                        String difference = contains(body, w.get("json"), "");
+                        if (difference != null) f.add(where + ": request " + i + " body " + difference);
+                    }
                     if (w.has("target") && !w.getString("target").equals(r.target())) {
                         f.add(where + ": request " + i + " target " + r.target() + ", expected " + w.getString("target"));
                     }

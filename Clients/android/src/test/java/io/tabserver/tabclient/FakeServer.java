@@ -36,7 +36,7 @@ final class FakeServer implements AutoCloseable {
     }
 
     /** A request as it arrived. */
-    record Received(String head, long atNanos) {
+    record Received(String head, long atNanos, byte[] body) {
         String target() {
             String[] parts = head.split(" ", 3);
             return parts.length > 1 ? parts[1] : "";
@@ -121,7 +121,15 @@ final class FakeServer implements AutoCloseable {
             }
             // The head is read as ISO-8859-1 (byte for char); decode as UTF-8 to see what the client meant.
             String text = new String(head.toString().getBytes(StandardCharsets.ISO_8859_1), StandardCharsets.UTF_8);
-            Reply reply = take(new Received(text, System.nanoTime()));
+            // A body (a POST's), read to its Content-Length.
+            String length = new Received(text, 0, new byte[0]).header("Content-Length");
+            byte[] body = new byte[length == null ? 0 : Integer.parseInt(length.trim())];
+            for (int read = 0; read < body.length; ) {
+                int n = in.read(body, read, body.length - read);
+                if (n < 0) break;
+                read += n;
+            }
+            Reply reply = take(new Received(text, System.nanoTime(), body));
             if (reply == null || reply.hang) {
                 hold(in);
                 return;
