@@ -241,7 +241,8 @@ struct SQLiteRows: StoreRows {
         try db.run(
             ChangeRequestSQL.update,
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
                 .text(changeRequest.id), .text(expecting),
             ])
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
@@ -255,7 +256,9 @@ struct SQLiteRows: StoreRows {
     }
 
     func changeRequestCounts() throws(StoreError) -> [String: Int] {
-        let rows = try db.query(ChangeRequestSQL.counts, []) { (row) throws(StoreError) -> (String, Int) in (row.text(0) ?? "", row.int(1)) }
+        let rows = try db.query(ChangeRequestSQL.counts, []) { (row) throws(StoreError) -> (String, Int) in
+            (row.text(0) ?? "", row.int(1))
+        }
         return Dictionary(rows, uniquingKeysWith: +)
     }
 
@@ -274,7 +277,8 @@ struct SQLiteRows: StoreRows {
         try db.run(
             ChangeRequestSQL.replace,
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
                 .text(changeRequest.id), .text(String(decoding: record, as: UTF8.self)),
             ])
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0

@@ -382,7 +382,8 @@ struct PGRows: StoreRows {
         !(try db.execute(
             ChangeRequestSQL.update + " RETURNING 1",
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
                 .text(changeRequest.id), .text(expecting),
             ])).isEmpty
     }
@@ -409,7 +410,8 @@ struct PGRows: StoreRows {
         !(try db.execute(
             ChangeRequestSQL.replace + " RETURNING 1",
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
                 .text(changeRequest.id), .text(String(decoding: record, as: UTF8.self)),
             ])).isEmpty
     }

@@ -183,7 +183,8 @@ import Testing
         #expect(statuses == [200, 200, 200], "\(statuses)")
         let request = Self.object(try await client.send("GET", "/v1/change-requests/\(id)", headers: alice))
         #expect(request["state"] as? String == "approved" && (request["approvals"] as? [Any])?.count == 3, "\(request)")
-        let audit = String(decoding: try await client.send("GET", "/v1/audit?account=raced", headers: ServiceHarness.admin()).body, as: UTF8.self)
+        let audit = String(
+            decoding: try await client.send("GET", "/v1/audit?account=raced", headers: ServiceHarness.admin()).body, as: UTF8.self)
         #expect(audit.components(separatedBy: "change-request.approved").count - 1 == 3, "every approval is audited as one")
 
         let sooner = ISO8601DateFormatter().string(from: Date().addingTimeInterval(60))

@@ -62,14 +62,16 @@ import Testing
             harness, #"{"name": "staging-deployer", "scopes": ["deploy"], "environments": ["staging"]}"#)
         let whole = try await Self.token(harness, #"{"name": "deployer", "scopes": ["deploy"]}"#)
         for narrow in [byAccounts, byEnvironments] {
-            let declared = try await client.send("PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
+            let declared = try await client.send(
+                "PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
             #expect(declared.status == 403, "\(declared.text)")
             #expect(declared.header("WWW-Authenticate")?.contains(#"error="insufficient_scope", scope="deploy""#) == true)
         }
         let declared = try await client.send("PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(whole.secret, Self.json), body: build)
         #expect(declared.status == 201, "\(declared.text)")
         for narrow in [byAccounts, byEnvironments] {
-            let replaced = try await client.send("PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
+            let replaced = try await client.send(
+                "PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
             #expect(replaced.status == 403, "\(replaced.text)")
             let retired = try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret))
             #expect(retired.status == 403, "\(retired.text)")
@@ -97,7 +99,8 @@ import Testing
             #expect(refused.text.contains("staging"), "\(refused.text)")
         }
         let notTo = try await client.send(
-            "POST", "/v1/accounts/promo/layout/promote?environment=staging", headers: Self.bearer(stagingOnly.secret, Self.json), body: body)
+            "POST", "/v1/accounts/promo/layout/promote?environment=staging", headers: Self.bearer(stagingOnly.secret, Self.json), body: body
+        )
         #expect(notTo.status == 403 && notTo.text.contains("production"), "\(notTo.text)")
         let promoted = try await client.send(
             "POST", "/v1/accounts/promo/layout/promote", headers: Self.bearer(both.secret, Self.json), body: body)

@@ -114,7 +114,8 @@ import Testing
         let staged = try await client.send("GET", "/v1/accounts/staged/tabs?version=2&environment=staging")
         #expect(staged.status == 200)
         #expect(
-            signer.verifies(staged.header("Tabs-Signature") ?? "", kind: .layout, account: "staged", environment: "staging", body: staged.body))
+            signer.verifies(
+                staged.header("Tabs-Signature") ?? "", kind: .layout, account: "staged", environment: "staging", body: staged.body))
         #expect(staged.header("Vary")?.contains("Tabs-Environment") == false, "the URL names the environment")
         let byHeader = try await client.send("GET", "/v1/accounts/staged/tabs?version=2", headers: [("Tabs-Environment", "staging")])
         #expect(byHeader.status == 200 && byHeader.body == staged.body)

@@ -57,7 +57,9 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         #expect(await harness.send(.put, "/v1/builds/iphone/2.0", body: spec).status == 201)
         let third = await harness.send(.put, "/v1/builds/iphone/3.0", body: spec)
         #expect(third.status == 409 && (object(third)["type"] as? String)?.hasSuffix("too-many-builds") == true, "\(third.text)")
-        #expect(await harness.send(.put, "/v1/builds/iphone/2.0", body: Array(#"{"viewControllers": ["T1ViewController"]}"#.utf8)).status == 200)
+        #expect(
+            await harness.send(.put, "/v1/builds/iphone/2.0", body: Array(#"{"viewControllers": ["T1ViewController"]}"#.utf8)).status == 200
+        )
         #expect(await harness.send(.delete, "/v1/builds/iphone/1.0").status == 204)
         #expect(await harness.send(.put, "/v1/builds/iphone/3.0", body: spec).status == 201, "room again after a retirement")
     }

@@ -35,7 +35,9 @@ import Testing
     @Test(arguments: Backend.available)
     func theClockReadsTheApprovedOnesAndEndedOnesArePrunedAfterTheirRetention(backend: Backend) async throws {
         let store = try backend.open()
-        for (id, state) in [("cr_a", "open"), ("cr_b", "approved"), ("cr_c", "approved"), ("cr_d", "open"), ("cr_e", "open"), ("cr_f", "open")] {
+        for (id, state) in [
+            ("cr_a", "open"), ("cr_b", "approved"), ("cr_c", "approved"), ("cr_d", "open"), ("cr_e", "open"), ("cr_f", "open"),
+        ] {
             try await store.create(changeRequest: Self.request(id, state, #"{"id":"\#(id)"}"#), audit: nil, event: nil)
         }
         for (id, state, at) in [("cr_d", "applied", Int64(5_000)), ("cr_e", "rejected", 6_000), ("cr_f", "cancelled", 50_000)] {

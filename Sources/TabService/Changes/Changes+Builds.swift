@@ -95,7 +95,9 @@ extension Changes {
         if !builds.all.contains(where: { $0.id == build.id }) {
             do throws(StoreError) {
                 let declared = try await store.builds()
-                if declared.count >= maxBuilds, !declared.contains(where: { $0.platform == build.id.platform.rawValue && $0.appVersion == build.id.version }) {
+                if declared.count >= maxBuilds,
+                    !declared.contains(where: { $0.platform == build.id.platform.rawValue && $0.appVersion == build.id.version })
+                {
                     return Problem(
                         .tooManyBuilds, detail: "\(declared.count) builds are declared, the most --max-builds allows; retire one first"
                     ).response

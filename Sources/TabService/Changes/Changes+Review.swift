@@ -56,7 +56,8 @@ extension Changes {
         let request = ChangeRequest(
             id: ChangeRequest.newID(), author: author, createdAtMillis: clock.unixMillis, environment: environment.text,
             account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
-            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType, build: build)
+            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType, build: build
+        )
         do throws(StoreError) {
             try await store.create(
                 changeRequest: StoredChangeRequest(
