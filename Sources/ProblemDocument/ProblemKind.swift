@@ -28,6 +28,7 @@ public enum ProblemKind: String, CaseIterable, Sendable {
     case rolloutConflict = "rollout-conflict"
     case incompatibleBuild = "incompatible-build"
     case changeRequestConflict = "change-request-conflict"
+    case tooManyBuilds = "too-many-builds"
     /// `serve` waits for its store (the start-up probes).
     case starting = "starting"
 
@@ -55,14 +56,15 @@ public enum ProblemKind: String, CaseIterable, Sendable {
         case .insufficientStorage: 507
         case .insufficientScope: 403
         case .invalidFields, .incompatibleBuild: 422
-        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: 409
+        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds: 409
         }
     }
 
     public var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: "Conflict"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds:
+            "Conflict"
         case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"

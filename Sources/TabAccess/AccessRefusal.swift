@@ -34,6 +34,9 @@ public enum AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case allAccounts
         /// Its `environments` do not include this one.
         case environment(String)
+        /// Its `accounts` are not `*` or its `environments` are not all of them, and the target reaches every
+        /// account in every environment (a build declaration).
+        case everything
         /// What the request would make or touch (a token, a webhook) reaches past the caller's own grant.
         case beyondGrant(String)
     }
@@ -86,6 +89,7 @@ public enum AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case .insufficientScope(let scope, .scope): "the token does not have the scope '\(scope.rawValue)'"
         case .insufficientScope(_, .account(let account)): "the token's accounts do not include '\(account)'"
         case .insufficientScope(_, .allAccounts): "this needs a token whose accounts are '*'"
+        case .insufficientScope(_, .everything): "this needs a token narrowed neither by accounts nor by environments"
         case .insufficientScope(_, .environment(let environment)): "the token's environments do not include '\(environment)'"
         case .insufficientScope(_, .beyondGrant(let what)): "\(what) reaches past this token's own scopes, accounts or environments"
         }

@@ -77,6 +77,8 @@ public struct Grant: Sendable, Equatable {
         case .service: break
         case .account(let account): guard covers(account: account) else { return .insufficientScope(request.scope, .account(account)) }
         case .allAccounts: guard coversAllAccounts else { return .insufficientScope(request.scope, .allAccounts) }
+        case .everything:
+            guard coversAllAccounts, environments == nil else { return .insufficientScope(request.scope, .everything) }
         }
         if let environment = request.environment, !covers(environment: environment) {
             return .insufficientScope(request.scope, .environment(environment))
@@ -95,6 +97,9 @@ public struct AccessRequest: Sendable, Equatable {
         case account(String)
         /// Something shared by every account: a global strings table.
         case allAccounts
+        /// Something every account shares in every environment at once (the declared builds, which decide what a
+        /// build's clients get everywhere): only a grant narrowed neither by accounts nor by environments reaches it.
+        case everything
     }
 
     /// The scope needed.

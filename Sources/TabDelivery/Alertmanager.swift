@@ -159,8 +159,8 @@ extension AlertmanagerPayload {
     public var rollbackOrders: [RollbackOrder] {
         alerts.compactMap { alert in
             guard alert.firing, let account = alert.labels["account"], !account.isEmpty else { return nil }
-            let name = alert.labels["alertname"].flatMap { $0.isEmpty ? nil : $0 }
-            let summary = alert.annotations["summary"].flatMap { $0.isEmpty ? nil : $0 }
+            let name = alert.labels["alertname"].map(Self.printable).flatMap { $0.isEmpty ? nil : $0 }
+            let summary = alert.annotations["summary"].map(Self.printable).flatMap { $0.isEmpty ? nil : $0 }
             var reason = [name, summary].compactMap { $0 }.joined(separator: ": ")
             if reason.unicodeScalars.count > RollbackRequest.maximumReasonLength {
                 reason = String(String.UnicodeScalarView(reason.unicodeScalars.prefix(RollbackRequest.maximumReasonLength - 1))) + "…"
@@ -168,6 +168,20 @@ extension AlertmanagerPayload {
             return RollbackOrder(
                 account: account, environment: alert.labels["environment"], reason: reason.isEmpty ? "alert without a name" : reason)
         }
+    }
+
+    /// `text` without control characters, line and paragraph separators and format characters (bidi overrides and
+    /// isolates, zero-width marks), as token names refuse them: a reason is shown in the console, the audit log and
+    /// webhook payloads.
+    static func printable(_ text: String) -> String {
+        var kept = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator: continue
+            default: kept.append(scalar)
+            }
+        }
+        return String(kept)
     }
 
     /// The rollouts among `rollouts` that the firing alerts roll back at `now`, each once with the reason of the first

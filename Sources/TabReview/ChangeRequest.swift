@@ -23,7 +23,8 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     public var createdAtMillis: Int64
     public var environment: String
     public var account: String
-    /// `layout.put`, `layout.patch`, `layout.restore` or `layout.delete`.
+    /// `layout.put`, `layout.patch`, `layout.restore`, `layout.delete`, `build.declare`, `build.retire`, … (the audit
+    /// action of the change it holds).
     public var action: String
     /// The draft that holds the content (nil for a delete).
     public var version: Int?
@@ -38,12 +39,15 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     /// The strings table a strings write changes (its `account` is empty then), and the body's media type.
     public var locale: String?
     public var contentType: String?
+    /// The build a declaration or retirement changes, `{platform}/{appVersion}` (its `account` is empty then).
+    public var build: String?
     public var reason: String?
     public var updatedAtMillis: Int64
 
     public init(
         id: String, author: String, createdAtMillis: Int64, environment: String, account: String, action: String, version: Int?,
-        ifMatch: [String]?, required: Int, applyAtMillis: Int64?, body: String? = nil, locale: String? = nil, contentType: String? = nil
+        ifMatch: [String]?, required: Int, applyAtMillis: Int64?, body: String? = nil, locale: String? = nil, contentType: String? = nil,
+        build: String? = nil
     ) {
         self.id = id
         self.state = .open
@@ -59,6 +63,7 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         self.body = body
         self.locale = locale
         self.contentType = contentType
+        self.build = build
         self.updatedAtMillis = createdAtMillis
     }
 
@@ -74,6 +79,8 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         guard state == .open || state == .approved else { throw .notOpen(state) }
         guard by != author else { throw .ownChange }
         guard !approvals.contains(where: { $0.by == by }) else { throw .alreadyApproved(by) }
+        // Once approved, its time is what the approvers agreed to: a later approval does not move it.
+        if state == .approved, let applyAtMillis, applyAtMillis != self.applyAtMillis { throw .applyAtSettled }
         var next = self
         next.approvals.append(Approval(by: by, atMillis: millis))
         if next.approvals.count >= required { next.state = .approved }
@@ -100,6 +107,13 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         next.reason = reason
         next.updatedAtMillis = millis
         return next
+    }
+
+    /// Whether it may be applied now by hand: approved, and its `applyAt`, if any, has come.
+    /// - Throws: ``ReviewError/notApproved(_:)``, or ``ReviewError/notYet(_:)`` before its `applyAt`.
+    public func checkApplicable(atMillis millis: Int64) throws(ReviewError) {
+        guard state == .approved else { throw .notApproved(state) }
+        if let at = applyAtMillis, at > millis { throw .notYet(at) }
     }
 
     /// Whether the store's clock should apply it now (approved, and its time has come).
@@ -135,12 +149,16 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
     case notOpen(ChangeRequestState)
     case notTheAuthor
     case notApproved(ChangeRequestState)
+    /// An approved request's `applyAt` cannot be moved by a later approval.
+    case applyAtSettled
+    /// An explicit apply before the request's `applyAt` (Unix milliseconds).
+    case notYet(Int64)
 
     /// The HTTP status the contract gives it.
     public var status: Int {
         switch self {
         case .ownChange, .notTheAuthor: 403
-        case .alreadyApproved, .notOpen, .notApproved: 409
+        case .alreadyApproved, .notOpen, .notApproved, .applyAtSettled, .notYet: 409
         }
     }
 
@@ -151,6 +169,9 @@ public enum ReviewError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notOpen(let state): "the change request is \(state.rawValue)"
         case .notTheAuthor: "only its author or an admin may cancel a change request"
         case .notApproved(let state): "the change request is \(state.rawValue), not approved"
+        case .applyAtSettled: "the change request is approved: its applyAt is settled"
+        case .notYet(let millis):
+            "the change request applies at \(ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(millis) / 1000))), not before"
         }
     }
 }

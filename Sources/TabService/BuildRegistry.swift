@@ -8,10 +8,11 @@ import TabStore
 /// one lookup when some are, and written to the store once a minute.
 final class BuildRegistry: Sendable {
     /// A declared build and its variant-cache slot (1 and up; 0 is "no declared build"): one per declaration, never
-    /// reused, so that representations trimmed for an old declaration are not served for a new one.
+    /// reused (a 64-bit counter that only grows), so that representations trimmed for an old declaration are not
+    /// served for a new one.
     struct Declared: Sendable {
         let build: Build
-        let slot: UInt16
+        let slot: UInt64
         /// Its sightings and withheld answers, counted without a lock.
         let sightings: Sightings
     }
@@ -26,7 +27,11 @@ final class BuildRegistry: Sendable {
 
     private struct State {
         var builds: [BuildID: Declared] = [:]
-        var slots: [String: UInt16] = [:]
+        /// The slot of each current declaration (its build and spec): only those the store holds now, so that memory
+        /// follows the declarations, not their history.
+        var slots: [String: UInt64] = [:]
+        /// The last slot given.
+        var lastSlot: UInt64 = 0
         /// Per build ever declared here, kept across reloads.
         var sightings: [BuildID: Sightings] = [:]
         /// The minute stamp of each build last written to the store.
@@ -40,15 +45,25 @@ final class BuildRegistry: Sendable {
     func replace(with stored: [StoredBuild]) {
         state.withLock { state in
             state.builds = [:]
+            var slots: [String: UInt64] = [:]
             for row in stored {
                 guard let build = Self.build(row) else { continue }
                 let key = "\(build.id) " + String(decoding: row.spec, as: UTF8.self)
-                let slot = state.slots[key] ?? UInt16(truncatingIfNeeded: state.slots.count + 1)
-                state.slots[key] = slot
+                let slot: UInt64
+                if let known = state.slots[key] {
+                    slot = known
+                } else {
+                    state.lastSlot += 1
+                    slot = state.lastSlot
+                }
+                slots[key] = slot
                 let sightings = state.sightings[build.id] ?? Sightings()
                 state.sightings[build.id] = sightings
                 state.builds[build.id] = Declared(build: build, slot: slot, sightings: sightings)
             }
+            state.slots = slots
+            state.sightings = state.sightings.filter { state.builds[$0.key] != nil }
+            state.flushed = state.flushed.filter { state.builds[$0.key] != nil }
             any.store(!state.builds.isEmpty, ordering: .releasing)
         }
     }

@@ -41,7 +41,7 @@ struct VariantKey: Hashable, Sendable {
     var versionClass: UInt16
     var format: RepresentationFormat
     /// The declared build's slot (``BuildRegistry/Declared``), 0 for a client of no declared build.
-    var build: UInt16 = 0
+    var build: UInt64 = 0
 }
 
 /// One coding of a representation: its own strong ETag (RFC 9110 §8.8.3: each coding is a different

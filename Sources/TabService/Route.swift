@@ -27,6 +27,9 @@ enum AccessTarget: Sendable, Equatable {
     case account
     /// What every account shares (global strings tables): needs `accounts` `*`.
     case allAccounts
+    /// What every account shares in every environment (the declared builds): needs `accounts` `*` and no narrowing
+    /// by environments.
+    case everything
 }
 
 /// What a route is, apart from its handler: a method on a path template (OpenAPI's syntax), who may call it, its
@@ -49,6 +52,9 @@ struct Endpoint: Sendable {
     /// Whether it reads or writes the store: then it can answer 503 (no answer) and 507 (disk full), listed in
     /// `openapi.yaml` from this.
     let touchesStore: Bool
+    /// The environments it touches are named by its body (a promotion's `from` and `to`), checked by the handler:
+    /// the token check before the body covers only the account.
+    let environmentsInBody: Bool
     let operation: APIOperation
 
     /// Whether the request's body is read (only for operations that declare one); other requests' bodies are refused.
@@ -70,13 +76,14 @@ struct Route<Owner: Sendable>: Sendable {
     ///   - touchesStore: whether the handler reads or writes the store (503 and 507 in `openapi.yaml`).
     init(
         _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
-        changesState: Bool? = nil, inputs: [RouteInput] = [], touchesStore: Bool = false, _ operation: APIOperation,
+        changesState: Bool? = nil, inputs: [RouteInput] = [], touchesStore: Bool = false, environmentsInBody: Bool = false,
+        _ operation: APIOperation,
         handler: @escaping @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
     ) {
         endpoint = Endpoint(
             method: method, template: template, access: access, label: label, isRepresentation: representation,
             changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), inputs: inputs, touchesStore: touchesStore,
-            operation: operation)
+            environmentsInBody: environmentsInBody, operation: operation)
         self.handler = handler
     }
 

@@ -179,7 +179,8 @@ final class Router: Sendable {
         let endpoint = table.routes[route]
         let match = RouteMatch(names: template.parameterNames, first: first, second: second, grant: grant, slot: template.slot)
         if case .scoped(let scope, let target) = endpoint.access, let grant,
-            let refusal = gate.refusal(scope, on: target, match, grant: grant, request, label: template.label)
+            let refusal = gate.refusal(
+                scope, on: target, match, grant: grant, request, label: template.label, environmentsInBody: endpoint.environmentsInBody)
         {
             return .refuse(slot: template.slot, Problem.refused(refusal).response)
         }

@@ -17,7 +17,7 @@ extension TabService {
             store: store, publisher: publisher, environments: environmentList, approvals: configuration.approvals, builds: builds,
             buildLiveDays: configuration.buildLiveDays, budget: budget, outbox: webhookWorker, armCounts: armCounts, replicaID: replicaID,
             metrics: metrics, failures: StoreFailures { [weak self] error in self?.noteStoreFailure(error) }, clock: clock,
-            logger: logger)
+            logger: logger, maxBuilds: configuration.maxBuilds)
     }
 
     /// The dispatcher over every route, each handler bound to its collection (made here, of what each needs).
@@ -71,6 +71,7 @@ extension TabService {
                 case .service: "—"
                 case .account: "`{account}`"
                 case .allAccounts: "`*`"
+                case .everything: "`*`, and every environment"
                 }
             return "| `\(method) \(route.template)` | `\(scope.rawValue)` | \(reach) |"
         }

@@ -44,10 +44,11 @@ final class ServedHistory: Sendable {
         state.withLock { $0.sequence == snapshot.sequence ? $0.accounts[account] : nil }
     }
 
-    /// `account`'s version `version` as of `snapshot`, when the cache knows it.
-    func lookup(_ account: String, version: Int, in snapshot: Snapshot) -> Lookup {
+    /// `account`'s version `version` as of `snapshot`, when the cache knows it: nil unless `environment` served it
+    /// (pointed at it, or a rollout of it served it), whatever other environments did.
+    func lookup(_ account: String, version: Int, in snapshot: Snapshot, environment: String) -> Lookup {
         guard let known = known(account, in: snapshot) else { return .unknown }
-        guard known.served(version) else { return .known(nil) }
+        guard known.served(version, in: environment) else { return .known(nil) }
         guard let read = known.entries[version] else { return .unknown }
         return .known(read?.value(in: snapshot.context))
     }

@@ -54,6 +54,10 @@ public struct ServiceConfiguration: Sendable {
     public var approvals = ApprovalPolicy()
     /// Days a declared build stays live after it was declared or last seen (`--build-live-days`).
     public var buildLiveDays = 30
+    /// Days a change request that ended (applied, rejected, cancelled, failed) is kept (`--change-request-retention`).
+    public var changeRequestRetentionDays = 90
+    /// The most builds that may be declared at once (`--max-builds`); a new one past it is 409.
+    public var maxBuilds = 1_000
     /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
     public var manifestMaxAgeSeconds = 30
     /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
@@ -220,14 +224,23 @@ public final class TabService: HTTPHandler {
         }
     }
 
-    /// Every second: approved change requests whose `applyAt` has come are applied (``Changes/applyDueChangeRequests(count:)``).
+    /// Every second: approved change requests whose `applyAt` has come are applied (``Changes/applyDueChangeRequests(count:)``);
+    /// every minute, those that ended more than `--change-request-retention` days ago are deleted, 500 at a time.
     func applyScheduledChangeRequests() {
-        guard !configuration.approvals.required.isEmpty else { return }
+        let retentionMillis = Int64(configuration.changeRequestRetentionDays) * 86_400_000
         Task { [weak self] in
+            var lastPrune = ContinuousClock.now - .seconds(60)
             while true {
                 try? await Task.sleep(for: .seconds(1))
                 guard let self, !self.stopping.load(ordering: .relaxed) else { return }
-                await self.changes.applyDueChangeRequests { counts in self.changeRequestCounts.withLock { $0 = counts } }
+                if !self.configuration.approvals.required.isEmpty {
+                    await self.changes.applyDueChangeRequests { counts in self.changeRequestCounts.withLock { $0 = counts } }
+                }
+                if ContinuousClock.now - lastPrune >= .seconds(60) {
+                    lastPrune = .now
+                    let before = self.clock.unixMillis - retentionMillis
+                    while let pruned = try? await self.store.pruneChangeRequests(finishedBefore: before, limit: 500), pruned == 500 {}
+                }
             }
         }
     }

@@ -59,6 +59,15 @@ public struct SigningKey: Sendable {
         return try SigningKey(pem: String(decoding: data, as: UTF8.self), file: path)
     }
 
+    /// A warning naming `path` and its mode when a group or others may read or write the key file (a key anyone on
+    /// the machine can read signs for them too); nil when only its owner may, or when its mode cannot be read.
+    public static func exposure(path: String) -> String? {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
+            mode & 0o077 != 0
+        else { return nil }
+        return "the signing key \(path) has mode \(String(mode & 0o7777, radix: 8)): a group or others may read it; chmod 600 it"
+    }
+
     /// The 32-byte seed inside a PKCS#8 `OneAsymmetricKey` whose algorithm is Ed25519.
     private static func seed(pkcs8 der: [UInt8]) throws -> [UInt8] {
         let root = try DER.parse(der)

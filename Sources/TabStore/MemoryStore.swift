@@ -137,6 +137,29 @@ private final class MemoryRows: StoreRows {
         return true
     }
 
+    func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest? { state.changeRequests[id]?.request }
+
+    func changeRequests(state wanted: String) throws(StoreError) -> [StoredChangeRequest] {
+        try changeRequests().filter { $0.state == wanted }
+    }
+
+    func changeRequestCounts() throws(StoreError) -> [String: Int] {
+        state.changeRequests.values.reduce(into: [:]) { $0[$1.request.state, default: 0] += 1 }
+    }
+
+    func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        let ended = state.changeRequests.values.map(\.request).filter { ($0.finishedAtMillis ?? .max) < beforeMillis }
+        let pruned = ended.sorted { ($0.finishedAtMillis ?? 0) < ($1.finishedAtMillis ?? 0) }.prefix(limit)
+        for request in pruned { state.changeRequests[request.id] = nil }
+        return pruned.count
+    }
+
+    func update(changeRequest: StoredChangeRequest, replacing record: [UInt8]) throws(StoreError) -> Bool {
+        guard state.changeRequests[changeRequest.id]?.request.record == record else { return false }
+        state.changeRequests[changeRequest.id] = (changeRequest, nil)
+        return true
+    }
+
     func claim(changeRequest id: String, state wanted: String, by claimer: String) throws(StoreError) -> Bool {
         guard let held = state.changeRequests[id], held.request.state == wanted, held.claimedBy == nil else { return false }
         state.changeRequests[id]?.claimedBy = claimer

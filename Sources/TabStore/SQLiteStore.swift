@@ -241,8 +241,45 @@ struct SQLiteRows: StoreRows {
         try db.run(
             ChangeRequestSQL.update,
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), .text(changeRequest.id),
-                .text(expecting),
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
+                .text(changeRequest.id), .text(expecting),
+            ])
+        return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
+    }
+
+    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest] {
+        try ChangeRequestSQL.decode(
+            try db.query(ChangeRequestSQL.selectInState, [.text(state)]) { (row) throws(StoreError) -> [String?] in
+                (0..<4).map { row.text($0) }
+            })
+    }
+
+    func changeRequestCounts() throws(StoreError) -> [String: Int] {
+        let rows = try db.query(ChangeRequestSQL.counts, []) { (row) throws(StoreError) -> (String, Int) in
+            (row.text(0) ?? "", row.int(1))
+        }
+        return Dictionary(rows, uniquingKeysWith: +)
+    }
+
+    func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        try db.run(ChangeRequestSQL.prune, [.int64(beforeMillis), .int(limit)])
+        return try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0
+    }
+
+    func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest? {
+        try ChangeRequestSQL.decode(
+            try db.query(ChangeRequestSQL.selectOne, [.text(id)]) { (row) throws(StoreError) -> [String?] in (0..<4).map { row.text($0) } }
+        ).first
+    }
+
+    func update(changeRequest: StoredChangeRequest, replacing record: [UInt8]) throws(StoreError) -> Bool {
+        try db.run(
+            ChangeRequestSQL.replace,
+            [
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map(SQLiteValue.int64) ?? .null,
+                .text(changeRequest.id), .text(String(decoding: record, as: UTF8.self)),
             ])
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
     }

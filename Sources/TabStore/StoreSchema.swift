@@ -219,6 +219,14 @@ public enum StoreSchema {
         INSERT INTO layout_served_versions (account, environment, version)
             SELECT account, environment, version FROM layout_pointers;
         """,
+        // When a change request ended (applied, rejected, cancelled, failed), for its pruning after
+        // `--change-request-retention` days, and the index the schedule's clock reads the approved ones and the counts
+        // by. A store written before dates the requests that ended by their creation.
+        """
+        ALTER TABLE change_requests ADD COLUMN finished_at_ms {int64};
+        UPDATE change_requests SET finished_at_ms = created_at_ms WHERE state IN ('applied', 'rejected', 'cancelled', 'failed');
+        CREATE INDEX change_requests_state ON change_requests (state, finished_at_ms);
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -7,12 +7,15 @@ public struct StoredChangeRequest: Sendable, Equatable {
     public var state: String
     public var record: [UInt8]
     public var createdAtMillis: Int64
+    /// When it ended (a final state), nil while it is open or approved: pruned `--change-request-retention` days after.
+    public var finishedAtMillis: Int64?
 
-    public init(id: String, state: String, record: [UInt8], createdAtMillis: Int64) {
+    public init(id: String, state: String, record: [UInt8], createdAtMillis: Int64, finishedAtMillis: Int64? = nil) {
         self.id = id
         self.state = state
         self.record = record
         self.createdAtMillis = createdAtMillis
+        self.finishedAtMillis = finishedAtMillis
     }
 }
 
@@ -24,15 +27,42 @@ public protocol ChangeRequestRows {
     func update(changeRequest: StoredChangeRequest, expecting: String) throws(StoreError) -> Bool
     /// Marks `id` claimed by `claimer` when it is in state `state` and unclaimed; false when another got there first.
     func claim(changeRequest id: String, state: String, by claimer: String) throws(StoreError) -> Bool
+    /// The request `id` (one row), nil when there is none.
+    func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest?
+    /// The requests in `state`, oldest first (an index read: the schedule's clock asks for the approved ones).
+    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest]
+    /// How many requests are in each state.
+    func changeRequestCounts() throws(StoreError) -> [String: Int]
+    /// Deletes at most `limit` requests that ended before `beforeMillis`; how many went.
+    func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) throws(StoreError) -> Int
+    /// Replaces the record of `request.id` when it is still exactly `record` (nothing changed it since it was read);
+    /// false when it is not (or is gone). Two approvals racing cannot both be written over one record.
+    func update(changeRequest: StoredChangeRequest, replacing record: [UInt8]) throws(StoreError) -> Bool
 }
 
 /// The SQL of ``ChangeRequestRows`` for SQLite and PostgreSQL (parameters named in order of first appearance).
 public enum ChangeRequestSQL {
     public static let select = "SELECT id, state, record, created_at_ms FROM change_requests ORDER BY created_at_ms, id"
     public static let insert = "INSERT INTO change_requests (id, state, record, created_at_ms) VALUES ($1, $2, $3, $4)"
-    /// Parameters: the new state, the record, the id, the expected state. The claim is cleared.
+    /// Parameters: the new state, the record, when it ended (null while it has not), the id, the expected state. The
+    /// claim is cleared.
     public static let update =
-        "UPDATE change_requests SET state = $1, record = $2, claimed_by = NULL WHERE id = $3 AND state = $4"
+        "UPDATE change_requests SET state = $1, record = $2, claimed_by = NULL, finished_at_ms = $3 WHERE id = $4 AND state = $5"
+    /// Parameters: the id.
+    public static let selectOne = "SELECT id, state, record, created_at_ms FROM change_requests WHERE id = $1"
+    /// Parameters: the state.
+    public static let selectInState =
+        "SELECT id, state, record, created_at_ms FROM change_requests WHERE state = $1 ORDER BY created_at_ms, id"
+    public static let counts = "SELECT state, COUNT(*) FROM change_requests GROUP BY state"
+    /// Parameters: the time, the most to delete.
+    public static let prune = """
+        DELETE FROM change_requests WHERE id IN (
+            SELECT id FROM change_requests WHERE finished_at_ms IS NOT NULL AND finished_at_ms < $1 ORDER BY finished_at_ms LIMIT $2)
+        """
+    /// Parameters: the new state, the record, when it ended (null while it has not), the id, the record it replaces.
+    /// The claim is cleared.
+    public static let replace =
+        "UPDATE change_requests SET state = $1, record = $2, claimed_by = NULL, finished_at_ms = $3 WHERE id = $4 AND record = $5"
     /// Parameters: the claimer, the id, the state.
     public static let claim = "UPDATE change_requests SET claimed_by = $1 WHERE id = $2 AND state = $3 AND claimed_by IS NULL"
 
@@ -70,6 +100,16 @@ public protocol ChangeRequestStore: Sendable {
         async throws(StoreError)
         -> Bool
     func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool
+    /// The request `id` (one row read), nil when there is none.
+    func changeRequest(id: String) async throws(StoreError) -> StoredChangeRequest?
+    /// The approved requests and the count of requests per state, in one transaction (the schedule's clock).
+    func approvedChangeRequests() async throws(StoreError) -> (approved: [StoredChangeRequest], counts: [String: Int])
+    /// Deletes the requests that ended before `beforeMillis`, at most `limit`; how many went.
+    func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) async throws(StoreError) -> Int
+    /// Replaces a request whose record is still `record`, with its audit entry and webhook deliveries; false
+    /// otherwise (read it again and redo the step).
+    func update(changeRequest: StoredChangeRequest, replacing record: [UInt8], audit: AuditEntry?, event: ChangeRequestEvent?)
+        async throws(StoreError) -> Bool
 }
 
 extension StoreBackend {
@@ -98,5 +138,30 @@ extension StoreBackend {
 
     public func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool {
         try await transaction { (rows) throws(StoreError) in try rows.claim(changeRequest: id, state: state, by: claimer) }
+    }
+
+    public func changeRequest(id: String) async throws(StoreError) -> StoredChangeRequest? {
+        try await transaction { (rows) throws(StoreError) in try rows.changeRequest(id: id) }
+    }
+
+    public func approvedChangeRequests() async throws(StoreError) -> (approved: [StoredChangeRequest], counts: [String: Int]) {
+        try await transaction { (rows) throws(StoreError) in
+            (try rows.changeRequests(state: "approved"), try rows.changeRequestCounts())
+        }
+    }
+
+    public func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) async throws(StoreError) -> Int {
+        try await transaction { (rows) throws(StoreError) in try rows.pruneChangeRequests(finishedBefore: beforeMillis, limit: limit) }
+    }
+
+    public func update(changeRequest: StoredChangeRequest, replacing record: [UInt8], audit: AuditEntry?, event: ChangeRequestEvent?)
+        async throws(StoreError) -> Bool
+    {
+        try await transaction { (rows) throws(StoreError) in
+            guard try rows.update(changeRequest: changeRequest, replacing: record) else { return false }
+            try WriteRule.record(audit, version: nil, rows)
+            if let event { try Outbox.enqueue(changeRequest: event.data, account: event.account, state: changeRequest.state, rows) }
+            return true
+        }
     }
 }

@@ -382,8 +382,37 @@ struct PGRows: StoreRows {
         !(try db.execute(
             ChangeRequestSQL.update + " RETURNING 1",
             [
-                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)), .text(changeRequest.id),
-                .text(expecting),
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
+                .text(changeRequest.id), .text(expecting),
+            ])).isEmpty
+    }
+
+    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest] {
+        try ChangeRequestSQL.decode(try db.execute(ChangeRequestSQL.selectInState, [.text(state)]).map { $0.map(\.text) })
+    }
+
+    func changeRequestCounts() throws(StoreError) -> [String: Int] {
+        let rows = try db.execute(ChangeRequestSQL.counts).map { ($0[0].text ?? "", Int($0[1].text ?? "0") ?? 0) }
+        return Dictionary(rows, uniquingKeysWith: +)
+    }
+
+    func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) throws(StoreError) -> Int {
+        let sql = "WITH pruned AS (\(ChangeRequestSQL.prune) RETURNING 1) SELECT count(*) FROM pruned"
+        return Int(try db.execute(sql, [.text(String(beforeMillis)), .text(String(limit))]).first?[0].text ?? "0") ?? 0
+    }
+
+    func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest? {
+        try ChangeRequestSQL.decode(try db.execute(ChangeRequestSQL.selectOne, [.text(id)]).map { $0.map(\.text) }).first
+    }
+
+    func update(changeRequest: StoredChangeRequest, replacing record: [UInt8]) throws(StoreError) -> Bool {
+        !(try db.execute(
+            ChangeRequestSQL.replace + " RETURNING 1",
+            [
+                .text(changeRequest.state), .text(String(decoding: changeRequest.record, as: UTF8.self)),
+                changeRequest.finishedAtMillis.map { .text(String($0)) } ?? .null,
+                .text(changeRequest.id), .text(String(decoding: record, as: UTF8.self)),
             ])).isEmpty
     }
 

@@ -119,7 +119,8 @@ public enum WebhookAddressError: Error, Sendable, Equatable, CustomStringConvert
         case .refused(let host, let address, let range):
             host == address.description
                 ? "\(address) is a \(range.rawValue) address; webhooks may not be delivered there"
-                : "'\(host)' resolves to \(address), a \(range.rawValue) address; webhooks may not be delivered there"
+                // What a name resolves to stays unsaid: the caller may be probing the server's network.
+                : "'\(host)' resolves to a private address; webhooks may not be delivered there"
         }
     }
 }

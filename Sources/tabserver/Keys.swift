@@ -13,9 +13,10 @@ struct SigningOptions: ParsableArguments {
     )
     var signingKeys: [String] = []
 
-    /// The signer of the keys named, nil when none is.
+    /// The signer of the keys named, nil when none is; `warn` is told of each key file a group or others may read
+    /// (it is still used).
     /// - Throws: a ``ValidationError`` naming the file that is missing, unreadable, not PEM, not PKCS#8 or not Ed25519.
-    func signer(_ environment: Environment) throws -> Signer? {
+    func signer(_ environment: Environment, warn: (String) -> Void) throws -> Signer? {
         let paths =
             signingKeys.isEmpty
             ? (environment["TABSERVER_SIGNING_KEYS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -28,6 +29,7 @@ struct SigningOptions: ParsableArguments {
             } catch {
                 throw ValidationError(error.description)
             }
+            if let exposure = SigningKey.exposure(path: path) { warn(exposure) }
         }
         return Signer(keys: keys)
     }

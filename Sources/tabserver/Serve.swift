@@ -104,6 +104,10 @@ struct Serve: AsyncParsableCommand {
     var manifestMaxAge: Int?
     @Option(help: "Days a declared app build stays live after it was declared or last seen (env TABSERVER_BUILD_LIVE_DAYS; default 30).")
     var buildLiveDays: Int?
+    @Option(help: "The most app builds declared at once; a new one past it is 409 (env TABSERVER_MAX_BUILDS; default 1000).")
+    var maxBuilds: Int?
+    @Option(help: "Days a change request that ended is kept (env TABSERVER_CHANGE_REQUEST_RETENTION; default 90).")
+    var changeRequestRetention: Int?
     @Option(
         help:
             "Changes to this environment wait for N approvals (ENV or ENV:N, N 1 to 10; repeatable; env TABSERVER_REQUIRE_APPROVAL, comma-separated)."
@@ -175,7 +179,9 @@ struct Serve: AsyncParsableCommand {
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
-        let signer = try signing.signer(environment)
+        var exposedKeys: [String] = []
+        let signer = try signing.signer(environment) { exposedKeys.append($0) }
+        for exposure in exposedKeys { logger.warning("\(exposure)") }
         let maxWait = try maxWait ?? environment.integer("TABSERVER_MAX_WAIT") ?? 300
         guard maxWait >= 0 else { throw ValidationError("--max-wait is a number of seconds ≥ 0, not \(maxWait)") }
         let tls = try TLSFiles(certificate: tlsCert ?? environment["TABSERVER_TLS_CERT"], key: tlsKey ?? environment["TABSERVER_TLS_KEY"])
@@ -256,6 +262,12 @@ struct Serve: AsyncParsableCommand {
         guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
         service.buildLiveDays = try buildLiveDays ?? environment.integer("TABSERVER_BUILD_LIVE_DAYS") ?? 30
         guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
+        service.maxBuilds = try maxBuilds ?? environment.integer("TABSERVER_MAX_BUILDS") ?? 1_000
+        guard service.maxBuilds >= 1 else { throw ValidationError("--max-builds is a number of builds, 1 or more") }
+        service.changeRequestRetentionDays = try changeRequestRetention ?? environment.integer("TABSERVER_CHANGE_REQUEST_RETENTION") ?? 90
+        guard service.changeRequestRetentionDays >= 1 else {
+            throw ValidationError("--change-request-retention is a number of days, 1 or more")
+        }
         // The environments first: --require-approval names one of them.
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(RolloutError) {

@@ -44,6 +44,16 @@ import Testing
         #expect(decoded.alerts.first?.startsAt == time("2026-11-25T15:58:30.123Z"))
     }
 
+    @Test func aReasonKeepsNoControlOrBidiCharacters() throws {
+        // A newline, an escape, a right-to-left override and a zero-width joiner, as JSON escapes.
+        let decoded = try AlertmanagerPayload.decode(
+            payload(
+                alert(
+                    "firing", labels: #""alertname": "Crash\u001b[2J", "account": "jack""#,
+                    summary: #"rate\n\u202Eup\u200D 2%\u2029"#)))
+        #expect(decoded.rollbackOrders.first?.reason == "Crash[2J: rateup 2%")
+    }
+
     @Test func aLongSummaryIsCutToTheLengthOfAReason() throws {
         let long = String(repeating: "crash ", count: 400)
         let decoded = try AlertmanagerPayload.decode(

@@ -21,6 +21,16 @@ import Testing
         #expect(ChangeRequest(json: twice.json) == twice)
     }
 
+    @Test func anApprovedRequestsApplyAtIsFirm() throws {
+        let approved = try Self.request(required: 1).approved(by: "bob", atMillis: 2_000, applyAtMillis: 9_000)
+        let more = try approved.approved(by: "carol", atMillis: 3_000)
+        #expect(more.applyAtMillis == 9_000, "an approval without applyAt leaves it")
+        #expect(throws: ReviewError.applyAtSettled) { try approved.approved(by: "carol", atMillis: 3_000, applyAtMillis: 4_000) }
+        #expect(throws: ReviewError.notYet(9_000)) { try approved.checkApplicable(atMillis: 8_999) }
+        try approved.checkApplicable(atMillis: 9_000)
+        #expect(throws: ReviewError.notApproved(.open)) { try Self.request().checkApplicable(atMillis: 9_000) }
+    }
+
     @Test func rejectedAndCancelledAreFinal() throws {
         let rejected = try Self.request().rejected(reason: "not before the campaign", atMillis: 2_000)
         #expect(rejected.state == .rejected && rejected.reason == "not before the campaign")

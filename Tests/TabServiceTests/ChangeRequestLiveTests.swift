@@ -156,6 +156,78 @@ import Testing
         #expect(audit.contains("bypassApproval"))
     }
 
+    /// Approvals by different tokens at once all count; each is audited as an approval; once approved, `applyAt` is
+    /// settled: a later approval cannot move it and an explicit apply before it is 409.
+    @Test func concurrentApprovalsAllCountAndAnApprovedTimeIsFirm() async throws {
+        let harness = try await ServiceHarness(approvals: ["production:3"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let alice = try await Self.token(client, "alice", ["write"])
+        var approvers: [[(String, String)]] = []
+        for name in ["bob", "carol", "erin", "frank"] { approvers.append(try await Self.token(client, name, ["approve"])) }
+        let held = try await client.send(
+            "PUT", "/v1/accounts/raced/layout", headers: alice + Self.json + [("If-None-Match", "*")], body: document(["Home"]))
+        let id = try #require((Self.object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+        let applyAt = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3_600))
+        let body = Array(#"{"applyAt": "\#(applyAt)"}"#.utf8)
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for approver in approvers.prefix(3) {
+                group.addTask {
+                    try await harness.client().send(
+                        "POST", "/v1/change-requests/\(id)/approve", headers: approver + Self.json, body: body
+                    ).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == [200, 200, 200], "\(statuses)")
+        let request = Self.object(try await client.send("GET", "/v1/change-requests/\(id)", headers: alice))
+        #expect(request["state"] as? String == "approved" && (request["approvals"] as? [Any])?.count == 3, "\(request)")
+        let audit = String(
+            decoding: try await client.send("GET", "/v1/audit?account=raced", headers: ServiceHarness.admin()).body, as: UTF8.self)
+        #expect(audit.components(separatedBy: "change-request.approved").count - 1 == 3, "every approval is audited as one")
+
+        let sooner = ISO8601DateFormatter().string(from: Date().addingTimeInterval(60))
+        let moved = try await client.send(
+            "POST", "/v1/change-requests/\(id)/approve", headers: approvers[3] + Self.json, body: Array(#"{"applyAt": "\#(sooner)"}"#.utf8))
+        #expect(moved.status == 409, "\(String(decoding: moved.body, as: UTF8.self))")
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice).status == 409, "not before its time")
+    }
+
+    /// A build's declaration or retirement changes what its clients get in every environment: with one protected, a
+    /// change that alters a live build's answers waits for review, and one that changes nothing they get does not.
+    @Test func aBuildChangeThatAltersAnswersWaitsForReview() async throws {
+        let harness = try await ServiceHarness(environments: ["staging", "production"], approvals: ["production"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let alice = try await Self.token(client, "alice", ["write", "deploy"])
+        let bob = try await Self.token(client, "bob", ["approve"])
+        let spec = Array(#"{"viewControllers": ["HomeViewController"]}"#.utf8)
+
+        let held = try await client.send("PUT", "/v1/builds/iphone/2.0", headers: alice + Self.json, body: spec)
+        #expect(held.status == 202, "\(String(decoding: held.body, as: UTF8.self))")
+        let request = try #require(Self.object(held)["changeRequest"] as? [String: Any])
+        #expect(request["action"] as? String == "build.declare" && request["build"] as? String == "iphone/2.0")
+        #expect(request["environment"] as? String == "production" && request["account"] == nil)
+        let id = try #require(request["id"] as? String)
+        #expect(try await client.send("GET", "/v1/builds/iphone/2.0", headers: alice).status == 404, "not declared before it is applied")
+        #expect(try await client.send("POST", "/v1/change-requests/\(id)/approve", headers: bob).status == 200)
+        let applied = try await client.send("POST", "/v1/change-requests/\(id)/apply", headers: alice)
+        #expect(Self.object(applied)["state"] as? String == "applied", "\(String(decoding: applied.body, as: UTF8.self))")
+        #expect(try await client.send("GET", "/v1/builds/iphone/2.0", headers: alice).status == 200)
+
+        // The same view controllers with a note: nothing a client gets changes.
+        let noted = try await client.send(
+            "PUT", "/v1/builds/iphone/2.0", headers: alice + Self.json,
+            body: Array(#"{"viewControllers": ["HomeViewController"], "note": "TestFlight"}"#.utf8))
+        #expect(noted.status == 200, "\(String(decoding: noted.body, as: UTF8.self))")
+        let retired = try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: alice)
+        #expect(retired.status == 202, "a live build's retirement waits too")
+        #expect(Self.object(retired)["changeRequest"].flatMap { ($0 as? [String: Any])?["action"] as? String } == "build.retire")
+        let bypassed = try await client.send("DELETE", "/v1/builds/iphone/2.0?bypassApproval=true", headers: ServiceHarness.admin())
+        #expect(bypassed.status == 204)
+    }
+
     /// Promotions, rollout starts and raises into a protected environment wait for review as layout writes do, and
     /// show the tab-level diff; a pause and a rollback never wait.
     @Test func promotionsAndRolloutsWaitTooButNeverAPauseOrARollback() async throws {

@@ -53,4 +53,57 @@ import Testing
         #expect(reads.status == 403, "a rollback token reads nothing")
     }
 
+    @Test func onlyADeployTokenOverEveryAccountAndEnvironmentChangesBuilds() async throws {
+        let harness = try await ServiceHarness(environments: ["staging", "production"])
+        let client = harness.client()
+        let build = Array(#"{"viewControllers": ["T0ViewController"]}"#.utf8)
+        let byAccounts = try await Self.token(harness, #"{"name": "ja-deployer", "scopes": ["deploy"], "accounts": ["ja*"]}"#)
+        let byEnvironments = try await Self.token(
+            harness, #"{"name": "staging-deployer", "scopes": ["deploy"], "environments": ["staging"]}"#)
+        let whole = try await Self.token(harness, #"{"name": "deployer", "scopes": ["deploy"]}"#)
+        for narrow in [byAccounts, byEnvironments] {
+            let declared = try await client.send(
+                "PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
+            #expect(declared.status == 403, "\(declared.text)")
+            #expect(declared.header("WWW-Authenticate")?.contains(#"error="insufficient_scope", scope="deploy""#) == true)
+        }
+        let declared = try await client.send("PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(whole.secret, Self.json), body: build)
+        #expect(declared.status == 201, "\(declared.text)")
+        for narrow in [byAccounts, byEnvironments] {
+            let replaced = try await client.send(
+                "PUT", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret, Self.json), body: build)
+            #expect(replaced.status == 403, "\(replaced.text)")
+            let retired = try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret))
+            #expect(retired.status == 403, "\(retired.text)")
+            let read = try await client.send("GET", "/v1/builds/iphone/2.0", headers: Self.bearer(narrow.secret))
+            #expect(read.status == 200, "reading builds stays open to a narrowed token: \(read.text)")
+        }
+        #expect(try await client.send("DELETE", "/v1/builds/iphone/2.0", headers: Self.bearer(whole.secret)).status == 204)
+    }
+
+    @Test func aPromotionNeedsDeployInItsToAndReadInItsFromWhateverTheQuerySays() async throws {
+        let harness = try await ServiceHarness(environments: ["staging", "production"])
+        let client = harness.client()
+        let staged = try await client.send(
+            "PUT", "/v1/accounts/promo/layout?environment=staging", headers: ServiceHarness.admin(Self.json + [("If-None-Match", "*")]),
+            body: document(["Home"]))
+        #expect(staged.status == 201, "\(staged.text)")
+        let body = Array(#"{"from": "staging", "to": "production"}"#.utf8)
+        let productionOnly = try await Self.token(
+            harness, #"{"name": "prod-deployer", "scopes": ["deploy"], "environments": ["production"]}"#)
+        let stagingOnly = try await Self.token(harness, #"{"name": "staging-deployer", "scopes": ["deploy"], "environments": ["staging"]}"#)
+        let both = try await Self.token(harness, #"{"name": "deployer", "scopes": ["deploy"], "environments": ["staging", "production"]}"#)
+        for path in ["/v1/accounts/promo/layout/promote", "/v1/accounts/promo/layout/promote?environment=production"] {
+            let refused = try await client.send("POST", path, headers: Self.bearer(productionOnly.secret, Self.json), body: body)
+            #expect(refused.status == 403, "it may not read staging: \(refused.text)")
+            #expect(refused.text.contains("staging"), "\(refused.text)")
+        }
+        let notTo = try await client.send(
+            "POST", "/v1/accounts/promo/layout/promote?environment=staging", headers: Self.bearer(stagingOnly.secret, Self.json), body: body
+        )
+        #expect(notTo.status == 403 && notTo.text.contains("production"), "\(notTo.text)")
+        let promoted = try await client.send(
+            "POST", "/v1/accounts/promo/layout/promote", headers: Self.bearer(both.secret, Self.json), body: body)
+        #expect(promoted.status == 201 || promoted.status == 200, "\(promoted.text)")
+    }
 }

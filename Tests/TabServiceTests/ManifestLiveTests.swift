@@ -87,6 +87,55 @@ import Testing
         #expect(past.status == 304 && past.header("Cache-Control")?.contains("immutable") == true)
     }
 
+    /// A version by number is signed for the environment asked for, so it is answered only for an environment that
+    /// serves or served it; named by `Tabs-Environment` alone, the answer varies on that field.
+    @Test func aVersionByNumberIsAnsweredOnlyForAnEnvironmentThatServesOrServedIt() async throws {
+        let signer = try #require(Signer(keys: [SigningKey.generate()]))
+        let harness = try await ServiceHarness(environments: ["staging", "production"], signer: signer)
+        defer { harness.application.stop() }
+        let client = harness.client()
+        let write = ServiceHarness.admin([("Content-Type", "application/json")])
+        // Version 1 of an account without a layout of its own in production is `default`'s there (configs/ seeded
+        // one): versions 2 and up are staging's alone.
+        var etag: String?
+        for titles in [["Home"], ["Home", "Search"]] {
+            let put = try await client.send(
+                "PUT", "/v1/accounts/staged/layout?environment=staging",
+                headers: write + [etag.map { ("If-Match", $0) } ?? ("If-None-Match", "*")], body: document(titles))
+            #expect(put.status == 200 || put.status == 201, "\(String(decoding: put.body, as: UTF8.self))")
+            etag = put.header("ETag")
+        }
+
+        // Served now by staging only.
+        #expect(try await client.send("GET", "/v1/accounts/staged/tabs?version=2&environment=production").status == 404)
+        #expect(
+            try await client.send("GET", "/v1/accounts/staged/tabs?version=2", headers: [("Tabs-Environment", "production")]).status
+                == 404)
+        let staged = try await client.send("GET", "/v1/accounts/staged/tabs?version=2&environment=staging")
+        #expect(staged.status == 200)
+        #expect(
+            signer.verifies(
+                staged.header("Tabs-Signature") ?? "", kind: .layout, account: "staged", environment: "staging", body: staged.body))
+        #expect(staged.header("Vary")?.contains("Tabs-Environment") == false, "the URL names the environment")
+        let byHeader = try await client.send("GET", "/v1/accounts/staged/tabs?version=2", headers: [("Tabs-Environment", "staging")])
+        #expect(byHeader.status == 200 && byHeader.body == staged.body)
+        #expect(byHeader.header("Vary")?.contains("Tabs-Environment") == true, "only the field names the environment")
+
+        // Served before by staging only (read from the store's history), and a draft nowhere.
+        let third = try await client.send(
+            "PUT", "/v1/accounts/staged/layout?environment=staging", headers: write + [("If-Match", etag ?? "")],
+            body: document(["Home", "Search", "More"]))
+        #expect(third.status == 200 || third.status == 201)
+        #expect(try await client.send("GET", "/v1/accounts/staged/tabs?version=2&environment=production").status == 404)
+        #expect(try await client.send("GET", "/v1/accounts/staged/tabs?version=2&environment=staging").status == 200)
+        #expect(try await client.send("GET", "/v1/accounts/staged/tabs?version=3&environment=production").status == 404)
+        let draft = try await client.send(
+            "PUT", "/v1/accounts/staged/layout?environment=staging&publish=false",
+            headers: write + [("If-Match", third.header("ETag") ?? "")], body: document(["Home", "Search", "More", "Four"]))
+        #expect(draft.status == 200 || draft.status == 201)
+        #expect(try await client.send("GET", "/v1/accounts/staged/tabs?version=4&environment=staging").status == 404)
+    }
+
     @Test func aHeldManifestIsAnsweredByTheChangeThatAltersIt() async throws {
         let harness = try await ServiceHarness()
         defer { harness.application.stop() }

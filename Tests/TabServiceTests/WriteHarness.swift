@@ -24,7 +24,8 @@ struct WriteHarness {
     /// - Parameters:
     ///   - environments: where changes enter first, the one apps get last.
     ///   - approvals: `--require-approval` items (`production`, `production:2`).
-    init(environments: [String] = ["production"], approvals: [String] = []) async throws {
+    ///   - maxBuilds: `--max-builds`.
+    init(environments: [String] = ["production"], approvals: [String] = [], maxBuilds: Int = 1_000) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let list = try EnvironmentList(parsing: environments.joined(separator: ","))
@@ -37,7 +38,8 @@ struct WriteHarness {
             store: store, publisher: Publisher(try await Snapshot.load(from: store, environments: list, budget: budget, logger: logger)),
             environments: list, approvals: policy, builds: BuildRegistry(), buildLiveDays: 30, budget: budget,
             outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger, clock: .system),
-            armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger)
+            armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger,
+            maxBuilds: maxBuilds)
         let credentials = Credentials(
             tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], clock: .system, logger: logger)
         let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: list.entry.text, logger: logger)

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import TabLayout
 import TabStore
 import Testing
 
@@ -49,6 +50,35 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         #expect(opens.status == 201)
     }
 
+    @Test func aNewBuildPastMaxBuildsIs409AndAReplacementIsNot() async throws {
+        let harness = try await WriteHarness(maxBuilds: 2)
+        let spec = Array(#"{"viewControllers": ["T0ViewController"]}"#.utf8)
+        #expect(await harness.send(.put, "/v1/builds/iphone/1.0", body: spec).status == 201)
+        #expect(await harness.send(.put, "/v1/builds/iphone/2.0", body: spec).status == 201)
+        let third = await harness.send(.put, "/v1/builds/iphone/3.0", body: spec)
+        #expect(third.status == 409 && (object(third)["type"] as? String)?.hasSuffix("too-many-builds") == true, "\(third.text)")
+        #expect(
+            await harness.send(.put, "/v1/builds/iphone/2.0", body: Array(#"{"viewControllers": ["T1ViewController"]}"#.utf8)).status == 200
+        )
+        #expect(await harness.send(.delete, "/v1/builds/iphone/1.0").status == 204)
+        #expect(await harness.send(.put, "/v1/builds/iphone/3.0", body: spec).status == 201, "room again after a retirement")
+    }
+
+    @Test func aBuildsSlotIsNeverGivenTwiceHoweverOftenItIsDeclared() {
+        let registry = BuildRegistry()
+        var seen = Set<UInt64>()
+        // Past 65,536 declarations a 16-bit counter gave an old slot again (and the answers trimmed for it).
+        for n in 0..<70_000 {
+            let spec = Array(#"{"viewControllers": ["V\#(n)ViewController"]}"#.utf8)
+            registry.replace(with: [
+                StoredBuild(platform: "iphone", appVersion: "2.0", spec: spec, declaredAtMillis: 0, declaredBy: "ci", lastSeenMillis: nil)
+            ])
+            let slot = registry.declared(platform: .iphone, appVersion: AppVersion("2.0"))?.slot ?? 0
+            seen.insert(slot)
+        }
+        #expect(seen.count == 70_000 && !seen.contains(0), "\(70_000 - seen.count) slots given twice")
+    }
+
     @Test func aChangeToAProtectedEnvironmentIsHeldApprovedAndApplied() async throws {
         let harness = try await WriteHarness(environments: ["staging", "production"], approvals: ["production"])
         let production = [("environment", "production")]
@@ -68,6 +98,17 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         let read = await harness.send(.get, "/v1/accounts/reviewed/layout", query: production)
         #expect(read.status == 200 && read.body == document(["Home"]))
         #expect(await harness.send(.post, "/v1/change-requests/\(id)/apply").status == 409, "applied once")
+    }
+
+    @Test func aRejectionsReasonIsAtMostTwoKibibytes() async throws {
+        let harness = try await WriteHarness(approvals: ["production"])
+        let held = await harness.send(.put, "/v1/accounts/rejected/layout", headers: [("If-None-Match", "*")], body: document(["Home"]))
+        let id = try #require((object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+        let long = Array(#"{"reason": "\#(String(repeating: "x", count: 2_049))"}"#.utf8)
+        let refused = await harness.send(.post, "/v1/change-requests/\(id)/reject", body: long, token: WriteHarness.reviewer)
+        #expect(refused.status == 422 && (object(refused)["errors"] as? [[String: Any]])?.first?["pointer"] as? String == "/reason")
+        let fits = Array(#"{"reason": "\#(String(repeating: "x", count: 2_048))"}"#.utf8)
+        #expect(await harness.send(.post, "/v1/change-requests/\(id)/reject", body: fits, token: WriteHarness.reviewer).status == 200)
     }
 
     @Test func aRolloutIsStartedPausedAndCompleted() async throws {

@@ -90,6 +90,18 @@ private func scratch() throws -> URL {
         #expect(throws: SigningKeyError.notPEM(file: "x.pem")) { try SigningKey(pem: "not a key", file: "x.pem") }
     }
 
+    @Test func aKeyFileAGroupOrOthersMayReadIsNamedWithItsMode() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("key-\(UUID().uuidString).pem").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try SigningKey.generate().pem.write(toFile: path, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        #expect(SigningKey.exposure(path: path) == nil)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let warning = try #require(SigningKey.exposure(path: path))
+        #expect(warning.contains(path) && warning.contains("644"), "\(warning)")
+        #expect(try SigningKey.load(path: path).publicKey.count == 32, "the key is still used")
+    }
+
     @Test func theKeysDocumentListsEveryKeyTheFirstSigns() throws {
         let (first, second) = (SigningKey.generate(), SigningKey.generate())
         let signer = try #require(Signer(keys: [first, second]))

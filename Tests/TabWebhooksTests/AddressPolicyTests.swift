@@ -150,9 +150,12 @@ struct FixedResolver: HostResolver {
         }
     }
 
-    @Test func theRefusalSaysWhatAndWhere() {
-        let error = WebhookAddressError.refused(host: "rebind.example.com", address: IPAddress("127.0.0.1")!, range: .loopback)
-        #expect(error.description == "'rebind.example.com' resolves to 127.0.0.1, a loopback address; webhooks may not be delivered there")
+    @Test func theRefusalOfANameSaysOnlyThatItsAddressIsPrivate() {
+        let error = WebhookAddressError.refused(host: "rebind.example.com", address: IPAddress("10.1.2.3")!, range: .private)
+        #expect(error.description == "'rebind.example.com' resolves to a private address; webhooks may not be delivered there")
+        #expect(!error.description.contains("10.1.2.3"), "what a name resolves to is not told")
+        let literal = WebhookAddressError.refused(host: "127.0.0.1", address: IPAddress("127.0.0.1")!, range: .loopback)
+        #expect(literal.description == "127.0.0.1 is a loopback address; webhooks may not be delivered there")
     }
 }
 

@@ -38,11 +38,14 @@ struct AccessGate: Sendable {
 
     /// The refusal (logged and audited) when `grant` does not reach `scope` on the route's `target`, in the
     /// `{environment}` of the template or else the one the request names (an account's routes: `?environment=`, else
-    /// where writes enter; a name that is no environment is the handler's 404, not a refusal here).
+    /// where writes enter; a name that is no environment is the handler's 404, not a refusal here). A route whose
+    /// body names its environments (`environmentsInBody`) is checked here on its target alone.
     func refusal(
-        _ scope: Scope, on target: AccessTarget, _ match: RouteMatch, grant: Grant, _ request: borrowing HTTPRequest, label: String
+        _ scope: Scope, on target: AccessTarget, _ match: RouteMatch, grant: Grant, _ request: borrowing HTTPRequest, label: String,
+        environmentsInBody: Bool = false
     ) -> AccessRefusal? {
-        let named = target == .service ? nil : request.query("environment") ?? entryEnvironment
+        let named =
+            target == .service || target == .everything || environmentsInBody ? nil : request.query("environment") ?? entryEnvironment
         guard let refusal = grant.authorize(Self.accessRequest(scope, target, match, environment: named)) else { return nil }
         logger.warning("access refused", metadata: ["token": "\(grant.name)", "route": "\(label)", "reason": "\(refusal.description)"])
         audit.refuse(refusal, grant: grant, request, account: match.names.contains("account") ? match["account"] : nil)
@@ -59,6 +62,7 @@ struct AccessGate: Sendable {
         case .service: return AccessRequest(scope: scope, target: .service, environment: environment)
         case .account: return AccessRequest(scope: scope, target: .account(match["account"]), environment: environment)
         case .allAccounts: return AccessRequest(scope: scope, target: .allAccounts, environment: environment)
+        case .everything: return AccessRequest(scope: scope, target: .everything)
         }
     }
 

@@ -34,7 +34,8 @@ struct BuildRoutes: RouteCollection {
                 ])
         ) { routes, _, _ in routes.listBuildsRoute() },
         Route(
-            .put, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build", inputs: buildPath, touchesStore: true,
+            .put, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .everything), label: "build", inputs: buildPath + reviewOptions,
+            touchesStore: true,
             APIOperation(
                 "Declare a build: the view controllers it registers (and the images it ships).",
                 requestBody: """
@@ -50,8 +51,9 @@ struct BuildRoutes: RouteCollection {
                             note: {type: string, maxLength: 1024}
                     """,
                 responses: [
-                    (200, buildAnswer), (201, buildAnswer), (404, APIOperation.problem), (415, APIOperation.problem),
-                    (422, APIOperation.problem), (503, APIOperation.problem), (507, APIOperation.problem),
+                    (200, buildAnswer), (201, buildAnswer), (202, ManagementRoutes.heldForReview), (403, APIOperation.problem),
+                    (404, APIOperation.problem), (409, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
+                    (503, APIOperation.problem), (507, APIOperation.problem),
                 ])
         ) { routes, request, match throws(Problem) in try routes.declareBuildRoute(request, match) },
         Route(
@@ -59,16 +61,23 @@ struct BuildRoutes: RouteCollection {
             APIOperation("One declared build.", responses: [(200, buildAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
         ) { routes, _, match in routes.readBuildRoute(match) },
         Route(
-            .delete, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .service), label: "build", inputs: buildPath,
-            touchesStore: true,
+            .delete, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .everything), label: "build",
+            inputs: buildPath + reviewOptions, touchesStore: true,
             APIOperation(
                 "Retire a build: the gate no longer checks it and its clients get every tab.",
-                responses: [(204, "{description: Retired.}"), (404, APIOperation.problem), (503, APIOperation.problem)])
-        ) { routes, _, match in routes.retireBuildRoute(match) },
+                responses: [
+                    (202, ManagementRoutes.heldForReview), (204, "{description: Retired.}"), (403, APIOperation.problem),
+                    (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
+                ])
+        ) { routes, _, match throws(Problem) in try routes.retireBuildRoute(match) },
     ]
 
     /// `{platform}` and `{appVersion}`: 404 for a platform or version that is not one (no such build can exist).
     static let buildPath = [RouteInput.path("platform", BuildPlatform.self), RouteInput.path("appVersion", BuildVersion.self)]
+
+    /// `?bypassApproval=true` and `Apply-At`, as layout writes take them: a change to the builds is held for review
+    /// when a protected environment's answers would change (docs/change-requests.md).
+    static let reviewOptions = Array(ManagementInputs.writeOptions.dropFirst())
 
     /// The build a path names.
     private func buildID(_ match: RouteMatch) -> BuildID {
@@ -90,19 +99,16 @@ struct BuildRoutes: RouteCollection {
         let build = Build(
             id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: changes.clock.unixMillis,
             declaredBy: match.author)
-        let stored = StoredBuild(
-            platform: id.platform.rawValue, appVersion: id.version, spec: build.specJSON,
-            declaredAtMillis: build.declaredAtMillis, declaredBy: build.declaredBy, lastSeenMillis: nil)
+        let options = try ManagementInputs.writeOptions(match, account: "", environment: changes.environments.served, clock: changes.clock)
+        let body = request.body
         return .deferred {
-            do throws(StoreError) {
-                let replaced = try await self.changes.store.declare(
-                    build: stored, audit: AuditContext.current?.entry(action: "build.declare", account: nil, status: 201))
-                try await self.changes.reloadBuilds()
-                let known = self.changes.builds.all.first { $0.id == id } ?? build
-                return json(replaced ? 200 : 201, self.buildObject(known))
-            } catch {
-                return self.changes.storeProblem(error)
+            if let review = self.changes.buildReview(options), self.changes.declarationChangesAnswers(build) {
+                return await self.changes.holdForReview(
+                    action: "build.declare", account: "", environment: review.environment, version: nil, precondition: .none,
+                    author: match.author, required: review.required, applyAt: options.applyAtMillis, misses: [], body: body,
+                    build: "\(id.platform.rawValue)/\(id.version)")
             }
+            return await self.changes.declare(build)
         }
     }
 
@@ -133,21 +139,19 @@ struct BuildRoutes: RouteCollection {
         }
     }
 
-    /// `DELETE /v1/builds/{platform}/{appVersion}`: the build retired.
-    func retireBuildRoute(_ match: RouteMatch) -> HTTPReply {
+    /// `DELETE /v1/builds/{platform}/{appVersion}`: the build retired (held for review when a live build's answers in
+    /// a protected environment would change).
+    func retireBuildRoute(_ match: RouteMatch) throws(Problem) -> HTTPReply {
         let id = buildID(match)
+        let options = try ManagementInputs.writeOptions(match, account: "", environment: changes.environments.served, clock: changes.clock)
         return .deferred {
-            do throws(StoreError) {
-                guard
-                    try await self.changes.store.retireBuild(
-                        platform: id.platform.rawValue, appVersion: id.version,
-                        audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
-                else { return Problem.undeclaredBuild(id).response }
-                try await self.changes.reloadBuilds()
-                return HTTPResponse(status: 204)
-            } catch {
-                return self.changes.storeProblem(error)
+            if let review = self.changes.buildReview(options), self.changes.retirementChangesAnswers(id) {
+                return await self.changes.holdForReview(
+                    action: "build.retire", account: "", environment: review.environment, version: nil, precondition: .none,
+                    author: match.author, required: review.required, applyAt: options.applyAtMillis, misses: [],
+                    build: "\(id.platform.rawValue)/\(id.version)")
             }
+            return await self.changes.retire(id)
         }
     }
 
@@ -158,20 +162,8 @@ struct BuildRoutes: RouteCollection {
         return build
     }
 
-    /// `{"platform", "appVersion", "viewControllers", "images", "note", "declaredAt", "declaredBy", "lastSeenAt", "live"}`
-    /// (`images`, `note` and `lastSeenAt` left out when the build has none).
-    func buildObject(_ build: Build) -> [String: JSONValue] {
-        var object: [String: JSONValue] = [
-            "platform": .string(build.id.platform.rawValue), "appVersion": .string(build.id.version),
-            "viewControllers": .array(build.viewControllers.sorted().map(JSONValue.string)),
-            "declaredAt": .string(Timestamp(unixMillis: build.declaredAtMillis).rfc3339), "declaredBy": .string(build.declaredBy),
-            "live": .bool(build.isLive(at: changes.clock.unixMillis, liveDays: changes.buildLiveDays)),
-        ]
-        object["images"] = build.images.map { .array($0.sorted().map(JSONValue.string)) }
-        object["note"] = build.note.map(JSONValue.string)
-        object["lastSeenAt"] = build.lastSeenMillis.map { .string(Timestamp(unixMillis: $0).rfc3339) }
-        return object
-    }
+    /// The build as the API shows it (``Changes/buildObject(_:)``).
+    func buildObject(_ build: Build) -> [String: JSONValue] { changes.buildObject(build) }
 
     static func buildProblem(_ error: BuildError) -> Problem {
         switch error {

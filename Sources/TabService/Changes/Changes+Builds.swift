@@ -87,4 +87,91 @@ extension Changes {
         if !seen.isEmpty { try? await store.markBuildsSeen(seen) }
         try? await reloadBuilds()
     }
+
+    /// Stores `build`'s declaration (a new one, or one that replaces the build's) and reloads the builds: 201 or 200
+    /// with the build.
+    func declare(_ build: Build) async -> HTTPResponse {
+        // A new build past `--max-builds` is refused (the store's count: every replica's declarations).
+        if !builds.all.contains(where: { $0.id == build.id }) {
+            do throws(StoreError) {
+                let declared = try await store.builds()
+                if declared.count >= maxBuilds,
+                    !declared.contains(where: { $0.platform == build.id.platform.rawValue && $0.appVersion == build.id.version })
+                {
+                    return Problem(
+                        .tooManyBuilds, detail: "\(declared.count) builds are declared, the most --max-builds allows; retire one first"
+                    ).response
+                }
+            } catch {
+                return storeProblem(error)
+            }
+        }
+        let stored = StoredBuild(
+            platform: build.id.platform.rawValue, appVersion: build.id.version, spec: build.specJSON,
+            declaredAtMillis: build.declaredAtMillis, declaredBy: build.declaredBy, lastSeenMillis: nil)
+        do throws(StoreError) {
+            let replaced = try await store.declare(
+                build: stored, audit: AuditContext.current?.entry(action: "build.declare", account: nil, status: 201))
+            try await reloadBuilds()
+            let known = builds.all.first { $0.id == build.id } ?? build
+            return json(replaced ? 200 : 201, buildObject(known))
+        } catch {
+            return storeProblem(error)
+        }
+    }
+
+    /// Retires `id` and reloads the builds: 204, or 404 when it is not declared.
+    func retire(_ id: BuildID) async -> HTTPResponse {
+        do throws(StoreError) {
+            guard
+                try await store.retireBuild(
+                    platform: id.platform.rawValue, appVersion: id.version,
+                    audit: AuditContext.current?.entry(action: "build.retire", account: nil, status: 204))
+            else { return Problem.undeclaredBuild(id).response }
+            try await reloadBuilds()
+            return HTTPResponse(status: 204)
+        } catch {
+            return storeProblem(error)
+        }
+    }
+
+    /// The protected environment whose review a change to the builds waits for (the one needing the most approvals,
+    /// the first of them), and how many; nil when none is protected or the change bypasses review. A build's
+    /// declaration is one for every environment, so it waits for the strictest.
+    func buildReview(_ options: WriteOptions) -> (environment: EnvironmentName, required: Int)? {
+        var strictest: (environment: EnvironmentName, required: Int)?
+        for name in environments.names {
+            guard let required = reviewRequired(in: name, options) else { continue }
+            if required > (strictest?.required ?? 0) { strictest = (name, required) }
+        }
+        return strictest
+    }
+
+    /// Whether declaring `build` changes what a live build gets: a build not declared before, or one whose view
+    /// controllers or images change (the note alone changes nothing a client gets).
+    func declarationChangesAnswers(_ build: Build) -> Bool {
+        guard let known = builds.all.first(where: { $0.id == build.id }) else { return true }
+        return known.viewControllers != build.viewControllers || known.images != build.images
+    }
+
+    /// Whether retiring `id` changes what a live build gets: the build is declared and live (the clients of a build
+    /// that is not live are none).
+    func retirementChangesAnswers(_ id: BuildID) -> Bool {
+        builds.all.first { $0.id == id }?.isLive(at: clock.unixMillis, liveDays: buildLiveDays) ?? false
+    }
+
+    /// `{"platform", "appVersion", "viewControllers", "images", "note", "declaredAt", "declaredBy", "lastSeenAt", "live"}`
+    /// (`images`, `note` and `lastSeenAt` left out when the build has none).
+    func buildObject(_ build: Build) -> [String: JSONValue] {
+        var object: [String: JSONValue] = [
+            "platform": .string(build.id.platform.rawValue), "appVersion": .string(build.id.version),
+            "viewControllers": .array(build.viewControllers.sorted().map(JSONValue.string)),
+            "declaredAt": .string(Timestamp(unixMillis: build.declaredAtMillis).rfc3339), "declaredBy": .string(build.declaredBy),
+            "live": .bool(build.isLive(at: clock.unixMillis, liveDays: buildLiveDays)),
+        ]
+        object["images"] = build.images.map { .array($0.sorted().map(JSONValue.string)) }
+        object["note"] = build.note.map(JSONValue.string)
+        object["lastSeenAt"] = build.lastSeenMillis.map { .string(Timestamp(unixMillis: $0).rfc3339) }
+        return object
+    }
 }

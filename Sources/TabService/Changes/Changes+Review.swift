@@ -48,14 +48,16 @@ extension Changes {
     /// is the request's own, replayed when it is applied (a promotion, a rollout's plan or raise).
     func holdForReview(
         action: String, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition, author: String,
-        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil, strings: (locale: String, contentType: String)? = nil
+        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil, strings: (locale: String, contentType: String)? = nil,
+        build: String? = nil
     ) async -> HTTPResponse {
         var ifMatch: [String]?
         if case .ifMatch(let tags) = precondition { ifMatch = tags }
         let request = ChangeRequest(
             id: ChangeRequest.newID(), author: author, createdAtMillis: clock.unixMillis, environment: environment.text,
             account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
-            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType)
+            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType, build: build
+        )
         do throws(StoreError) {
             try await store.create(
                 changeRequest: StoredChangeRequest(
@@ -96,7 +98,13 @@ extension Changes {
             "approvals": .array(
                 request.approvals.map { .object(["by": .string($0.by), "at": .string(Timestamp(unixMillis: $0.atMillis).rfc3339)]) }),
         ]
-        if let locale = request.locale { object["locale"] = .string(locale) } else { object["account"] = .string(request.account) }
+        if let locale = request.locale {
+            object["locale"] = .string(locale)
+        } else if let build = request.build {
+            object["build"] = .string(build)
+        } else {
+            object["account"] = .string(request.account)
+        }
         if let version = request.version { object["version"] = .integer(Int64(version)) }
         if let at = request.applyAtMillis { object["applyAt"] = .string(Timestamp(unixMillis: at).rfc3339) }
         if let reason = request.reason { object["reason"] = .string(reason) }
@@ -115,26 +123,38 @@ extension Changes {
         return object
     }
 
-    /// Stores `next` when `previous` is still what the store holds (409 otherwise), with its audit entry.
-    func record(_ next: ChangeRequest, from previous: ChangeRequest, action: String) async -> HTTPResponse {
+    /// Stores `next` when `previous` is still what the store holds (409 otherwise), with its audit entry: when
+    /// `replacing` is given, when the stored record is still exactly it, else when its state is still `previous`'s.
+    func record(_ next: ChangeRequest, from previous: ChangeRequest, replacing: [UInt8]? = nil, action: String) async -> HTTPResponse {
         do throws(StoreError) {
-            let stored = StoredChangeRequest(
-                id: next.id, state: next.state.rawValue, record: next.json, createdAtMillis: next.createdAtMillis)
-            guard
-                try await store.update(
-                    changeRequest: stored, expecting: previous.state.rawValue,
-                    audit: AuditContext.current?.entry(action: action, account: next.account, status: 200)
-                        ?? AuditEntry(
-                            at: clock.date, actor: "tabserver", tokenID: nil, address: "", method: "POST",
-                            path: "/v1/change-requests/\(next.id)/apply", action: action, account: next.account,
-                            environment: next.environment, version: next.version, status: 200),
-                    event: Self.event(next))
-            else { return Problem(.changeRequestConflict, detail: "the change request changed meanwhile; read it again").response }
-            await announce(next)
+            guard try await store(next, from: previous, replacing: replacing, action: action) else {
+                return Problem(.changeRequestConflict, detail: "the change request changed meanwhile; read it again").response
+            }
             return json(200, Self.object(next))
         } catch {
             return storeProblem(error)
         }
+    }
+
+    /// Stores `next` as ``record(_:from:replacing:action:)`` does and announces it; false when the store holds another
+    /// state or record now.
+    func store(_ next: ChangeRequest, from previous: ChangeRequest, replacing: [UInt8]?, action: String) async throws(StoreError) -> Bool {
+        let stored = StoredChangeRequest(
+            id: next.id, state: next.state.rawValue, record: next.json, createdAtMillis: next.createdAtMillis,
+            finishedAtMillis: next.state.isFinal ? next.updatedAtMillis : nil)
+        let audit =
+            AuditContext.current?.entry(action: action, account: next.account, status: 200)
+            ?? AuditEntry(
+                at: clock.date, actor: "tabserver", tokenID: nil, address: "", method: "POST", path: "/v1/change-requests/\(next.id)/apply",
+                action: action, account: next.account, environment: next.environment, version: next.version, status: 200)
+        let written =
+            if let replacing {
+                try await store.update(changeRequest: stored, replacing: replacing, audit: audit, event: Self.event(next))
+            } else {
+                try await store.update(changeRequest: stored, expecting: previous.state.rawValue, audit: audit, event: Self.event(next))
+            }
+        if written { await announce(next) }
+        return written
     }
 
     /// Applies an approved request once (a claim in the store keeps two replicas from both running it): its write
@@ -188,6 +208,8 @@ extension Changes {
             result = await writeStrings(
                 locale: request.locale ?? "", environment: environment, body: body, contentType: request.contentType ?? "text/plain",
                 precondition: request.ifMatch.map { .ifMatch($0) } ?? .none, author: request.author)
+        case "build.declare", "build.retire":
+            result = await applyBuildChange(request)
         case "rollout.patch", "rollout.complete":
             do throws(RolloutError) {
                 let change = try rolloutChange(request.action, body: body)
@@ -217,16 +239,39 @@ extension Changes {
     }
 
     /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
-    /// handing `count` the change requests per state as read (nothing when the store could not be read).
+    /// handing `count` the change requests per state as read (nothing when the store could not be read). Reads the
+    /// approved requests and the counts only, not every request.
     func applyDueChangeRequests(count: ([String: Int]) -> Void) async {
         let now = clock.unixMillis
-        guard let due = try? await store.changeRequests().compactMap({ ChangeRequest(json: $0.record) }) else { return }
+        guard let read = try? await store.approvedChangeRequests() else { return }
+        let due = read.approved.compactMap { ChangeRequest(json: $0.record) }
         var counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
-        for request in due { counts[request.state.rawValue, default: 0] += 1 }
+        for (state, number) in read.counts { counts[state, default: 0] += number }
         count(counts)
         for request in due where request.isDue(atMillis: now) {
             let answer = await apply(request, by: "tabserver")
             logger.info("change request \(request.id) applied at its time: \(answer.status)")
+        }
+    }
+
+    /// A held build declaration or retirement, run now (the declaration is dated now, by its author).
+    private func applyBuildChange(_ request: ChangeRequest) async -> HTTPResponse {
+        let parts = (request.build ?? "").split(separator: "/", maxSplits: 1).map(String.init)
+        let id: BuildID
+        do throws(BuildError) {
+            id = try BuildID(platform: parts.first ?? "", appVersion: parts.count == 2 ? parts[1] : "")
+        } catch {
+            return BuildRoutes.buildProblem(error).response
+        }
+        guard request.action == "build.declare" else { return await retire(id) }
+        do throws(BuildError) {
+            let spec = try BuildSpec.decode(Array((request.body ?? "").utf8))
+            return await declare(
+                Build(
+                    id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: clock.unixMillis,
+                    declaredBy: request.author))
+        } catch {
+            return BuildRoutes.buildProblem(error).response
         }
     }
 }

@@ -21,6 +21,8 @@ final class Changes: Sendable {
     let builds: BuildRegistry
     /// Days a declared build stays live after it was declared or last seen.
     let buildLiveDays: Int
+    /// The most builds declared at once (`--max-builds`).
+    let maxBuilds: Int
     /// The compiled-representation cache's budget (emptied when the builds' declarations change).
     let budget: VariantBudget
     /// Poked after a commit: the write committed its webhook deliveries with it.
@@ -37,7 +39,7 @@ final class Changes: Sendable {
     init(
         store: any TabStore, publisher: Publisher, environments: EnvironmentList, approvals: ApprovalPolicy, builds: BuildRegistry,
         buildLiveDays: Int, budget: VariantBudget, outbox: WebhookWorker, armCounts: ArmCountsRegistry, replicaID: String,
-        metrics: Metrics, failures: StoreFailures, clock: TimeSource, logger: Logger
+        metrics: Metrics, failures: StoreFailures, clock: TimeSource, logger: Logger, maxBuilds: Int = 1_000
     ) {
         self.store = store
         self.publisher = publisher
@@ -45,6 +47,7 @@ final class Changes: Sendable {
         self.approvals = approvals
         self.builds = builds
         self.buildLiveDays = buildLiveDays
+        self.maxBuilds = maxBuilds
         self.budget = budget
         self.outbox = outbox
         self.armCounts = armCounts

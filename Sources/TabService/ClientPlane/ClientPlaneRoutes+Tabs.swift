@@ -59,8 +59,8 @@ extension ClientPlaneRoutes {
         case .success(let named): install = named
         case .failure(let problem): return .response(problem.response)
         }
-        // `?version=N` (…/tabs only): that version as long as an environment serves it, the same for every install
-        // and environment, immutable; never held.
+        // `?version=N` (…/tabs only): that version as long as the environment asked for serves or served it, the
+        // same for every install, immutable; never held.
         let pinned: Int?
         switch fixed == nil ? requestedVersion(request) : .success(nil) {
         case .success(let version): pinned = version
@@ -76,15 +76,17 @@ extension ClientPlaneRoutes {
         let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: clock.now) : nil
         var entry: LayoutEntry
         if let pinned {
-            // Served now by an environment, else served before (read from the store once per publication).
+            // Served now by the environment, else served before (read from the store once per publication).
             let owner = historyOwner(of: account)
-            switch servedVersion(account, pinned).map(ServedHistory.Lookup.known)
-                ?? servedHistory.lookup(owner, version: pinned, in: published)
+            switch servedVersion(account, pinned, in: environment).map(ServedHistory.Lookup.known)
+                ?? servedHistory.lookup(owner, version: pinned, in: published, environment: environment.text)
             {
             case .known(let found?): entry = found
             case .known(nil):
                 return .response(
-                    Problem.notFound("no environment serves or served version \(pinned) of '\(account)' (drafts are not served)").response)
+                    Problem.notFound(
+                        "\(environment.text) does not serve and never served version \(pinned) of '\(account)' (drafts are not served)"
+                    ).response)
             case .unknown:
                 return readHistoryThenServe(
                     Self.replayable(request), account: account, owner: owner, version: pinned, format: fixed, snapshot: published)
@@ -177,11 +179,17 @@ extension ClientPlaneRoutes {
             let owner = entry.resolved.name
             if pinned != nil {
                 let keys = CacheKeys.headers(CacheKeys.pinned(account: account, owner: owner))
+                // Named by `Tabs-Environment` alone, the environment chose the answer (whether it is served, its
+                // signature) and the URL does not say which: a shared cache must keep them apart.
+                let byHeader = request.query("environment") == nil
+                let key = (byHeader ? "immutable-by-header\n" : "immutable\n") + keys[0].value + signed
                 guard
                     let immutable = form.derived(
-                        "immutable\n" + keys[0].value + signed, notModified: notModified, { Self.immutable($0) + signature + keys })
+                        key, notModified: notModified, { Self.immutable($0, varyOnEnvironment: byHeader) + signature + keys })
                 else {
-                    return .response(HTTPResponse(sharing: response, headers: Self.immutable(response.headers) + signature + keys))
+                    return .response(
+                        HTTPResponse(
+                            sharing: response, headers: Self.immutable(response.headers, varyOnEnvironment: byHeader) + signature + keys))
                 }
                 response = immutable
             } else {
@@ -379,14 +387,15 @@ extension ClientPlaneRoutes {
     }
 
     /// A shared response's header fields as the answer for a version by number: `public, max-age=31536000,
-    /// immutable`, and a `Vary` without the install and the environment (they do not choose it).
-    static func immutable(_ headers: [HTTPHeader]) -> [HTTPHeader] {
+    /// immutable`, and a `Vary` without the install (it does not choose it), and without `Tabs-Environment` unless
+    /// `varyOnEnvironment` (the environment was named by that field alone, not by `?environment=`).
+    static func immutable(_ headers: [HTTPHeader], varyOnEnvironment: Bool) -> [HTTPHeader] {
         headers.map { header -> HTTPHeader in
             switch header.name {
             case "Cache-Control": return HTTPHeader("Cache-Control", "public, max-age=31536000, immutable")
             case "Vary":
                 let kept = header.value.split(separator: ",").map { $0.trimmingCharacters(in: " ") }.filter {
-                    $0 != ServedRollout.vary && $0 != "Tabs-Environment"
+                    $0 != ServedRollout.vary && (varyOnEnvironment || $0 != "Tabs-Environment")
                 }
                 return HTTPHeader("Vary", kept.joined(separator: ", "))
             default: return header

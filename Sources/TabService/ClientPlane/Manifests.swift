@@ -257,20 +257,19 @@ extension ClientPlaneRoutes {
         }
     }
 
-    /// The layout entry of `account`'s version `version` when an environment serves it now (its pointer, or either
-    /// arm of a rollout under way), whatever the environment; nil for any other version (a draft is never shown).
-    func servedVersion(_ account: String, _ version: Int) -> LayoutEntry? {
-        for name in environments.names {
-            let snapshot = snapshot(for: name)
-            guard let entry = snapshot.entry(for: account) else { continue }
-            let owner = entry.resolved.name
-            if let record = snapshot.record(owner), !record.deleted, record.version == version { return entry }
-            if let served = snapshot.contents.rollouts[owner] {
-                if served.rollout.candidateVersion == version, let candidate = served.candidate.value(in: snapshot.context) {
-                    return candidate
-                }
-                if served.rollout.stableVersion == version { return served.stable.value(in: snapshot.context) }
+    /// The layout entry of `account`'s version `version` when `environment` serves it now (its pointer, or either
+    /// arm of a rollout under way); nil for any other version (a draft, or a version only another environment serves:
+    /// the answer is signed for `environment`).
+    func servedVersion(_ account: String, _ version: Int, in environment: EnvironmentName) -> LayoutEntry? {
+        let snapshot = snapshot(for: environment)
+        guard let entry = snapshot.entry(for: account) else { return nil }
+        let owner = entry.resolved.name
+        if let record = snapshot.record(owner), !record.deleted, record.version == version { return entry }
+        if let served = snapshot.contents.rollouts[owner] {
+            if served.rollout.candidateVersion == version, let candidate = served.candidate.value(in: snapshot.context) {
+                return candidate
             }
+            if served.rollout.stableVersion == version { return served.stable.value(in: snapshot.context) }
         }
         return nil
     }

@@ -128,7 +128,7 @@ struct ChangeRequestRoutes: RouteCollection {
                 }
                 let all = stored.compactMap { ChangeRequest(json: $0.record) }.filter {
                     (state == nil || $0.state == state) && (account == nil || $0.account == account)
-                        && (grant?.mayRead(account: $0.locale == nil ? $0.account : nil, environment: $0.environment) ?? true)
+                        && (grant?.mayRead(account: $0.ownAccount, environment: $0.environment) ?? true)
                 }
                 var listed: [JSONValue] = []
                 for request in all.prefix(limit) { listed.append(.object(try await self.changes.objectWithDiff(request))) }
@@ -146,7 +146,7 @@ struct ChangeRequestRoutes: RouteCollection {
         return .deferred {
             let stored: StoredChangeRequest?
             do throws(StoreError) {
-                stored = try await self.changes.store.changeRequests().first { $0.id == id }
+                stored = try await self.changes.store.changeRequest(id: id)
             } catch {
                 return self.changes.storeProblem(error)
             }
@@ -157,15 +157,15 @@ struct ChangeRequestRoutes: RouteCollection {
                 switch step {
                 case nil: .read
                 case .approve, .reject: .approve
-                case .cancel, .apply: .write
+                case .cancel, .apply: request.build == nil ? .write : .deploy  // what the held change itself needs
                 }
             if let grant,
                 let refusal = grant.authorize(
                     AccessRequest(
-                        scope: scope, target: request.locale == nil ? .account(request.account) : .allAccounts,
+                        scope: scope, target: request.accessTarget,
                         environment: request.environment))
             {
-                guard grant.mayRead(account: request.locale == nil ? request.account : nil, environment: request.environment) else {
+                guard grant.mayRead(account: request.ownAccount, environment: request.environment) else {
                     return Problem.noChangeRequest(id).response
                 }
                 return Problem.refused(refusal).response
@@ -177,30 +177,66 @@ struct ChangeRequestRoutes: RouteCollection {
                     return self.changes.storeProblem(error)
                 }
             }
-            return await self.review(request, step: step, by: grant?.name ?? "", isAdmin: grant?.scopes.grant(.admin) ?? true)
+            return await self.review(stored, request, step: step, by: grant?.name ?? "", isAdmin: grant?.scopes.grant(.admin) ?? true)
         }
     }
 
-    private func review(_ request: ChangeRequest, step: ReviewStep, by name: String, isAdmin: Bool) async -> HTTPResponse {
+    /// An approval, written over the very record it was computed from: when another approval (by another token, on
+    /// any replica) was written meanwhile, the request is read again and the approval added to it, so that every
+    /// approval counts. Audited as `change-request.approved` whether or not it is the last one needed.
+    private func approve(_ first: StoredChangeRequest, body: [UInt8], by name: String) async -> HTTPResponse {
+        var applyAt: Int64?
+        if let text = Self.bodyString(body, "applyAt") {
+            do throws(Problem) {
+                applyAt = try ManagementInputs.applyAtMillis(ApplyAt(text, pointer: "/applyAt"), pointer: "/applyAt", clock: changes.clock)
+            } catch {
+                return error.response
+            }
+        }
+        var stored = first
+        for _ in 0..<16 {
+            guard let request = ChangeRequest(json: stored.record) else { return Problem.noChangeRequest(stored.id).response }
+            let next: ChangeRequest
+            do throws(ReviewError) {
+                next = try request.approved(by: name, atMillis: changes.clock.unixMillis, applyAtMillis: applyAt)
+            } catch {
+                return Problem(error.status == 403 ? .insufficientScope : .changeRequestConflict, detail: error.description).response
+            }
+            do throws(StoreError) {
+                if try await changes.store(next, from: request, replacing: stored.record, action: "change-request.approved") {
+                    return json(200, Changes.object(next))
+                }
+                guard let again = try await changes.store.changeRequest(id: stored.id) else {
+                    return Problem.noChangeRequest(stored.id).response
+                }
+                stored = again
+            } catch {
+                return changes.storeProblem(error)
+            }
+        }
+        return Problem(.changeRequestConflict, detail: "the change request keeps changing; approve it again").response
+    }
+
+    /// The longest `reason` a rejection keeps, in bytes.
+    static let maximumReasonBytes = 2_048
+
+    private func review(_ stored: StoredChangeRequest, _ request: ChangeRequest, step: ReviewStep, by name: String, isAdmin: Bool)
+        async -> HTTPResponse
+    {
         let now = changes.clock.unixMillis
         let next: ChangeRequest
         do throws(ReviewError) {
             switch step {
-            case .approve(let body):
-                var applyAt: Int64?
-                if let text = Self.bodyString(body, "applyAt") {
-                    do throws(Problem) {
-                        applyAt = try ManagementInputs.applyAtMillis(
-                            ApplyAt(text, pointer: "/applyAt"), pointer: "/applyAt", clock: changes.clock)
-                    } catch {
-                        return error.response
-                    }
+            case .approve(let body): return await approve(stored, body: body, by: name)
+            case .reject(let body):
+                let reason = Self.bodyString(body, "reason")
+                if let reason, reason.utf8.count > Self.maximumReasonBytes {
+                    return ManagementInputs.invalidField("/reason", "at most \(Self.maximumReasonBytes) bytes").response
                 }
-                next = try request.approved(by: name, atMillis: now, applyAtMillis: applyAt)
-            case .reject(let body): next = try request.rejected(reason: Self.bodyString(body, "reason"), atMillis: now)
+                next = try request.rejected(reason: reason, atMillis: now)
             case .cancel: next = try request.cancelled(by: name, isAdmin: isAdmin, atMillis: now)
             case .apply:
-                guard request.state == .approved else { throw .notApproved(request.state) }
+                try request.checkApplicable(atMillis: now)
                 return await changes.apply(request, by: name)
             }
         } catch {
@@ -213,5 +249,17 @@ struct ChangeRequestRoutes: RouteCollection {
     static func bodyString(_ body: [UInt8], _ name: String) -> String? {
         guard !body.isEmpty, let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else { return nil }
         return object[name] as? String
+    }
+}
+
+extension ChangeRequest {
+    /// The account it changes; nil for what belongs to none (a strings table, a build).
+    var ownAccount: String? { locale == nil && build == nil ? account : nil }
+
+    /// What a token must reach to review it: its account, every account (a strings table), or every account in every
+    /// environment (a build, which every environment's answers depend on).
+    var accessTarget: AccessRequest.Target {
+        if build != nil { return .everything }
+        return ownAccount.map(AccessRequest.Target.account) ?? .allAccounts
     }
 }

@@ -45,15 +45,19 @@ extension RolloutRoutes {
         }
     }
 
-    /// The options of a promotion; 403 (audited) when the token's environments do not cover its `to`: the route's
-    /// check covered the account, the environment a promotion changes is its body's.
+    /// The options of a promotion; 403 (audited) unless the token may `deploy` to its `to` and `read` its `from`: the
+    /// route's check covered the account (or every account), the environments a promotion touches are its body's.
     private func promotionOptions(
         _ promotion: PromotionRequest, _ request: borrowing HTTPRequest, _ match: RouteMatch, account: String?
     ) throws(Problem) -> WriteOptions {
-        if let grant = match.grant, !grant.covers(environment: promotion.to.text) {
-            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(promotion.to.text))
-            audit.refuse(refusal, grant: grant, request, account: account)
-            throw .refused(refusal)
+        if let grant = match.grant {
+            let target: AccessRequest.Target = account.map(AccessRequest.Target.account) ?? .allAccounts
+            if let refusal = grant.authorize(AccessRequest(scope: .deploy, target: target, environment: promotion.to.text))
+                ?? grant.authorize(AccessRequest(scope: .read, target: target, environment: promotion.from.text))
+            {
+                audit.refuse(refusal, grant: grant, request, account: account)
+                throw .refused(refusal)
+            }
         }
         return try ManagementInputs.writeOptions(match, account: account ?? "", environment: promotion.to, clock: changes.clock)
     }

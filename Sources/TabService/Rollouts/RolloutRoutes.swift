@@ -31,7 +31,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
     static let routes: [Route<RolloutRoutes>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
-            inputs: [account] + preconditions + writeOptions, touchesStore: true,
+            inputs: [account] + preconditions + writeOptions, touchesStore: true, environmentsInBody: true,
             APIOperation(
                 "Point an environment at the version another points at (to defaults to the next after from); with rollout, gradually.",
                 requestBody: """
@@ -54,7 +54,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
         ) { routes, request, match throws(Problem) in try routes.promoteRoute(request, match) },
         Route(
             .post, "/v1/strings/{locale}/promote", .scoped(.deploy, .allAccounts), label: "strings_promote",
-            inputs: [locale] + preconditions + writeOptions, touchesStore: true,
+            inputs: [locale] + preconditions + writeOptions, touchesStore: true, environmentsInBody: true,
             APIOperation(
                 "Point an environment at the version of a strings table another points at (to defaults to the next after from).",
                 requestBody: """
