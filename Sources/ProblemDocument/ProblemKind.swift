@@ -28,6 +28,10 @@ public enum ProblemKind: String, CaseIterable, Sendable {
     case rolloutConflict = "rollout-conflict"
     case incompatibleBuild = "incompatible-build"
     case changeRequestConflict = "change-request-conflict"
+    /// A version revoked in every environment (`…/tabs?version=N`): 410 Gone.
+    case revoked = "revoked"
+    /// A revoke of a version an environment or a rollout serves now.
+    case versionServed = "version-served"
     /// `serve` waits for its store (the start-up probes).
     case starting = "starting"
 
@@ -55,14 +59,17 @@ public enum ProblemKind: String, CaseIterable, Sendable {
         case .insufficientStorage: 507
         case .insufficientScope: 403
         case .invalidFields, .incompatibleBuild: 422
-        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: 409
+        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .versionServed: 409
+        case .revoked: 410
         }
     }
 
     public var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict: "Conflict"
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .versionServed:
+            "Conflict"
+        case .revoked: "Gone"
         case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"

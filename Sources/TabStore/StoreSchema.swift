@@ -219,6 +219,20 @@ public enum StoreSchema {
         INSERT INTO layout_served_versions (account, environment, version)
             SELECT account, environment, version FROM layout_pointers;
         """,
+        // Versions revoked in every environment (`POST …/layout/versions/{n}/revoke`): never served by number again and
+        // listed in manifests. An un-revoke keeps the row with its time, so a manifest's revision never goes back.
+        """
+        CREATE TABLE layout_revocations (
+            account TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            revoked_at_ms {int64} NOT NULL,
+            revoked_by TEXT NOT NULL,
+            unrevoked_at_ms {int64},
+            unrevoked_by TEXT,
+            PRIMARY KEY (account, version)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -76,8 +76,12 @@ extension ClientPlaneRoutes {
         let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: clock.now) : nil
         var entry: LayoutEntry
         if let pinned {
-            // Served now by an environment, else served before (read from the store once per publication).
+            // Served now by an environment, else served before (read from the store once per publication); never
+            // once revoked.
             let owner = historyOwner(of: account)
+            if published.revoked(owner)?.all.contains(pinned) == true {
+                return .response(Problem.revoked(owner, pinned).response)
+            }
             switch servedVersion(account, pinned).map(ServedHistory.Lookup.known)
                 ?? servedHistory.lookup(owner, version: pinned, in: published)
             {
@@ -372,9 +376,10 @@ extension ClientPlaneRoutes {
     }
 
     /// A shared response's header fields as the answer for a version by number: `public, max-age=31536000,
-    /// immutable`, and a `Vary` without the install and the environment (they do not choose it).
+    /// immutable`, a `Vary` without the install and the environment (they do not choose it), and no `Tabs-Revoked`
+    /// (it changes; an immutable answer must not).
     static func immutable(_ headers: [HTTPHeader]) -> [HTTPHeader] {
-        headers.map { header -> HTTPHeader in
+        headers.filter { $0.name != RevokedVersions.field }.map { header -> HTTPHeader in
             switch header.name {
             case "Cache-Control": return HTTPHeader("Cache-Control", "public, max-age=31536000, immutable")
             case "Vary":

@@ -170,5 +170,5 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (403, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
         ) { routes, request, match throws(Problem) in try routes.alertsRoute(request, match) },
-    ]
+    ] + revocationRoutes
 }
