@@ -125,10 +125,11 @@ final class Representation: Sendable {
         // What a 304 repeats (RFC 9110 §15.4.5): validators and caching fields, not representation metadata
         // such as Content-Language; and `sharedExtraHeaders` (`Tabs-Revoked`), so that a client revalidating its
         // layout hears of revocations too.
-        let shared = [
+        var shared = [
             HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", vary),
             HTTPHeader("Last-Modified", Timestamp(unixSeconds: lastModifiedSeconds).httpDate),
-        ] + sharedExtraHeaders
+        ]
+        shared += sharedExtraHeaders
         var okHeaders = [HTTPHeader("Content-Type", contentType)]
         if ContentPolicy.applies(to: contentType) { okHeaders += ContentPolicy.headers }
         if let locale { okHeaders.append(HTTPHeader("Content-Language", locale)) }

@@ -50,7 +50,8 @@ extension Changes {
             if !rolloutsIn.isEmpty { serving.append("a rollout in \(rolloutsIn.joined(separator: ", ")) serves it") }
             var problem = Problem(
                 .versionServed,
-                detail: "version \(version) of '\(account)' is served: \(serving.joined(separator: "; ")); move them to another version first")
+                detail:
+                    "version \(version) of '\(account)' is served: \(serving.joined(separator: "; ")); move them to another version first")
             problem.extensions = [
                 "environments": .array(pointedBy.map { .string($0) }), "rollouts": .array(rolloutsIn.map { .string($0) }),
             ]

@@ -28,7 +28,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                       state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
         """
 
-    static let routes: [Route<RolloutRoutes>] = [
+    static let rolloutRoutes: [Route<RolloutRoutes>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
             inputs: [account] + preconditions + writeOptions, touchesStore: true,
@@ -170,5 +170,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     (403, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
                 ])
         ) { routes, request, match throws(Problem) in try routes.alertsRoute(request, match) },
-    ] + revocationRoutes
+    ]
+
+    static let routes = rolloutRoutes + revocationRoutes
 }
