@@ -29,6 +29,10 @@ public enum ProblemKind: String, CaseIterable, Sendable {
     case incompatibleBuild = "incompatible-build"
     case changeRequestConflict = "change-request-conflict"
     case tooManyBuilds = "too-many-builds"
+    /// A version revoked in every environment (`…/tabs?version=N`): 410 Gone.
+    case revoked = "revoked"
+    /// A revoke of a version an environment or a rollout serves now.
+    case versionServed = "version-served"
     /// `serve` waits for its store (the start-up probes).
     case starting = "starting"
 
@@ -56,15 +60,18 @@ public enum ProblemKind: String, CaseIterable, Sendable {
         case .insufficientStorage: 507
         case .insufficientScope: 403
         case .invalidFields, .incompatibleBuild: 422
-        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds: 409
+        case .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds, .versionServed: 409
+        case .revoked: 410
         }
     }
 
     public var title: String {
         switch self {
         case .badRequest: "Bad Request"
-        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds:
+        case .baseMissing, .layoutIsExtended, .lastAdminToken, .tokenInactive, .rolloutConflict, .changeRequestConflict, .tooManyBuilds,
+            .versionServed:
             "Conflict"
+        case .revoked: "Gone"
         case .insufficientScope: "Forbidden"
         case .tooLarge: "Content Too Large"
         case .insufficientStorage: "Insufficient Storage"

@@ -53,9 +53,12 @@ final class ResolutionContext: Sendable {
     let logger: Logger
     /// ``Snapshot/Contents/vary``.
     let vary: String?
+    /// ``Snapshot/Contents/revoked``.
+    let revoked: [String: RevokedVersions]
 
     init(_ contents: Snapshot.Contents, budget: VariantBudget, logger: Logger) {
         vary = contents.vary
+        revoked = contents.revoked
         documents = contents.documents
         globalStrings = contents.globalStrings
         stringsModified = contents.stringsRecords.mapValues(\.createdAtMillis)
@@ -141,7 +144,7 @@ final class LazyEntry: Sendable {
             return LayoutEntry(
                 resolved: resolved, globalStrings: context.globalStrings, layoutModifiedMillis: modified,
                 stringsModifiedMillis: context.stringsModified, changedTwiceInOneSecond: context.changedTwiceInOneSecond.contains(account),
-                budget: context.budget, extraVary: extraVary)
+                budget: context.budget, extraVary: extraVary, revokedHeader: context.revoked[account]?.header)
         } catch {
             context.logger.error("layout \(account) v\(record.version) does not compile against the current store: \(error)")
             return nil

@@ -192,6 +192,13 @@ enum OpenAPIDocument {
                       message: {type: string}
                       restoredFrom: {type: integer}
                       deleted: {type: boolean}
+                      revoked:
+                        type: object
+                        required: [reason, revokedAt, revokedBy]
+                        properties:
+                          reason: {type: string}
+                          revokedAt: {type: string, format: date-time}
+                          revokedBy: {type: string}
             Accounts:
               type: object
               required: [accounts, next]

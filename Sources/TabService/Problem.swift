@@ -49,6 +49,10 @@ struct Problem: Error {
     static func badRequest(_ detail: String) -> Problem { Problem(.badRequest, detail: detail) }
     /// 404 for a version number the account's history does not have.
     static func noVersion(_ account: String, _ number: Int) -> Problem { notFound("account '\(account)' has no version \(number)") }
+    /// 410 for `…/tabs?version=N` of a version revoked in every environment.
+    static func revoked(_ account: String, _ number: Int) -> Problem {
+        Problem(.revoked, detail: "version \(number) of '\(account)' was revoked: it is served no more; ask for the manifest's versions")
+    }
     /// 404 for a change request id that names none.
     static func noChangeRequest(_ id: String) -> Problem { notFound("there is no change request \(id.prefix(64))") }
     /// 404 for a build id no one declared.

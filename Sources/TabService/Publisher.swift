@@ -8,6 +8,8 @@ struct ChangeEvent: Sendable, Equatable {
     enum Kind: String, Sendable {
         case layout, strings, rollout, promote
         case changeRequest = "change-request"
+        /// A version revoked or un-revoked (``Changes/event(_:)``).
+        case revoke
     }
 
     var kind: Kind

@@ -118,18 +118,20 @@ final class Representation: Sendable {
     init(
         body: [UInt8], contentType: String, locale: String?, vary: String, lastModifiedSeconds: Int64, ambiguous: Bool,
         cacheControl: String, codings: [ContentCoding: [UInt8]] = [:], extraHeaders: [HTTPHeader] = [],
-        completer: (@Sendable () -> Representation?)? = nil
+        sharedExtraHeaders: [HTTPHeader] = [], completer: (@Sendable () -> Representation?)? = nil
     ) throws(MicroHTTPDError) {
         self.completer = completer
         let etag = EntityTag.strong(for: body)
         self.lastModifiedSeconds = lastModifiedSeconds
         self.lastModifiedIsAmbiguous = ambiguous
         // What a 304 repeats (RFC 9110 §15.4.5): validators and caching fields, not representation metadata
-        // such as Content-Language.
-        let shared = [
+        // such as Content-Language; and `sharedExtraHeaders` (`Tabs-Revoked`), so that a client revalidating its
+        // layout hears of revocations too.
+        var shared = [
             HTTPHeader("Cache-Control", cacheControl), HTTPHeader("Vary", vary),
             HTTPHeader("Last-Modified", Timestamp(unixSeconds: lastModifiedSeconds).httpDate),
         ]
+        shared += sharedExtraHeaders
         var okHeaders = [HTTPHeader("Content-Type", contentType)]
         if ContentPolicy.applies(to: contentType) { okHeaders += ContentPolicy.headers }
         if let locale { okHeaders.append(HTTPHeader("Content-Language", locale)) }

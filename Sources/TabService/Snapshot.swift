@@ -36,6 +36,8 @@ final class Snapshot: Sendable {
         /// Request headers every representation varies on besides its layout's own (`Tabs-Environment` when there
         /// is more than one environment).
         var vary: String?
+        /// Each account's revoked versions (the same in every environment's snapshot: a revocation holds in all).
+        var revoked: [String: RevokedVersions] = [:]
         /// The other environments' snapshots, by name (only in the served environment's, the one published).
         var environments: [String: Snapshot] = [:]
         /// Where resolving reports a layout that no longer compiles.

@@ -53,6 +53,9 @@ extension TabService {
                     announcing = (name, changes.rolloutEvents(rollout, at: revision))
                 }
                 try await changes.loadRollouts(account: account, announcing: announcing)
+            case .revocations(let account, let committed):
+                metrics.noteReplicationLag(millis: clock.unixMillis - committed)
+                try await changes.loadAnnouncedRevocations(account: account)
             case .token(let id, let committed):
                 metrics.noteReplicationLag(millis: clock.unixMillis - committed)
                 try await reloadTokens()
@@ -61,6 +64,7 @@ extension TabService {
                 try await reloadTokens()
                 try await catchUp()
                 try await changes.loadRollouts()
+                try await changes.loadRevocations()
             }
         } catch {
             metrics.storeErrors.add()

@@ -172,6 +172,7 @@ public final class TabService: HTTPHandler {
         try await reloadTokens()
         try await changes.reloadBuilds()
         try await changes.loadRollouts()
+        try await changes.loadRevocations()
         followStoreChanges()
         startRolloutStepper()
         audit.pruneInTheBackground(retentionDays: configuration.auditRetentionDays, maxRows: configuration.auditMaxRows)

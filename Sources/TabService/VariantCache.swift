@@ -70,6 +70,8 @@ final class LayoutEntry: Sendable {
     let globalStrings: [String: StringsTable]
     /// What ``vary`` adds to the layout's own headers (kept for ``replacingStrings(_:modified:changed:)``).
     private let extraVary: String?
+    /// `Tabs-Revoked` of the layout's account, carried by every 200 and 304 of its representations (nil: none revoked).
+    let revokedHeader: HTTPHeader?
     private let variants = Mutex<[VariantKey: Representation]>([:])
     private let budget: VariantBudget
     /// Variants kept per layout; beyond it an arbitrary one is dropped (the global bound is ``VariantBudget``).
@@ -77,8 +79,10 @@ final class LayoutEntry: Sendable {
 
     init(
         resolved: ResolvedLayout, globalStrings: [String: StringsTable], layoutModifiedMillis: Int64,
-        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget, extraVary: String? = nil
+        stringsModifiedMillis: [String: Int64], changedTwiceInOneSecond: Bool, budget: VariantBudget, extraVary: String? = nil,
+        revokedHeader: HTTPHeader? = nil
     ) {
+        self.revokedHeader = revokedHeader
         self.resolved = resolved
         self.globalStrings = globalStrings
         self.budget = budget
@@ -130,7 +134,8 @@ final class LayoutEntry: Sendable {
     func replacingStrings(_ globalStrings: [String: StringsTable], modified: [String: Int64], changed: String) -> LayoutEntry? {
         let entry = LayoutEntry(
             resolved: resolved, globalStrings: globalStrings, layoutModifiedMillis: layoutModifiedMillis,
-            stringsModifiedMillis: modified, changedTwiceInOneSecond: changedTwiceInOneSecond, budget: budget, extraVary: extraVary)
+            stringsModifiedMillis: modified, changedTwiceInOneSecond: changedTwiceInOneSecond, budget: budget, extraVary: extraVary,
+            revokedHeader: revokedHeader)
         guard entry.locales == locales else { return nil }
         let defaultLocale = resolved.defaultLocale
         let kept = variants.withLock { cache in
@@ -229,12 +234,14 @@ final class LayoutEntry: Sendable {
         }
         let vary = varies
         let ambiguous = changedTwiceInOneSecond
+        let revoked = revokedHeader.map { [$0] } ?? []
         let make: @Sendable ([ContentCoding: [UInt8]]) throws(RepresentationError) -> Representation = {
             codings throws(RepresentationError) in
             try RepresentationError.wrap { () throws(MicroHTTPDError) -> Representation in
                 try Representation(
                     body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
-                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings, extraHeaders: extraHeaders)
+                    ambiguous: ambiguous, cacheControl: cacheControl, codings: codings, extraHeaders: extraHeaders,
+                    sharedExtraHeaders: revoked)
             }
         }
         let completer: @Sendable () -> Representation? = {
@@ -247,7 +254,7 @@ final class LayoutEntry: Sendable {
             try Representation(
                 body: body, contentType: key.format.contentType, locale: locale, vary: vary, lastModifiedSeconds: lastModified,
                 ambiguous: ambiguous, cacheControl: cacheControl, codings: gzipped.map { [.gzip: $0] } ?? [:], extraHeaders: extraHeaders,
-                completer: completer)
+                sharedExtraHeaders: revoked, completer: completer)
         }
         let budget = self.budget
         let (cached, sweep) = variants.withLock { cache -> (Representation, Bool) in

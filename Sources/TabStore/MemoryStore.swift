@@ -27,6 +27,8 @@ public final class MemoryStore: StoreBackend {
         var rollouts: [String: [Rollout]] = [:]
         /// By rollout key, then replica.
         var served: [String: [String: ServedCounts]] = [:]
+        /// By account, then version.
+        var revocations: [String: [Int: StoredRevocation]] = [:]
     }
 
     private let state = Mutex(State())
@@ -164,6 +166,15 @@ private final class MemoryRows: StoreRows {
         guard let held = state.changeRequests[id], held.request.state == wanted, held.claimedBy == nil else { return false }
         state.changeRequests[id]?.claimedBy = claimer
         return true
+    }
+
+    func revocations(account: String?) throws(StoreError) -> [StoredRevocation] {
+        let accounts = account.map { [$0] } ?? state.revocations.keys.sorted()
+        return accounts.flatMap { (state.revocations[$0] ?? [:]).values.sorted { $0.version < $1.version } }
+    }
+
+    func save(revocation: StoredRevocation) throws(StoreError) {
+        state.revocations[revocation.account, default: [:]][revocation.version] = revocation
     }
 
     func builds() throws(StoreError) -> [StoredBuild] {

@@ -208,6 +208,16 @@ struct SQLiteRows: StoreRows {
         try BuildSQL.decode(try db.query(BuildSQL.select, []) { (row) throws(StoreError) -> [String?] in (0..<6).map { row.text($0) } })
     }
 
+    func revocations(account: String?) throws(StoreError) -> [StoredRevocation] {
+        let (sql, parameters) = account.map { (RevocationSQL.selectAccount, [SQLiteValue.text($0)]) } ?? (RevocationSQL.selectAll, [])
+        return try RevocationSQL.decode(
+            try db.query(sql, parameters) { (row) throws(StoreError) -> [String?] in (0..<7).map { row.text($0) } })
+    }
+
+    func save(revocation: StoredRevocation) throws(StoreError) {
+        try db.run(RevocationSQL.upsert, Self.bind(RevocationSQL.cells(revocation)))
+    }
+
     func save(build: StoredBuild) throws(StoreError) -> Bool {
         let existed = !(try db.query(BuildSQL.exists, [.text(build.platform), .text(build.appVersion)]) { $0.int(0) }).isEmpty
         try db.run(BuildSQL.upsert, Self.bind(BuildSQL.cells(build)))

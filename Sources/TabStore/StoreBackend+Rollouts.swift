@@ -280,6 +280,8 @@ extension WriteRule {
             for number in 1...newest { availability[number] = .available }
         }
         for deletion in try rows.deletedVersions(account: account) { availability[deletion] = .deleted }
+        // A revoked version is served by no rollout: as far as starting one goes, it is not there.
+        for revoked in try revokedVersions(account, rows) { availability[revoked] = .missing }
         return availability
     }
     /// The version of a strings table `environment` points at.

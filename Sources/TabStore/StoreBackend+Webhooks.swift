@@ -193,6 +193,15 @@ enum Outbox {
         try enqueue(event, atMillis: now, rows)
     }
 
+    /// A revocation's change (`layout.revoked` or `layout.unrevoked`), its data the `event: revoke` of `/v1/events`.
+    static func enqueue(revocation: StoredRevocation, revoked: Bool, data: [UInt8], _ rows: any StoreRows) throws(StoreError) {
+        let now = revocation.changedAtMillis
+        let event = try? WebhookEvent(
+            kind: .revoke, account: revocation.account, rolloutState: revoked ? "revoked" : "unrevoked", timestamp: Date(millis: now),
+            data: data)
+        try enqueue(event, atMillis: now, rows)
+    }
+
     /// A promotion (`promote`), its data the `event: promote` of `/v1/events`.
     static func enqueue(
         promotion record: StoredVersion, from: String, to: String, author: String, atMillis now: Int64, _ rows: any StoreRows

@@ -12,6 +12,8 @@ public enum StoreChange: Sendable, Equatable {
     /// An environment (`to`) was pointed at the version another one (`from`) points at (`POST …/promote`), by
     /// `author`: what `/v1/events` tells as `event: promote`. The pointer's own announcement may come too.
     case promoted(PromotionSubject, from: String, to: String, version: Int, author: String, committedAtMillis: Int64)
+    /// An account's revoked versions changed (a revoke or an un-revoke): reload them.
+    case revocations(account: String, committedAtMillis: Int64)
     /// An API token was made, revoked or rotated: authentication must see it within a second.
     case token(id: String, committedAtMillis: Int64)
     /// Something changed that was not announced one by one (the periodic check found it): reload everything.

@@ -227,6 +227,20 @@ public enum StoreSchema {
         UPDATE change_requests SET finished_at_ms = created_at_ms WHERE state IN ('applied', 'rejected', 'cancelled', 'failed');
         CREATE INDEX change_requests_state ON change_requests (state, finished_at_ms);
         """,
+        // Versions revoked in every environment (`POST …/layout/versions/{n}/revoke`): never served by number again and
+        // listed in manifests. An un-revoke keeps the row with its time, so a manifest's revision never goes back.
+        """
+        CREATE TABLE layout_revocations (
+            account TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            revoked_at_ms {int64} NOT NULL,
+            revoked_by TEXT NOT NULL,
+            unrevoked_at_ms {int64},
+            unrevoked_by TEXT,
+            PRIMARY KEY (account, version)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

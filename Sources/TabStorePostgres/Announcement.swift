@@ -17,6 +17,7 @@ import TabStore
 /// | `rolloutrecorded` | account | `<environment> <rollout id> <revision>` |
 /// | `promoted` | account | `<from> <to> <version> <author>` (the author a ``NotificationWord``) |
 /// | `stringspromoted` | locale | `<from> <to> <version> <author>` |
+/// | `revocations` | account | (a version revoked or un-revoked; an older release reloads the account) |
 ///
 /// An older release sends no origin; and a kind of four words at most that this release does not know is read as a
 /// layout change of its name (``Kind/unknown(_:name:)``): reloading the account is what a kind added later can count on.
@@ -32,6 +33,8 @@ struct Announcement: Sendable, Equatable {
         case rollout(account: String)
         case rolloutRecorded(account: String, environment: String, rollout: Int, revision: Int)
         case promoted(PromotionSubject, from: String, to: String, version: Int, author: String)
+        /// An account's revoked versions changed.
+        case revocations(account: String)
         /// A kind this release does not know, of four words at most.
         case unknown(_ kind: String, name: String)
     }
@@ -56,7 +59,7 @@ struct Announcement: Sendable, Equatable {
             words += [environment, String(rollout), String(revision)]
         case .promoted(_, let from, let to, let version, let author):
             words += [from, to, String(version), NotificationWord.encode(author)]
-        case .layout, .strings, .token, .pointer, .stringsPointer, .rollout, .unknown: break
+        case .layout, .strings, .token, .pointer, .stringsPointer, .rollout, .revocations, .unknown: break
         }
         return words.joined(separator: " ")
     }
@@ -88,6 +91,7 @@ struct Announcement: Sendable, Equatable {
                 case "pointer": .pointer(account: name)
                 case "stringspointer": .stringsPointer(locale: name)
                 case "rollout": .rollout(account: name)
+                case "revocations": .revocations(account: name)
                 default: .unknown(word, name: name)
                 }
             self.init(kind, committedAtMillis: millis, origin: words.count == 4 ? words[3] : nil)
@@ -103,6 +107,7 @@ struct Announcement: Sendable, Equatable {
         case .strings(let locale), .stringsPointer(let locale): .strings(locale: locale, committedAtMillis: committedAtMillis)
         case .token(let id): .token(id: id, committedAtMillis: committedAtMillis)
         case .rollout(let account): .rollout(account: account, committedAtMillis: committedAtMillis)
+        case .revocations(let account): .revocations(account: account, committedAtMillis: committedAtMillis)
         case .rolloutRecorded(let account, let environment, let rollout, let revision):
             .rolloutRecorded(
                 account: account, environment: environment, rollout: rollout, revision: revision, committedAtMillis: committedAtMillis)
@@ -123,6 +128,7 @@ extension Announcement.Kind {
         case .stringsPointer: "stringspointer"
         case .rollout: "rollout"
         case .rolloutRecorded: "rolloutrecorded"
+        case .revocations: "revocations"
         case .promoted(.layout, _, _, _, _): "promoted"
         case .promoted(.strings, _, _, _, _): "stringspromoted"
         case .unknown(let word, _): word
@@ -133,6 +139,7 @@ extension Announcement.Kind {
     var name: String {
         switch self {
         case .layout(let name), .strings(let name), .token(let name), .pointer(let name), .stringsPointer(let name), .rollout(let name),
+            .revocations(let name),
             .rolloutRecorded(let name, _, _, _), .promoted(.layout(let name), _, _, _, _), .promoted(.strings(let name), _, _, _, _),
             .unknown(_, let name):
             name

@@ -220,8 +220,8 @@ struct ChangeListener {
                 for announcement in batch {
                     let own = announcement.origin == origin
                     switch announcement.kind {
-                    case .promoted, .rolloutRecorded, .token:
-                        // Tokens add no layout or strings row: not counted by the safety net below.
+                    case .promoted, .rolloutRecorded, .token, .revocations:
+                        // Tokens and revocations add no layout or strings row: not counted by the safety net below.
                         if !own { onChange(announcement.change) }
                     case .stringsPointer(let locale):
                         // A strings table's pointer moved (a promotion; a write announces its row as well): no row.
@@ -349,6 +349,24 @@ struct PGRows: StoreRows {
 
     func builds() throws(StoreError) -> [StoredBuild] {
         try BuildSQL.decode(try db.execute(BuildSQL.select).map { $0.map(\.text) })
+    }
+
+    func revocations(account: String?) throws(StoreError) -> [StoredRevocation] {
+        let rows: [[PGValue]]
+        if let account {
+            rows = try db.execute(RevocationSQL.selectAccount, [.text(account)])
+        } else {
+            rows = try db.execute(RevocationSQL.selectAll)
+        }
+        return try RevocationSQL.decode(rows.map { $0.map(\.text) })
+    }
+
+    func save(revocation: StoredRevocation) throws(StoreError) {
+        _ = try db.execute(RevocationSQL.upsert, RevocationSQL.cells(revocation).map(PGValue.optional))
+    }
+
+    func announceRevocations(account: String, atMillis: Int64) throws(StoreError) {
+        try announce(.revocations(account: account), atMillis: atMillis)
     }
 
     func save(build: StoredBuild) throws(StoreError) -> Bool {

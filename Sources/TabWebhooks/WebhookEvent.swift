@@ -4,12 +4,15 @@ import TabJSON
 
 /// One change as a webhook receives it: `{"type", "timestamp", "data"}`, where `data` is the event's data exactly
 /// as `/v1/events` sends it (one source for both), `type` is `layout.published`, `strings.published`,
-/// `rollout.<state>`, `promote` or `change-request.<state>`, and `timestamp` is RFC 3339.
+/// `rollout.<state>`, `promote`, `change-request.<state>` or `layout.revoked` / `layout.unrevoked` (kind `revoke`), and
+/// `timestamp` is RFC 3339.
 public struct WebhookEvent: Sendable, Equatable {
     /// The kinds a webhook subscribes to (its `events`), the names `/v1/events` gives them.
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case layout, strings, rollout, promote
         case changeRequest = "change-request"
+        /// A version revoked or un-revoked (`layout.revoked`, `layout.unrevoked`).
+        case revoke
     }
 
     /// The kind.
@@ -46,6 +49,11 @@ public struct WebhookEvent: Sendable, Equatable {
                 throw .invalidRolloutState(rolloutState ?? "")
             }
             type = kind.rawValue + "." + state
+        case .revoke:
+            guard let state = rolloutState, state == "revoked" || state == "unrevoked" else {
+                throw .invalidRolloutState(rolloutState ?? "")
+            }
+            type = "layout." + state
         }
         self.kind = kind
         self.account = account

@@ -49,6 +49,8 @@ import Testing
         _ = try await store.append(
             LayoutWrite(account: "child", source: [], contentType: "application/json", precondition: .none, author: "ü", extends: "base"))
         _ = try await store.delete(account: "jack", precondition: .ifMatch([second.etag]), author: "deleter")
+        // A revoked version (no environment serves jack's first one any more), its un-revoke columns NULL.
+        _ = try await store.revoke(account: "jack", version: 1, reason: "cassé ü", author: "ci", audit: nil) { _ in Array("{}".utf8) }
         _ = try await store.appendStrings(
             locale: "fr", source: Array("\"a\" = \"b\";".utf8), contentType: "text/plain", precondition: .none, author: nil)
         // Tokens (a rotated one: two secrets, one retiring) and the audit log, a change's entry and a coalesced refusal.
@@ -124,6 +126,8 @@ import Testing
         #expect(try await copy.currentStrings() == original.currentStrings())
         #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child", "staged"])
         #expect(try await copy.rolloutsUnderWay() == original.rolloutsUnderWay())
+        #expect(try await copy.revocations(account: nil) == original.revocations(account: nil))
+        #expect(report.rows["layout_revocations"] == 1)
         #expect(try await copy.latestRollout(account: "staged", environment: "production")?.1 == ServedCounts(candidate: 2, stable: 9))
         // The copy is a store like any other: the next write follows the copied history.
         let latest = try #require(try await copy.latest(account: "base"))
@@ -139,7 +143,7 @@ import Testing
             report.rows == [
                 "layout_versions": 8, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
                 "webhook_deliveries": 1, "layout_pointers": 5, "rollouts": 1, "rollout_served": 1, "strings_pointers": 1, "builds": 1,
-                "change_requests": 1, "layout_served_versions": 8,
+                "change_requests": 1, "layout_served_versions": 8, "layout_revocations": 1,
             ])
         #expect(report.tagCount == 9)
         let copy = try SQLiteStore(path: targetPath)
@@ -242,18 +246,19 @@ import Testing
             lines.append($0)
         }
         let copying = lines.filter { $0.phase == "copying" }
-        #expect(copying.count == 34)
-        #expect(copying.last?.rows == 34 && copying.last?.total == 34 && copying.last?.table == "webhooks")
-        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/34 in all, ") == true)
+        #expect(copying.count == 35)
+        #expect(copying.last?.rows == 35 && copying.last?.total == 35 && copying.last?.table == "webhooks")
+        #expect(copying.first?.line.hasPrefix("copying audit_log: 1/2 rows; 1/35 in all, ") == true)
         let checking = lines.filter { $0.phase == "checking" }
         #expect(
             checking.map(\.table) == [
-                "audit_log", "builds", "change_requests", "layout_pointers", "layout_served_versions", "layout_versions", "rollout_served",
+                "audit_log", "builds", "change_requests", "layout_pointers", "layout_revocations", "layout_served_versions",
+                "layout_versions", "rollout_served",
                 "rollouts", "strings_pointers",
                 "strings_versions",
                 "token_secrets",
                 "tokens", "webhook_deliveries", "webhooks",
-            ] && checking.last?.rows == 34)
+            ] && checking.last?.rows == 35)
     }
 
     @Test func aCheckThatFindsADifferenceSaysWhere() async throws {

@@ -186,7 +186,8 @@ export async function previewSource({ text, contentType, locale, platform }) {
 }
 
 /**
- * `GET …/layout/versions` → `[{version, etag, createdAt, author?, message?, restoredFrom?, deleted, environments}]`,
+ * `GET …/layout/versions` → `[{version, etag, createdAt, author?, message?, restoredFrom?, deleted, environments,
+ * revoked?: {reason, revokedAt, revokedBy}}]`,
  * newest first; `environments` names the environments that point at the version now (none: a draft or an old one).
  */
 export async function listVersions(account) {
@@ -204,6 +205,20 @@ export function restoreVersion(account, version, etag) {
     method: "POST",
     headers: etag ? { "If-Match": etag } : {},
   });
+}
+
+/** `POST …/layout/versions/{n}/revoke` with `{reason}`: withdrawn in every environment (409 while one serves it). */
+export function revokeVersion(account, version, reason) {
+  return json(accountPath(account, `layout/versions/${version}/revoke`), {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ reason }),
+  });
+}
+
+/** `DELETE …/layout/versions/{n}/revoke`: the version is served by number again. */
+export function unrevokeVersion(account, version) {
+  return json(accountPath(account, `layout/versions/${version}/revoke`), { method: "DELETE" });
 }
 
 /** `GET /v1/events` (text/event-stream), resuming after `lastEventId` when given. */

@@ -413,6 +413,7 @@ async function refreshHistory() {
     const notes = [entry.message ?? ""];
     if (entry.deleted) notes.push("(deleted)");
     if (entry.restoredFrom && !entry.message) notes.push(`(restored from version ${entry.restoredFrom})`);
+    if (entry.revoked) notes.push(`(revoked by ${entry.revoked.revokedBy}: ${entry.revoked.reason})`);
     message.textContent = notes.filter(Boolean).join(" ");
     // Which environments point at the version. There is one environment for now, so no promote button yet.
     const environments = document.createElement("td");
@@ -436,6 +437,16 @@ async function refreshHistory() {
       restore.addEventListener("click", () => busy(restore, () => restoreVersion(entry.version)));
       actions.append(" ", restore);
     }
+    // A version no environment serves may be revoked (never served by number again); a revoked one given back.
+    if (!entry.deleted && (entry.revoked || (entry.environments ?? []).length === 0)) {
+      const revoke = document.createElement("button");
+      revoke.type = "button";
+      revoke.textContent = entry.revoked ? "Un-revoke" : "Revoke";
+      revoke.setAttribute("aria-label", `${revoke.textContent} version ${entry.version}`);
+      revoke.dataset.needs = "deploy";
+      revoke.addEventListener("click", () => busy(revoke, () => toggleRevoked(entry)));
+      actions.append(" ", revoke);
+    }
     row.append(number, saved, author, message, environments, actions);
     return row;
   });
@@ -448,6 +459,19 @@ async function showHistoryDiff(version, against) {
   ui.historyDiffBody.replaceChildren(renderDiff(diff));
   ui.historyDiff.hidden = false;
   ui.historyDiffHeading.focus();
+}
+
+async function toggleRevoked(entry) {
+  if (entry.revoked) {
+    await api.unrevokeVersion(state.account, entry.version);
+    announce(`Version ${entry.version} is no longer revoked.`);
+  } else {
+    const reason = window.prompt(`Why is version ${entry.version} revoked? (shown in the history and the audit log)`);
+    if (!reason || !reason.trim()) return;
+    await api.revokeVersion(state.account, entry.version, reason);
+    announce(`Revoked version ${entry.version}: no client gets it by number any more.`);
+  }
+  await refreshHistory();
 }
 
 async function restoreVersion(version) {

@@ -76,8 +76,12 @@ extension ClientPlaneRoutes {
         let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: clock.now) : nil
         var entry: LayoutEntry
         if let pinned {
-            // Served now by the environment, else served before (read from the store once per publication).
+            // Served now by the environment, else served before (read from the store once per publication); never
+            // once revoked.
             let owner = historyOwner(of: account)
+            if published.revoked(owner)?.all.contains(pinned) == true {
+                return .response(Problem.revoked(owner, pinned).response)
+            }
             switch servedVersion(account, pinned, in: environment).map(ServedHistory.Lookup.known)
                 ?? servedHistory.lookup(owner, version: pinned, in: published, environment: environment.text)
             {
@@ -387,10 +391,11 @@ extension ClientPlaneRoutes {
     }
 
     /// A shared response's header fields as the answer for a version by number: `public, max-age=31536000,
-    /// immutable`, and a `Vary` without the install (it does not choose it), and without `Tabs-Environment` unless
-    /// `varyOnEnvironment` (the environment was named by that field alone, not by `?environment=`).
+    /// immutable`, a `Vary` without the install (it does not choose it), and without `Tabs-Environment` unless
+    /// `varyOnEnvironment` (the environment was named by that field alone, not by `?environment=`); and no
+    /// `Tabs-Revoked` (it changes; an immutable answer must not).
     static func immutable(_ headers: [HTTPHeader], varyOnEnvironment: Bool) -> [HTTPHeader] {
-        headers.map { header -> HTTPHeader in
+        headers.filter { $0.name != RevokedVersions.field }.map { header -> HTTPHeader in
             switch header.name {
             case "Cache-Control": return HTTPHeader("Cache-Control", "public, max-age=31536000, immutable")
             case "Vary":

@@ -19,7 +19,8 @@ struct Manifest: Sendable {
     /// `Surrogate-Key` and `Cache-Tag` naming its keys (``CacheKeys/current(account:owner:environment:)``).
     let cacheHeaders: [HTTPHeader]
 
-    /// `{"account", "environment", "layout", "revision", "stable": {"version"}, "rollout": null | {…}}`, keys sorted.
+    /// `{"account", "environment", "layout", "revision", "stable": {"version"}, "rollout": null | {…}, "revoked"?: [n…]}`, keys
+    /// sorted; `revoked` (the layout's newest revoked versions, ascending) only when there are any.
     struct Body: Encodable {
         struct Stable: Encodable { var version: Int }
         var account: String
@@ -28,8 +29,9 @@ struct Manifest: Sendable {
         var revision: Int64
         var stable: Stable
         var rollout: ManifestRollout?
+        var revoked: [Int] = []
 
-        private enum Key: String, CodingKey { case account, environment, layout, revision, stable, rollout }
+        private enum Key: String, CodingKey { case account, environment, layout, revision, stable, rollout, revoked }
 
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: Key.self)
@@ -39,6 +41,7 @@ struct Manifest: Sendable {
             try container.encode(revision, forKey: .revision)
             try container.encode(stable, forKey: .stable)
             try container.encode(rollout, forKey: .rollout)  // null when none: the field is always there
+            if !revoked.isEmpty { try container.encode(revoked, forKey: .revoked) }
         }
     }
 
@@ -54,10 +57,13 @@ struct Manifest: Sendable {
         if let rollout { revision = max(revision, rollout.manifestChangedAt(now).unixMillis) }
         // A rollout that ended (rolled back, or completed onto a draft older than it) leaves its time behind.
         revision = max(revision, snapshot.contents.rolloutChangedMillis[owner] ?? 0)
+        // A revoke or an un-revoke changes the manifest too (the row of an un-revoke keeps its time).
+        let revoked = snapshot.revoked(owner)
+        revision = max(revision, revoked?.changedMillis ?? 0)
         let stable = rollout.map(\.stableVersion) ?? snapshot.record(owner)?.version ?? entry.resolved.version ?? 0
         let body = Body(
             account: account, environment: environment, layout: owner, revision: revision, stable: Body.Stable(version: stable),
-            rollout: part)
+            rollout: part, revoked: revoked?.listed ?? [])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Strings, integers and decimals only: encoding cannot fail.

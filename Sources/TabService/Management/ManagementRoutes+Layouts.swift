@@ -123,10 +123,14 @@ extension ManagementRoutes {
     func listVersions(account: String, before: Int?, limit: Int) async -> HTTPResponse {
         let all: [StoredVersion]
         let pointers: [String: Int]
+        let revoked: [Int: StoredRevocation]
         do {
             changes.metrics.storeOperations.add()
             all = try await changes.store.versions(account: account)
             pointers = try await changes.store.pointers(account: account)
+            revoked = Dictionary(
+                try await changes.store.revocations(account: account).filter(\.isRevoked).map { ($0.version, $0) },
+                uniquingKeysWith: { first, _ in first })
         } catch {
             return changes.storeProblem(error)
         }
@@ -143,6 +147,11 @@ extension ManagementRoutes {
             if let from = record.restoredFrom { entry["restoredFrom"] = .integer(Int64(from)) }
             entry["environments"] = .array(
                 changes.environments.names.filter { pointers[$0.text] == record.version }.map { .string($0.text) })
+            // A revoked version: `{"reason", "revokedAt", "revokedBy"}`.
+            if let revocation = revoked[record.version] {
+                entry["revoked"] = .object(
+                    Changes.object(revocation).filter { ["reason", "revokedAt", "revokedBy"].contains($0.key) })
+            }
             return .object(entry)
         }
         let next: JSONValue? = older.count > limit ? versions.last.map { .integer(Int64($0.version)) } : nil

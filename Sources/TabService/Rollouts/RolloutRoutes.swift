@@ -28,7 +28,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                       state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
         """
 
-    static let routes: [Route<RolloutRoutes>] = [
+    static let rolloutRoutes: [Route<RolloutRoutes>] = [
         Route(
             .post, "/v1/accounts/{account}/layout/promote", .scoped(.deploy, .account), label: "layout_promote",
             inputs: [account] + preconditions + writeOptions, touchesStore: true, environmentsInBody: true,
@@ -171,4 +171,6 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                 ])
         ) { routes, request, match throws(Problem) in try routes.alertsRoute(request, match) },
     ]
+
+    static let routes = rolloutRoutes + revocationRoutes
 }

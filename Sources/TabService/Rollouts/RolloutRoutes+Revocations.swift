@@ -1,0 +1,87 @@
+import MicroHTTPD
+import TabAccess
+import TabDelivery
+
+/// `POST|DELETE …/layout/versions/{version}/revoke` (`deploy`): a version withdrawn from every environment, and given
+/// back (docs/delivery.md, "Revoked versions"). Never held for review: a revoke takes away, it moves nothing apps get.
+extension RolloutRoutes {
+    static let revocationAnswer = """
+        description: The version's revocation as it stands now.
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [account, version, revoked]
+              properties:
+                account: {type: string}
+                version: {type: integer}
+                revoked: {type: boolean}
+                reason: {type: string}
+                revokedAt: {type: string, format: date-time}
+                revokedBy: {type: string}
+                unrevokedAt: {type: string, format: date-time}
+                unrevokedBy: {type: string}
+        """
+
+    static let revocationRoutes: [Route<RolloutRoutes>] = [
+        Route(
+            .post, "/v1/accounts/{account}/layout/versions/{version}/revoke", .scoped(.deploy, .account), label: "layout_revoke",
+            inputs: [account, version], touchesStore: true,
+            APIOperation(
+                "Revoke a version in every environment: never served by number again (410), listed in manifests and Tabs-Revoked.",
+                requestBody: """
+                    required: true
+                    content:
+                      application/json:
+                        schema:
+                          type: object
+                          required: [reason]
+                          properties:
+                            reason: {type: string, minLength: 1}
+                    """,
+                responses: [
+                    (200, revocationAnswer), (400, APIOperation.problem), (403, APIOperation.problem), (404, APIOperation.problem),
+                    (409, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
+                ])
+        ) { routes, request, match throws(Problem) in try routes.revokeRoute(request, match) },
+        Route(
+            .delete, "/v1/accounts/{account}/layout/versions/{version}/revoke", .scoped(.deploy, .account), label: "layout_revoke",
+            inputs: [account, version], touchesStore: true,
+            APIOperation(
+                "Un-revoke a version: served by number again where an environment served it.",
+                responses: [(200, revocationAnswer), (400, APIOperation.problem), (403, APIOperation.problem), (404, APIOperation.problem)])
+        ) { routes, request, match throws(Problem) in try routes.unrevokeRoute(request, match) },
+    ]
+
+    /// `POST …/revoke`: `{"reason"}` read and cleaned, then the store's rule (404, 409) in one transaction.
+    func revokeRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let (account, number) = try revocationTarget(request, match)
+        let reason: String
+        do throws(RolloutError) {
+            reason = try RevokeRequest.reason(from: request.body)
+        } catch {
+            throw .rollout(error)
+        }
+        let author = match.author
+        return .deferred { await self.changes.revoke(account: account, version: number, reason: reason, author: author) }
+    }
+
+    /// `DELETE …/revoke`.
+    func unrevokeRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let (account, number) = try revocationTarget(request, match)
+        let author = match.author
+        return .deferred { await self.changes.unrevoke(account: account, version: number, author: author) }
+    }
+
+    /// The account and version a revocation names; a token narrowed to some environments may not change what every
+    /// environment serves (403, audited).
+    private func revocationTarget(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> (String, Int) {
+        let account = ManagementInputs.account(match)
+        if let grant = match.grant, let missing = changes.environments.names.first(where: { !grant.covers(environment: $0.text) }) {
+            let refusal = AccessRefusal.insufficientScope(.deploy, .environment(missing.text))
+            audit.refuse(refusal, grant: grant, request, account: account)
+            throw .refused(refusal)
+        }
+        return (account, match.inputs.path("version", as: VersionNumber.self).value)
+    }
+}
