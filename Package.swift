@@ -95,6 +95,9 @@ let package = Package(
             name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
         .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON"], swiftSettings: strict),
+        // The guard of a rollout: the apps' reports per arm and a rule in, a verdict out (docs/rollouts.md).
+        .target(name: "TabGuard", swiftSettings: strict),
+        .testTarget(name: "TabGuardTests", dependencies: ["TabGuard"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
