@@ -94,7 +94,7 @@ let package = Package(
         .target(
             name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
-        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON"], swiftSettings: strict),
+        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON", "TabGuard"], swiftSettings: strict),
         // The guard of a rollout: the apps' reports per arm and a rule in, a verdict out (docs/rollouts.md).
         .target(name: "TabGuard", swiftSettings: strict),
         .testTarget(name: "TabGuardTests", dependencies: ["TabGuard"], swiftSettings: strict),
@@ -142,7 +142,7 @@ let package = Package(
         ),
         .testTarget(name: "TabPreviewTests", dependencies: ["TabPreview", "TabLayout"], swiftSettings: strict),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"], swiftSettings: strict),
-        .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery"], swiftSettings: strict),
+        .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery", "TabGuard"], swiftSettings: strict),
         .testTarget(name: "HeaderFieldsTests", dependencies: ["HeaderFields"], swiftSettings: strict),
         .testTarget(name: "TabAccessTests", dependencies: ["TabAccess"], swiftSettings: strict),
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
