@@ -74,7 +74,7 @@ let package = Package(
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash", "TabJSON"], swiftSettings: strict),
         .target(
-            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabTime"],
+            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabGuard", "TabTime"],
             swiftSettings: strict),
         // Ed25519 signing keys (PKCS#8 PEM) and the signatures of layouts and manifests (docs/signing.md).
         .target(

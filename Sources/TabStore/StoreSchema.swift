@@ -219,6 +219,21 @@ public enum StoreSchema {
         INSERT INTO layout_served_versions (account, environment, version)
             SELECT account, environment, version FROM layout_pointers;
         """,
+        // The apps' reports (docs/rollouts.md, "Guarded rollouts"): one row per install, kind and tab of a rollout's arm
+        // (`subject` `rollout:ID`) or of a version outside rollouts (`version:N`), so that an install counts once.
+        """
+        CREATE TABLE client_reports (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            arm TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            tab TEXT NOT NULL,
+            install TEXT NOT NULL,
+            at_ms {int64} NOT NULL,
+            PRIMARY KEY (account, environment, subject, arm, kind, tab, install)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.
