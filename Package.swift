@@ -111,7 +111,8 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "ProblemDocument", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression",
-                "HeaderFields", "TabDelivery", "TabGuard", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "TabJSON",
+                "HeaderFields", "TabDelivery", "TabGuard", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime",
+                "TabJSON",
                 "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),

@@ -34,7 +34,11 @@ public struct ClientReports: Sendable, Hashable {
         var install: InstallID?
         if let value = object["installId"] {
             if let text = reader.string(value, at: "/installId", maximumLength: .max) {
-                if let problem = InstallID.problem(with: text) { reader.fail("/installId", problem) } else { install = try? InstallID(text) }
+                if let problem = InstallID.problem(with: text) {
+                    reader.fail("/installId", problem)
+                } else {
+                    install = try? InstallID(text)
+                }
             }
         } else {
             reader.fail("", "\"installId\" is required: the id the app made once and keeps")
@@ -73,7 +77,9 @@ public struct ClientReports: Sendable, Hashable {
             if let text = reader.string(value, at: pointer, maximumLength: 32) {
                 kind = ReportKind(rawValue: text)
                 if kind == nil {
-                    reader.fail(pointer, "must be one of \(ReportKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'")
+                    reader.fail(
+                        pointer, "must be one of \(ReportKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'"
+                    )
                 }
             }
         } else {
@@ -86,7 +92,9 @@ public struct ClientReports: Sendable, Hashable {
             if tab?.isEmpty == true { reader.fail(pointer, "is empty") }
         }
         if kind == .tabFailed, object["tab"] == nil { reader.fail(base, "\"tab\" is required for tabFailed: the tab that failed") }
-        let reason = object["reason"].flatMap { reader.string($0, at: BodyReader.pointer(base, "reason"), maximumLength: maximumReasonLength) }
+        let reason = object["reason"].flatMap {
+            reader.string($0, at: BodyReader.pointer(base, "reason"), maximumLength: maximumReasonLength)
+        }
         let at = object["at"].flatMap { reader.time($0, at: BodyReader.pointer(base, "at")) }
         guard reader.problems.count == before, let version, let kind else { return nil }
         return Report(version: version, kind: kind, tab: kind == .tabFailed ? tab : nil, reason: reason, at: at)

@@ -7,7 +7,10 @@ extension GuardRule {
     /// Reads a rollout's `"guard"` (`POST …/layout/rollout`, `PATCH …/rollout`); nil when a problem was recorded.
     static func read(_ value: JSONValue, at base: String, _ reader: inout BodyReader) -> GuardRule? {
         guard case .object(let object) = value else {
-            reader.fail(base, "must be an object {\"kind\", \"maxRatio\"?, \"maxRate\"?, \"minInstalls\"?, \"minFailures\"?, \"action\"?}, not \(value.kind)")
+            reader.fail(
+                base,
+                "must be an object {\"kind\", \"maxRatio\"?, \"maxRate\"?, \"minInstalls\"?, \"minFailures\"?, \"action\"?}, not \(value.kind)"
+            )
             return nil
         }
         let before = reader.problems.count
@@ -18,7 +21,8 @@ extension GuardRule {
             if let text = reader.string(value, at: pointer, maximumLength: 32) {
                 kind = Kind(rawValue: text)
                 if kind == nil {
-                    reader.fail(pointer, "must be one of \(Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'")
+                    reader.fail(
+                        pointer, "must be one of \(Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'")
                 }
             }
         } else {

@@ -10,7 +10,9 @@ import Testing
         #"{"version": 5, "percent": 50, "guard": {"kind": "tabFailed", "maxRatio": 2, "minInstalls": 10, "minFailures": 5, "action": "rollback"}}"#
 
     static func arm(_ installs: Int, failing: Int) -> ArmHealth {
-        ArmHealth(installs: installs, failed: failing, byKind: [.rendered: installs, .tabFailed: failing], byTab: failing > 0 ? ["news": failing] : [:])
+        ArmHealth(
+            installs: installs, failed: failing, byKind: [.rendered: installs, .tabFailed: failing],
+            byTab: failing > 0 ? ["news": failing] : [:])
     }
 
     @Test func theGuardIsReadAtStartAndKeptInTheRecord() throws {
@@ -21,7 +23,9 @@ import Testing
         let plain = try RolloutFixture.start(#"{"version": 5, "percent": 50}"#, at: Self.now).rollout
         #expect(plain.guardRule == nil && Rollout(record: plain.record)?.guardRule == nil)
         let document = String(decoding: rollout.document(at: Self.now, served: ServedCounts(candidate: 0, stable: 0)).json, as: UTF8.self)
-        #expect(document.contains(#""guard":{"action":"rollback","kind":"tabFailed","maxRatio":2,"minFailures":5,"minInstalls":10}"#), "\(document)")
+        #expect(
+            document.contains(#""guard":{"action":"rollback","kind":"tabFailed","maxRatio":2,"minFailures":5,"minInstalls":10}"#),
+            "\(document)")
     }
 
     @Test func aBadGuardIsRefusedAtItsPointers() {
@@ -30,7 +34,8 @@ import Testing
                 #"{"version": 5, "percent": 50, "guard": {"kind": "crashes", "maxRate": 2, "minInstalls": -1, "action": "stop", "x": 1}}"#,
                 at: Self.now)
         }
-        #expect(pointers(error) == ["/guard/x", "/guard/kind", "/guard/maxRate", "/guard/minInstalls", "/guard/action"], "\(messages(error))")
+        #expect(
+            pointers(error) == ["/guard/x", "/guard/kind", "/guard/maxRate", "/guard/minInstalls", "/guard/action"], "\(messages(error))")
         let noBound = failure { try RolloutFixture.start(#"{"version": 5, "percent": 50, "guard": {"kind": "failures"}}"#, at: Self.now) }
         #expect(pointers(noBound) == ["/guard"])
     }
@@ -60,17 +65,22 @@ import Testing
             at: Self.now
         ).rollout
         let change = try #require(rollout.guarded(candidate: Self.arm(50, failing: 10), stable: .empty, at: Self.now))
-        #expect(change.rollout.status(at: Self.now).state == .paused && change.transitions.last?.reason?.hasPrefix("guard failures") == true)
+        #expect(
+            change.rollout.status(at: Self.now).state == .paused && change.transitions.last?.reason?.hasPrefix("guard failures") == true)
         #expect(change.rollout.guarded(candidate: Self.arm(50, failing: 20), stable: .empty, at: Self.now) == nil, "paused already")
     }
 
     @Test func reportsAreReadWholeOrRefusedAtTheirPointers() throws {
         let body = try ClientReports.decode(
-            bytes(#"{"installId": "a", "reports": [{"version": 2, "kind": "rendered"}, {"version": 2, "kind": "tabFailed", "tab": "news", "at": "2026-11-28T09:00:00Z"}]}"#))
+            bytes(
+                #"{"installId": "a", "reports": [{"version": 2, "kind": "rendered"}, {"version": 2, "kind": "tabFailed", "tab": "news", "at": "2026-11-28T09:00:00Z"}]}"#
+            ))
         #expect(body.install.text == "a" && body.reports.map(\.kind) == [.rendered, .tabFailed] && body.reports[1].tab == "news")
         let bad = failure {
             try ClientReports.decode(
-                bytes(#"{"installId": "", "reports": [{"version": 0, "kind": "tabFailed"}, {"version": 1, "kind": "refused", "at": "yesterday"}]}"#))
+                bytes(
+                    #"{"installId": "", "reports": [{"version": 0, "kind": "tabFailed"}, {"version": 1, "kind": "refused", "at": "yesterday"}]}"#
+                ))
         }
         #expect(pointers(bad) == ["/installId", "/reports/0/version", "/reports/0", "/reports/1/at"], "\(messages(bad))")
         #expect(failure { try ClientReports.decode(Array(repeating: 0x20, count: 16 * 1024 + 1)) } == .tooLarge(limit: 16 * 1024))

@@ -26,33 +26,58 @@ import Testing
     static let rate10 = GuardRule(kind: .tabFailed, maxRate: 0.1)
 
     static let cases: [Case] = [
-        Case(name: "A/A: equal shares do not trip a ratio", rule: ratio2, candidate: arm(60, failing: 20), stable: arm(60, failing: 20), trips: false),
-        Case(name: "A/A at a ratio of 1 does not trip either (exceeds, not reaches)",
-             rule: GuardRule(kind: .tabFailed, maxRatio: 1, minInstalls: 10, minFailures: 5), candidate: arm(60, failing: 20),
-             stable: arm(60, failing: 20), trips: false),
-        Case(name: "the acceptance case: 20 of 60 against 1 of 60", rule: ratio2, candidate: arm(60, failing: 20), stable: arm(60, failing: 1), trips: true),
-        Case(name: "just over twice the stable share", rule: ratio2, candidate: arm(100, failing: 21), stable: arm(100, failing: 10), trips: true),
-        Case(name: "exactly twice the stable share holds", rule: ratio2, candidate: arm(100, failing: 20), stable: arm(100, failing: 10), trips: false),
-        Case(name: "tiny sample: too few reporting installs", rule: ratio2, candidate: arm(9, failing: 9), stable: arm(60, failing: 0), trips: false),
-        Case(name: "tiny sample: too few failing installs", rule: ratio2, candidate: arm(60, failing: 4), stable: arm(60, failing: 0), trips: false),
+        Case(
+            name: "A/A: equal shares do not trip a ratio", rule: ratio2, candidate: arm(60, failing: 20), stable: arm(60, failing: 20),
+            trips: false),
+        Case(
+            name: "A/A at a ratio of 1 does not trip either (exceeds, not reaches)",
+            rule: GuardRule(kind: .tabFailed, maxRatio: 1, minInstalls: 10, minFailures: 5), candidate: arm(60, failing: 20),
+            stable: arm(60, failing: 20), trips: false),
+        Case(
+            name: "the acceptance case: 20 of 60 against 1 of 60", rule: ratio2, candidate: arm(60, failing: 20),
+            stable: arm(60, failing: 1), trips: true),
+        Case(
+            name: "just over twice the stable share", rule: ratio2, candidate: arm(100, failing: 21), stable: arm(100, failing: 10),
+            trips: true),
+        Case(
+            name: "exactly twice the stable share holds", rule: ratio2, candidate: arm(100, failing: 20), stable: arm(100, failing: 10),
+            trips: false),
+        Case(
+            name: "tiny sample: too few reporting installs", rule: ratio2, candidate: arm(9, failing: 9), stable: arm(60, failing: 0),
+            trips: false),
+        Case(
+            name: "tiny sample: too few failing installs", rule: ratio2, candidate: arm(60, failing: 4), stable: arm(60, failing: 0),
+            trips: false),
         Case(name: "the minimums reached exactly", rule: ratio2, candidate: arm(10, failing: 5), stable: arm(60, failing: 0), trips: true),
-        Case(name: "stable at zero share: any candidate failure beyond the minimums trips", rule: ratio2, candidate: arm(200, failing: 5),
-             stable: arm(200, failing: 0), trips: true),
-        Case(name: "stable without any report counts as zero share", rule: ratio2, candidate: arm(10, failing: 10), stable: .empty, trips: true),
+        Case(
+            name: "stable at zero share: any candidate failure beyond the minimums trips", rule: ratio2, candidate: arm(200, failing: 5),
+            stable: arm(200, failing: 0), trips: true),
+        Case(
+            name: "stable without any report counts as zero share", rule: ratio2, candidate: arm(10, failing: 10), stable: .empty,
+            trips: true),
         Case(name: "nothing reported at all", rule: ratio2, candidate: .empty, stable: .empty, trips: false),
-        Case(name: "zero failures with zero minimums never trips", rule: GuardRule(kind: .tabFailed, maxRatio: 2, minInstalls: 0, minFailures: 0),
-             candidate: arm(50, failing: 0), stable: arm(50, failing: 0), trips: false),
+        Case(
+            name: "zero failures with zero minimums never trips",
+            rule: GuardRule(kind: .tabFailed, maxRatio: 2, minInstalls: 0, minFailures: 0),
+            candidate: arm(50, failing: 0), stable: arm(50, failing: 0), trips: false),
         Case(name: "maxRate: 11% over 10%", rule: rate10, candidate: arm(100, failing: 11), stable: arm(100, failing: 11), trips: true),
         Case(name: "maxRate: 10% holds", rule: rate10, candidate: arm(100, failing: 10), stable: arm(100, failing: 0), trips: false),
-        Case(name: "maxRate with the default minimums: 19 installs hold", rule: rate10, candidate: arm(19, failing: 19), stable: .empty, trips: false),
-        Case(name: "either bound trips", rule: GuardRule(kind: .tabFailed, maxRatio: 10, maxRate: 0.2, minInstalls: 10, minFailures: 5),
-             candidate: arm(100, failing: 30), stable: arm(100, failing: 10), trips: true),
-        Case(name: "no bound never trips", rule: GuardRule(kind: .tabFailed), candidate: arm(100, failing: 100), stable: .empty, trips: false),
-        Case(name: "another kind's failures do not count", rule: GuardRule(kind: .reverted, maxRate: 0.1, minInstalls: 10, minFailures: 5),
-             candidate: arm(100, failing: 50), stable: .empty, trips: false),
-        Case(name: "failures counts every failing install",
-             rule: GuardRule(kind: .failures, maxRate: 0.1, minInstalls: 10, minFailures: 5),
-             candidate: ArmHealth(installs: 40, failed: 8, byKind: [.rendered: 40, .reverted: 3, .refused: 5]), stable: .empty, trips: true),
+        Case(
+            name: "maxRate with the default minimums: 19 installs hold", rule: rate10, candidate: arm(19, failing: 19), stable: .empty,
+            trips: false),
+        Case(
+            name: "either bound trips", rule: GuardRule(kind: .tabFailed, maxRatio: 10, maxRate: 0.2, minInstalls: 10, minFailures: 5),
+            candidate: arm(100, failing: 30), stable: arm(100, failing: 10), trips: true),
+        Case(
+            name: "no bound never trips", rule: GuardRule(kind: .tabFailed), candidate: arm(100, failing: 100), stable: .empty, trips: false
+        ),
+        Case(
+            name: "another kind's failures do not count", rule: GuardRule(kind: .reverted, maxRate: 0.1, minInstalls: 10, minFailures: 5),
+            candidate: arm(100, failing: 50), stable: .empty, trips: false),
+        Case(
+            name: "failures counts every failing install",
+            rule: GuardRule(kind: .failures, maxRate: 0.1, minInstalls: 10, minFailures: 5),
+            candidate: ArmHealth(installs: 40, failed: 8, byKind: [.rendered: 40, .reverted: 3, .refused: 5]), stable: .empty, trips: true),
     ]
 
     @Test(arguments: cases)

@@ -15,7 +15,9 @@ import Testing
 
     /// `count` install ids of one arm at 50%.
     static func installs(_ count: Int, candidate: Bool) -> [String] {
-        (0..<10_000).lazy.map { "install-\($0)" }.filter { (Bucket.of(installID: $0, seed: seed) < 5000) == candidate }.prefix(count).map { $0 }
+        (0..<10_000).lazy.map { "install-\($0)" }.filter { (Bucket.of(installID: $0, seed: seed) < 5000) == candidate }.prefix(count).map {
+            $0
+        }
     }
 
     static func report(_ client: HTTPTestClient, _ install: String, _ reports: [String]) async throws -> HTTPTestClient.Response {
@@ -24,7 +26,9 @@ import Testing
     }
 
     static func rendered(_ version: Int) -> String { #"{"version": \#(version), "kind": "rendered"}"# }
-    static func failed(_ version: Int, _ tab: String = "t1") -> String { #"{"version": \#(version), "kind": "tabFailed", "tab": "\#(tab)"}"# }
+    static func failed(_ version: Int, _ tab: String = "t1") -> String {
+        #"{"version": \#(version), "kind": "tabFailed", "tab": "\#(tab)"}"#
+    }
 
     /// A 50% rollout of version 2 with `guard`.
     static func guarded(_ harness: ServiceHarness, guard rule: String) async throws {
@@ -41,7 +45,8 @@ import Testing
 
     @Test func theGuardRollsBackWhenTheCandidatesTabFailsAndOnlyOnce() async throws {
         let harness = try await ServiceHarness(reportInstallsPerAddress: 0)
-        try await Self.guarded(harness, guard: #"{"kind": "tabFailed", "maxRatio": 2, "minInstalls": 20, "minFailures": 20, "action": "rollback"}"#)
+        try await Self.guarded(
+            harness, guard: #"{"kind": "tabFailed", "maxRatio": 2, "minInstalls": 20, "minFailures": 20, "action": "rollback"}"#)
         let client = harness.client()
         let stable = Self.installs(60, candidate: false)
         let candidate = Self.installs(60, candidate: true)
@@ -80,7 +85,8 @@ import Testing
         let rollbacks = history.filter { $0["change"] as? String == "rolledBack" }
         #expect(rollbacks.count == 1 && rollbacks.first?["author"] as? String == "tabserver", "\(history)")
         let reason = rollbacks.first?["reason"] as? String ?? ""
-        #expect(reason.contains("tabFailed") && reason.contains("t1") && reason.contains("20 of 60") && reason.contains("1 of 60"), "\(reason)")
+        #expect(
+            reason.contains("tabFailed") && reason.contains("t1") && reason.contains("20 of 60") && reason.contains("1 of 60"), "\(reason)")
         // Later reports change nothing: the rollout ended once.
         _ = try await Self.report(client, candidate[30], [Self.failed(2)])
         try await Task.sleep(for: .milliseconds(600))
@@ -89,13 +95,18 @@ import Testing
         let audit = try await client.send("GET", "/v1/audit?actor=tabserver", headers: ServiceHarness.admin())
         #expect(audit.text.contains("rollout.rolledBack"), "\(audit.text)")
         let metrics = try await client.send("GET", "/metrics")
-        #expect(metrics.text.contains(#"tabserver_client_report_installs{account="roll",environment="production",arm="candidate",kind="tabFailed"} 20"#))
-        #expect(metrics.text.contains(#"tabserver_client_reports_total{account="roll",environment="production",arm="stable",kind="rendered"} 60"#))
+        #expect(
+            metrics.text.contains(
+                #"tabserver_client_report_installs{account="roll",environment="production",arm="candidate",kind="tabFailed"} 20"#))
+        #expect(
+            metrics.text.contains(
+                #"tabserver_client_reports_total{account="roll",environment="production",arm="stable",kind="rendered"} 60"#))
     }
 
     @Test func theSameShareFailingInBothArmsDoesNotTrip() async throws {
         let harness = try await ServiceHarness(reportInstallsPerAddress: 0)
-        try await Self.guarded(harness, guard: #"{"kind": "failures", "maxRatio": 2, "minInstalls": 10, "minFailures": 5, "action": "rollback"}"#)
+        try await Self.guarded(
+            harness, guard: #"{"kind": "failures", "maxRatio": 2, "minInstalls": 10, "minFailures": 5, "action": "rollback"}"#)
         let client = harness.client()
         for (index, install) in Self.installs(30, candidate: false).enumerated() {
             _ = try await Self.report(client, install, index < 10 ? [Self.rendered(1), Self.failed(1)] : [Self.rendered(1)])
@@ -118,7 +129,8 @@ import Testing
         #expect(missingTab.status == 422 && missingTab.text.contains("/reports/1"), "\(missingTab.text)")
         let badKind = try await Self.report(client, install, [#"{"version": 2, "kind": "crashed"}"#])
         #expect(badKind.status == 422 && badKind.text.contains("/reports/0/kind"), "\(badKind.text)")
-        let long = try await Self.report(client, install, [#"{"version": 2, "kind": "refused", "reason": "\#(String(repeating: "x", count: 201))"}"#])
+        let long = try await Self.report(
+            client, install, [#"{"version": 2, "kind": "refused", "reason": "\#(String(repeating: "x", count: 201))"}"#])
         #expect(long.status == 422 && long.text.contains("/reports/0/reason"))
         let many = try await Self.report(client, install, Array(repeating: Self.rendered(2), count: 51))
         #expect(many.status == 422 && many.text.contains("/reports"))
@@ -131,7 +143,8 @@ import Testing
         let notJSON = try await client.send("POST", "/v1/accounts/roll/tabs/reports", headers: Self.json, body: Array("{".utf8))
         #expect(notJSON.status == 422 || notJSON.status == 400)
         let unknown = try await client.send(
-            "POST", "/v1/accounts/roll/tabs/reports?environment=nowhere", headers: Self.json, body: Array(#"{"installId":"a","reports":[]}"#.utf8))
+            "POST", "/v1/accounts/roll/tabs/reports?environment=nowhere", headers: Self.json,
+            body: Array(#"{"installId":"a","reports":[]}"#.utf8))
         #expect(unknown.status == 404)
         let read = try await Self.rollout(harness)
         #expect((read["health"] as? [String: [String: Any]])?["candidate"]?["installs"] as? Int == 0, "nothing counted")

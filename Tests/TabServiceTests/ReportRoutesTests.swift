@@ -37,10 +37,13 @@ import Testing
     }
 
     @Test func theGuardTripsOnceOnTheCountsAndNamesThem() async throws {
-        let harness = try await Self.guarded(#"{"kind": "refused", "maxRate": 0.25, "minInstalls": 4, "minFailures": 2, "action": "rollback"}"#)
+        let harness = try await Self.guarded(
+            #"{"kind": "refused", "maxRate": 0.25, "minInstalls": 4, "minFailures": 2, "action": "rollback"}"#)
         for n in 0..<8 {
-            let answer = await Self.report(harness, "phone-\(n)", #"{"version": 2, "kind": "rendered"}, {"version": 1, "kind": "rendered"}"#)
-            #expect(answer.status == 202 && answer.text.contains(#""accepted":1"#) && answer.text.contains(#""ignored":1"#), "\(answer.text)")
+            let answer = await Self.report(
+                harness, "phone-\(n)", #"{"version": 2, "kind": "rendered"}, {"version": 1, "kind": "rendered"}"#)
+            #expect(
+                answer.status == 202 && answer.text.contains(#""accepted":1"#) && answer.text.contains(#""ignored":1"#), "\(answer.text)")
         }
         for _ in 0..<5 { _ = await Self.report(harness, "phone-0", #"{"version": 2, "kind": "refused", "reason": "bad signature"}"#) }
         await harness.ledger.evaluate(harness.changes)
@@ -74,7 +77,8 @@ import Testing
         let set = await harness.send(
             .patch, "/v1/accounts/roll/layout/rollout", body: Array(#"{"guard": {"kind": "reverted", "maxRate": 0.05}}"#.utf8))
         #expect(set.status == 200 && set.text.contains(#""kind":"reverted""#), "\(set.text)")
-        let bad = await harness.send(.patch, "/v1/accounts/roll/layout/rollout", body: Array(#"{"guard": {"kind": "x", "maxRate": 2}}"#.utf8))
+        let bad = await harness.send(
+            .patch, "/v1/accounts/roll/layout/rollout", body: Array(#"{"guard": {"kind": "x", "maxRate": 2}}"#.utf8))
         #expect(bad.status == 422 && bad.text.contains("/guard/kind") && bad.text.contains("/guard/maxRate"), "\(bad.text)")
     }
 }

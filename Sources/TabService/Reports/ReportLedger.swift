@@ -120,7 +120,9 @@ final class ReportLedger: Sendable {
             return
         }
         remember(health, of: subject)
-        guard let served = changes.snapshot(for: key.environment).contents.rollouts[key.account]?.rollout, served.id == key.id else { return }
+        guard let served = changes.snapshot(for: key.environment).contents.rollouts[key.account]?.rollout, served.id == key.id else {
+            return
+        }
         let candidate = health["candidate"] ?? .empty
         let stable = health["stable"] ?? .empty
         let now = changes.clock.now

@@ -109,7 +109,9 @@ struct ReportRoutes: RouteCollection {
         }
         let now = changes.clock.now
         let snapshot = changes.snapshot(for: environment)
-        let rollout = snapshot.contents.rollouts[account].map(\.rollout).flatMap { $0.isUnderWay(at: now) && $0.progress.started ? $0 : nil }
+        let rollout = snapshot.contents.rollouts[account].map(\.rollout).flatMap {
+            $0.isUnderWay(at: now) && $0.progress.started ? $0 : nil
+        }
         let install = body.install
         var batches: [ReportBatch] = []
         var counted: [(arm: String, kind: ReportKind)] = []
@@ -149,9 +151,11 @@ struct ReportRoutes: RouteCollection {
         }
         let address = addresses.address(of: request)
         for batch in batches {
-            if let wait = ledger.admit(address: address, install: install.text, subject: batch.subject, nowMillis: changes.clock.unixMillis) {
+            if let wait = ledger.admit(address: address, install: install.text, subject: batch.subject, nowMillis: changes.clock.unixMillis)
+            {
                 throw Problem(
-                    .tooManyReports, detail: "this address sent more reports or named more installs than --report-installs-per-address allows",
+                    .tooManyReports,
+                    detail: "this address sent more reports or named more installs than --report-installs-per-address allows",
                     headers: [HTTPHeader("Retry-After", String(wait))])
             }
         }
