@@ -153,7 +153,7 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TabStoreTests",
-            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime", "TabJSON"],
+            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabGuard", "TabTime", "TabJSON"],
             swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",
