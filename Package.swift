@@ -74,7 +74,7 @@ let package = Package(
         // Standard Webhooks signing, the retry schedule, the address policy, event payloads.
         .target(name: "TabWebhooks", dependencies: ["TabAccess", "ContentHash", "TabJSON"], swiftSettings: strict),
         .target(
-            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabTime"],
+            name: "TabStore", dependencies: ["ContentHash", "CSQLite", "TabWebhooks", "TabAccess", "TabDelivery", "TabGuard", "TabTime"],
             swiftSettings: strict),
         // Ed25519 signing keys (PKCS#8 PEM) and the signatures of layouts and manifests (docs/signing.md).
         .target(
@@ -97,7 +97,10 @@ let package = Package(
         .target(
             name: "TabStorePostgres", dependencies: ["TabStore", "CLibPQ", "TabDelivery", "TabAccess", "TabTime"], swiftSettings: strict),
         // Environments, drafts, rollouts and the install bucket: pure decisions, the clock passed in.
-        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON"], swiftSettings: strict),
+        .target(name: "TabDelivery", dependencies: ["TabTime", "TabJSON", "TabGuard"], swiftSettings: strict),
+        // The guard of a rollout: the apps' reports per arm and a rule in, a verdict out (docs/rollouts.md).
+        .target(name: "TabGuard", swiftSettings: strict),
+        .testTarget(name: "TabGuardTests", dependencies: ["TabGuard"], swiftSettings: strict),
         // A configs directory (layouts/, strings/) read, imported into a store, or compiled offline.
         .target(name: "TabConfigs", dependencies: ["TabLayout", "TabStore", "TabDelivery"], swiftSettings: strict),
         // The operators' web console: the files of its Resources/, carried inside the binary as Swift source that
@@ -111,8 +114,8 @@ let package = Package(
             name: "TabService",
             dependencies: [
                 "MicroHTTPD", "ProblemDocument", "TabLayout", "TabStore", "TabConfigs", "TabConsole", "TabPreview", "Compression",
-                "HeaderFields", "TabDelivery", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime", "TabJSON",
-                "TabLint", "CCurl",
+                "HeaderFields", "TabDelivery", "TabGuard", "TabAccess", "TabWebhooks", "TabSigning", "TabBuilds", "TabReview", "TabTime",
+                "TabJSON", "TabLint", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ],
@@ -142,7 +145,7 @@ let package = Package(
         ),
         .testTarget(name: "TabPreviewTests", dependencies: ["TabPreview", "TabLayout"], swiftSettings: strict),
         .testTarget(name: "CompressionTests", dependencies: ["Compression"], swiftSettings: strict),
-        .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery"], swiftSettings: strict),
+        .testTarget(name: "TabDeliveryTests", dependencies: ["TabDelivery", "TabGuard"], swiftSettings: strict),
         .testTarget(name: "HeaderFieldsTests", dependencies: ["HeaderFields"], swiftSettings: strict),
         .testTarget(name: "TabAccessTests", dependencies: ["TabAccess"], swiftSettings: strict),
         .testTarget(name: "TabWebhooksTests", dependencies: ["TabWebhooks", "TabAccess"], swiftSettings: strict),
@@ -152,7 +155,7 @@ let package = Package(
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TabStoreTests",
-            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabTime", "TabJSON"],
+            dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabGuard", "TabTime", "TabJSON"],
             swiftSettings: strict),
         .executableTarget(
             name: "tabs-watch",

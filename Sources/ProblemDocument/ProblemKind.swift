@@ -14,6 +14,7 @@ public enum ProblemKind: String, CaseIterable, Sendable {
     case invalidLayout = "invalid-layout"
     case preconditionRequired = "precondition-required"
     case tooManyFailures = "too-many-failures"
+    case tooManyReports = "too-many-reports"
     case headerTooLarge = "header-too-large"
     case internalError = "internal"
     case busy = "busy"
@@ -50,7 +51,7 @@ public enum ProblemKind: String, CaseIterable, Sendable {
         case .unsupportedMediaType: 415
         case .invalidLayout: 422
         case .preconditionRequired: 428
-        case .tooManyFailures: 429
+        case .tooManyFailures, .tooManyReports: 429
         case .headerTooLarge: 431
         case .internalError: 500
         case .busy, .starting: 503
@@ -83,7 +84,7 @@ public enum ProblemKind: String, CaseIterable, Sendable {
         case .preconditionRequired: "Precondition Required"
         case .headerTooLarge: "Request Header Fields Too Large"
         case .busy, .stopping, .storeUnavailable, .tooManyHeld, .starting: "Service Unavailable"
-        case .tooManyFailures: "Too Many Requests"
+        case .tooManyFailures, .tooManyReports: "Too Many Requests"
         case .unauthorized: "Unauthorized"
         case .invalidLayout, .invalidFields, .incompatibleBuild: "Unprocessable Content"
         case .unsupportedMediaType: "Unsupported Media Type"

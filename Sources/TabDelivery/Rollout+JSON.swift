@@ -1,4 +1,5 @@
 import Foundation
+import TabGuard
 import TabJSON
 
 /// Answers per arm since a rollout's start, summed over replicas (counted by the service, not here).
@@ -33,6 +34,10 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var served: ServedCounts
     public var reason: String?
     public var history: [HistoryLine]
+    /// The rollout's guard; `null` when it has none.
+    public var guardRule: GuardDocument?
+    /// What each arm's installs reported; nil where the caller did not read it.
+    public var health: HealthDocument?
 
     /// One recorded change: `{"at", "author", "change", "state", "percent", "message"}`, plus `"step"` for a
     /// change within a stepped rollout (as the document's) and `"reason"` for a rollback with one.
@@ -49,6 +54,8 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
 
     private enum Key: String, CodingKey {
         case id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, reason, history
+        case guardRule = "guard"
+        case health
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -67,6 +74,8 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
         try container.encode(served, forKey: .served)
         try container.encodeIfPresent(reason, forKey: .reason)
         try container.encode(history, forKey: .history)
+        try container.encode(guardRule, forKey: .guardRule)
+        try container.encodeIfPresent(health, forKey: .health)
     }
 
     /// The document as JSON, keys sorted.
@@ -91,7 +100,7 @@ public struct RolloutEvent: Sendable, Hashable, Encodable {
 
 extension Rollout {
     /// The document `GET …/layout/rollout` answers at `now`.
-    public func document(at now: Timestamp, served: ServedCounts) -> RolloutDocument {
+    public func document(at now: Timestamp, served: ServedCounts, health: HealthDocument? = nil) -> RolloutDocument {
         let status = status(at: now)
         let steps: [RolloutStep]
         switch schedule {
@@ -109,7 +118,7 @@ extension Rollout {
                 return RolloutDocument.HistoryLine(
                     at: transition.at.rfc3339, author: line.author, change: transition.kind.rawValue, state: transition.state,
                     percent: transition.percent, step: transition.step, message: message(for: transition), reason: transition.reason)
-            })
+            }, guardRule: guardRule.map(GuardDocument.init), health: health)
     }
 
     /// The change-feed event of one of this rollout's transitions.
@@ -172,4 +181,55 @@ enum RolloutJSON {
         // Safety of try!: every value here is made of strings, integers, decimals and arrays of them.
         return Array(try! JSONEncoder.sorted.encode(value))
     }
+}
+
+/// A rollout's `"guard"`: `{"kind", "maxRatio"?, "maxRate"?, "minInstalls", "minFailures", "action"}`.
+public struct GuardDocument: Sendable, Hashable, Encodable {
+    public var kind: String
+    public var maxRatio: Double?
+    public var maxRate: Double?
+    public var minInstalls: Int
+    public var minFailures: Int
+    public var action: String
+
+    public init(_ rule: GuardRule) {
+        kind = rule.kind.rawValue
+        maxRatio = rule.maxRatio
+        maxRate = rule.maxRate
+        minInstalls = rule.minInstalls
+        minFailures = rule.minFailures
+        action = rule.action.rawValue
+    }
+}
+
+/// `"health"`: each arm's reporting installs, failing installs, installs per kind and per failing tab
+/// (`{"candidate"|"stable"|"testers": {"installs", "failed", "byKind", "byTab"}}`, or `{"version": …}` outside a
+/// rollout).
+public struct HealthDocument: Sendable, Hashable, Encodable {
+    public var arms: [String: Arm]
+
+    public struct Arm: Sendable, Hashable, Encodable {
+        public var installs: Int
+        public var failed: Int
+        public var byKind: [String: Int]
+        public var byTab: [String: Int]
+
+        public init(_ health: ArmHealth) {
+            installs = health.installs
+            failed = health.failed
+            byKind = Dictionary(uniqueKeysWithValues: health.byKind.map { ($0.key.rawValue, $0.value) })
+            byTab = health.byTab
+        }
+    }
+
+    public init(arms: [String: ArmHealth]) {
+        self.arms = arms.mapValues(Arm.init)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try arms.encode(to: encoder)
+    }
+
+    /// The document as JSON, keys sorted.
+    public var json: [UInt8] { RolloutJSON.encode(self) }
 }

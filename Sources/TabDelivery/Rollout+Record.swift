@@ -1,4 +1,5 @@
 import Foundation
+import TabGuard
 
 extension Rollout {
     /// The rollout as the store keeps it: one JSON document holding the plan and the recorded progress (times in
@@ -45,6 +46,34 @@ private struct StoredRollout: Codable {
     var revision: Int
     /// Absent in records written before the history was kept (they read as an empty history).
     var history: [Entry]?
+    /// Absent in records without a guard (and in all written before guards).
+    var guardRule: Guard?
+
+    /// A ``GuardRule`` by names.
+    struct Guard: Codable {
+        var kind: String
+        var maxRatio: Double?
+        var maxRate: Double?
+        var minInstalls: Int
+        var minFailures: Int
+        var action: String
+
+        init(_ rule: GuardRule) {
+            kind = rule.kind.rawValue
+            maxRatio = rule.maxRatio
+            maxRate = rule.maxRate
+            minInstalls = rule.minInstalls
+            minFailures = rule.minFailures
+            action = rule.action.rawValue
+        }
+
+        /// The rule, or nil when it names a kind or action this build does not know.
+        var rule: GuardRule? {
+            guard let kind = GuardRule.Kind(rawValue: kind), let action = GuardRule.Action(rawValue: action) else { return nil }
+            return GuardRule(
+                kind: kind, maxRatio: maxRatio, maxRate: maxRate, minInstalls: minInstalls, minFailures: minFailures, action: action)
+        }
+    }
 
     /// A ``RolloutHistoryEntry``: the transition's kind and state by name, its percent in basis points.
     struct Entry: Codable {
@@ -109,6 +138,7 @@ private struct StoredRollout: Codable {
         }
         revision = rollout.revision
         history = rollout.history.map(Entry.init)
+        guardRule = rollout.guardRule.map(Guard.init)
     }
 
     /// The rollout, or nil when a field holds what no rollout can.
@@ -144,6 +174,8 @@ private struct StoredRollout: Codable {
         case (nil, let at?): ending = .rolledBack(at: Timestamp(unixMillis: at), reason: reason)
         default: return nil
         }
+        // A guard this build cannot read is no reason to stop serving the rollout; it is not applied here.
+        let rule = guardRule?.rule
         let progress = Rollout.Progress(
             started: started, step: step, stepBegan: Timestamp(unixMillis: stepBegan), floor: floor,
             pausedAt: pausedAt.map(Timestamp.init(unixMillis:)), ending: ending)
@@ -151,6 +183,6 @@ private struct StoredRollout: Codable {
             id: id, account: account, environment: environment, candidateVersion: candidateVersion, stableVersion: stableVersion,
             schedule: schedule, seed: seed, testers: testerIDs, createdAt: Timestamp(unixMillis: createdAt),
             startAt: Timestamp(unixMillis: startAt), progress: progress, revision: revision,
-            history: (history ?? []).compactMap(\.entry))
+            history: (history ?? []).compactMap(\.entry), guardRule: rule)
     }
 }

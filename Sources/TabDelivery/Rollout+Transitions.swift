@@ -1,3 +1,4 @@
+import TabGuard
 import TabJSON
 
 /// One recorded change of a rollout: a line in history and an `event: rollout` in the change feed.
@@ -133,7 +134,8 @@ extension Rollout {
             stableVersion: stable.version, schedule: plan.schedule,
             seed: plan.seed ?? defaultSeed(account: context.account, environment: context.environment, id: context.id),
             testers: plan.installs, createdAt: now, startAt: startAt,
-            progress: Progress(started: started, step: 0, stepBegan: startAt, floor: floor, pausedAt: nil, ending: nil), revision: 1)
+            progress: Progress(started: started, step: 0, stepBegan: startAt, floor: floor, pausedAt: nil, ending: nil), revision: 1,
+            guardRule: plan.guardRule)
         let status = rollout.status(at: now)
         let first = RolloutTransition(
             kind: started ? .started : .scheduled, at: now, state: status.state, percent: status.percent, step: status.step)
@@ -214,7 +216,12 @@ extension Rollout {
             next.progress.pausedAt = now
             transitions.append(next.transition(.paused, at: now))
         }
-        if !transitions.isEmpty { next.revision += 1 }
+        var guardChanged = false
+        if let rule = patch.guardRule, rule != next.guardRule {
+            next.guardRule = rule
+            guardChanged = true
+        }
+        if !transitions.isEmpty || guardChanged { next.revision += 1 }
         change.rollout = next
         change.transitions += transitions
         return change
@@ -269,10 +276,13 @@ extension Rollout.Ending {
 public struct RolloutPatch: Sendable, Hashable {
     public var percent: Percent?
     public var paused: Bool?
+    /// `{"guard": {…}}` sets the guard, `{"guard": null}` removes it (`.some(nil)`); nil leaves it.
+    public var guardRule: GuardRule??
 
-    public init(percent: Percent? = nil, paused: Bool? = nil) {
+    public init(percent: Percent? = nil, paused: Bool? = nil, guardRule: GuardRule?? = nil) {
         self.percent = percent
         self.paused = paused
+        self.guardRule = guardRule
     }
 
     /// Reads the body.
@@ -280,11 +290,18 @@ public struct RolloutPatch: Sendable, Hashable {
     public static func decode(_ body: [UInt8]) throws(RolloutError) -> RolloutPatch {
         let object = try BodyReader.object(body, limit: 64 * 1024)
         var reader = BodyReader()
-        reader.refuseUnknown(object, known: ["percent", "paused"], at: "")
+        reader.refuseUnknown(object, known: ["percent", "paused", "guard"], at: "")
         var patch = RolloutPatch()
         if let value = object["percent"] { patch.percent = reader.percent(value, at: "/percent") }
         if let value = object["paused"] { patch.paused = reader.bool(value, at: "/paused") }
-        if object["percent"] == nil, object["paused"] == nil { reader.fail("", "give \"percent\" (upward only) or \"paused\"") }
+        switch object["guard"] {
+        case nil: break
+        case .null?: patch.guardRule = .some(nil)
+        case let value?: if let rule = GuardRule.read(value, at: "/guard", &reader) { patch.guardRule = .some(rule) }
+        }
+        if object["percent"] == nil, object["paused"] == nil, object["guard"] == nil {
+            reader.fail("", "give \"percent\" (upward only), \"paused\" or \"guard\"")
+        }
         try reader.finish()
         return patch
     }

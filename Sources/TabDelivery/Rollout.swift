@@ -1,3 +1,5 @@
+import TabGuard
+
 /// Where a rollout stands at a given time.
 public enum RolloutState: String, Sendable, Hashable {
     /// Created with a `startAt` still ahead: only testers get the candidate.
@@ -46,6 +48,8 @@ public struct Rollout: Sendable, Hashable {
     public internal(set) var revision: Int
     /// The changes recorded so far, oldest first (at most ``historyLimit``).
     public internal(set) var history: [RolloutHistoryEntry] = []
+    /// What the apps' reports may do to the rollout (docs/rollouts.md, "Guarded rollouts"); nil for none.
+    public internal(set) var guardRule: GuardRule? = nil
 
     /// The recorded progress of a rollout.
     public struct Progress: Sendable, Hashable {

@@ -1,3 +1,4 @@
+import TabGuard
 import TabJSON
 
 /// One step of a rollout: serve the candidate to `percent` of installs, then wait `hold` before the next step (the
@@ -40,13 +41,19 @@ public struct RolloutPlan: Sendable, Hashable {
     public var seed: String?
     /// Testers: these installs get the candidate whatever their bucket, from the rollout's creation to its end.
     public var installs: [InstallID]
+    /// The guard the apps' reports are held to; nil for none.
+    public var guardRule: GuardRule?
 
-    public init(version: Int?, schedule: RolloutSchedule, startAt: Timestamp? = nil, seed: String? = nil, installs: [InstallID] = []) {
+    public init(
+        version: Int?, schedule: RolloutSchedule, startAt: Timestamp? = nil, seed: String? = nil, installs: [InstallID] = [],
+        guardRule: GuardRule? = nil
+    ) {
         self.version = version
         self.schedule = schedule
         self.startAt = startAt
         self.seed = seed
         self.installs = installs
+        self.guardRule = guardRule
     }
 
     /// The longest hold of one step.
@@ -80,7 +87,7 @@ public struct RolloutPlan: Sendable, Hashable {
         _ object: [String: JSONValue], at base: String, versionRequired: Bool, now: Timestamp, _ reader: inout BodyReader
     ) -> RolloutPlan? {
         let before = reader.problems.count
-        reader.refuseUnknown(object, known: ["version", "steps", "percent", "startAt", "seed", "installs"], at: base)
+        reader.refuseUnknown(object, known: ["version", "steps", "percent", "startAt", "seed", "installs", "guard"], at: base)
         var version: Int?
         if let value = object["version"] {
             version = reader.version(value, at: BodyReader.pointer(base, "version"))
@@ -105,8 +112,10 @@ public struct RolloutPlan: Sendable, Hashable {
             if seed?.isEmpty == true { reader.fail(pointer, "is empty; leave it out for the default seed") }
         }
         let installs = readInstalls(object["installs"], at: BodyReader.pointer(base, "installs"), &reader)
+        var guardRule: GuardRule?
+        if let value = object["guard"], value != .null { guardRule = GuardRule.read(value, at: BodyReader.pointer(base, "guard"), &reader) }
         guard reader.problems.count == before, let schedule else { return nil }
-        return RolloutPlan(version: version, schedule: schedule, startAt: startAt, seed: seed, installs: installs)
+        return RolloutPlan(version: version, schedule: schedule, startAt: startAt, seed: seed, installs: installs, guardRule: guardRule)
     }
 
     private static func readSchedule(_ object: [String: JSONValue], at base: String, _ reader: inout BodyReader) -> RolloutSchedule? {

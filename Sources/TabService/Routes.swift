@@ -5,7 +5,7 @@ import Foundation
 /// `openapi.yaml` are read off the table; the handlers are bound to the collections when the service is made.
 extension TabService {
     static let routeSections: [RouteSection] = [
-        .collection(\.clientPlane), .collection(\.management), .collection(\.rollouts), .collection(\.access),
+        .collection(\.clientPlane), .collection(\.reports), .collection(\.management), .collection(\.rollouts), .collection(\.access),
         .collection(\.operations), .collection(\.webhooks), .collection(\.builds), .collection(\.changeRequests),
     ]
 
@@ -26,6 +26,7 @@ extension TabService {
         let now: @Sendable () -> Date = { [clock] in clock.date }
         let collections = ServiceCollections(
             management: ManagementRoutes(changes: changes), rollouts: RolloutRoutes(changes: changes, audit: audit),
+            reports: ReportRoutes(changes: changes, ledger: reportLedger, addresses: audit.addresses),
             builds: BuildRoutes(changes: changes), changeRequests: ChangeRequestRoutes(changes: changes),
             clientPlane: ClientPlaneRoutes(
                 publisher: publisher, store: store, environments: environmentList, budget: budget, metrics: metrics, builds: builds,
@@ -54,6 +55,7 @@ extension TabService {
     private func capabilityMetrics() -> String {
         var text = webhookWorker.counters.text
         text += changes.rolloutGauges()
+        text += reportLedger.metricsText()
         text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
         text += "# TYPE tabserver_tabs_withheld_total counter\n"
         text += builds.withheldLines.map { $0 + "\n" }.joined()
@@ -82,6 +84,7 @@ extension TabService {
 struct ServiceCollections: Sendable {
     let management: ManagementRoutes
     let rollouts: RolloutRoutes
+    let reports: ReportRoutes
     let builds: BuildRoutes
     let changeRequests: ChangeRequestRoutes
     let clientPlane: ClientPlaneRoutes

@@ -42,6 +42,14 @@ public struct ServiceConfiguration: Sendable {
     public var environments: [String] = ["production"]
     /// Days the audit log keeps an entry (`--audit-retention`); older ones are pruned hourly in the background.
     public var auditRetentionDays: Int = 400
+    /// New install ids one client address may bring into one rollout's reports (`--report-installs-per-address`); 0 = no limit.
+    public var reportInstallsPerAddress: Int = 100
+    /// Report requests per client address per minute; 0 = no limit.
+    public var reportRequestsPerMinute: Int = 600
+    /// Counted report rows (install × kind × tab) per rollout arm or version.
+    public var reportRowsPerArm: Int = 100_000
+    /// Days the counts of an ended rollout or of a version are kept after their last report (`--report-retention`).
+    public var reportRetentionDays: Int = 30
     /// Days delivered and failed webhook deliveries are kept (`--webhook-retention`); pruned hourly.
     public var webhookRetentionDays: Int = 30
     /// The most entries the audit log keeps (`--audit-max-rows`); the oldest beyond are pruned each minute.
@@ -120,6 +128,8 @@ public final class TabService: HTTPHandler {
     let webhookWorker: WebhookWorker
     /// This replica's answers per rollout arm.
     let armCounts = ArmCountsRegistry()
+    /// The apps' reports: per-address limits, the guards to evaluate, their metrics.
+    let reportLedger: ReportLedger
     /// Names this replica's rows of answer counts in a shared store.
     let replicaID = StoredWebhook.newID()
     /// Answers to repeated reads (see ``ReadMemo``).
@@ -160,6 +170,10 @@ public final class TabService: HTTPHandler {
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
+        reportLedger = ReportLedger(
+            limits: ReportLimits(
+                installsPerAddress: configuration.reportInstallsPerAddress, requestsPerMinute: configuration.reportRequestsPerMinute,
+                rowsPerArm: configuration.reportRowsPerArm, retentionDays: configuration.reportRetentionDays))
         publisher = Publisher(
             try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger),
             purger: configuration.purgeURLs.isEmpty
@@ -202,10 +216,16 @@ public final class TabService: HTTPHandler {
     func startRolloutStepper() {
         Task.detached { [weak self] in
             var lastFlush = ContinuousClock.now
+            var lastPrune = ContinuousClock.now
             while true {
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
                 await service.changes.recordDueSteps()
+                await service.reportLedger.evaluate(service.changes)
+                if ContinuousClock.now - lastPrune >= .seconds(600) {
+                    lastPrune = .now
+                    await service.reportLedger.prune(service.changes)
+                }
                 if ContinuousClock.now - lastFlush >= .seconds(2) {
                     lastFlush = .now
                     await service.changes.storeServedCounts()

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TabAccess
 import TabDelivery
+import TabGuard
 import TabTime
 import TabWebhooks
 
@@ -29,6 +30,8 @@ public final class MemoryStore: StoreBackend {
         var served: [String: [String: ServedCounts]] = [:]
         /// By account, then version.
         var revocations: [String: [Int: StoredRevocation]] = [:]
+        /// The apps' reports by subject: each row and when it was counted.
+        var reports: [ReportSubject: [MemoryReportRow: Int64]] = [:]
     }
 
     private let state = Mutex(State())
@@ -356,5 +359,33 @@ extension MemoryRows {
         (state.served[Self.key(rollout)] ?? [:]).values.reduce(ServedCounts(candidate: 0, stable: 0)) {
             ServedCounts(candidate: $0.candidate + $1.candidate, stable: $0.stable + $1.stable)
         }
+    }
+
+    func countReports(_ batch: ReportBatch, cap: Int, atMillis: Int64) throws(StoreError) -> Int {
+        var rows = state.reports[batch.subject] ?? [:]
+        var held = rows.keys.lazy.filter { $0.arm == batch.arm }.count
+        var added = 0
+        for key in batch.reports {
+            let row = MemoryReportRow(subject: batch.subject, arm: batch.arm, key: key, install: batch.install)
+            guard rows[row] == nil, held < cap else { continue }
+            rows[row] = atMillis
+            held += 1
+            added += 1
+        }
+        state.reports[batch.subject] = rows
+        return added
+    }
+
+    func reportHealth(_ subject: ReportSubject) throws(StoreError) -> [String: ArmHealth] {
+        MemoryReportRow.health((state.reports[subject] ?? [:]).keys)
+    }
+
+    func pruneReports(olderThanMillis millis: Int64, keep: Set<ReportSubject>) throws(StoreError) -> Int {
+        var deleted = 0
+        for (subject, rows) in state.reports where !keep.contains(subject) && (rows.values.max() ?? 0) < millis {
+            deleted += rows.count
+            state.reports[subject] = nil
+        }
+        return deleted
     }
 }

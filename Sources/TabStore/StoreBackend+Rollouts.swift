@@ -126,6 +126,8 @@ public struct RecordedRollout: Sendable {
     public var transitions: [RolloutTransition]
     /// The record the environment points at after the change, when the pointer moved (a completion).
     public var pointed: StoredVersion?
+    /// Whether the change set or removed the rollout's guard (a change with no transition of its own).
+    public var guardChanged = false
 }
 
 extension StoreBackend {
@@ -322,7 +324,8 @@ extension WriteRule {
         } catch {
             throw .refused(error)
         }
-        guard !made.transitions.isEmpty else { return RecordedRollout(rollout: stored, transitions: [], pointed: nil) }
+        let guardChanged = made.rollout.guardRule != stored.guardRule
+        guard !made.transitions.isEmpty || guardChanged else { return RecordedRollout(rollout: stored, transitions: [], pointed: nil) }
         guard try rows.update(made.rollout, expected: stored.revision) else { throw .conflict }
         var pointed: StoredVersion?
         if let target = made.pointerMovesTo {
@@ -341,6 +344,8 @@ extension WriteRule {
                         account: stored.account, environment: stored.environment.text, version: made.rollout.candidateVersion, status: 200))
             }
         }
-        return RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: pointed)
+        var recorded = RecordedRollout(rollout: made.rollout, transitions: made.transitions, pointed: pointed)
+        recorded.guardChanged = guardChanged
+        return recorded
     }
 }

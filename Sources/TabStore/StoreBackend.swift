@@ -6,7 +6,7 @@ import TabTime
 
 /// One write transaction's view of a store: what the write rule reads and writes. Valid only inside
 /// ``StoreBackend/writeTransaction(_:)``.
-public protocol StoreRows: WebhookRows, RolloutRows, BuildRows, ChangeRequestRows, RevocationRows {
+public protocol StoreRows: WebhookRows, RolloutRows, BuildRows, ChangeRequestRows, RevocationRows, ReportRows {
     /// The store's clock: what the transaction dates its records and events with.
     var clock: TimeSource { get }
     /// The latest record of an account (a deletion record included).

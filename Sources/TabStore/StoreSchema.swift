@@ -241,6 +241,21 @@ public enum StoreSchema {
             PRIMARY KEY (account, version)
         ){table-options};
         """,
+        // The apps' reports (docs/rollouts.md, "Guarded rollouts"): one row per install, kind and tab of a rollout's arm
+        // (`subject` `rollout:ID`) or of a version outside rollouts (`version:N`), so that an install counts once.
+        """
+        CREATE TABLE client_reports (
+            account TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            arm TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            tab TEXT NOT NULL,
+            install TEXT NOT NULL,
+            at_ms {int64} NOT NULL,
+            PRIMARY KEY (account, environment, subject, arm, kind, tab, install)
+        ){table-options};
+        """,
     ]
 
     /// The schema version this build writes: the number of migrations.

@@ -216,7 +216,7 @@ public struct LayoutWrite: Sendable {
 
 /// The tabs store: every version of every layout and strings table. A write returns only once it is durable;
 /// of writers racing on one tag, exactly one succeeds.
-public protocol TabStore: AccessStore, WebhookStore, RolloutStore, BuildStore, ChangeRequestStore, RevocationStore {
+public protocol TabStore: AccessStore, WebhookStore, RolloutStore, BuildStore, ChangeRequestStore, RevocationStore, ReportStore {
     /// What records are dated with (``StoreRows/clock`` in its transactions): the machine's clock, or a test's.
     var clock: TimeSource { get }
     /// The version `environment` points at (deletions excluded) of every account that has a layout there.

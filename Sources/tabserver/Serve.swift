@@ -84,6 +84,10 @@ struct Serve: AsyncParsableCommand {
     var environments: String?
     @Option(help: "Days the audit log keeps an entry (env TABSERVER_AUDIT_RETENTION; default 400).")
     var auditRetention: Int?
+    @Option(help: "New install ids one client address may bring into one rollout's reports; 0 = no limit (default 100).")
+    var reportInstallsPerAddress: Int?
+    @Option(help: "Days the apps' report counts of an ended rollout or a version are kept after the last report (default 30).")
+    var reportRetention: Int?
     @Option(help: "The most entries the audit log keeps, the oldest pruned first (env TABSERVER_AUDIT_MAX_ROWS; default 1000000).")
     var auditMaxRows: Int?
     @Option(help: "Days delivered and failed webhook deliveries are kept (env TABSERVER_WEBHOOK_RETENTION; default 30).")
@@ -252,6 +256,10 @@ struct Serve: AsyncParsableCommand {
         service.forwardedHeader = forwarded
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
+        service.reportInstallsPerAddress = reportInstallsPerAddress ?? 100
+        guard service.reportInstallsPerAddress >= 0 else { throw ValidationError("--report-installs-per-address is 0 (no limit) or more") }
+        service.reportRetentionDays = reportRetention ?? 30
+        guard service.reportRetentionDays >= 1 else { throw ValidationError("--report-retention is a number of days, 1 or more") }
         service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000
         guard service.auditMaxRows >= 1000 else { throw ValidationError("--audit-max-rows is 1000 or more") }
         service.webhookRetentionDays = try webhookRetention ?? environment.integer("TABSERVER_WEBHOOK_RETENTION") ?? 30

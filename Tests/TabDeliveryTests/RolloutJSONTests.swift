@@ -14,7 +14,7 @@ import Testing
         let document = rollout.document(at: t0.adding(milliseconds: 11 * 60_000), served: ServedCounts(candidate: 12, stable: 230))
         #expect(
             text(document.json)
-                == #"{"environment":"production","history":["#
+                == #"{"environment":"production","guard":null,"history":["#
                 + #"{"at":"2026-11-25T16:00:00.000Z","author":"deployer","change":"started","message":"rollout 1 of version 5: started, step 1, 5%","percent":5,"state":"running","step":0},"#
                 + #"{"at":"2026-11-25T16:10:00.000Z","author":"tabserver","change":"stepped","message":"rollout 1 of version 5: step 2, 25%","percent":25,"state":"running","step":1}"#
                 + #"],"id":1,"nextStepAt":"2026-11-25T16:40:00.000Z","percent":25,"seed":"jack:production:1","#

@@ -26,7 +26,7 @@ struct ServiceHarness {
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
         variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
-        environments: [String] = ["production"], signer: Signer? = nil, approvals: [String] = []
+        environments: [String] = ["production"], signer: Signer? = nil, approvals: [String] = [], reportInstallsPerAddress: Int = 100
     )
         async throws
     {
@@ -41,6 +41,7 @@ struct ServiceHarness {
                 service.webhookDeliveries = webhookDeliveries
                 service.environments = environments
                 service.signer = signer
+                service.reportInstallsPerAddress = reportInstallsPerAddress
                 for item in approvals { try? service.approvals.add(item) }
                 return service
             }(),

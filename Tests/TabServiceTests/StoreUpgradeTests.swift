@@ -83,6 +83,13 @@ import Testing
             let strings = try await client.send("GET", "/v1/strings/\(locale)", headers: ServiceHarness.admin())
             #expect(strings.header("ETag") == etag, "\(release) strings \(locale)")
         }
+        // The reports' table came with the migration: an app's report is counted in the upgraded store.
+        if let account = expected.accounts.keys.sorted().first {
+            let report = try await client.send(
+                "POST", "/v1/accounts/\(account)/tabs/reports", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"installId": "upgraded", "reports": [{"version": 1, "kind": "rendered"}]}"#.utf8))
+            #expect(report.status == 202, "\(release): a report counted in the upgraded store: \(report.text)")
+        }
     }
 
     static func expected(_ release: URL) throws -> Expected {

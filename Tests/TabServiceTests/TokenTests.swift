@@ -117,11 +117,13 @@ private func putLayout(_ service: TabService, _ account: String, _ headers: [(St
         let open: Set<String> = [
             "/healthz", "/readyz", "/metrics", "/openapi.yaml", "/console", "/console/", "/console/{file}",
         ]
+        // The client plane: what apps read, and the reports they send.
+        let clientPlane = ClientPlaneRoutes.endpoints + ReportRoutes.endpoints.filter(\.access.isOpen)
         for route in TabService.routeTable.routes {
-            if route.template.hasPrefix("/v1/") && !ClientPlaneRoutes.endpoints.contains(where: { $0.template == route.template }) {
+            if route.template.hasPrefix("/v1/") && !clientPlane.contains(where: { $0.template == route.template }) {
                 #expect(route.access.scope != nil, "\(route.method.token) \(route.template) declares no scope")
             } else if route.access.isOpen {
-                #expect(open.contains(route.template) || ClientPlaneRoutes.endpoints.contains { $0.template == route.template })
+                #expect(open.contains(route.template) || clientPlane.contains { $0.template == route.template })
             }
         }
         // Making, listing, rotating and revoking tokens is `admin`; asking what one's own token may do is `read`.

@@ -17,6 +17,8 @@ struct WriteHarness {
     let store = MemoryStore()
     let changes: Changes
     let router: Router
+    /// The apps' reports' limits and guards (``ReportLedger/evaluate(_:)`` is called by the test, not a clock).
+    let ledger = ReportLedger(limits: ReportLimits(installsPerAddress: 0, requestsPerMinute: 0, rowsPerArm: 100_000, retentionDays: 30))
 
     /// Bearer tokens of admins named `tester` (``ServiceHarness/token``) and `reviewer`.
     static let reviewer = "reviewer-token-0123456789abcdef"
@@ -47,6 +49,7 @@ struct WriteHarness {
             [
                 ManagementRoutes(changes: changes),
                 RolloutRoutes(changes: changes, audit: audit), BuildRoutes(changes: changes), ChangeRequestRoutes(changes: changes),
+                ReportRoutes(changes: changes, ledger: ledger, addresses: ClientAddresses()),
             ], gate: gate, logger: logger)
     }
 

@@ -168,8 +168,8 @@ extension Changes {
     }
 
     /// The rollout document (`GET …/rollout`'s body), with this replica's answer counts unless told the total.
-    func rolloutAnswer(_ rollout: Rollout, status: Int, served: ServedCounts? = nil) -> HTTPResponse {
-        let document = rollout.document(at: clock.now, served: served ?? armCounts.served(rollout))
+    func rolloutAnswer(_ rollout: Rollout, status: Int, served: ServedCounts? = nil, health: HealthDocument? = nil) -> HTTPResponse {
+        let document = rollout.document(at: clock.now, served: served ?? armCounts.served(rollout), health: health)
         return HTTPResponse(status: status, headers: [HTTPHeader("Content-Type", "application/json")], body: document.json)
     }
 
@@ -177,7 +177,7 @@ extension Changes {
     /// completed), its transitions go to `/v1/events`, and held long-polls of the account are woken (each answers
     /// only when its own representation changed: the installs a step moved).
     func publish(_ recorded: RecordedRollout) async {
-        guard !recorded.transitions.isEmpty || recorded.pointed != nil else { return }
+        guard !recorded.transitions.isEmpty || recorded.pointed != nil || recorded.guardChanged else { return }
         let rollout = recorded.rollout
         var candidate: StoredVersion?
         if rollout.progress.ending == nil {

@@ -3,6 +3,7 @@ import MicroHTTPD
 import TabAccess
 import TabBuilds
 import TabDelivery
+import TabGuard
 import TabLayout
 import TabStore
 
@@ -134,7 +135,11 @@ extension RolloutRoutes {
                 else {
                     return Problem.rollout(.notFound(.rollout(account: account, environment: environment.text))).response
                 }
-                return self.changes.rolloutAnswer(rollout, status: 200, served: served)
+                let health = try await self.changes.store.reportHealth(
+                    .rollout(account: account, environment: environment.text, id: rollout.id))
+                var arms = ["candidate": health["candidate"] ?? .empty, "stable": health["stable"] ?? .empty]
+                if !rollout.testers.isEmpty { arms["testers"] = health["testers"] ?? .empty }
+                return self.changes.rolloutAnswer(rollout, status: 200, served: served, health: HealthDocument(arms: arms))
             } catch {
                 return self.changes.storeProblem(error)
             }

@@ -18,6 +18,8 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
               properties:
                 state: {type: string, enum: [scheduled, running, paused, completed, rolledBack]}
                 served: {type: object, required: [candidate, stable]}
+                guard: {type: [object, 'null']}
+                health: {type: object}
                 history:
                   type: array
                   items:
@@ -94,6 +96,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                             startAt: {type: string, format: date-time}
                             seed: {type: string}
                             installs: {type: array, items: {type: string}}
+                            guard: {type: object, required: [kind], properties: {kind: {type: string, enum: [tabFailed, reverted, refused, failures]}, action: {type: string, enum: [pause, rollback]}}}
                     """,
                 responses: [
                     (201, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
@@ -117,7 +120,7 @@ struct RolloutRoutes: RouteCollection, ManagementOperations {
                     required: true
                     content:
                       application/json:
-                        schema: {type: object, properties: {percent: {type: number, minimum: 0, maximum: 100}, paused: {type: boolean}}}
+                        schema: {type: object, properties: {percent: {type: number, minimum: 0, maximum: 100}, paused: {type: boolean}, guard: {type: [object, 'null']}}}
                     """,
                 responses: [
                     (200, rolloutAnswer), (202, heldForReview), (403, APIOperation.problem), (404, APIOperation.problem),
