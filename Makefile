@@ -3,7 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3 libcurl4-openssl-dev
 ## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
-TEST_PACKAGES := sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish varnish-modules squid apache2 haproxy prometheus-alertmanager
+## gcc: the no-network shim the in-process tests run under (scripts/no-network.c)
+TEST_PACKAGES := gcc sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish varnish-modules squid apache2 haproxy prometheus-alertmanager
 PORT ?= 8080
 
 .PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers bench-held signature-test
@@ -34,9 +35,9 @@ run: release
 ## kill -9, races, two replicas)
 test: test-deps
 	$(SWIFT) build --build-tests
-	# One test at a time: many suites start servers and wait on sockets, and on two cores concurrent suites starve
-	# each other's deadlines (a serial run takes ~2.5 minutes).
-	REQUIRE_SVG_VALIDATION=1 scripts/with-postgres $(SWIFT) test --skip-build --no-parallel
+	# In-process targets with --parallel under a shim that refuses sockets; the socket targets (servers, PostgreSQL)
+	# one test at a time. Which is which: SOCKET_TARGETS in scripts/swift-tests. Prints the count and the ten slowest.
+	REQUIRE_SVG_VALIDATION=1 SWIFT=$(SWIFT) scripts/swift-tests
 	# Automatic rollback with Debian's real Alertmanager sending its webhook to a live server.
 	scripts/alertmanager-test "$$($(SWIFT) build --show-bin-path)/tabserver"
 	$(MAKE) --no-print-directory test-client
