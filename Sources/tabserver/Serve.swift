@@ -27,7 +27,7 @@ struct Serve: AsyncParsableCommand {
             """) var store: String?
     @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs:
         String?
-    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPU limit, else the core count).") var threads: Int?
+    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPUs the process may use, the affinity mask and the cgroup quota, the smaller).") var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
     @Option(help: "Cache-Control of client-plane errors (env TABSERVER_ERROR_CACHE_CONTROL; default no-store).") var errorCacheControl:
         String?
@@ -166,6 +166,8 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let limits = ContainerLimits.current()
+        let cores = HTTPServerConfiguration.coreCount
+        logger.info("CPUs this process may use: \(limits.usableCPUs(cores: cores)), from \(limits.usableCPUsReason(cores: cores))")
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
@@ -177,7 +179,7 @@ struct Serve: AsyncParsableCommand {
             host: host ?? environment["TABSERVER_HOST"] ?? "0.0.0.0",
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
             threads: try threads ?? environment.integer("TABSERVER_THREADS")
-                ?? limits.workerThreads(cores: HTTPServerConfiguration.coreCount))
+                ?? limits.workerThreads(cores: cores))
         if let perAddress = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS") {
             http.perIPConnectionLimit = perAddress
         }
@@ -284,7 +286,7 @@ struct Serve: AsyncParsableCommand {
         let server = application.server
         starting.started()
         logger.info(
-            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker threads, up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
         while true {
