@@ -41,6 +41,12 @@ struct Serve: AsyncParsableCommand {
     var perAddressConnections: Int?
     @Option(
         help: """
+            Long-polls one client address may hold (env TABSERVER_PER_ADDRESS_HELD; default 512, and none when \
+            --per-address-connections is 0; 0: no limit, which lifts the per-address connection default too).
+            """)
+    var perAddressHeld: Int?
+    @Option(
+        help: """
             Connections open at once (env TABSERVER_MAX_CONNECTIONS; default: the open-file limit less 128, and no more \
             than half the memory limit holds at ~24 KiB each; never above the open-file limit less 128).
             """)
@@ -180,7 +186,14 @@ struct Serve: AsyncParsableCommand {
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
             threads: try threads ?? environment.integer("TABSERVER_THREADS")
                 ?? limits.workerThreads(cores: cores))
-        if let perAddress = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS") {
+        // Either per-address limit set to 0 lifts the other's default: behind a balancer that hides client
+        // addresses every phone shares a few, and one lifted limit with the other still in place would bind.
+        let perAddressConnections = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS")
+        let perAddressHeld = try perAddressHeld ?? environment.integer("TABSERVER_PER_ADDRESS_HELD")
+        guard (perAddressConnections ?? 0) >= 0, (perAddressHeld ?? 0) >= 0 else {
+            throw ValidationError("--per-address-connections and --per-address-held are numbers ≥ 0 (0: no limit)")
+        }
+        if let perAddress = perAddressConnections ?? (perAddressHeld == 0 ? 0 : nil) {
             http.perIPConnectionLimit = perAddress
         }
         if let tls {
@@ -230,6 +243,7 @@ struct Serve: AsyncParsableCommand {
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
         // Unless given, as many as the connection limit leaves beside its reserve (ServerApplication lowers it so).
         service.heldRequestLimit = held ?? Int.max
+        service.heldRequestsPerAddress = perAddressHeld ?? (http.perIPConnectionLimit == 0 ? 0 : service.heldRequestsPerAddress)
         let heldLimit = ServerApplication.heldRequestLimits(
             http, total: service.heldRequestLimit, perAddress: service.heldRequestsPerAddress)
         if let held, heldLimit.total < held {
@@ -286,7 +300,7 @@ struct Serve: AsyncParsableCommand {
         let server = application.server
         starting.started()
         logger.info(
-            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls (\(heldLimit.perAddress == 0 ? "no limit" : "\(heldLimit.perAddress)") per address)\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
         while true {
