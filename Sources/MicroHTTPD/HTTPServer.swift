@@ -202,8 +202,7 @@ private final class Daemon: @unchecked Sendable {
                 cmhd_option_notify_completed(requestCompleted, coreReference.toOpaque()),
                 cmhd_option_notify_connection(connectionNotified, coreReference.toOpaque()),
                 cmhd_option_uri_log(targetReceived, coreReference.toOpaque()),
-                // Always a pool, of at least two workers: libmicrohttpd 0.9.75's single polling thread (epoll or
-                // poll) was measured here to stop reading ready connections above ~120 concurrent clients.
+                // A pool of `workerThreads`; one is libmicrohttpd's single internal polling thread.
                 MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: configuration.workerThreads, ptr_value: nil),
             ]
             if configuration.perIPConnectionLimit > 0 {

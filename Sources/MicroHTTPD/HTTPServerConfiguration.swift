@@ -6,7 +6,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String
     /// 0 picks a free port (read it back from ``HTTPServer/port``).
     public var port: UInt16
-    /// libmicrohttpd worker threads, each with its own epoll set (at least 2 run: see ``workerThreads``).
+    /// libmicrohttpd worker threads, each with its own epoll set (at least 1 runs: see ``workerThreads``).
     public var threads: Int
     /// Connections held open at once (libmicrohttpd's default of 1020 is too low for idle mobile clients).
     /// The server lowers it to what the process's open-file limit allows (see ``effectiveConnectionLimit``);
@@ -161,10 +161,10 @@ extension HTTPServerConfiguration {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
-    /// The pool size used: `threads`, raised to 2. libmicrohttpd 0.9.75 without a pool (one internal polling
-    /// thread) stopped reading ready connections above ~120 concurrent clients on this machine, with epoll
-    /// and with poll alike; a pool of two or more did not (measured up to 1,000 connections).
-    public var workerThreads: Int { max(2, threads) }
+    /// The pool size used: `threads`, at least 1. With one, libmicrohttpd runs its single internal polling thread
+    /// (a pool of one is no pool): what a process limited to one CPU should run, since a second worker there only
+    /// waits for the CPU the first one holds and preempts it when it gets it.
+    public var workerThreads: Int { max(1, threads) }
 
     /// Above ``resumeSlice`` × this many suspended connections the slice grows with them, so that resuming all of
     /// them takes about this many slices: each slice costs a walk of the suspended list (libmicrohttpd 0.9.75), and

@@ -12,7 +12,10 @@ public struct ContainerLimits: Equatable, Sendable {
     public var cpus: Double?
     /// Bytes of memory the cgroup may use; nil when unlimited or unknown.
     public var memoryBytes: Int?
-    /// The files the limits were read from, for the start-up log line.
+    /// CPUs in the process's affinity mask (`taskset`, `docker --cpuset-cpus`, a pinned systemd unit): the mask
+    /// `sched_getaffinity` returns, read from `Cpus_allowed_list` in `/proc/self/status`; nil when unknown.
+    public var affinityCPUs: Int?
+    /// The cgroup files the limits were read from, for the start-up log line.
     public var sources: [String] = []
 
     /// The default cache limit when no memory limit is known, in MiB.
@@ -20,7 +23,7 @@ public struct ContainerLimits: Equatable, Sendable {
 
     /// The limits of the running process, from `/sys/fs/cgroup` and `/proc/self/cgroup`.
     public static func current() -> ContainerLimits {
-        read(cgroupRoot: "/sys/fs/cgroup", procSelfCgroup: "/proc/self/cgroup")
+        read(cgroupRoot: "/sys/fs/cgroup", procSelfCgroup: "/proc/self/cgroup", procSelfStatus: "/proc/self/status")
     }
 
     /// Reads the limits under a cgroup mount laid out as Linux mounts it.
@@ -28,9 +31,14 @@ public struct ContainerLimits: Equatable, Sendable {
     ///   - cgroupRoot: where the cgroup file systems are mounted (`/sys/fs/cgroup`): cgroup v2 there or under
     ///     `unified/` (hybrid), v1 controllers under `cpu/`, `cpu,cpuacct/` and `memory/`.
     ///   - procSelfCgroup: the process's membership file (`/proc/self/cgroup`), `id:controllers:path` lines.
-    public static func read(cgroupRoot: String, procSelfCgroup: String) -> ContainerLimits {
+    ///   - procSelfStatus: the process's status file (`/proc/self/status`), whose `Cpus_allowed_list` is the
+    ///     affinity mask; nil or missing: no mask known.
+    public static func read(cgroupRoot: String, procSelfCgroup: String, procSelfStatus: String? = nil) -> ContainerLimits {
         let membership = CgroupMembership(text: readSmallFile(procSelfCgroup) ?? "")
         var limits = ContainerLimits()
+        if let procSelfStatus, let status = readSmallFile(procSelfStatus) {
+            limits.affinityCPUs = parseAllowedCPUs(status: status)
+        }
 
         for v2Root in [cgroupRoot, cgroupRoot + "/unified"] where FileManager.default.fileExists(atPath: v2Root + "/cgroup.controllers") {
             for directory in directories(from: membership.unifiedPath ?? "/", under: v2Root) {
@@ -61,11 +69,29 @@ public struct ContainerLimits: Equatable, Sendable {
         return limits
     }
 
-    /// libmicrohttpd worker threads: the CPU limit rounded up, at most `cores`, and never fewer than 2 (a pool of
-    /// one thread stops reading ready connections under load, docs/operations.md). Without a limit, `cores`.
-    public func workerThreads(cores: Int) -> Int {
-        guard let cpus else { return max(2, cores) }
-        return max(2, min(cores, Int(cpus.rounded(.up))))
+    /// libmicrohttpd worker threads: the CPUs this process may use (``usableCPUs(cores:)``).
+    public func workerThreads(cores: Int) -> Int { usableCPUs(cores: cores) }
+
+    /// The CPUs this process may run on at once: the affinity mask's CPUs and the cgroup quota rounded up, the
+    /// smaller, at most `cores` (the online processors) and at least 1 (the rule of Go's `GOMAXPROCS` and of the
+    /// JVM's `activeProcessorCount` in a container). A thread beyond it only waits for a CPU another one of ours
+    /// holds, and preempts it when it gets one.
+    public func usableCPUs(cores: Int) -> Int {
+        var usable = max(1, cores)
+        if let affinityCPUs { usable = min(usable, affinityCPUs) }
+        if let cpus { usable = min(usable, Int(cpus.rounded(.up))) }
+        return max(1, usable)
+    }
+
+    /// Which limit chose ``usableCPUs(cores:)``, for the start-up log line: "the affinity mask (1 of 2 CPUs)",
+    /// "the cgroup quota (1.5 CPUs)" or "the online CPUs".
+    public func usableCPUsReason(cores: Int) -> String {
+        let usable = usableCPUs(cores: cores)
+        if let cpus, Int(cpus.rounded(.up)) == usable, usable < cores, (affinityCPUs ?? Int.max) >= usable {
+            return "the cgroup quota (\((cpus * 100).rounded() / 100) CPUs)"
+        }
+        if let affinityCPUs, affinityCPUs == usable, usable < cores { return "the affinity mask (\(affinityCPUs) of \(cores) CPUs)" }
+        return "the online CPUs (\(cores))"
     }
 
     /// The compiled-variant cache limit in MiB: a quarter of the memory limit (the rest is the snapshot, the
@@ -85,6 +111,23 @@ public struct ContainerLimits: Equatable, Sendable {
         guard memoryBytes.map({ newValue < $0 }) ?? true else { return }
         memoryBytes = newValue
         sources.append(source)
+    }
+
+    /// The CPUs of `Cpus_allowed_list:` in a `/proc/PID/status` text (`0-3,6,8-9` is 7); nil when the line is
+    /// missing or not a list of CPUs and ranges.
+    static func parseAllowedCPUs(status: String) -> Int? {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Cpus_allowed_list:") }) else { return nil }
+        let list = line.dropFirst("Cpus_allowed_list:".count).trimmingCharacters(in: .whitespaces)
+        guard !list.isEmpty else { return nil }
+        var count = 0
+        for item in list.split(separator: ",") {
+            let bounds = item.split(separator: "-", omittingEmptySubsequences: false)
+            guard bounds.count <= 2, let low = Int(bounds[0]), let high = Int(bounds[bounds.count - 1]), low >= 0, high >= low else {
+                return nil
+            }
+            count += high - low + 1
+        }
+        return count > 0 ? count : nil
     }
 
     /// `cpu.max`: `QUOTA PERIOD` in microseconds, or `max PERIOD` (unlimited).
@@ -134,7 +177,9 @@ public struct ContainerLimits: Equatable, Sendable {
 extension ContainerLimits: CustomStringConvertible {
     /// "2 CPUs, 1024 MiB (from …)" or "no cgroup limits".
     public var description: String {
-        guard cpus != nil || memoryBytes != nil else { return "no cgroup limits" }
+        guard cpus != nil || memoryBytes != nil else {
+            return affinityCPUs.map { "no cgroup limits, \($0) CPUs in the affinity mask" } ?? "no cgroup limits"
+        }
         let cpuText = cpus.map { "\(($0 * 100).rounded() / 100) CPUs" } ?? "no CPU limit"
         let memoryText = memoryBytes.map { "\($0 >> 20) MiB" } ?? "no memory limit"
         return "\(cpuText), \(memoryText) (from \(sources.joined(separator: ", ")))"

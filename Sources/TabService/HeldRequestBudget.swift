@@ -6,7 +6,7 @@ import Synchronization
 final class HeldRequestBudget: Sendable {
     /// Requests that may be held at once.
     let total: Int
-    /// Requests that one client address may hold at once.
+    /// Requests that one client address may hold at once; 0: no limit but ``total``.
     let perAddress: Int
 
     private struct State {
@@ -31,7 +31,7 @@ final class HeldRequestBudget: Sendable {
         state.withLock { state in
             if state.held >= total { return .total }
             let mine = state.byAddress[address, default: 0]
-            if mine >= perAddress { return .address }
+            if perAddress > 0 && mine >= perAddress { return .address }
             state.held += 1
             state.byAddress[address] = mine + 1
             return nil

@@ -45,6 +45,8 @@ final class Publisher: Sendable {
     private let queue = DispatchQueue(label: "tabserver.publisher")
     let waiters = ChangeWaiters()
     let feed = ChangeFeed(capacity: 1024)
+    /// Signalled by every publication: a background job with nothing to do waits on it rather than waking to look.
+    let publications = Wakeup()
 
     /// Purges the caches in front of what each publication made stale (none configured: nil).
     let purger: CachePurger?
@@ -84,6 +86,7 @@ final class Publisher: Sendable {
                 // The feed before the writer's answer (a reader that asks right after the write finds its event); the
                 // writer before the (possibly thousands of) woken long-polls, so that its answer is queued first.
                 self.feed.append(delivered)
+                self.publications.signal()
                 continuation.resume(returning: stamped)
                 self.waiters.wake(delivered, sequence: sequence)
                 // Last, and in the background: the change is stored and published, and no answer waits for a cache.

@@ -37,10 +37,12 @@ public final class ServerApplication: Sendable {
 
     /// The long-polls that may be held, lowered to leave an eighth of the connection limit (at least 64 slots)
     /// free for everything else, and per address to the per-address share of connections less 16 (when there is
-    /// one), so that neither all clients' held requests nor one client's can take the last slots.
+    /// one), so that neither all clients' held requests nor one client's can take the last slots. A `perAddress` of
+    /// 0 (no limit per address: behind a balancer that hides client addresses) stays 0; only the total binds then.
     public static func heldRequestLimits(_ http: HTTPServerConfiguration, total: Int, perAddress: Int) -> (total: Int, perAddress: Int) {
         let connections = http.effectiveConnectionLimit
         let total = max(1, min(total, connections - max(64, connections / 8)))
+        guard perAddress > 0 else { return (total, 0) }
         var perAddress = min(perAddress, total)
         if http.perIPConnectionLimit > 0 { perAddress = max(1, min(perAddress, http.perIPConnectionLimit - 16)) }
         return (total, perAddress)

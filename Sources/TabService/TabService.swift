@@ -33,7 +33,8 @@ public struct ServiceConfiguration: Sendable {
     /// Long-polls held at once, across all clients (503 with `Retry-After` beyond). `ServerApplication` sets it
     /// below the connection limit, so that held requests never take the slots `/healthz` and reads need.
     public var heldRequestLimit: Int = 10_000
-    /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once.
+    /// Long-polls one client address (the forwarded client behind `--trusted-proxy`) may hold at once
+    /// (`--per-address-held`); 0: no limit per address, only ``heldRequestLimit``.
     public var heldRequestsPerAddress: Int = 512
     /// The environments (`--environments`), where changes enter first and the one apps get last: a client may name
     /// one (`?environment=`, `Tabs-Environment`; others are 404), writes go to the first unless they name another,
@@ -212,20 +213,38 @@ public final class TabService: HTTPHandler {
 
     // MARK: Background jobs: the service starts them, each runs on its capability's value
 
-    /// Starts the stepper (until the service stops).
+    /// Starts the stepper (until the service stops). While no rollout is served it sleeps until a publication (which
+    /// may bring one, from this replica or another) rather than waking four times a second to find none.
     func startRolloutStepper() {
+        let publications = publisher.publications
         Task.detached { [weak self] in
             var lastFlush = ContinuousClock.now
             var lastPrune = ContinuousClock.now
+            var countsStored = true  // nothing served yet, nothing to store
             while true {
+                let idle: Bool
+                do {  // the service is held only while it works, never across the sleep
+                    guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
+                    idle = service.publisher.snapshot.everyRollout.isEmpty
+                    // Reports of ended rollouts and of versions are pruned whether or not a rollout runs now.
+                    if ContinuousClock.now - lastPrune >= .seconds(600) {
+                        lastPrune = .now
+                        await service.reportLedger.prune(service.changes)
+                    }
+                    if idle && !countsStored {  // the counts as the last rollout ended them, once
+                        countsStored = true
+                        await service.changes.storeServedCounts()
+                    }
+                }
+                if idle {
+                    await publications.wait(upTo: .seconds(60))
+                    continue
+                }
+                countsStored = false
                 try? await Task.sleep(for: .milliseconds(250))
                 guard let service = self, !service.stopping.load(ordering: .relaxed) else { return }
                 await service.changes.recordDueSteps()
                 await service.reportLedger.evaluate(service.changes)
-                if ContinuousClock.now - lastPrune >= .seconds(600) {
-                    lastPrune = .now
-                    await service.reportLedger.prune(service.changes)
-                }
                 if ContinuousClock.now - lastFlush >= .seconds(2) {
                     lastFlush = .now
                     await service.changes.storeServedCounts()

@@ -27,7 +27,7 @@ struct Serve: AsyncParsableCommand {
             """) var store: String?
     @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs:
         String?
-    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPU limit, else the core count).") var threads: Int?
+    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPUs the process may use, the affinity mask and the cgroup quota, the smaller).") var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
     @Option(help: "Cache-Control of client-plane errors (env TABSERVER_ERROR_CACHE_CONTROL; default no-store).") var errorCacheControl:
         String?
@@ -39,6 +39,12 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The PEM private key of --tls-cert (env TABSERVER_TLS_KEY).") var tlsKey: String?
     @Option(help: "Connections one client address may hold (env TABSERVER_PER_ADDRESS_CONNECTIONS; default 1024; 0: no share).")
     var perAddressConnections: Int?
+    @Option(
+        help: """
+            Long-polls one client address may hold (env TABSERVER_PER_ADDRESS_HELD; default 512, and none when \
+            --per-address-connections is 0; 0: no limit, which lifts the per-address connection default too).
+            """)
+    var perAddressHeld: Int?
     @Option(
         help: """
             Connections open at once (env TABSERVER_MAX_CONNECTIONS; default: the open-file limit less 128, and no more \
@@ -180,6 +186,8 @@ struct Serve: AsyncParsableCommand {
             }
         }
         let limits = ContainerLimits.current()
+        let cores = HTTPServerConfiguration.coreCount
+        logger.info("CPUs this process may use: \(limits.usableCPUs(cores: cores)), from \(limits.usableCPUsReason(cores: cores))")
         let storeURL = try StoreLocation(
             url: store ?? environment["TABSERVER_STORE"] ?? "sqlite:data/tabs.sqlite", environment: environment)
         let tokens = try AdminTokens.load(environment: environment, logger: logger)
@@ -193,8 +201,15 @@ struct Serve: AsyncParsableCommand {
             host: host ?? environment["TABSERVER_HOST"] ?? "0.0.0.0",
             port: try port ?? environment.integer("TABSERVER_PORT").map(UInt16.init) ?? 8080,
             threads: try threads ?? environment.integer("TABSERVER_THREADS")
-                ?? limits.workerThreads(cores: HTTPServerConfiguration.coreCount))
-        if let perAddress = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS") {
+                ?? limits.workerThreads(cores: cores))
+        // Either per-address limit set to 0 lifts the other's default: behind a balancer that hides client
+        // addresses every phone shares a few, and one lifted limit with the other still in place would bind.
+        let perAddressConnections = try perAddressConnections ?? environment.integer("TABSERVER_PER_ADDRESS_CONNECTIONS")
+        let perAddressHeld = try perAddressHeld ?? environment.integer("TABSERVER_PER_ADDRESS_HELD")
+        guard (perAddressConnections ?? 0) >= 0, (perAddressHeld ?? 0) >= 0 else {
+            throw ValidationError("--per-address-connections and --per-address-held are numbers ≥ 0 (0: no limit)")
+        }
+        if let perAddress = perAddressConnections ?? (perAddressHeld == 0 ? 0 : nil) {
             http.perIPConnectionLimit = perAddress
         }
         if let tls {
@@ -244,6 +259,7 @@ struct Serve: AsyncParsableCommand {
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
         // Unless given, as many as the connection limit leaves beside its reserve (ServerApplication lowers it so).
         service.heldRequestLimit = held ?? Int.max
+        service.heldRequestsPerAddress = perAddressHeld ?? (http.perIPConnectionLimit == 0 ? 0 : service.heldRequestsPerAddress)
         let heldLimit = ServerApplication.heldRequestLimits(
             http, total: service.heldRequestLimit, perAddress: service.heldRequestsPerAddress)
         if let held, heldLimit.total < held {
@@ -317,7 +333,7 @@ struct Serve: AsyncParsableCommand {
         let server = application.server
         starting.started()
         logger.info(
-            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker threads, up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls (\(heldLimit.perAddress == 0 ? "no limit" : "\(heldLimit.perAddress)") per address)\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
         while true {

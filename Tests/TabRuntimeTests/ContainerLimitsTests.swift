@@ -108,7 +108,7 @@ struct ContainerLimitsTests {
             ])
         let limits = host.limits()
         #expect(limits.cpus == 0.5)
-        #expect(limits.workerThreads(cores: 4) == 2)
+        #expect(limits.workerThreads(cores: 4) == 1)
         #expect(limits.cacheLimitMiB() == 1)
     }
 
@@ -121,6 +121,57 @@ struct ContainerLimitsTests {
         #expect(ContainerLimits(cpus: nil, memoryBytes: 64 << 30).cacheLimitMiB() == 512)
         #expect(ContainerLimits.parseCPUMax("garbage") == nil)
         #expect(ContainerLimits.parseMemoryLimit("12ab") == nil)
+    }
+
+    /// The CPUs the process may use: the affinity mask and the cgroup quota (rounded up), the smaller, within the
+    /// online CPUs, never 0.
+    @Test(arguments: [
+        // (affinity, quota, online) -> usable
+        (nil, nil, 8, 8),
+        (1, nil, 2, 1),  // taskset -c 1 on a 2-core machine
+        (2, nil, 2, 2),
+        (nil, 1.5, 8, 2),
+        (4, 1.5, 8, 2),  // the quota is the smaller
+        (1, 4.0, 8, 1),  // the mask is the smaller
+        (3, 3.0, 8, 3),  // equal
+        (nil, 0.1, 4, 1),  // a tiny quota still runs one
+        (16, nil, 4, 4),  // a mask naming offline CPUs
+        (nil, 64.0, 2, 2),
+        (nil, nil, 0, 1),  // sysconf said nothing sensible
+    ] as [(Int?, Double?, Int, Int)])
+    func usableCPUsIsTheSmallerOfMaskAndQuota(affinity: Int?, quota: Double?, online: Int, usable: Int) {
+        let limits = ContainerLimits(cpus: quota, memoryBytes: nil, affinityCPUs: affinity)
+        #expect(limits.usableCPUs(cores: online) == usable)
+        #expect(limits.workerThreads(cores: online) == usable)
+    }
+
+    @Test func usableCPUsReasonNamesTheLimitThatChose() {
+        #expect(ContainerLimits(affinityCPUs: 1).usableCPUsReason(cores: 2) == "the affinity mask (1 of 2 CPUs)")
+        #expect(ContainerLimits(cpus: 1.5, affinityCPUs: 4).usableCPUsReason(cores: 8) == "the cgroup quota (1.5 CPUs)")
+        #expect(ContainerLimits(affinityCPUs: 2).usableCPUsReason(cores: 2) == "the online CPUs (2)")
+    }
+
+    @Test(arguments: [
+        ("Name:\ttabserver\nCpus_allowed:\t2\nCpus_allowed_list:\t1\n", 1),
+        ("Cpus_allowed_list:\t0-1\n", 2),
+        ("Cpus_allowed_list:\t0-3,6,8-9\nMems_allowed_list:\t0\n", 7),
+        ("Cpus_allowed_list:\t\n", nil),
+        ("Cpus_allowed_list:\t3-1\n", nil),
+        ("Cpus_allowed_list:\tx\n", nil),
+        ("Name:\ttabserver\n", nil),
+    ] as [(String, Int?)])
+    func allowedCPUsAreReadFromTheStatusFile(status: String, count: Int?) {
+        #expect(ContainerLimits.parseAllowedCPUs(status: status) == count)
+    }
+
+    @Test func theAffinityMaskIsReadBesideTheCgroupQuota() throws {
+        let host = try FakeHost(
+            procSelfCgroup: "0::/\n", files: ["cgroup.controllers": "cpu memory\n", "cpu.max": "300000 100000\n"])
+        let status = host.root.appendingPathComponent("proc-self-status").path
+        try "Name:\ttabserver\nCpus_allowed_list:\t1\n".write(toFile: status, atomically: true, encoding: .utf8)
+        let limits = ContainerLimits.read(cgroupRoot: host.cgroupRoot, procSelfCgroup: host.procSelfCgroup, procSelfStatus: status)
+        #expect(limits.cpus == 3 && limits.affinityCPUs == 1)
+        #expect(limits.workerThreads(cores: 4) == 1)
     }
 
     @Test func membershipSplitsV1ControllersAndFindsTheUnifiedPath() {
