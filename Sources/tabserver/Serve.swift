@@ -27,7 +27,10 @@ struct Serve: AsyncParsableCommand {
             """) var store: String?
     @Option(help: "Directory with layouts/ and strings/ to import for accounts the store lacks (env TABSERVER_CONFIGS).") var configs:
         String?
-    @Option(help: "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPUs the process may use, the affinity mask and the cgroup quota, the smaller).") var threads: Int?
+    @Option(
+        help:
+            "libmicrohttpd worker threads (env TABSERVER_THREADS; default: the CPUs the process may use, the affinity mask and the cgroup quota, the smaller)."
+    ) var threads: Int?
     @Option(help: "Cache-Control of client answers (env TABSERVER_CACHE_CONTROL; default no-cache).") var cacheControl: String?
     @Option(help: "Cache-Control of client-plane errors (env TABSERVER_ERROR_CACHE_CONTROL; default no-store).") var errorCacheControl:
         String?

@@ -125,20 +125,21 @@ struct ContainerLimitsTests {
 
     /// The CPUs the process may use: the affinity mask and the cgroup quota (rounded up), the smaller, within the
     /// online CPUs, never 0.
-    @Test(arguments: [
-        // (affinity, quota, online) -> usable
-        (nil, nil, 8, 8),
-        (1, nil, 2, 1),  // taskset -c 1 on a 2-core machine
-        (2, nil, 2, 2),
-        (nil, 1.5, 8, 2),
-        (4, 1.5, 8, 2),  // the quota is the smaller
-        (1, 4.0, 8, 1),  // the mask is the smaller
-        (3, 3.0, 8, 3),  // equal
-        (nil, 0.1, 4, 1),  // a tiny quota still runs one
-        (16, nil, 4, 4),  // a mask naming offline CPUs
-        (nil, 64.0, 2, 2),
-        (nil, nil, 0, 1),  // sysconf said nothing sensible
-    ] as [(Int?, Double?, Int, Int)])
+    @Test(
+        arguments: [
+            // (affinity, quota, online) -> usable
+            (nil, nil, 8, 8),
+            (1, nil, 2, 1),  // taskset -c 1 on a 2-core machine
+            (2, nil, 2, 2),
+            (nil, 1.5, 8, 2),
+            (4, 1.5, 8, 2),  // the quota is the smaller
+            (1, 4.0, 8, 1),  // the mask is the smaller
+            (3, 3.0, 8, 3),  // equal
+            (nil, 0.1, 4, 1),  // a tiny quota still runs one
+            (16, nil, 4, 4),  // a mask naming offline CPUs
+            (nil, 64.0, 2, 2),
+            (nil, nil, 0, 1),  // sysconf said nothing sensible
+        ] as [(Int?, Double?, Int, Int)])
     func usableCPUsIsTheSmallerOfMaskAndQuota(affinity: Int?, quota: Double?, online: Int, usable: Int) {
         let limits = ContainerLimits(cpus: quota, memoryBytes: nil, affinityCPUs: affinity)
         #expect(limits.usableCPUs(cores: online) == usable)
@@ -151,15 +152,16 @@ struct ContainerLimitsTests {
         #expect(ContainerLimits(affinityCPUs: 2).usableCPUsReason(cores: 2) == "the online CPUs (2)")
     }
 
-    @Test(arguments: [
-        ("Name:\ttabserver\nCpus_allowed:\t2\nCpus_allowed_list:\t1\n", 1),
-        ("Cpus_allowed_list:\t0-1\n", 2),
-        ("Cpus_allowed_list:\t0-3,6,8-9\nMems_allowed_list:\t0\n", 7),
-        ("Cpus_allowed_list:\t\n", nil),
-        ("Cpus_allowed_list:\t3-1\n", nil),
-        ("Cpus_allowed_list:\tx\n", nil),
-        ("Name:\ttabserver\n", nil),
-    ] as [(String, Int?)])
+    @Test(
+        arguments: [
+            ("Name:\ttabserver\nCpus_allowed:\t2\nCpus_allowed_list:\t1\n", 1),
+            ("Cpus_allowed_list:\t0-1\n", 2),
+            ("Cpus_allowed_list:\t0-3,6,8-9\nMems_allowed_list:\t0\n", 7),
+            ("Cpus_allowed_list:\t\n", nil),
+            ("Cpus_allowed_list:\t3-1\n", nil),
+            ("Cpus_allowed_list:\tx\n", nil),
+            ("Name:\ttabserver\n", nil),
+        ] as [(String, Int?)])
     func allowedCPUsAreReadFromTheStatusFile(status: String, count: Int?) {
         #expect(ContainerLimits.parseAllowedCPUs(status: status) == count)
     }

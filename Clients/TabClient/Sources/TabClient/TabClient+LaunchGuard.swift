@@ -57,7 +57,8 @@ extension TabClient {
             ? (current.source == .bundle ? nil : Fallback(layout: current.layout, validators: current.validators, source: current.source))
             : current.fallback
         if let cache {
-            let rendered = current.pendingSince == nil && current.source != .bundle && current.stored.map(current.validators.contains) == true
+            let rendered =
+                current.pendingSince == nil && current.source != .bundle && current.stored.map(current.validators.contains) == true
             if !(guarding(layout) && configuration.launchAttempts > 0) {
                 cache.previous.withLock { $0 = nil }
             } else if current.pendingSince == nil {
@@ -119,7 +120,9 @@ extension TabClient {
                 return record
             }
             // The file goes back with the layout shown: the last one that rendered when it kept it, else nothing (the bundle).
-            if let cache, current.fallback != nil, let previous = cache.previous.withLock({ $0 }), (try? cache.restore(previous, record: next)) != nil {
+            if let cache, current.fallback != nil, let previous = cache.previous.withLock({ $0 }),
+                (try? cache.restore(previous, record: next)) != nil
+            {
                 cache.previous.withLock { $0 = nil }
             } else {
                 cache?.previous.withLock { $0 = nil }

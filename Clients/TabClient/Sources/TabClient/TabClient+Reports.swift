@@ -51,11 +51,12 @@ extension TabClient {
     /// batch.
     func sendReports(force: Bool) async {
         guard let reportQueue, let batch = reportQueue.batch(now: configuration.clock.now, force: force) else { return }
-        guard sendingReports.withLock({ sending in
-            if sending { return false }
-            sending = true
-            return true
-        })
+        guard
+            sendingReports.withLock({ sending in
+                if sending { return false }
+                sending = true
+                return true
+            })
         else { return }
         defer { sendingReports.withLock { $0 = false } }
         var document: [String: Any] = ["installId": installID]

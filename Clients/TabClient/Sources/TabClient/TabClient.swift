@@ -255,7 +255,8 @@ public final class TabClient: Sendable {
                                 revision: max(initial.revision ?? pending.revision, pending.revision))
                             if guarded {
                                 initial.pendingSince = configuration.clock.now
-                                initial.fallback = rendered ? Fallback(layout: before.layout, validators: before.validators, source: before.source) : nil
+                                initial.fallback =
+                                    rendered ? Fallback(layout: before.layout, validators: before.validators, source: before.source) : nil
                             }
                             cached = true
                         }
@@ -287,7 +288,9 @@ public final class TabClient: Sendable {
                     initial = State(layout: floor.layout, validators: floor.validators, source: .bundle, stored: nil)
                     // Back to the last layout that rendered when the file kept it (and it still verifies), else the bundle.
                     if let launchPrevious, (try? cache.restore(launchPrevious, record: next)) != nil,
-                        case .success(let entry)? = cache.load(signed: configuration.signingKeys != nil).map({ Self.verified($0, configuration: configuration) }),
+                        case .success(let entry)? = cache.load(signed: configuration.signingKeys != nil).map({
+                            Self.verified($0, configuration: configuration)
+                        }),
                         !next.refuses(entry.layout.version)
                     {
                         initial = State(

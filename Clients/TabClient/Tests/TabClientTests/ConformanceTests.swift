@@ -260,7 +260,10 @@ final class ScenarioRun {
         try answers.map { answer in
             try Self.known(
                 answer,
-                ["status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed", "tamper", "unsigned"],
+                [
+                    "status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed", "tamper",
+                    "unsigned",
+                ],
                 "answer")
             var headers = (answer["headers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             var body = Data()
@@ -278,7 +281,8 @@ final class ScenarioRun {
                 body = Data(text.utf8)
             } else if let spec = answer["bodyRepeat"] as? Object {
                 try Self.known(spec, ["before", "text", "times", "after"], "bodyRepeat")
-                let text = (spec["before"] as? String ?? "") + String(repeating: spec["text"] as? String ?? "", count: spec["times"] as? Int ?? 0)
+                let text =
+                    (spec["before"] as? String ?? "") + String(repeating: spec["text"] as? String ?? "", count: spec["times"] as? Int ?? 0)
                     + (spec["after"] as? String ?? "")
                 body = Data(text.utf8)
             }
@@ -538,7 +542,9 @@ final class ScenarioRun {
         if let wanted = expect["detail"] as? String, detail != wanted { fail("detail \(detail ?? "none"), expected \(wanted)") }
         if let limit = expect["errorTextAtMostBytes"] as? Int {
             let text = error.map { "\($0)" } ?? ""
-            if error == nil || text.utf8.count > limit { fail("error text of \(text.utf8.count) bytes (\(text.prefix(200))…), expected at most \(limit)") }
+            if error == nil || text.utf8.count > limit {
+                fail("error text of \(text.utf8.count) bytes (\(text.prefix(200))…), expected at most \(limit)")
+            }
         }
         if let wanted = expect["layout"] as? Object, let difference = try Self.compare(wanted, client.current) {
             fail("the layout shown: \(difference)")
@@ -647,7 +653,9 @@ final class ScenarioRun {
             }
             let actual = (stored?["guard"]).map { $0 as? NSDictionary } ?? nil
             let wanted = expect["guard"] as? NSDictionary
-            if actual != wanted { fail("cache file guard \(actual.map { "\($0)" } ?? "none"), expected \(wanted.map { "\($0)" } ?? "none")") }
+            if actual != wanted {
+                fail("cache file guard \(actual.map { "\($0)" } ?? "none"), expected \(wanted.map { "\($0)" } ?? "none")")
+            }
         }
         if let wanted = expect["reverted"] as? Object {
             let reverts = events.compactMap { event -> (Int, String)? in
@@ -661,7 +669,10 @@ final class ScenarioRun {
             for (scheme, name) in [(CompiledLayout.ColorScheme.light, "light"), (.dark, "dark")] {
                 guard let colours = wanted[name] as? Object else { continue }
                 let actual = client.current.appearance.colors(for: scheme)
-                let values = ["backgroundColor": actual.backgroundColor, "tintColor": actual.tintColor, "unselectedTintColor": actual.unselectedTintColor]
+                let values = [
+                    "backgroundColor": actual.backgroundColor, "tintColor": actual.tintColor,
+                    "unselectedTintColor": actual.unselectedTintColor,
+                ]
                 for (key, value) in colours.sorted(by: { $0.key < $1.key }) where values[key] != .some(value as? String) {
                     fail("\(name) \(key) \(values[key].flatMap { $0 } ?? "none"), expected \(value)")
                 }
@@ -680,7 +691,10 @@ final class ScenarioRun {
         if let wanted = expect["groups"] as? [Object] {
             let actual = client.current.groups.map { ["id": $0.id, "title": $0.title, "tabs": $0.tabs.joined(separator: ",")] }
             let expected = wanted.map {
-                ["id": $0["id"] as? String ?? "", "title": $0["title"] as? String ?? "", "tabs": ($0["tabs"] as? [String] ?? []).joined(separator: ",")]
+                [
+                    "id": $0["id"] as? String ?? "", "title": $0["title"] as? String ?? "",
+                    "tabs": ($0["tabs"] as? [String] ?? []).joined(separator: ","),
+                ]
             }
             if actual != expected { fail("groups \(actual), expected \(expected)") }
         }

@@ -1,11 +1,11 @@
 import Foundation
 import Testing
 
+@testable import TabClient
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-
-@testable import TabClient
 
 /// What the client does with what a server should never send: JSON nested too deep, bodies too large, text too long,
 /// redirects. The conformance scenarios prove the same through the client; these name the limits.

@@ -21,16 +21,22 @@ import Testing
         // The file holds another version than the pending one (a newer one stored after it): not this one's launches.
         Case(record: GuardRecord(pending: 2, launches: 1), holding: 3, bundle: 1, attempts: 2, verdict: .show),
         // One launch ended before markRendered(): this one counts, the layout is shown again.
-        Case(record: GuardRecord(pending: 2, launches: 1), holding: 2, bundle: 1, attempts: 2, verdict: .count(GuardRecord(pending: 2, launches: 2))),
+        Case(
+            record: GuardRecord(pending: 2, launches: 1), holding: 2, bundle: 1, attempts: 2,
+            verdict: .count(GuardRecord(pending: 2, launches: 2))),
         // A record without a count (written by hand) counts as the launch that showed it.
         Case(record: GuardRecord(pending: 2), holding: 2, bundle: 1, attempts: 3, verdict: .count(GuardRecord(pending: 2, launches: 2))),
         // launchAttempts launches ended before it: reverted and blocked, the older blocks kept.
         Case(
             record: GuardRecord(pending: 2, launches: 2, blocked: [7]), holding: 2, bundle: 1, attempts: 2,
             verdict: .revert(version: 2, record: GuardRecord(blocked: [7, 2]))),
-        Case(record: GuardRecord(pending: 2, launches: 1), holding: 2, bundle: 1, attempts: 1, verdict: .revert(version: 2, record: GuardRecord(blocked: [2]))),
+        Case(
+            record: GuardRecord(pending: 2, launches: 1), holding: 2, bundle: 1, attempts: 1,
+            verdict: .revert(version: 2, record: GuardRecord(blocked: [2]))),
         // The bundle's version is the floor: never reverted.
-        Case(record: GuardRecord(pending: 1, launches: 9), holding: 1, bundle: 1, attempts: 2, verdict: .count(GuardRecord(pending: 1, launches: 10))),
+        Case(
+            record: GuardRecord(pending: 1, launches: 9), holding: 1, bundle: 1, attempts: 2,
+            verdict: .count(GuardRecord(pending: 1, launches: 10))),
     ]
 
     @Test(arguments: cases) func aLaunchDecides(_ c: Case) {
