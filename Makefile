@@ -28,8 +28,11 @@ release: deps
 	$(SWIFT) build -c release --product tabserver
 
 ## run: serve configs/ on port $(PORT) with the embedded SQLite store under data/
+## (HOST=127.0.0.1 make run keeps it to this machine; the default, 0.0.0.0, is every interface, as a container needs)
+HOST ?= 0.0.0.0
 run: release
-	.build/release/tabserver serve --port $(PORT) --configs configs --store sqlite:data/tabs.sqlite
+	@echo "make run: tabserver listens on $(HOST):$(PORT)$(if $(filter 0.0.0.0,$(HOST)), (every interface of this machine),): try curl http://127.0.0.1:$(PORT)/v1/accounts/jack/tabs"
+	.build/release/tabserver serve --host $(HOST) --port $(PORT) --configs configs --store sqlite:data/tabs.sqlite
 
 ## test: every test (unit, store conformance on memory, SQLite and a throwaway PostgreSQL, live HTTP,
 ## kill -9, races, two replicas)
