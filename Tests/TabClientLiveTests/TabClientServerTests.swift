@@ -139,6 +139,8 @@ import Testing
             Issue.record("the server ahead did not send its layout")
             return
         }
+        // Shown and drawn: the launch guard's pending mark is cleared, so the relaunch below has nothing to write.
+        first.markRendered()
         let file = cache.appendingPathComponent("jack.tabs.json")
         let stored = try Data(contentsOf: file)
 

@@ -51,6 +51,13 @@ import Testing
         _ = try await store.delete(account: "jack", precondition: .ifMatch([second.etag]), author: "deleter")
         // A revoked version (no environment serves jack's first one any more), its un-revoke columns NULL.
         _ = try await store.revoke(account: "jack", version: 1, reason: "cassé ü", author: "ci", audit: nil) { _ in Array("{}".utf8) }
+        // An install's failing tab counted to a rollout's candidate arm.
+        _ = try await store.countReports(
+            [
+                ReportBatch(
+                    subject: .rollout(account: "jack", environment: "production", id: 1), arm: "candidate", install: "install-ü",
+                    reports: [ReportBatch.ReportKey(kind: .tabFailed, tab: "news")])
+            ], cap: 100)
         _ = try await store.appendStrings(
             locale: "fr", source: Array("\"a\" = \"b\";".utf8), contentType: "text/plain", precondition: .none, author: nil)
         // Tokens (a rotated one: two secrets, one retiring) and the audit log, a change's entry and a coalesced refusal.
@@ -127,7 +134,7 @@ import Testing
         #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child", "staged"])
         #expect(try await copy.rolloutsUnderWay() == original.rolloutsUnderWay())
         #expect(try await copy.revocations(account: nil) == original.revocations(account: nil))
-        #expect(report.rows["layout_revocations"] == 1)
+        #expect(report.rows["layout_revocations"] == 1 && report.rows["client_reports"] == 1)
         #expect(try await copy.latestRollout(account: "staged", environment: "production")?.1 == ServedCounts(candidate: 2, stable: 9))
         // The copy is a store like any other: the next write follows the copied history.
         let latest = try #require(try await copy.latest(account: "base"))
@@ -143,7 +150,7 @@ import Testing
             report.rows == [
                 "layout_versions": 8, "strings_versions": 1, "tokens": 1, "token_secrets": 2, "audit_log": 2, "webhooks": 1,
                 "webhook_deliveries": 1, "layout_pointers": 5, "rollouts": 1, "rollout_served": 1, "strings_pointers": 1, "builds": 1,
-                "change_requests": 1, "layout_served_versions": 8, "layout_revocations": 1,
+                "change_requests": 1, "layout_served_versions": 8, "layout_revocations": 1, "client_reports": 1,
             ])
         #expect(report.tagCount == 9)
         let copy = try SQLiteStore(path: targetPath)
