@@ -93,7 +93,7 @@ public struct HTTPRequest: ~Copyable {
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
     /// Inlined so that the caller's `R` is concrete: a generic body resolved at run time cost a metadata lookup per
-    /// call on the read path (issue 25).
+    /// call on the read path.
     @inlinable
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         var result: R?
