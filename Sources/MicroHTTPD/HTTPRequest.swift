@@ -189,14 +189,6 @@ public struct HTTPRequest: ~Copyable {
         withCombinedHeader(name) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
     }
 
-    /// The value of `Content-Length` as the client declared it, nil when absent or not a number.
-    public var declaredContentLength: Int? {
-        withHeader("Content-Length") { bytes in
-            guard let bytes, !bytes.isEmpty, bytes.count <= 18, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        }
-    }
-
     /// A query argument's decoded value (`?locale=fr`); nil when absent or when its first occurrence has no `=`.
     public func query(_ name: String) -> String? {
         switch source {
