@@ -7,7 +7,7 @@ APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-
 TEST_PACKAGES := gcc sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish varnish-modules squid apache2 haproxy prometheus-alertmanager
 PORT ?= 8080
 
-.PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test proxy-test abuse bench-readers bench-held signature-test
+.PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test link-check proxy-test abuse bench-readers bench-held signature-test
 
 ## deps: install the system libraries the build links (Debian/Ubuntu; uses sudo when not root)
 deps:
@@ -105,6 +105,10 @@ k8s-check:
 ## docs-test: run the README's and docs/' sh blocks, verbatim, against a live server
 docs-test: build
 	scripts/docs-test
+
+## link-check: every relative link of the Markdown files, and every docs/*.md the sources name, points at a file
+link-check:
+	scripts/link-check
 
 ## signature-test: every signed answer of a live server verified by openssl and Python's cryptography
 signature-test: build

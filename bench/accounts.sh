@@ -7,7 +7,7 @@
 # Every step says on stderr what it does, and a failing one says which it was and why (bench/lib.sh). The server
 # is ready when /readyz answers 200: with a million accounts /healthz answers 200 for the ~6 s the restarted
 # server spends loading them, while every other path answers 503; waiting on /healthz made step 4's `curl -fs`
-# read a 503 and `set -e` end the script without a word (issue 42.5).
+# read a 503 and `set -e` end the script without a word.
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 

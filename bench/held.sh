@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Held long-polls at scale (issue 42): N long-polls of GET /v1/accounts/jack/tabs?wait=300 with If-None-Match of the
+# Held long-polls at scale (docs/performance.md, "Held long-polls"): N long-polls of GET /v1/accounts/jack/tabs?wait=300 with If-None-Match of the
 # current ETag, from several loopback source addresses (127.0.x.y, at most 500 per address: a server holds 512 per
 # client address), held by one release build. Measures:
 #   - RSS per held request: (server RSS with N held − RSS before) / N, after a short settle;

@@ -2,7 +2,7 @@
 #
 # `set -e` ends a script at the first failing command without a word when that command is silent (`curl -fs`
 # answering 503, `kill` of a process already gone, `grep -c` finding nothing): ACCOUNTS=1000000 bash
-# bench/accounts.sh ended so, twice, after nine minutes of seeding (issue 42.5). The ERR trap names the script,
+# bench/accounts.sh ended so, twice, after nine minutes of seeding. The ERR trap names the script,
 # the line and the command, with its exit status, on stderr; `ready` and `must_curl` say what they waited for.
 
 set -eEuo pipefail  # -E: the ERR trap fires inside functions and subshells too

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""10,000 held long-polls on one tabserver, then one write that must wake them all (issue 16 §1).
+"""10,000 held long-polls on one tabserver, then one write that must wake them all.
 
     python3 bench/longpoll.py --bin .build/release/tabserver [--connections 10000] [--sources 10]
 
 Starts its own tabserver (SQLite store in a scratch directory, the sample configs), then:
-1. reads the layout with the iOS URLSession headers (../shared/docs/CLIENT-HEADERS.md) and keeps its ETag;
+1. reads the layout with the iOS URLSession headers (bench/readbench.py's HEADER_SETS) and keeps its ETag;
 2. checks that long-poll is there: one `?wait=2` request with that ETag must be held (an answer within 1 s means
    the binary answers at once: the script says so and stops, exit 0);
 3. loads the 200 and 304 paths with h2load (`--h1 -t1`, 32 connections, iOS headers) with nothing held;
@@ -272,7 +272,7 @@ def run(args, port, server, work):
     probe = time.monotonic() - started
     if probe < 1:
         print(f"**Long-poll: not measured.** `GET {path}?wait=2` with a matching `If-None-Match` was answered "
-              f"{status} after {probe * 1000:.0f} ms: this binary does not hold long-polls yet (API.md: held until the "
+              f"{status} after {probe * 1000:.0f} ms: this binary does not hold long-polls yet (the API: held until the "
               f"representation changes or N seconds pass).")
         return 0
 

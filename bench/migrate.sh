@@ -9,7 +9,7 @@
 # The store is written by the sqlite3 shell in one statement (300,000 writes through the API would measure the
 # write path, not the copy); its tags have the store's form ("v<version>-<20 hex digits>") but random digits.
 cd "$(dirname "$0")/.."
-source bench/lib.sh  # set -eEuo pipefail, and a failing step says which (issue 42.5)
+source bench/lib.sh  # set -eEuo pipefail, and a failing step says which
 
 ACCOUNTS=${ACCOUNTS:-100000}
 BIN=${BIN:-.build/release/tabserver}

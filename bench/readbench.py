@@ -5,7 +5,7 @@
         [--pin auto|S,L] [--bin .build/release/tabserver --routes]
 
 Each measured *entry* is one request (a path and the headers a client sends) answered by a tabserver, and the same
-bytes served by nginx from files. The entries are every header set of ../shared/docs/CLIENT-HEADERS.md
+bytes served by nginx from files. The entries are the header sets of six real clients
 (HEADER_SETS below) on `…/tabs`, and with `--routes` (which needs `--bin`) this round's read routes (ROUTES below:
 the manifest, an immutable version, builds declared, a signing key), on tabservers this script starts itself. For
 each entry this:
@@ -26,9 +26,9 @@ each entry this:
 5. prints a Markdown table of medians per (entry, path, connections): throughput ratio, server CPU per
    request from /proc (utime+stime of every thread of tabserver; of nginx's master and workers), p99 from
    h2load's per-request log, bytes per response, unexpected statuses; then the memory after load and a count of
-   the cells that meet each target of issues 14 and 25.
+   the cells that meet each target (docs/performance.md).
 
-Two phases (issue 42.4). *Unpinned*: the servers and h2load share every core, as before. *Pinned* (`--pin auto`,
+Two phases. *Unpinned*: the servers and h2load share every core, as before. *Pinned* (`--pin auto`,
 or `--pin S,L`): every thread of each tabserver (`taskset -a -p`) and a second nginx with one worker process
 (started under `taskset`) on CPU S, h2load on CPU L; the pinning is read back from /proc and a run whose threads are
 elsewhere stops the bench. The targets are judged on the pinned table; the route entries are measured once, in the
@@ -55,7 +55,7 @@ import urllib.parse
 
 from heldrss import held_rss
 
-# What each client sends (../shared/docs/CLIENT-HEADERS.md), in the order it sends it.
+# What each client sends, captured from the client itself, in the order it sends it.
 HEADER_SETS = {
     "iOS URLSession": [
         ("Accept", "*/*"),
@@ -721,7 +721,7 @@ def main():
     p.add_argument("--ca", help="CA file to verify both servers with")
     p.add_argument("--title", default="Read path, real client headers")
     p.add_argument("--targets", choices=("issue14", "tls"), default="issue14",
-                   help="which targets to count: issue 14's, or HTTPS throughput ≥ 0.8× nginx (issue 15 §5)")
+                   help="which targets to count: the read path's (docs/performance.md), or HTTPS throughput ≥ 0.8× nginx")
     p.add_argument("--pin", default="off",
                    help="auto (the first two CPUs this process may use), SERVER_CPU,LOAD_CPU, or off: the pinned phase")
     p.add_argument("--pinned-clients", help="header sets of the pinned phase (default: --clients)")
@@ -954,7 +954,7 @@ def machine():
 def report(args, phase, prepared, refused, cells, why_not, new_files):
     mode, memory, pinning, conns_list = phase["mode"], phase["memory"], phase["pinning"], phase["conns"][0]
     if pinning:
-        print(f"**{args.title}, pinned (issue 42.4).** {machine()}; every thread of tabserver ({args.threads} worker "
+        print(f"**{args.title}, pinned.** {machine()}; every thread of tabserver ({args.threads} worker "
               f"threads and the rest) on CPU {pinning[0]}, nginx with 1 worker process (and its master) on CPU "
               f"{pinning[0]}, h2load `--h1 -t1` on CPU {pinning[1]}, by `taskset` and read back from /proc (other "
               f"processes of the machine are not moved); nginx tuned as above; {args.rounds} interleaved rounds of "
@@ -991,7 +991,7 @@ def report(args, phase, prepared, refused, cells, why_not, new_files):
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     cpu_ratios = {200: [], 304: []}
     summary = {"200 throughput ≥ 1.2× nginx": [], "304 throughput ≥ 1.0× nginx": [], "CPU per request ≤ nginx's": [],
-               "p99 at 256 connections ≤ nginx's and < 5 ms": [], "p99 ≤ nginx's (issue 25: every cell)": [],
+               "p99 at 256 connections ≤ nginx's and < 5 ms": [], "p99 ≤ nginx's (every cell)": [],
                "bytes per 200 ≤ nginx's": []}
     for name in prepared:
         for path in (200, 304):
@@ -1007,32 +1007,32 @@ def report(args, phase, prepared, refused, cells, why_not, new_files):
                       f"{tc:.1f} / {nc:.1f} | {tc / nc if nc else float('nan'):.2f}× | {tp:.2f} / {np_:.2f} | {th} + {tbody} / {nh} + {nbody} | "
                       f"{extra} | {bad} |")
                 if conns not in conns_list:
-                    continue  # the wide rows are shown, not counted: the targets are issue 14's cells
+                    continue  # the wide rows are shown, not counted: the targets are judged on the narrower ones
                 summary["200 throughput ≥ 1.2× nginx" if path == 200 else "304 throughput ≥ 1.0× nginx"].append(
                     ratio >= (1.2 if path == 200 else 1.0))
                 summary["CPU per request ≤ nginx's"].append(tc <= nc)
                 cpu_ratios[path].append(tc / nc if nc else float("nan"))
                 if conns == 256:
                     summary["p99 at 256 connections ≤ nginx's and < 5 ms"].append(tp <= np_ and tp < 5)
-                summary["p99 ≤ nginx's (issue 25: every cell)"].append(tp <= np_)
+                summary["p99 ≤ nginx's (every cell)"].append(tp <= np_)
                 if path == 200:
                     summary["bytes per 200 ≤ nginx's"].append(tbody <= nbody)
     if args.targets == "tls":
         ratios = [med(cells[(mode, name, path, c, "tabserver")], "rps") / med(cells[(mode, name, path, c, "nginx")], "rps")
                   for name in prepared for path in (200, 304) for c in conns_list]
-        summary = {"HTTPS throughput ≥ 0.8× nginx (issue 15 §5)": [r >= 0.8 for r in ratios],
+        summary = {"HTTPS throughput ≥ 0.8× nginx": [r >= 0.8 for r in ratios],
                    "CPU per request ≤ nginx's": summary["CPU per request ≤ nginx's"]}
         versions = sorted({f"{server}: {r['tls']}" for (m, _, _, _, server), rows in cells.items() if m == mode for r in rows if r["tls"]})
         print("\nNegotiated by h2load: " + "; ".join(versions) + ".")
     print()
     if args.targets == "tls":
-        heading = "target (issue 15 §5)"
+        heading = "target"
     elif pinning:
-        heading = "target (issues 14, 25 and 42.4), pinned: **judged here**"
+        heading = "target, pinned: **judged here**"
     elif why_not is None and args.pin not in ("off", "0", ""):
-        heading = "target (issues 14 and 25), unpinned: shown, judged on the pinned table"
+        heading = "target, unpinned: shown, judged on the pinned table"
     else:
-        heading = "target (issues 14 and 25)"
+        heading = "target"
     print(f"| {heading} | cells that meet it |")
     print("|---|---|")
     for target, met in summary.items():
@@ -1058,7 +1058,7 @@ def report_routes(args, phase, routes, cells, declared):
     mode, pinning = phase["mode"], phase["pinning"]
     where = (f"pinned as the table above (tabservers and nginx on CPU {pinning[0]}, h2load on CPU {pinning[1]})"
              if pinning else "unpinned (servers and h2load share the cores)")
-    print(f"**This round's read routes (issues 38 and 39).** {machine()}; {where}; the same rounds as the "
+    print(f"**This round's read routes.** {machine()}; {where}; the same rounds as the "
           f"`…/tabs` rows they are compared with; {args.rounds} interleaved rounds of {args.duration:g} s per cell; "
           f"medians. Headers: {ROUTE_CLIENT}'s, and for the builds `X-Client-Platform: {PLATFORM}` with `X-App-Version` "
           f"{UNDECLARED_VERSION} (not declared) or {DECLARED_VERSION} (declared without `{declared['lacking']}`); "

@@ -7,11 +7,11 @@
 #   ROUNDS=5 DURATION=3 bash bench/run.sh # more and longer rounds (DURATION: seconds per cell, default 1)
 #
 # Sections (each can be skipped with its variable set to 0):
-#   reads     bench/readbench.py: six client header sets (../shared/docs/CLIENT-HEADERS.md), 200 and 304, 32 and
+#   reads     bench/readbench.py: six client header sets (HEADER_SETS in readbench.py), 200 and 304, 32 and
 #             256 connections, h2load --h1 -t1, interleaved rounds, against nginx from Debian tuned for static
 #             JSON (sendfile, open_file_cache, gzip_static, brotli_static, precompressed gzip -9 / brotli -q 11)
 #             serving the bytes tabserver serves for each header set; twice: unpinned (servers and h2load share the
-#             cores), then PIN=auto (issue 42.4): each server on one core (tabserver with its worker threads, nginx
+#             cores), then PIN=auto: each server on one core (tabserver with its worker threads, nginx
 #             with one worker), h2load on the other, by taskset; the targets are judged on the pinned table
 #   ROUTES=1  in the pinned phase, this round's read routes against nginx serving the same bytes: the manifest and
 #             ?version=N (200 and 304), …/tabs with builds declared for an undeclared and a declared build, and
@@ -27,7 +27,7 @@
 # bench/results-latest.md, and replaces the generated section of docs/performance.md (between its bench:begin and
 # bench:end markers). Every server it starts listens on 127.0.0.1 on a free port and is stopped on exit.
 cd "$(dirname "$0")/.."
-source bench/lib.sh  # set -eEuo pipefail, and a failing step says which (issue 42.5)
+source bench/lib.sh  # set -eEuo pipefail, and a failing step says which
 
 if [ "${BENCH_QUICK:-0}" = 1 ]; then
     ROUNDS=${ROUNDS:-1} DURATION=${DURATION:-1} ACCOUNTS=${ACCOUNTS:-0}

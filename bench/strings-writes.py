@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Readers' p99 while strings tables are written (issue 25, item 4).
+"""Readers' p99 while strings tables are written (docs/performance.md, "Reads while strings tables are written").
 
     python3 bench/strings-writes.py            (BIN, ACCOUNTS, ROUNDS, DURATION, CONNECTIONS as in bench/run.sh)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # HTTPS: tabserver (--tls-cert/--tls-key) against tuned nginx with the same certificate, keep-alive, 200 and 304,
 # the client header sets in TLS_CLIENTS (readbench.py's short names, default iOS URLSession).
-# Target (issue 15 §5): ≥ 0.8× nginx's throughput. Called by bench/run.sh, or alone:
+# Target: ≥ 0.8× nginx's throughput. Called by bench/run.sh, or alone:
 #
 #   BIN=.build/release/tabserver ROUNDS=3 DURATION=2 bash bench/tls.sh
 #
@@ -10,7 +10,7 @@
 # openssl (ECDSA P-256, as most sites serve).
 # When the binary refuses the TLS flags, prints one line saying so and exits 0. Prints Markdown.
 cd "$(dirname "$0")/.."
-source bench/lib.sh  # set -eEuo pipefail, and a failing step says which (issue 42.5)
+source bench/lib.sh  # set -eEuo pipefail, and a failing step says which
 
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-2}
@@ -56,7 +56,7 @@ if [ -z "$ready" ]; then
     reason=$(grep -m1 -iE "error|unknown|unexpected" "$work/tabserver.log" || true)
     if curl -fs "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then reason="it answers plain HTTP on that port"; fi
     echo "**HTTPS: not measured.** \`$BIN serve --tls-cert … --tls-key …\` did not serve HTTPS within 10 s" \
-        "(${reason:-no message}); this binary predates the TLS flags of API.md."
+        "(${reason:-no message}); this binary predates the TLS flags (--tls-cert, --tls-key)."
     exit 0
 fi
 

@@ -4,7 +4,7 @@ internal import CMicroHTTPD
 ///
 /// The read path asks for a dozen fields per request (`Accept`, `Accept-Encoding` three times, `If-None-Match`, …);
 /// each lookup used to walk libmicrohttpd's list of fields, calling back into Swift per field: 13 walks per 304,
-/// about 5% of the server's samples (issue 25). The entries point into libmicrohttpd's memory for the request, so
+/// about 5% of the server's samples. The entries point into libmicrohttpd's memory for the request, so
 /// an index lives on the access handler's stack for exactly the handler's call (``with(_:)``).
 struct FieldIndex {
     /// A field line as libmicrohttpd holds it: name and value bytes (the value's start is nil when it has none).

@@ -1,4 +1,4 @@
-/// The bytes that tell one request from another, for a handler that remembers its answers (issue 25).
+/// The bytes that tell one request from another, for a handler that remembers its answers (the read memo).
 extension HTTPRequest {
     /// Calls `body` with the request's identity: its method, decoded path, query as sent and every field line (name
     /// and value, in the order received), each length-prefixed, so that two requests have equal identities exactly

@@ -93,7 +93,7 @@ public struct HTTPRequest: ~Copyable {
 
     /// Calls `body` with a header's bytes (no copy), or nil when the request has no such header.
     /// Inlined so that the caller's `R` is concrete: a generic body resolved at run time cost a metadata lookup per
-    /// call on the read path (issue 25).
+    /// call on the read path.
     @inlinable
     public func withHeader<R>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
         var result: R?
@@ -187,14 +187,6 @@ public struct HTTPRequest: ~Copyable {
     /// A field's value combined over all its field lines (see ``withCombinedHeader(_:_:)``), as a String.
     public func combinedHeader(_ name: String) -> String? {
         withCombinedHeader(name) { bytes in bytes.map { String(decoding: $0, as: UTF8.self) } }
-    }
-
-    /// The value of `Content-Length` as the client declared it, nil when absent or not a number.
-    public var declaredContentLength: Int? {
-        withHeader("Content-Length") { bytes in
-            guard let bytes, !bytes.isEmpty, bytes.count <= 18, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-            return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        }
     }
 
     /// A query argument's decoded value (`?locale=fr`); nil when absent or when its first occurrence has no `=`.

@@ -56,15 +56,6 @@ public enum AccessRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The `error` code of RFC 6750 §3.1, nil when no credentials were sent.
-    public var errorCode: String? {
-        switch self {
-        case .missingToken: nil
-        case .invalidToken: "invalid_token"
-        case .insufficientScope: "insufficient_scope"
-        }
-    }
-
     /// The `WWW-Authenticate` field value: `Bearer realm="tabserver"`, then `error`, and `error_description` or
     /// `scope` (the needed scope, a space-delimited list of one).
     public var wwwAuthenticate: String {

@@ -1,4 +1,4 @@
-/// The canonical bytes of LAYOUT.md §2: UTF-8, keys sorted by their UTF-8 bytes, no insignificant
+/// The canonical bytes of a compiled layout (docs/layout-format.md): UTF-8, keys sorted by their UTF-8 bytes, no insignificant
 /// whitespace, `/` not escaped, integers without a fraction.
 public enum CanonicalJSON {
     /// The canonical bytes of `value`.

@@ -16,7 +16,7 @@ public struct ClientContext: Sendable, Hashable {
 
 /// One client's layout: the canonical document and seed 000's legacy array.
 public struct CompiledLayout: Sendable, Equatable {
-    /// The document of LAYOUT.md §2.
+    /// The compiled document (docs/layout-format.md, "Compiled layout").
     public var document: JSONValue
     /// Every tab the client gets, in order (those under More too), as in the document.
     let tabs: [[String: JSONValue]]

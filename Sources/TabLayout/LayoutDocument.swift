@@ -171,7 +171,7 @@ public struct LayoutDocument: Sendable, Equatable {
 }
 
 /// A name that accounts, `extends` and the service's paths accept: `[A-Za-z0-9._-]{1,128}`.
-@inlinable  // specialised in the caller: the read path checks every request's account (issue 25)
+@inlinable  // specialised in the caller: the read path checks every request's account
 public func isValidAccountName(_ name: some StringProtocol) -> Bool {
     (1...128).contains(name.utf8.count)
         && name.utf8.allSatisfy { byte in

@@ -110,7 +110,7 @@ public enum DiagnosticLimits {
     }
 }
 
-/// The limits of LAYOUT.md, in one place.
+/// The limits of a layout (docs/layout-format.md, "Limits"), in one place.
 public enum LayoutLimits {
     /// Bytes in one source.
     public static let sourceBytes = 1024 * 1024

@@ -23,10 +23,6 @@ struct LayoutValidator {
                 message: DiagnosticLimits.shortened(message(), to: DiagnosticLimits.messageBytes, keepingEnd: false)))
     }
 
-    static let documentKeys: Set<String> = [
-        "schemaVersion", "extends", "tabs", "remove", "order", "initialTab", "maxVisibleTabs", "defaultLocale",
-        "moreTab", "appearance", "strings", "groups",
-    ]
     /// Seed 000's tab keys, each an alias of a tab key (which one: ``tabKey(_:)``).
     static let legacyTabKeys = ["TabBarTitle", "TabBarImage", "TabBarSelectedImage", "RootViewController", "TabBarBadge"]
     /// The tab key that `key` names (a seed-000 alias mapped to its key), nil for none. It runs for every member

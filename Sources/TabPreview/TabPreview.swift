@@ -6,7 +6,7 @@ public enum TabPreviewError: Error, Sendable, Equatable, CustomStringConvertible
     case unknownTab(String, known: [String])
     /// The width is outside ``TabPreview/widths``.
     case widthOutOfRange(Int)
-    /// The document is not a compiled layout (LAYOUT.md §2): the member at this pointer is missing or wrong.
+    /// The document is not a compiled layout (docs/layout-format.md): the member at this pointer is missing or wrong.
     case notACompiledLayout(pointer: String)
 
     public var description: String {
@@ -26,7 +26,7 @@ public enum ColourScheme: String, Sendable, CaseIterable, Hashable {
     case light, dark
 }
 
-/// Draws a compiled layout (LAYOUT.md §2) as the tab bar a phone shows, in SVG 1.1.
+/// Draws a compiled layout (docs/layout-format.md) as the tab bar a phone shows, in SVG 1.1.
 ///
 /// The picture is the bar alone, `width` points wide and `appearance.height` high: its background colour, a
 /// hairline on top, and one item per visible tab, plus "More" when tabs overflow. The selected item is drawn in

@@ -267,7 +267,7 @@ enum OpenAPIDocument {
           requestBodies:
             Source:
               required: true
-              description: A layout source (LAYOUT.md), at most 1 MiB.
+              description: A layout source (a JSON or property-list document), at most 1 MiB.
               content:
                 application/json: {schema: {type: object}}
                 application/x-plist: {schema: {type: string}}

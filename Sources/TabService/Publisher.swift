@@ -101,7 +101,7 @@ final class Publisher: Sendable {
 ///
 /// Deadlines are kept in buckets of ``tick`` and ended by one sweeping task while any request waits, not by a
 /// sleeping task per request: that task and its sleep were a kilobyte or more of every held request's memory
-/// (issue 42). A wait ends at its deadline or up to one tick after it, never before.
+/// (docs/performance.md). A wait ends at its deadline or up to one tick after it, never before.
 ///
 /// Woken requests (by a change, their deadline or the stop) are resumed by a thread of their own a slice at a
 /// time (``PacedResumer``): at most ``slice`` of them wait for the cooperative pool at once, so that a write, a

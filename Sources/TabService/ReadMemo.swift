@@ -6,7 +6,7 @@ import Synchronization
 #endif
 
 /// Answers to reads repeated byte for byte, so that a revalidation the service answered once is answered again
-/// without negotiating, routing or comparing tags (issue 25: that work was a fifth of the CPU of a 304).
+/// without negotiating, routing or comparing tags (that work was a fifth of the CPU of a 304; docs/performance.md).
 ///
 /// An app's requests repeat: the same path, query and header lines (same app build, OS and language), mostly with
 /// the ETag it holds. The memo keys an answer on the request's whole identity

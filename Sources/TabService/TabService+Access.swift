@@ -3,7 +3,7 @@ import TabAccess
 import TabStore
 
 /// What the routes that still take the whole service (``RouteSection/service(_:)``) use of access: the client's
-/// address. Temporary (issue 36): it goes as they move to collections that hold ``ClientAddresses`` themselves.
+/// address. Temporary: it goes as they move to collections that hold ``ClientAddresses`` themselves.
 extension TabService {
     /// The client's address (``ClientAddresses/address(of:)``).
     func clientAddress(_ request: borrowing HTTPRequest) -> String { audit.addresses.address(of: request) }

@@ -53,7 +53,7 @@ public enum StoreSchema {
         ALTER TABLE layout_versions ADD COLUMN extends TEXT;
         CREATE INDEX layout_versions_extends ON layout_versions (extends) WHERE extends IS NOT NULL;
         """,
-        // API tokens (issue 22): lists are space-joined text, times milliseconds; a token's secrets are rows
+        // API tokens (docs/access-and-webhooks.md): lists are space-joined text, times milliseconds; a token's secrets are rows
         // (the current one, and old ones until their rotation overlap ends), only their SHA-256 is kept. No foreign
         // key: a token and its secrets are always written in one transaction, and `migrate` copies tables in name
         // order (token_secrets before tokens).
@@ -78,7 +78,7 @@ public enum StoreSchema {
             PRIMARY KEY (token_id, hash)
         ){table-options};
         """,
-        // The audit log (issue 22): an entry per change, written in its transaction, and per refused request,
+        // The audit log (docs/access-and-webhooks.md): an entry per change, written in its transaction, and per refused request,
         // coalesced per address, status and minute (the unique key; changes have none). Ids are MAX(id) + 1 under
         // the writers' lock (no sequence for `migrate` to carry over), and pruning keeps the newest entry, so they
         // only grow.
@@ -102,7 +102,7 @@ public enum StoreSchema {
         );
         CREATE INDEX audit_log_at ON audit_log (at_ms);
         """,
-        // Webhooks (issue 23) and their outbox: a change's deliveries are written in the change's transaction; lists
+        // Webhooks (docs/webhooks.md) and their outbox: a change's deliveries are written in the change's transaction; lists
         // are space-joined text, times milliseconds, `active` 0 or 1. Secrets are kept as text: deliveries are signed with them.
         """
         CREATE TABLE webhooks (
@@ -135,7 +135,7 @@ public enum StoreSchema {
         CREATE UNIQUE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, event_id);
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_ms) WHERE state = 'pending';
         """,
-        // Environments and rollouts (issue 21): an environment points at one version of each account's layout (a
+        // Environments and rollouts (docs/rollouts.md): an environment points at one version of each account's layout (a
         // draft is a version no environment points at); a store written before environments had one, `production`,
         // pointing at each account's latest record. A rollout is one JSON record (TabDelivery's `Rollout.record`) beside
         // the columns it is looked up and updated by; `revision` makes each recorded change conditional. `rollout_served`

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Logging
 import MicroHTTPD
+import Synchronization
 import TabDelivery
 import TabReview
 import TabRuntime
@@ -389,13 +390,11 @@ struct Serve: AsyncParsableCommand {
 }
 
 /// Whether `serve` is still starting (so a signal ends the process at once).
-final class StartupGuard: @unchecked Sendable {
-    // Safety: `lock` guards `starting`.
-    private let lock = NSLockLike()
-    private var starting = true
+final class StartupGuard: Sendable {
+    private let starting = Mutex(true)
 
-    var isStarting: Bool { lock.withLock { starting } }
-    func started() { lock.withLock { starting = false } }
+    var isStarting: Bool { starting.withLock { $0 } }
+    func started() { starting.withLock { $0 = false } }
 }
 
 /// Runs a blocking call on a thread of its own and awaits it.
@@ -441,42 +440,21 @@ func waitForSignal(_ signals: [Int32]) async -> Int32 {
 }
 
 /// Resumes the continuation on the first signal only, and keeps the sources alive until then.
-final class SignalLatch: @unchecked Sendable {
-    // Safety: `lock` guards every field.
-    private let lock = NSLockLike()
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-
-    func keep(_ source: any DispatchSourceSignal) { lock.withLock { sources.append(source) } }
-
-    func fire(_ number: Int32) {
-        let pending = lock.withLock { () -> CheckedContinuation<Int32, Never>? in
-            defer { continuation = nil }
-            return continuation
-        }
-        pending?.resume(returning: number)
+final class SignalLatch: Sendable {
+    /// A source held only to keep it alive, never used again. Safety: libdispatch objects may be shared between threads.
+    private struct Kept: @unchecked Sendable { let source: any DispatchSourceSignal }
+    private struct State {
+        var continuation: CheckedContinuation<Int32, Never>?
+        var sources: [Kept] = []
     }
-}
+    private let state: Mutex<State>
 
-/// A pthread mutex (the executable has no Synchronization import on its own).
-final class NSLockLike: @unchecked Sendable {
-    // Safety: a pthread mutex is made for sharing between threads.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        pthread_mutex_init(m, nil)
-        return m
-    }()
+    init(_ continuation: CheckedContinuation<Int32, Never>) { state = Mutex(State(continuation: continuation)) }
 
-    func withLock<R>(_ body: () -> R) -> R {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return body()
+    func keep(_ source: any DispatchSourceSignal) {
+        let kept = Kept(source: source)
+        state.withLock { $0.sources.append(kept) }
     }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
+    func fire(_ number: Int32) { state.withLock { $0.continuation.take() }?.resume(returning: number) }
 }

@@ -1,21 +1,20 @@
 import Logging
 import MicroHTTPD
 import ProblemDocument
+import Synchronization
 
 /// What `serve` answers while it waits for its store and builds its first snapshot: `/healthz` 200 (the process
 /// is alive), `/readyz` 503 saying what it waits for, anything else 503 with `Retry-After`. A platform's probes
 /// then see a live process waiting for its database, not a dead one.
-final class StartupProbes: HTTPHandler, @unchecked Sendable {
-    // Safety: `lock` guards `reason`.
-    private let lock = NSLockLike()
-    private var reason: String
+final class StartupProbes: HTTPHandler, Sendable {
+    private let reason: Mutex<String>
 
-    init(reason: String) { self.reason = reason }
+    init(reason: String) { self.reason = Mutex(reason) }
 
     /// What `/readyz` says from now on.
-    func waiting(for why: String) { lock.withLock { reason = why } }
+    func waiting(for why: String) { reason.withLock { $0 = why } }
 
-    var currentReason: String { lock.withLock { reason } }
+    var currentReason: String { reason.withLock { $0 } }
 
     func handle(_ request: borrowing HTTPRequest) -> HTTPReply {
         switch (request.method, request.path) {
@@ -52,12 +51,13 @@ final class StartupProbes: HTTPHandler, @unchecked Sendable {
 /// The port the start-up probes answer on, bound only when the store is slow: at its first failure, or when it has
 /// not answered within a second. A store that answers at once changes nothing in how `serve` starts (`/healthz`
 /// answers when the service does), and a platform's probes still see a live process while it waits.
-final class StartupProbeServer: @unchecked Sendable {
-    // Safety: `lock` guards `server`, `stopped` and `configuration`.
-    private let lock = NSLockLike()
-    private var configuration: HTTPServerConfiguration
-    private var server: HTTPServer?
-    private var stopped = false
+final class StartupProbeServer: Sendable {
+    private struct State {
+        var server: HTTPServer?
+        var stopped = false
+    }
+    private let state = Mutex(State())
+    private let configuration: HTTPServerConfiguration
     let probes: StartupProbes
     let logger: Logger
 
@@ -69,11 +69,11 @@ final class StartupProbeServer: @unchecked Sendable {
 
     /// Binds the port and answers the probes (once; not after ``stop()``).
     func start() {
-        lock.withLock {
-            guard server == nil, !stopped else { return }
+        state.withLock { state in
+            guard state.server == nil, !state.stopped else { return }
             do {
                 let started = try HTTPServer(configuration: configuration, handler: probes)
-                server = started
+                state.server = started
                 logger.info(
                     "starting: /healthz answers 200 and /readyz 503 at \(configuration.host) port \(started.port) until the store answers")
             } catch {
@@ -83,14 +83,13 @@ final class StartupProbeServer: @unchecked Sendable {
     }
 
     /// The port the probes took (the service takes it over), nil when they never started.
-    var port: UInt16? { lock.withLock { server?.port } }
+    var port: UInt16? { state.withLock { $0.server?.port } }
 
     /// Frees the port for the service.
     func stop() {
-        let running = lock.withLock { () -> HTTPServer? in
-            stopped = true
-            defer { server = nil }
-            return server
+        let running = state.withLock { state -> HTTPServer? in
+            state.stopped = true
+            return state.server.take()
         }
         running?.stop()
     }

@@ -1,7 +1,8 @@
 import HeaderFields
 import Testing
 
-/// The header sets of docs/CLIENT-HEADERS.md, and the rules of RFC 9110 §12.5.3 for `Accept-Encoding`.
+/// The header sets real clients send (iOS URLSession, OkHttp, curl, …; docs/performance.md), and the rules of
+/// RFC 9110 §12.5.3 for `Accept-Encoding`.
 @Suite struct NegotiationTests {
     let offers = MediaTypeOffers(["application/json", "application/x-plist"])
     let locales = LocaleTable(["de", "en", "fr", "pt_BR"])

@@ -29,7 +29,7 @@ private final class NotModifiedHandler: HTTPHandler {
     func reject(_ violation: RequestLimitViolation) -> HTTPResponse { HTTPResponse(status: 400) }
 }
 
-/// Issue 25 §2: a 304 built once per representation without a body buffer sends, byte for byte, the header block the
+/// A 304 built once per representation without a body buffer sends, byte for byte, the header block the
 /// 304 built over a copy of its 200's body sent (the `Date` line aside, which is the clock's), and nothing after it.
 @Suite struct BodilessResponseTests {
     /// Header sets as the read path builds them (ETag, Cache-Control, Vary, Last-Modified), for several codings and

@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func aBundleWrittenByTabserverExportMakesTheFirstRequestA304() async throws {
-        // The build step of issue 16 §4: `tabserver export` from the store the server uses, shipped in the app.
+        // An app's build step (docs/client.md): `tabserver export` from the store the server uses, shipped in the app.
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = "sqlite:" + directory.appendingPathComponent("tabs.sqlite").path

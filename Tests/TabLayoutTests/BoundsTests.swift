@@ -61,7 +61,7 @@ import Testing
 
     // MARK: JSON Patch
 
-    /// Issue 12: 22 `copy` operations that each double the document. The limit of a source applies after every
+    /// An attack of scripts/abuse: 22 `copy` operations that each double the document. The limit of a source applies after every
     /// operation, so the patch fails at the operation that crosses it.
     @Test func copiesThatDoubleTheDocumentStopAtTheSizeLimit() throws {
         let document = try JSONReader.read(Array(#"{"seed":"\#(String(repeating: "x", count: 300))"}"#.utf8))
@@ -108,7 +108,7 @@ import Testing
 
     // MARK: Error reports
 
-    /// Issue 12: one long key shared by 63 nesting levels of a binary plist (a 401 KB body gave an 807 MB
+    /// An attack of scripts/abuse: one long key shared by 63 nesting levels of a binary plist (a 401 KB body gave an 807 MB
     /// error). Every diagnostic pointer is cut in the middle and the whole report stays small.
     @Test func aLongKeySharedByEveryLevelGivesASmallReport() throws {
         let key = String(repeating: "K", count: 300_000)

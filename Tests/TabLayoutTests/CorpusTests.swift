@@ -7,7 +7,7 @@ import Testing
 @Suite struct CorpusTests {
     /// JSONTestSuite's y_ cases must read and its n_ cases must not (i_ cases, which RFC 8259 leaves to the
     /// implementation, are not vendored). Two y_ cases are refused on purpose: a layout refuses a repeated key
-    /// (RFC 8259 §4 says names SHOULD be unique; LAYOUT.md makes it MUST).
+    /// (RFC 8259 §4 says names SHOULD be unique; docs/layout-format.md makes it MUST).
     @Test func jsonTestSuiteParsing() throws {
         let folder = "corpora/JSONTestSuite/test_parsing"
         let names = try Fixtures.names(folder)

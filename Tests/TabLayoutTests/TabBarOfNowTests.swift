@@ -3,7 +3,8 @@ import Testing
 
 @testable import TabLayout
 
-/// LAYOUT.md §2a: dark colours, accessibility labels, the search tab, groups and android's five items, as sources
+/// Tab bars as phones draw them now (docs/layout-format.md): dark colours, accessibility labels, the search tab,
+/// groups and android's five items, as sources
 /// say them (in JSON, XML and binary property lists), as overlays change them, and as every client gets them.
 @Suite struct TabBarOfNowTests {
     static let source = """

@@ -8,7 +8,7 @@ import Testing
 
 @testable import TabService
 
-/// Issue 25 §3: a field sent on several lines is one list (RFC 9110 §5.3), `Accept` included; of codings a client
+/// A field sent on several lines is one list (RFC 9110 §5.3), `Accept` included; of codings a client
 /// weighs equally, the smallest form is sent. In process and over a real socket.
 @Suite struct FieldLinesTests {
     private static func inProcessService() async throws -> TabService {

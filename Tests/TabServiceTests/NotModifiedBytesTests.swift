@@ -4,7 +4,7 @@ import Testing
 
 @testable import TabService
 
-/// Issue 25 §2 at the service: the 304 each real client gets (docs/CLIENT-HEADERS.md's header sets) is, byte for byte,
+/// At the service: the 304 each real client gets (the header sets of docs/performance.md's clients) is, byte for byte,
 /// the header block it was before the 304 stopped holding a copy of the body: the status line, `Date`, then `ETag`,
 /// `Cache-Control`, `Vary`, `Last-Modified` as the 200 gave them, the cache keys (`Surrogate-Key`, `Cache-Tag`; not on a
 /// long-poll's, which no cache stores), and the 200's `Content-Length`; nothing after it.

@@ -6,7 +6,7 @@ import Testing
 
 @testable import TabService
 
-/// The read memo (issue 25): an answer is given again only to the same bytes, at the same snapshot and cache
+/// The read memo (docs/performance.md): an answer is given again only to the same bytes, at the same snapshot and cache
 /// generation, on the thread that remembered it; and over a real socket, what apps see is what they saw without it.
 @Suite struct ReadMemoTests {
     private static func answer(_ body: String = "{}") throws -> ReadMemo.Answer {

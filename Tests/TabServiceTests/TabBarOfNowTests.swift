@@ -4,7 +4,8 @@ import Testing
 
 @testable import TabService
 
-/// LAYOUT.md §2a through the service: the lint's warnings on writes and validation (in process), and over a socket
+/// The fields of tab bars as phones draw them now (docs/layout-format.md) through the service: the lint's warnings
+/// on writes and validation (in process), and over a socket
 /// the dark colours, labels, search role and groups compiled, android's five items and the dark drawing.
 @Suite struct TabBarOfNowTests {
     static let now = Array(

@@ -6,7 +6,7 @@ import Testing
 @testable import TabService
 
 /// Variants are compiled and compressed one at a time on the builder's queue, never on the caller's thread, with at
-/// most `perLayout` builds waiting per layout (issue 29: 78 new variants pinned both cores for 49 s).
+/// most `perLayout` builds waiting per layout (before, 78 new variants pinned both cores for 49 s).
 @Suite struct VariantBuilderTests {
     /// Counts what the builds saw: how many ran at once, and on which threads.
     final class Observed: Sendable {

@@ -1,5 +1,5 @@
-"""The console's tokens, audit and webhooks pages in a real browser (API.md "Tokens, scopes and audit" and
-"Webhooks"), and what it hides from a token that may not use it.
+"""The console's tokens, audit and webhooks pages in a real browser (docs/access-and-webhooks.md,
+docs/webhooks.md), and what it hides from a token that may not use it.
 
 Tokens are made on the tokens page and their secrets used with urllib as a CI job would; the audit page is read
 back against `GET /v1/audit`; webhooks deliver to a receiver on 127.0.0.1 (or the page says "no webhooks yet" on

@@ -1,5 +1,5 @@
-"""The account page's builds × tabs matrix and the builds gate's refusals in the editor, in a real browser (API.md
-"App builds", docs/builds.md). Builds are declared with urllib as an app's CI would; every cell the console marks
+"""The account page's builds × tabs matrix and the builds gate's refusals in the editor, in a real browser
+(docs/builds.md). Builds are declared with urllib as an app's CI would; every cell the console marks
 is checked against what the server sends that build (`Tabs-Withheld` and the tabs of its answer). The tests run in
 file order and share one server and one browser (conftest.py).
 """

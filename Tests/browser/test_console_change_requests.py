@@ -1,5 +1,4 @@
-"""The change requests page in a real browser (API.md "Change requests and scheduled changes",
-docs/change-requests.md) on a server whose production needs one approval (`--require-approval production`): a
+"""The change requests page in a real browser (docs/change-requests.md) on a server whose production needs one approval (`--require-approval production`): a
 save held for review (202), its author's view, a reviewer's (the diff, both tab bars for each platform and locale,
 approve and apply from the page, and the phones' tab bar changing), and a read-only token's, which gets no button.
 Each step is checked against the API with urllib. Its own server (this module's `server` fixture) and browser.

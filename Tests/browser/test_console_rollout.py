@@ -1,4 +1,4 @@
-"""The console's rollout panel in a real browser (API.md "Environments and rollouts"): a draft saved from the
+"""The console's rollout panel in a real browser (docs/rollouts.md): a draft saved from the
 editor, a rollout started at 50% from the page, its two arms drawn by the server and the answers each served,
 and a rollback with its reason, each checked against the API with urllib; and what a token without `deploy`
 sees. The tests run in file order and share one server and one browser (conftest.py).
@@ -55,7 +55,7 @@ def fnv1a32(text):
 
 
 def bucket(seed, install):
-    """API.md's bucket, computed here independently of the server: fnv1a32(decimal(fnv1a32(seed + id))) mod 10000."""
+    """The rollout bucket (docs/rollouts.md), computed here independently of the server: fnv1a32(decimal(fnv1a32(seed + id))) mod 10000."""
     return fnv1a32(str(fnv1a32(seed + install))) % 10000
 
 
@@ -80,7 +80,7 @@ def served_shown(browser, arm):
 
 
 def test_bucket_vectors_of_the_contract():
-    # The test's own bucket (used below to predict each install's arm) against API.md's vectors.
+    # The test's own bucket (used below to predict each install's arm) against the vectors of Clients/conformance/bucket-vectors.json.
     assert bucket("", "a") == 216
     assert bucket("jack:production:1", "install-0") == 4673
     assert bucket("fixed-seed", "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77") == 1095

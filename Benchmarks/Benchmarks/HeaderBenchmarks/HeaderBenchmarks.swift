@@ -1,7 +1,7 @@
 import Benchmark
 import HeaderFields
 
-// What an iOS app sends (URLSession/CFNetwork, docs/CLIENT-HEADERS.md) when it revalidates its layout, and what the
+// What an iOS app sends (URLSession/CFNetwork) when it revalidates its layout, and what the
 // read path decides from it: format, locale, coding, and whether its ETag is current (the 304 path).
 let accept: [UInt8] = Array("*/*".utf8)
 let acceptLanguage: [UInt8] = Array("fr-FR,fr;q=0.9,en;q=0.8".utf8)
@@ -54,7 +54,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .throughput], scalingFactor: .kilo, maxDuration: .seconds(2))
 
-    // The figure issue 14 asks for: 0 allocations per request on the 304 path with iOS headers, after warm-up.
+    // The target: 0 allocations per request on the 304 path with iOS headers, after warm-up.
     Benchmark("iOS revalidation: Accept, Accept-Language, Accept-Encoding by DecisionCache, If-None-Match (after warm-up)") {
         benchmark in
         // Warm-up: the first request decides and fills the caches; what is measured is every request after it.

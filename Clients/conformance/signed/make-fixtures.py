@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Makes the signed fixtures of the conformance scenarios (README.md, "Signed answers"): three Ed25519 test keys and
-the exact bytes of layouts and manifests with their `Tabs-Signature` as tabserver makes it (API.md, "Signatures").
+the exact bytes of layouts and manifests with their `Tabs-Signature` as tabserver makes it (docs/signing.md).
 
 The keys are test keys, made for these files only, and committed so that a run of this script is reproducible
 (Ed25519 signatures are deterministic): `current` and `next` are the keys the scenarios pin, `stranger` is pinned by
@@ -50,7 +50,7 @@ def signature(private, kind, account, environment, body):
 
 
 def fnv1a32(text):
-    """FNV-1a, 32 bits, over UTF-16 code units (API.md's bucket formula)."""
+    """FNV-1a, 32 bits, over UTF-16 code units (the bucket formula of docs/rollouts.md)."""
     h = 0x811C9DC5
     units = text.encode("utf-16-le")
     for i in range(0, len(units), 2):

@@ -125,15 +125,6 @@ final class WebhookWorker: Sendable {
         return claimed.count
     }
 
-    /// Claims and attempts the due deliveries there are slots for, and waits for them; returns how many were
-    /// attempted (tests drive the outbox with it).
-    @discardableResult
-    func sendDue() async -> Int {
-        let started = await startDue()
-        while let pending = attempts.withLock({ $0.values.first }) { await pending.value }
-        return started
-    }
-
     /// Deletes delivered and failed deliveries older than the retention, 500 a statement.
     private func pruneFinished() async {
         let before = clock.unixMillis - Int64(retention / .milliseconds(1))

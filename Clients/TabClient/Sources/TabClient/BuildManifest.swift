@@ -11,7 +11,7 @@ import Foundation
 /// try manifest.write(to: URL(fileURLWithPath: "build/tabs-build.json"))
 /// ```
 public struct BuildManifest: Sendable, Hashable, Codable {
-    /// One of LAYOUT.md's platforms: `iphone`, `ipad`, `mac`, `tv`, `vision`, `android`.
+    /// One of the layout format's platforms (docs/layout-format.md): `iphone`, `ipad`, `mac`, `tv`, `vision`, `android`.
     public var platform: String
     /// As the app sends it in `X-App-Version`.
     public var appVersion: String

@@ -1,6 +1,6 @@
 import Foundation
 
-// The layout fields of tab bars as phones draw them now (LAYOUT.md §2a): dark mode, accessibility, the search role and
+// The layout fields of tab bars as phones draw them now (docs/layout-format.md): dark mode, accessibility, the search role and
 // the sidebar's groups. Older clients keep them among the unknown keys (`extensions`); these read them from there, so
 // that a layout is decoded, stored and encoded again exactly as before.
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A compiled layout as the server sends it (LAYOUT.md §2): what one client shows, already localized and
+/// A compiled layout as the server sends it (docs/layout-format.md): what one client shows, already localized and
 /// targeted. Keys this version does not know (`x-…` and newer ones) are kept in `extensions`.
 ///
 /// Decode with ``CompiledLayout/decode(_:)``, which validates: a value of this type that came from the network

@@ -10,7 +10,7 @@ import org.json.JSONArray;
 import org.json.JSONObject;
 
 /**
- * A compiled layout as the server sends it (LAYOUT.md §2): what one client shows, already localized and targeted.
+ * A compiled layout as the server sends it (docs/layout-format.md): what one client shows, already localized and targeted.
  * Made only by {@link #parse(String)}, which validates: a value of this type has tabs, unique ids, tags in order,
  * an initial index that exists, a height a bar can have and colours in {@code #RRGGBB(AA)}. Keys this version does not
  * know ({@code x-…} and newer ones) are in {@link #json()}.
