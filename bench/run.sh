@@ -18,6 +18,7 @@
 #             …/tabs with --signing-key, each compared with …/tabs on the same rounds
 #   TLS=1     bench/tls.sh: the same over HTTPS, both servers with one certificate made for the run
 #   writes    acknowledged PUT/s, and reads during ~10 PUT/s
+#   REPORTS=1 bench/reports.py: …/tabs alone and beside 1,000 reports a second (POST …/tabs/reports), same run
 #   FLAME=1   a perf profile of the 304 path under iOS headers, drawn as docs/flame-304.svg
 #   LONGPOLL=1 bench/longpoll.py: 10,000 held long-polls, then one write that wakes them all
 #   ACCOUNTS=100000  bench/accounts.sh: the many-accounts rows
@@ -156,6 +157,15 @@ print(f"| GET 200 with iOS headers, 32 conns (wrk), during those writes | {r(6, 
       f"unexpected status {sum(w[8] for w in writes):.0f} |")
 PY
 
+# 3b. The read path while the apps' reports arrive: …/tabs alone and beside 1,000 reports a second, interleaved rounds
+# on the same server (bench/reports.py).
+: >"$work/reports.md"
+if [ "${REPORTS:-1}" != 0 ]; then
+    step "reads beside the apps' reports"
+    python3 bench/reports.py --url "http://127.0.0.1:$TS_PORT" --pid "$TS_PID" --work "$work/reports" --account "$ACCOUNT" \
+        --rounds "$ROUNDS" --duration "$DURATION" --warm-up "$WARM_UP" | tee "$work/reports.md"
+fi
+
 # 4. A profile of the 304 path under the iOS headers: where the server's CPU goes (perf, cpu-clock: works
 # without hardware counters), as a flame graph and as the functions with the most samples under them.
 : >"$work/flame.md"
@@ -237,7 +247,7 @@ fi
         "Binary: \`$BIN\`, built $(date -u -r "$BIN" '+%Y-%m-%d %H:%M UTC'); the repository is at commit"\
         "$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- Sources Package.swift 2>/dev/null || echo ' with uncommitted changes')"\
         "$([ "$BIN" = .build/release/tabserver ] && echo "(\`make bench\` built the binary from it)" || echo "(a BIN given by hand may come from other sources)")."
-    for part in reads tls writes flame longpoll accounts stringswrites; do
+    for part in reads tls writes reports flame longpoll accounts stringswrites; do
         if [ -s "$work/$part.md" ]; then
             echo
             cat "$work/$part.md"
