@@ -100,6 +100,27 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         #expect(await harness.send(.post, "/v1/change-requests/\(id)/apply").status == 409, "applied once")
     }
 
+    @Test func aHeldChangeThisBuildDoesNotKnowFailsAndWritesNothing() async throws {
+        let harness = try await WriteHarness(approvals: ["production"])
+        let held = await harness.send(.put, "/v1/accounts/future/layout", headers: [("If-None-Match", "*")], body: document(["Home"]))
+        let id = try #require((object(held)["changeRequest"] as? [String: Any])?["id"] as? String)
+        #expect(await harness.send(.post, "/v1/change-requests/\(id)/approve", token: WriteHarness.reviewer).status == 200)
+        // A row as a newer build would write it: the same request, with an action this build has never heard of.
+        var stored = try #require(try await harness.store.changeRequest(id: id))
+        let text = String(decoding: stored.record, as: UTF8.self)
+        #expect(text.contains(#""action":"layout.put""#), "\(text)")
+        let previous = stored.record
+        stored.record = Array(text.replacingOccurrences(of: #""action":"layout.put""#, with: #""action":"layout.archive""#).utf8)
+        #expect(try await harness.store.update(changeRequest: stored, replacing: previous, audit: nil, event: nil))
+
+        let applied = await harness.send(.post, "/v1/change-requests/\(id)/apply")
+        let after = await harness.send(.get, "/v1/change-requests/\(id)")
+        #expect(object(after)["state"] as? String == "failed", "\(applied.text) / \(after.text)")
+        #expect((object(after)["reason"] as? String)?.contains("layout.archive") == true, "\(after.text)")
+        #expect(harness.changes.snapshot(for: .production).record("future") == nil, "nothing written")
+        #expect(await harness.send(.get, "/v1/accounts/future/layout").status == 404)
+    }
+
     @Test func aRejectionsReasonIsAtMostTwoKibibytes() async throws {
         let harness = try await WriteHarness(approvals: ["production"])
         let held = await harness.send(.put, "/v1/accounts/rejected/layout", headers: [("If-None-Match", "*")], body: document(["Home"]))

@@ -218,7 +218,7 @@ extension Changes {
             } catch {
                 result = Problem.rollout(error).response
             }
-        default:
+        case "layout.put", "layout.patch", "layout.restore":
             guard let version = request.version, let draft = try? await store.version(account: request.account, number: version) else {
                 return await record(
                     request.finished(applied: false, reason: "its draft is gone", atMillis: clock.unixMillis), from: request,
@@ -230,6 +230,12 @@ extension Changes {
                 message: "change request \(request.id)", dryRun: false, restoredFrom: nil, environment: environment)
             upload.options = options
             result = await write(upload)
+        default:
+            // Held by a newer build (a rolling upgrade on one store): never guessed, never run as something else.
+            return await record(
+                request.finished(
+                    applied: false, reason: "this tabserver does not know the change \"\(request.action.prefix(64))\"; apply it from a newer one",
+                    atMillis: clock.unixMillis), from: request, action: "change-request.failed")
         }
         let applied = (200..<300).contains(result.status)
         let reason = applied ? nil : String(decoding: result.body, as: UTF8.self)
