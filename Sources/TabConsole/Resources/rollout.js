@@ -18,7 +18,7 @@ export class RolloutPanel {
   /**
    * @param {{announce: (text: string) => void, warn: (text: string) => void,
    *   busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
-   *   variant: () => {locale: string, platform: string}, currentETag: () => string | null,
+   *   variant: () => {locale: string, platform: string, scheme: string}, currentETag: () => string | null,
    *   changed: () => Promise<void>, shown: () => void}} context
    *   `currentETag` is the ETag of the environment's version as the page loaded it (a start's `If-Match`);
    *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history); `shown` is
@@ -268,7 +268,7 @@ export class RolloutPanel {
     const name = arm === "stable" ? "Stable" : "Candidate";
     const counts = `${name} · version ${version} · served ${Number(served ?? 0).toLocaleString("en-US")}`;
     const variant = this.context.variant();
-    const key = `${version}|${variant.locale}|${variant.platform}`;
+    const key = `${version}|${variant.locale}|${variant.platform}|${variant.scheme}`;
     if (this.drawn[arm]?.key === key) {
       caption.textContent = counts + (this.drawn[arm].failure ?? "");
       return;
@@ -281,7 +281,8 @@ export class RolloutPanel {
       .then((url) => {
         if (account !== this.account || this.drawn[arm]?.key !== key) return;
         image.src = url;
-        image.alt = `${name} arm: tab bar of ${account} version ${version}`;
+        image.closest("figure").dataset.scheme = variant.scheme ?? "light";
+        image.alt = `${name} arm: tab bar of ${account} version ${version}${variant.scheme === "dark" ? " (dark)" : ""}`;
         image.hidden = false;
       })
       .catch((error) => {
