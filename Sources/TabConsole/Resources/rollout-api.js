@@ -20,7 +20,11 @@ async function json(path, { method = "GET", body, headers = {} } = {}) {
  * `GET …/layout/rollout`: the account's newest rollout, or null when it never had one (404).
  * @returns {Promise<{id: number, environment: string, version: number, stableVersion: number, percent: number,
  *   steps: Array<{percent: number, hold: string}>, step: number | null, nextStepAt: string | null, state: string,
- *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string} | null>}
+ *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string,
+ *   guard: {kind: string, maxRatio?: number, maxRate?: number, minInstalls: number, minFailures: number,
+ *     action: string} | null,
+ *   health?: {[arm: string]: {installs: number, failed: number, byKind: {[kind: string]: number},
+ *     byTab: {[tab: string]: number}}}} | null>}
  */
 export async function getRollout(account, environment) {
   try {
