@@ -1,15 +1,20 @@
-"""A guarded rollout in the console, in a real browser (docs/rollouts.md "Guarded rollouts").
+"""A guarded rollout in the console, in a real browser (docs/rollouts.md "Guarded rollouts"), and the tab bars
+drawn in the dark scheme (docs/layout-format.md, `scheme=dark`).
 
 Version 1 of `guarded` is served and version 2 (which adds Search) goes to half the installs with a guard, all
 through the API with urllib; installs then report as apps do (`POST …/tabs/reports`, no credentials). The panel
 shows each arm's health beside its tab bar and the guard's rule in words, as the API counts them; once the guard
-pauses the rollout by itself, the panel says so with the server's reason. The tests run in file order and share
-one server and one browser (conftest.py).
+pauses the rollout by itself, the panel says so with the server's reason. Then the appearance is switched to dark:
+the saved layout's preview (`…/tabs/preview.svg?scheme=dark`) and the arms (`POST /v1/preview?scheme=dark`) are
+asked for and drawn in the layout's dark colours. The tests run in file order and share one server and one
+browser (conftest.py).
 """
 
 import json
+import re
 
-from console_harness import CONSOLE_TOKEN
+from console_harness import CONSOLE_TOKEN, SVG, svg_text
+from selenium.webdriver.support.ui import Select
 from test_console_rollout import bucket, open_account, rollout, sign_in
 
 ACCOUNT = "guarded"
@@ -161,4 +166,63 @@ def test_the_guards_pause_is_shown_with_its_reason_and_author(browser, server):
     assert status == 200, text
     browser.until(lambda: browser.text("rollout-state") == "running", "the resumed rollout")
     browser.until(lambda: not browser.by_id("rollout-guard-tripped").is_displayed(), "the trip no longer shown")
+    assert browser.log_problems() == []
+
+
+def drawn_background(root):
+    return next(element.get("fill") for element in root.iter(f"{SVG}rect") if element.get("id") == "background")
+
+
+def scheme_requests(browser):
+    """The paths and queries the page fetched with `scheme=dark` (the Resource Timing entries' names)."""
+    return browser.driver.execute_script(
+        "return performance.getEntriesByType('resource').map((entry) => new URL(entry.name))"
+        ".filter((url) => url.searchParams.get('scheme') === 'dark').map((url) => url.pathname);"
+    )
+
+
+def test_the_previews_switch_to_the_dark_scheme(browser, server):
+    assert drawn_background(browser.preview_svg()) == LIGHT_BACKGROUND
+    assert browser.by_id("preview-figure").get_attribute("data-scheme") == "light"
+    assert scheme_requests(browser) == []
+    browser.driver.execute_script("performance.clearResourceTimings();")
+
+    Select(browser.by_id("scheme")).select_by_value("dark")
+    browser.until(lambda: "dark" in browser.text("preview-caption"), "the dark preview's caption")
+    root = browser.preview_svg()
+    assert drawn_background(root) == DARK_BACKGROUND
+    assert "Home" in svg_text(root) and "Search" not in svg_text(root)
+    title = next(root.iter(f"{SVG}title")).text
+    assert title.startswith(f"Tab bar of {ACCOUNT}") and title.endswith(", dark"), title
+    assert browser.by_id("preview-figure").get_attribute("data-scheme") == "dark"
+    assert "dark" in browser.by_id("preview-image").get_attribute("alt")
+
+    # The arms are drawn again in dark (each stored version through POST /v1/preview?scheme=dark).
+    for arm, titles in (("stable", ["Home"]), ("candidate", ["Home", "Search"])):
+        browser.until(
+            lambda arm=arm: "(dark)" in (browser.by_id(f"rollout-{arm}-image").get_attribute("alt") or ""),
+            f"the {arm} arm drawn in dark",
+        )
+        drawn = browser.preview_svg(f"rollout-{arm}-image")
+        assert drawn_background(drawn) == DARK_BACKGROUND, arm
+        assert all(title in svg_text(drawn) for title in titles), svg_text(drawn)
+    asked = scheme_requests(browser)
+    assert f"/v1/accounts/{ACCOUNT}/tabs/preview.svg" in asked, asked
+    assert asked.count("/v1/preview") == 2, asked
+    browser.driver.execute_script("document.getElementById('preview-heading').scrollIntoView();")
+    browser.screenshot("42-dark-previews")
+
+    # Unsaved edits are drawn in the scheme chosen too.
+    editor = browser.by_id("source")
+    browser.select_text(editor, DARK_BACKGROUND)
+    editor.send_keys("#202A36")
+    browser.by_id("preview-edits").click()
+    browser.until(lambda: "Unsaved edits" in browser.text("preview-caption"), "the edits drawn")
+    assert re.search(r"dark$", browser.text("preview-caption")), browser.text("preview-caption")
+    assert drawn_background(browser.preview_svg()) == "#202A36"
+
+    # Back to light: the light colours again.
+    Select(browser.by_id("scheme")).select_by_value("light")
+    browser.until(lambda: drawn_background(browser.preview_svg()) == LIGHT_BACKGROUND, "the light preview again")
+    assert browser.by_id("preview-figure").get_attribute("data-scheme") == "light"
     assert browser.log_problems() == []
