@@ -4,10 +4,10 @@ drawn in the dark scheme (docs/layout-format.md, `scheme=dark`).
 Version 1 of `guarded` is served and version 2 (which adds Search) goes to half the installs with a guard, all
 through the API with urllib; installs then report as apps do (`POST …/tabs/reports`, no credentials). The panel
 shows each arm's health beside its tab bar and the guard's rule in words, as the API counts them; once the guard
-pauses the rollout by itself, the panel says so with the server's reason. Then the appearance is switched to dark:
-the saved layout's preview (`…/tabs/preview.svg?scheme=dark`) and the arms (`POST /v1/preview?scheme=dark`) are
-asked for and drawn in the layout's dark colours. The tests run in file order and share one server and one
-browser (conftest.py).
+pauses the rollout by itself, and later rolls it back, the panel says so with the server's reason. Then the
+appearance is switched to dark: the saved layout's preview (`…/tabs/preview.svg?scheme=dark`) and the arms
+(`POST /v1/preview?scheme=dark`) are asked for and drawn in the layout's dark colours. The tests run in file
+order and share one server and one browser (conftest.py).
 """
 
 import json
@@ -166,6 +166,28 @@ def test_the_guards_pause_is_shown_with_its_reason_and_author(browser, server):
     assert status == 200, text
     browser.until(lambda: browser.text("rollout-state") == "running", "the resumed rollout")
     browser.until(lambda: not browser.by_id("rollout-guard-tripped").is_displayed(), "the trip no longer shown")
+    assert browser.log_problems() == []
+
+
+def test_the_guards_rollback_is_shown_with_the_rollouts_reason(browser, server):
+    # The same rule, now rolling back: the next failing candidate install tips it again.
+    change = {"guard": {"kind": "tabFailed", "maxRatio": 1.5, "minInstalls": 4, "minFailures": 3, "action": "rollback"}}
+    status, _, text = server.request(
+        "PATCH", f"/v1/accounts/{ACCOUNT}/layout/rollout", body=json.dumps(change).encode(), headers=JSON
+    )
+    assert status == 200, text
+    browser.until(lambda: browser.text("rollout-guard").startswith("Guard: rolls back when"), "the guard that rolls back")
+    report(server, installs_in("candidate", 4)[3], 2, "tabFailed", "search")
+
+    browser.until(lambda: browser.text("rollout-state") == "rolled back", "the guard's rollback", timeout=20)
+    ended = rollout(server, ACCOUNT)
+    assert (ended["state"], ended["history"][-1]["author"]) == ("rolledBack", "tabserver"), ended["history"]
+    assert ended["reason"].startswith("guard tabFailed (tabs search, home): candidate 4 of 4 installs failing (100%)")
+    browser.until(lambda: browser.by_id("rollout-guard-tripped").is_displayed(), "the guard's rollback shown")
+    tripped = browser.text("rollout-guard-tripped")
+    assert tripped.startswith("Rolled back by the guard (tabserver) at ") and tripped.endswith(f": {ended['reason']}"), tripped
+    assert browser.text("rollout-reason") == ended["reason"]
+    browser.until(lambda: health_shown(browser, "candidate").get("failing") == "4 installs · 100%", "the fourth failing install")
     assert browser.log_problems() == []
 
 
