@@ -46,6 +46,12 @@ function accountPath(account, tail) {
 }
 
 /** `?a=b&…` without empty values. */
+/** `scheme=dark` is asked for; light is the drawings' default, so it is left out (the URL stays the one a light
+ * preview always had, and its cached answer with it). */
+export function darkOnly(scheme) {
+  return scheme === "dark" ? "dark" : undefined;
+}
+
 function queryString(values) {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(values)) {
@@ -165,9 +171,10 @@ export async function svgDataURL(response) {
   });
 }
 
-/** `GET …/tabs/preview.svg?locale=&platform=` (client plane) as a `data:` URL and its ETag. */
-export async function getPreview(account, { locale, platform }) {
-  const response = await send(accountPath(account, `tabs/preview.svg${queryString({ locale, platform })}`), {
+/** `GET …/tabs/preview.svg?locale=&platform=&scheme=` (client plane) as a `data:` URL and its ETag; `scheme` is
+ * "dark" for the layout's dark colours (docs/layout-format.md), else light. */
+export async function getPreview(account, { locale, platform, scheme }) {
+  const response = await send(accountPath(account, `tabs/preview.svg${queryString({ locale, platform, scheme: darkOnly(scheme) })}`), {
     admin: false,
     headers: { Accept: "image/svg+xml" },
   });
@@ -175,9 +182,9 @@ export async function getPreview(account, { locale, platform }) {
   return { url: await svgDataURL(response), etag };
 }
 
-/** `POST /v1/preview?locale=&platform=`: an unsaved source drawn, as a `data:` URL. */
-export async function previewSource({ text, contentType, locale, platform }) {
-  const response = await send(`/v1/preview${queryString({ locale, platform })}`, {
+/** `POST /v1/preview?locale=&platform=&scheme=`: an unsaved source drawn, as a `data:` URL. */
+export async function previewSource({ text, contentType, locale, platform, scheme }) {
+  const response = await send(`/v1/preview${queryString({ locale, platform, scheme: darkOnly(scheme) })}`, {
     method: "POST",
     headers: { "Content-Type": contentType, Accept: "image/svg+xml" },
     body: text,

@@ -48,6 +48,8 @@ const ui = {
   locale: $("locale"),
   localeOptions: $("locale-options"),
   platform: $("platform"),
+  scheme: $("scheme"),
+  previewFigure: $("preview-figure"),
   previewImage: $("preview-image"),
   previewCaption: $("preview-caption"),
   compiledMeta: $("compiled-meta"),
@@ -323,12 +325,13 @@ async function loadSource() {
   refreshControls();
 }
 
+/** What the previews draw: the locale and platform chosen, and the appearance ("light" or "dark"). */
 function variant() {
-  return { locale: ui.locale.value.trim(), platform: ui.platform.value };
+  return { locale: ui.locale.value.trim(), platform: ui.platform.value, scheme: ui.scheme.value === "dark" ? "dark" : "light" };
 }
 
-function variantName({ locale, platform }) {
-  return `${locale || "default locale"}, ${platform || "any platform"}`;
+function variantName({ locale, platform, scheme }) {
+  return `${locale || "default locale"}, ${platform || "any platform"}, ${scheme === "dark" ? "dark" : "light"}`;
 }
 
 /** The preview and the compiled JSON of the saved layout, for the chosen locale and platform. */
@@ -339,6 +342,7 @@ async function refreshVariant() {
   if (account !== state.account) return;
   if (preview.status === "fulfilled") {
     ui.previewImage.src = preview.value.url;
+    ui.previewFigure.dataset.scheme = chosen.scheme;
     ui.previewImage.alt = `Tab bar of ${account} as drawn by the server (${variantName(chosen)})`;
     ui.previewImage.hidden = false;
     ui.previewCaption.textContent = `Saved layout · ${variantName(chosen)} · ETag ${preview.value.etag}`;
@@ -568,6 +572,7 @@ async function checkSource() {
 async function previewEdits() {
   try {
     const url = await api.previewSource({ ...currentSource(), ...variant() });
+    ui.previewFigure.dataset.scheme = variant().scheme;
     editor.clearErrors();
     ui.previewImage.src = url;
     ui.previewImage.alt = `Tab bar of ${state.account} with the unsaved edits (${variantName(variant())})`;
@@ -874,6 +879,7 @@ ui.variant.addEventListener("submit", (event) => {
   busy(null, refreshVariant);
 });
 ui.platform.addEventListener("change", () => busy(null, refreshVariant));
+ui.scheme.addEventListener("change", () => busy(null, refreshVariant));
 
 ui.check.addEventListener("click", () => busy(ui.check, checkSource));
 ui.previewEdits.addEventListener("click", () => busy(ui.previewEdits, previewEdits));

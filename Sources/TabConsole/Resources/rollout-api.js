@@ -1,7 +1,7 @@
 // A layout's rollout as the console uses it (contract: docs/rollouts.md). Requests go
 // through api.js's `send`, with the token this tab signed in with; every change needs the `deploy` scope.
 
-import { send, svgDataURL } from "./api.js";
+import { darkOnly, send, svgDataURL } from "./api.js";
 
 /** `…/layout/rollout` + `tail`, in `environment` when one is named (else the server's default: the first). */
 function rolloutPath(account, environment, tail = "") {
@@ -20,7 +20,11 @@ async function json(path, { method = "GET", body, headers = {} } = {}) {
  * `GET …/layout/rollout`: the account's newest rollout, or null when it never had one (404).
  * @returns {Promise<{id: number, environment: string, version: number, stableVersion: number, percent: number,
  *   steps: Array<{percent: number, hold: string}>, step: number | null, nextStepAt: string | null, state: string,
- *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string} | null>}
+ *   seed: string, startedAt: string, served: {candidate: number, stable: number}, reason?: string,
+ *   guard: {kind: string, maxRatio?: number, maxRate?: number, minInstalls: number, minFailures: number,
+ *     action: string} | null,
+ *   health?: {[arm: string]: {installs: number, failed: number, byKind: {[kind: string]: number},
+ *     byTab: {[tab: string]: number}}}} | null>}
  */
 export async function getRollout(account, environment) {
   try {
@@ -59,11 +63,12 @@ export function rollBack(account, environment, reason) {
  * byte with its type) sent to `POST /v1/preview`. This draws each arm without asking the client plane as an
  * install would, which would count as an answer served in the rollout.
  */
-export async function drawVersion(account, version, { locale, platform }) {
+export async function drawVersion(account, version, { locale, platform, scheme }) {
   const source = await send(`/v1/accounts/${encodeURIComponent(account)}/layout/versions/${version}`);
   const query = new URLSearchParams();
   if (locale) query.set("locale", locale);
   if (platform) query.set("platform", platform);
+  if (darkOnly(scheme)) query.set("scheme", "dark");
   const text = query.toString();
   const drawn = await send(`/v1/preview${text ? `?${text}` : ""}`, {
     method: "POST",

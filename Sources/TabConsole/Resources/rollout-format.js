@@ -51,3 +51,56 @@ export function rolloutFeedItem(change) {
   item.dataset.state = change.state ?? "";
   return item;
 }
+
+// MARK: Arm health and the guard (docs/rollouts.md "Guarded rollouts")
+
+/** `n` and its noun, the noun in the plural unless `n` is 1: `(1, "install")` → `"1 install"`. */
+export function counted(n, noun) {
+  return `${Number(n ?? 0).toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** An arm's failing installs under `kind` (a guard's kind): `failed` for `failures` or no kind, else that kind's count. */
+export function failingOf(health, kind) {
+  if (!health) return 0;
+  if (!kind || kind === "failures") return health.failed ?? 0;
+  return health.byKind?.[kind] ?? 0;
+}
+
+/** Failing over reporting installs (0 with no reports), as the guard computes it. */
+export function shareOf(health, kind) {
+  const installs = health?.installs ?? 0;
+  return installs > 0 ? failingOf(health, kind) / installs : 0;
+}
+
+/** A share from 0 to 1 as the server's reasons write it: `0.3333` → `"33.3%"`, `0.5` → `"50%"`. */
+export function shareText(share) {
+  const tenths = Math.round(share * 1000);
+  return tenths % 10 === 0 ? `${tenths / 10}%` : `${Math.trunc(tenths / 10)}.${tenths % 10}%`;
+}
+
+/** `{tab: installs}` as `"search 3, news 1"`, most failing first (ties by name); null when none. */
+export function tabsText(byTab) {
+  const entries = Object.entries(byTab ?? {}).filter(([, n]) => n > 0);
+  if (entries.length === 0) return null;
+  entries.sort(([a, m], [b, n]) => n - m || (a < b ? -1 : a > b ? 1 : 0));
+  return entries.map(([tab, n]) => `${tab} ${n}`).join(", ");
+}
+
+/**
+ * The guard's rule in words: `{kind: "tabFailed", maxRatio: 2, minInstalls: 20, minFailures: 5, action:
+ * "rollback"}` → "rolls back when the candidate's tabFailed share exceeds 2× stable's, after 20 installs and 5
+ * failures."
+ */
+export function guardText(guard) {
+  const verb = guard.action === "rollback" ? "rolls back" : "pauses";
+  const bounds = [];
+  if (guard.maxRate !== undefined && guard.maxRate !== null) bounds.push(shareText(guard.maxRate));
+  if (guard.maxRatio !== undefined && guard.maxRatio !== null) {
+    bounds.push(`${Number(guard.maxRatio).toLocaleString("en-US", { maximumFractionDigits: 4 })}× stable's`);
+  }
+  if (bounds.length === 0) return `never acts: the guard on ${guard.kind} names neither maxRate nor maxRatio.`;
+  return (
+    `${verb} when the candidate's ${guard.kind} share exceeds ${bounds.join(" or ")}, ` +
+    `after ${counted(guard.minInstalls, "install")} and ${counted(guard.minFailures, "failure")}.`
+  );
+}

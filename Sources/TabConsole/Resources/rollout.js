@@ -1,6 +1,7 @@
 // The account page's rollout panel (docs/rollouts.md): the environments' pointers, the newest
 // rollout (state, percent, steps with the current one marked, the next step's time, the reason of a rollback),
-// its two arms drawn as their tab bars with the answers each served, and the buttons that start, raise, pause,
+// its two arms drawn as their tab bars with the answers each served and what the apps reported of each (its
+// health), the guard's rule and what the guard did, and the buttons that start, raise, pause,
 // resume, complete and roll back a rollout (`deploy` only: console.css hides them from other tokens).
 //
 // app.js owns the account and tells the panel when it opens one (`show`), when the versions were listed
@@ -9,7 +10,21 @@
 import { byId, formatTime, heldForReviewText, problemItems } from "./dom.js";
 import * as rollouts from "./rollout-api.js";
 import { pointersOf } from "./promotion.js";
-import { parseSteps, percentText, stateNames, underWay } from "./rollout-format.js";
+import {
+  counted,
+  failingOf,
+  guardText,
+  parseSteps,
+  percentText,
+  shareOf,
+  shareText,
+  stateNames,
+  tabsText,
+  underWay,
+} from "./rollout-format.js";
+
+/** The author the server records for what it did by itself: a step on the clock, or the guard's pause or rollback. */
+const serverAuthor = "tabserver";
 
 /** While a rollout is under way its served counts grow: read again this often (and at once on its events). */
 const refreshSeconds = 5;
@@ -18,7 +33,7 @@ export class RolloutPanel {
   /**
    * @param {{announce: (text: string) => void, warn: (text: string) => void,
    *   busy: (button: HTMLButtonElement | null, work: () => Promise<void>) => Promise<void>,
-   *   variant: () => {locale: string, platform: string}, currentETag: () => string | null,
+   *   variant: () => {locale: string, platform: string, scheme: string}, currentETag: () => string | null,
    *   changed: () => Promise<void>, shown: () => void}} context
    *   `currentETag` is the ETag of the environment's version as the page loaded it (a start's `If-Match`);
    *   `changed` reloads what a completion or a rollback moved (the source, the preview, the history); `shown` is
@@ -52,6 +67,9 @@ export class RolloutPanel {
       reason: byId("rollout-reason"),
       steps: byId("rollout-steps"),
       history: byId("rollout-history"),
+      guard: byId("rollout-guard"),
+      guardTripped: byId("rollout-guard-tripped"),
+      testersHealth: byId("rollout-testers-health"),
       advance: byId("rollout-advance"),
       setPercent: byId("rollout-set-percent"),
       raise: byId("rollout-raise"),
@@ -202,6 +220,8 @@ export class RolloutPanel {
     this.renderHistory();
     this.renderArm("stable", rollout.stableVersion, rollout.served?.stable);
     this.renderArm("candidate", rollout.version, rollout.served?.candidate);
+    this.renderHealth();
+    this.renderGuard();
 
     ui.controls.hidden = !going;
     // A scheduled rollout can only be rolled back (which cancels it); a paused one raised or resumed.
@@ -268,7 +288,7 @@ export class RolloutPanel {
     const name = arm === "stable" ? "Stable" : "Candidate";
     const counts = `${name} · version ${version} · served ${Number(served ?? 0).toLocaleString("en-US")}`;
     const variant = this.context.variant();
-    const key = `${version}|${variant.locale}|${variant.platform}`;
+    const key = `${version}|${variant.locale}|${variant.platform}|${variant.scheme}`;
     if (this.drawn[arm]?.key === key) {
       caption.textContent = counts + (this.drawn[arm].failure ?? "");
       return;
@@ -281,7 +301,8 @@ export class RolloutPanel {
       .then((url) => {
         if (account !== this.account || this.drawn[arm]?.key !== key) return;
         image.src = url;
-        image.alt = `${name} arm: tab bar of ${account} version ${version}`;
+        image.closest("figure").dataset.scheme = variant.scheme ?? "light";
+        image.alt = `${name} arm: tab bar of ${account} version ${version}${variant.scheme === "dark" ? " (dark)" : ""}`;
         image.hidden = false;
       })
       .catch((error) => {
@@ -294,6 +315,83 @@ export class RolloutPanel {
         image.removeAttribute("src");
         caption.textContent += this.drawn[arm].failure;
       });
+  }
+
+  /** Each arm's health beside its tab bar: installs reporting, failing ones (under the guard's kind, else any
+   * failure) with their share, and the failing tabs; the testers' arm in a line of its own when it reported. */
+  renderHealth() {
+    const health = this.rollout.health ?? null;
+    const kind = this.rollout.guard?.kind ?? null;
+    for (const arm of ["stable", "candidate"]) {
+      const list = byId(`rollout-${arm}-health`);
+      const counts = health?.[arm] ?? null;
+      list.hidden = !health;
+      if (!health) {
+        list.replaceChildren();
+        continue;
+      }
+      const failing = failingOf(counts, kind);
+      const row = (term, value, name) => {
+        const dt = document.createElement("dt");
+        dt.textContent = term;
+        const dd = document.createElement("dd");
+        dd.textContent = value;
+        dd.dataset.health = name;
+        return [dt, dd];
+      };
+      const failingRow = row(
+        kind && kind !== "failures" ? `Failing (${kind})` : "Failing",
+        `${counted(failing, "install")} · ${shareText(shareOf(counts, kind))}`,
+        "failing",
+      );
+      failingRow[1].dataset.failing = String(failing > 0);
+      list.replaceChildren(
+        ...row("Reporting", counted(counts?.installs ?? 0, "install"), "installs"),
+        ...failingRow,
+        ...row("Failing tabs", tabsText(counts?.byTab) ?? "none", "tabs"),
+      );
+    }
+    const testers = health?.testers;
+    this.ui.testersHealth.hidden = !testers || !(testers.installs > 0);
+    if (testers && testers.installs > 0) {
+      const tabs = tabsText(testers.byTab);
+      this.ui.testersHealth.textContent =
+        `Testers (their own arm, outside the guard): ${counted(testers.installs, "install")} reporting, ` +
+        `${failingOf(testers, kind)} failing (${shareText(shareOf(testers, kind))})${tabs ? `; failing tabs ${tabs}` : ""}.`;
+    }
+  }
+
+  /** The guard's rule in words, and, when the guard paused or rolled back this rollout, when and why. */
+  renderGuard() {
+    const { rollout, ui } = this;
+    ui.guard.textContent = rollout.guard ? `Guard: ${guardText(rollout.guard)}` : "No guard: only an operator or an alert pauses or rolls back this rollout.";
+    const tripped = this.guardTrip();
+    ui.guardTripped.hidden = !tripped;
+    if (!tripped) {
+      ui.guardTripped.textContent = "";
+      return;
+    }
+    const time = document.createElement("time");
+    time.dateTime = tripped.at;
+    time.textContent = formatTime(tripped.at);
+    const done = tripped.state === "rolledBack" ? "Rolled back" : "Paused";
+    ui.guardTripped.replaceChildren(`${done} by the guard (${serverAuthor}) at `, time, `: ${tripped.reason}`);
+  }
+
+  /** The history line of the guard's pause or rollback that left the rollout as it is now (a pause an operator
+   * resumed since is no longer shown), or null. */
+  guardTrip() {
+    const { rollout } = this;
+    if (rollout.state !== "paused" && rollout.state !== "rolledBack") return null;
+    const lines = Array.isArray(rollout.history) ? rollout.history : [];
+    // The line that moved the rollout into its present state: the first of the last run of lines in that state.
+    let index = lines.length - 1;
+    if (index < 0 || lines[index].state !== rollout.state) return null;
+    while (index > 0 && lines[index - 1].state === rollout.state) index -= 1;
+    const last = lines[index];
+    if (last.author !== serverAuthor) return null;
+    const reason = last.reason ?? (rollout.state === "rolledBack" ? rollout.reason : null);
+    return reason ? { at: last.at, state: last.state, reason } : null;
   }
 
   /** Which environment points at which version (from the versions list, in promotion order: promotion.js).
