@@ -233,15 +233,19 @@ extension Changes {
         default:
             // Held by a newer build (a rolling upgrade on one store): never guessed, never run as something else.
             return await record(
-                request.finished(
-                    applied: false, reason: "this tabserver does not know the change \"\(request.action.prefix(64))\"; apply it from a newer one",
-                    atMillis: clock.unixMillis), from: request, action: "change-request.failed")
+                request.finished(applied: false, reason: Self.unknownChange(request.action), atMillis: clock.unixMillis), from: request,
+                action: "change-request.failed")
         }
         let applied = (200..<300).contains(result.status)
         let reason = applied ? nil : String(decoding: result.body, as: UTF8.self)
         let finished = request.finished(applied: applied, reason: reason.map { String($0.prefix(512)) }, atMillis: clock.unixMillis)
         let recorded = await record(finished, from: request, action: "change-request.\(finished.state.rawValue)")
         return applied ? recorded : result
+    }
+
+    /// Why a held change this build does not know was not applied (its action, cut to 64 characters).
+    static func unknownChange(_ action: String) -> String {
+        "this tabserver does not know the change \"\(action.prefix(64))\"; apply it from a newer one"
     }
 
     /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
