@@ -161,16 +161,19 @@ final class LaunchGuard {
     static String strip(String text) {
         int layout = text == null ? -1 : text.indexOf(",\"layout\":{");
         if (layout < 0) return null;
-        String head = text.substring(0, layout);
-        int start = head.indexOf(",\"guard\":{");
-        if (start >= 0) {
-            int end = head.indexOf('}', start);
-            if (end >= 0) head = head.substring(0, start) + head.substring(end + 1);
-        }
+        String head = withoutRecord(text.substring(0, layout));
         String tail = text.substring(layout);
         int previous = tail.lastIndexOf(PREVIOUS);
         if (previous >= 0) tail = tail.substring(0, previous) + "}";
         return head + tail;
+    }
+
+    /** {@code head} (a cache file's text before its top-level "layout") without the record's member, which holds no object. */
+    private static String withoutRecord(String head) {
+        int start = head.indexOf(",\"guard\":{");
+        if (start < 0) return head;
+        int end = head.indexOf('}', start);
+        return end < 0 ? head : head.substring(0, start) + head.substring(end + 1);
     }
 
     /** The file's "previous" (the last layout that rendered) as a cache file's text, or null. */
@@ -205,12 +208,7 @@ final class LaunchGuard {
             String text = bytes == null ? null : new String(bytes, CompiledLayout.UTF8);
             int layout = text == null ? -1 : text.indexOf(",\"layout\":{");
             if (layout >= 0) {
-                String head = text.substring(0, layout);
-                int start = head.indexOf(",\"guard\":{");
-                if (start >= 0) {
-                    int end = head.indexOf('}', start);
-                    if (end >= 0) head = head.substring(0, start) + head.substring(end + 1);
-                }
+                String head = withoutRecord(text.substring(0, layout));
                 String tail = text.substring(layout);
                 int previous = tail.lastIndexOf(PREVIOUS);
                 if (record.pending == null && previous >= 0) {
