@@ -28,6 +28,18 @@ import Testing
             "\(document)")
     }
 
+    @Test func aGuardOfAKindThisBuildDoesNotKnowIsReadAsNoGuardAndTheRolloutStands() throws {
+        let rollout = try RolloutFixture.start(Self.guarded, at: Self.now).rollout
+        let text = String(decoding: rollout.record, as: UTF8.self)
+        #expect(text.contains(#""kind":"tabFailed""#), "\(text)")
+        // As a newer build would write it: a kind, then an action, that this build has never heard of.
+        for (from, to) in [(#""kind":"tabFailed""#, #""kind":"slowLaunch""#), (#""action":"rollback""#, #""action":"page""#)] {
+            let future = Array(text.replacingOccurrences(of: from, with: to).utf8)
+            let read = try #require(Rollout(record: future), "the rollout itself is still read")
+            #expect(read.guardRule == nil && read.candidateVersion == rollout.candidateVersion)
+        }
+    }
+
     @Test func aBadGuardIsRefusedAtItsPointers() {
         let error = failure {
             try RolloutFixture.start(
