@@ -1046,7 +1046,11 @@ public final class TabClient {
                     startReadyTimer();
                     outcome = new RefreshOutcome(RefreshOutcome.Kind.UPDATED, layout, null, null);
                     event = new TabClientEvent(TabClientEvent.Kind.UPDATED, current.reference(), arrived, null, -1, null, false);
+                    // Reported before the listeners hear of it (they may run at once, on this thread), and in order.
+                    if (failure != null) emitFailure(failure, -1);
+                    emit(event);
                     if (!layout.equals(current.layout)) notifyListeners(layout, Source.SERVER);
+                    return outcome;
                 }
             }
         }
