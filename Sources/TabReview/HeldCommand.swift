@@ -5,7 +5,7 @@
 /// Its encoding is the fields a change request's record has always had (`action` naming the command, and `version`,
 /// `body`, `locale`, `contentType`, `build` as it needs them), so a record written by an older release reads as a
 /// command and a record this one writes is one an older release replays the same way, or, for a command it does not
-/// know, fails by its `action`.
+/// know, fails by its `action`. A new command therefore takes an action no release used before.
 public enum HeldCommand: Sendable, Equatable, Codable {
     /// A layout's new content, kept as the draft version `draft` (`PUT` or `PATCH` on the layout).
     case layoutWrite(LayoutMethod, draft: Int)

@@ -63,6 +63,45 @@ import Testing
         #expect(try promotion.command == .promotion(body: ""), "a missing body reads as empty, as it was replayed")
     }
 
+    /// The record a command's request is stored as is the one the previous release built for that change (its
+    /// handlers set these fields by hand), so a replica of that release applies it the same way.
+    @Test func aRequestIsStoredAsThePreviousReleaseStoredIt() {
+        func previous(
+            _ action: String, version: Int?, body: String? = nil, locale: String? = nil, contentType: String? = nil, build: String? = nil
+        )
+            -> ChangeRequest
+        {
+            ChangeRequest(
+                id: "cr_1", author: "alice", createdAtMillis: 1_000, environment: "production", account: "jack", action: action,
+                version: version, ifMatch: ["\"e\""], required: 2, applyAtMillis: 5_000, body: body, locale: locale,
+                contentType: contentType,
+                build: build)
+        }
+        let cases: [(HeldCommand, Int?, ChangeRequest)] = [
+            (.layoutWrite(.put, draft: 4), nil, previous("layout.put", version: 4)),
+            (.layoutRestore(draft: 6), nil, previous("layout.restore", version: 6)),
+            (.layoutDelete, nil, previous("layout.delete", version: nil)),
+            (.promotion(body: "{}"), 3, previous("layout.promote", version: 3, body: "{}")),
+            (.rolloutChange(.complete, body: ""), 3, previous("rollout.complete", version: 3, body: "")),
+            (
+                .stringsWrite(locale: "fr", contentType: "text/plain", body: "x"), nil,
+                previous("strings.put", version: nil, body: "x", locale: "fr", contentType: "text/plain")
+            ),
+            (
+                .stringsPromotion(locale: "fr", body: "{}"), nil,
+                previous("strings.promote", version: nil, body: "{}", locale: "fr", contentType: "application/json")
+            ),
+            (.buildDeclare(build: "iphone/2.0", body: "{}"), nil, previous("build.declare", version: nil, body: "{}", build: "iphone/2.0")),
+            (.buildRetire(build: "iphone/2.0"), nil, previous("build.retire", version: nil, build: "iphone/2.0")),
+        ]
+        for (command, version, expected) in cases {
+            let request = ChangeRequest(
+                id: "cr_1", author: "alice", createdAtMillis: 1_000, environment: "production", account: "jack", command: command,
+                version: version, ifMatch: ["\"e\""], required: 2, applyAtMillis: 5_000)
+            #expect(request.json == expected.json, "\(command.action)")
+        }
+    }
+
     @Test func anUnknownActionIsNeverGuessed() throws {
         let request = ChangeRequest(
             id: "cr_1", author: "alice", createdAtMillis: 1_000, environment: "production", account: "jack", action: "layout.teleport",
