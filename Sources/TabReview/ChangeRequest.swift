@@ -34,8 +34,8 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     public var approvals: [Approval] = []
     public var required: Int
     public var applyAtMillis: Int64?
-    /// The body of the request that is replayed when it is applied, for a change that is not a layout's content (a
-    /// promotion, a rollout's plan or raise).
+    /// The body of the request that is run again when it is applied, for a change that is not a layout's content (a
+    /// promotion, a rollout's plan or raise, a strings table, a build's declaration).
     public var body: String?
     /// The strings table a strings write changes (its `account` is empty then), and the body's media type.
     public var locale: String?

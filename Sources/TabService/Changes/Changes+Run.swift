@@ -59,16 +59,20 @@ extension Changes {
     /// runs it at once otherwise.
     func run(_ order: ChangeOrder) async -> HTTPResponse {
         guard let review = review(of: order) else {
-            if case .command(.rolloutChange) = order.change, !order.options.allowIncompatible,
-                let candidate = snapshot(for: order.environment).contents.rollouts[order.account]?.rollout.candidateVersion,
-                let refused = await gate(account: order.account, version: candidate, in: order.environment)
-            {
-                // The gate again: builds declared since the rollout started must open what more installs will get.
-                return refused
-            }
+            if let refused = await requestGate(order) { return refused }
             return await perform(order)
         }
         return await hold(order, in: review.environment, required: review.required)
+    }
+
+    /// The builds gate a request's change that is not held passes before it runs, beyond the one its command runs: a
+    /// rollout's raise or completion is refused (422) unless every live build opens its candidate (builds declared
+    /// since the rollout started). A change request's apply does not run it.
+    private func requestGate(_ order: ChangeOrder) async -> HTTPResponse? {
+        guard case .command(.rolloutChange) = order.change, !order.options.allowIncompatible,
+            let candidate = snapshot(for: order.environment).contents.rollouts[order.account]?.rollout.candidateVersion
+        else { return nil }
+        return await gate(account: order.account, version: candidate, in: order.environment)
     }
 
     /// The environment whose approvals `order` waits for, and how many; nil when it goes through at once (not
