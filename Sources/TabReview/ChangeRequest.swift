@@ -23,8 +23,9 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     public var createdAtMillis: Int64
     public var environment: String
     public var account: String
-    /// `layout.put`, `layout.patch`, `layout.restore`, `layout.delete`, `build.declare`, `build.retire`, … (the audit
-    /// action of the change it holds).
+    /// The name of the command it holds (``HeldCommand/action``): `layout.put`, `layout.delete`, `build.declare`, …
+    /// (the audit action of the change). With `version`, `body`, `locale`, `contentType` and `build` it is the
+    /// command's encoding (``HeldCommand/Fields``), as every release has stored it.
     public var action: String
     /// The draft that holds the content (nil for a delete).
     public var version: Int?
@@ -33,8 +34,8 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
     public var approvals: [Approval] = []
     public var required: Int
     public var applyAtMillis: Int64?
-    /// The body of the request that is replayed when it is applied, for a change that is not a layout's content (a
-    /// promotion, a rollout's plan or raise).
+    /// The body of the request that is run again when it is applied, for a change that is not a layout's content (a
+    /// promotion, a rollout's plan or raise, a strings table, a build's declaration).
     public var body: String?
     /// The strings table a strings write changes (its `account` is empty then), and the body's media type.
     public var locale: String?
@@ -65,6 +66,28 @@ public struct ChangeRequest: Sendable, Codable, Equatable {
         self.contentType = contentType
         self.build = build
         self.updatedAtMillis = createdAtMillis
+    }
+
+    /// A new request holding `command` against `account` in `environment`; `version` is the version it would serve
+    /// (shown with a diff), a layout write's draft when the command has one.
+    public init(
+        id: String, author: String, createdAtMillis: Int64, environment: String, account: String, command: HeldCommand, version: Int?,
+        ifMatch: [String]?, required: Int, applyAtMillis: Int64?
+    ) {
+        let fields = command.fields
+        self.init(
+            id: id, author: author, createdAtMillis: createdAtMillis, environment: environment, account: account, action: fields.action,
+            version: command.draft ?? version, ifMatch: ifMatch, required: required, applyAtMillis: applyAtMillis, body: fields.body,
+            locale: fields.locale, contentType: fields.contentType, build: fields.build)
+    }
+
+    /// The command it holds, read from its record's fields.
+    /// - Throws: ``HeldCommandError`` for an action this build does not know or a field the command lacks.
+    public var command: HeldCommand {
+        get throws(HeldCommandError) {
+            try HeldCommand(
+                HeldCommand.Fields(action: action, version: version, body: body, locale: locale, contentType: contentType, build: build))
+        }
     }
 
     /// A new id: `cr_` and 16 hex digits.

@@ -3,6 +3,7 @@ import TabAccess
 import TabBuilds
 import TabDelivery
 import TabLayout
+import TabReview
 import TabStore
 
 /// "App builds: a layout every live build can open" (docs/builds.md): builds declared, listed, read and retired, and
@@ -90,26 +91,17 @@ struct BuildRoutes: RouteCollection {
     func declareBuildRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
         let id = buildID(match)
         guard mediaType(request.header("Content-Type") ?? "") == "application/json" else { throw ManagementInputs.unsupportedLayoutType }
-        let spec: BuildSpec
+        // The declaration is checked now (400, 422); the command keeps the request's body, read again when it runs.
         do throws(BuildError) {
-            spec = try BuildSpec.decode(request.body)
+            _ = try BuildSpec.decode(request.body)
         } catch {
             throw Self.buildProblem(error)
         }
-        let build = Build(
-            id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: changes.clock.unixMillis,
-            declaredBy: match.author)
         let options = try ManagementInputs.writeOptions(match, account: "", environment: changes.environments.served, clock: changes.clock)
-        let body = request.body
-        return .deferred {
-            if let review = self.changes.buildReview(options), self.changes.declarationChangesAnswers(build) {
-                return await self.changes.holdForReview(
-                    action: "build.declare", account: "", environment: review.environment, version: nil, precondition: .none,
-                    author: match.author, required: review.required, applyAt: options.applyAtMillis, misses: [], body: body,
-                    build: "\(id.platform.rawValue)/\(id.version)")
-            }
-            return await self.changes.declare(build)
-        }
+        let order = ChangeOrder(
+            .buildDeclare(build: "\(id.platform.rawValue)/\(id.version)", body: String(decoding: request.body, as: UTF8.self)), account: "",
+            environment: changes.environments.served, precondition: .none, author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     func listBuildsRoute() -> HTTPReply {
@@ -144,15 +136,10 @@ struct BuildRoutes: RouteCollection {
     func retireBuildRoute(_ match: RouteMatch) throws(Problem) -> HTTPReply {
         let id = buildID(match)
         let options = try ManagementInputs.writeOptions(match, account: "", environment: changes.environments.served, clock: changes.clock)
-        return .deferred {
-            if let review = self.changes.buildReview(options), self.changes.retirementChangesAnswers(id) {
-                return await self.changes.holdForReview(
-                    action: "build.retire", account: "", environment: review.environment, version: nil, precondition: .none,
-                    author: match.author, required: review.required, applyAt: options.applyAtMillis, misses: [],
-                    build: "\(id.platform.rawValue)/\(id.version)")
-            }
-            return await self.changes.retire(id)
-        }
+        let order = ChangeOrder(
+            .buildRetire(build: "\(id.platform.rawValue)/\(id.version)"), account: "", environment: changes.environments.served,
+            precondition: .none, author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// `build` with the sightings of this replica not yet written to the store.

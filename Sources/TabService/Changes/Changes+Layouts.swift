@@ -27,8 +27,24 @@ extension Changes {
         var options = WriteOptions()
     }
 
-    /// Compiles against the current snapshot (422 when it cannot), then appends and swaps the snapshot.
-    func write(_ upload: LayoutUpload) async -> HTTPResponse {
+    /// An upload compiled against its environment's snapshot, with the live builds that could not open it.
+    struct CheckedUpload {
+        var document: LayoutDocument
+        var warnings: [LintWarning]
+        var misses: [BuildMiss]
+        var snapshot: Snapshot
+    }
+
+    /// What ``check(_:)`` found.
+    enum CheckOutcome {
+        case checked(CheckedUpload)
+        /// The answer to give instead of writing.
+        case answered(HTTPResponse)
+    }
+
+    /// Compiles `upload` against the current snapshot and runs the builds gate on it: the checked upload, or the
+    /// answer instead (422 when it does not compile, a dry run's answer, a store failure).
+    func check(_ upload: LayoutUpload) async -> CheckOutcome {
         let document: LayoutDocument
         let compiled: CompiledLayout
         let warnings: [LintWarning]
@@ -37,25 +53,33 @@ extension Changes {
             (document, compiled, warnings) = try compileForWrite(
                 account: upload.account, source: upload.body, format: upload.format, in: upload.environment)
         } catch {
-            return Problem.invalidLayout(error).response
+            return .answered(Problem.invalidLayout(error).response)
         }
-        if upload.dryRun { return dryRunAnswer(upload, compiled: compiled, warnings: warnings) }
+        if upload.dryRun { return .answered(dryRunAnswer(upload, compiled: compiled, warnings: warnings)) }
         // The gate: every live build must be able to open what it would get (a draft is stored and told which fail).
         let resolved: ResolvedLayout
         do throws(LayoutError) {
             resolved = try snapshot.resolve(upload.account, version: nil, document: document, strict: false)
         } catch {
-            return Problem.invalidLayout(error).response
+            return .answered(Problem.invalidLayout(error).response)
         }
-        let misses: [BuildMiss]
         do throws(StoreError) {
-            misses = try await buildMisses(resolved)
+            let misses = try await buildMisses(resolved)
+            return .checked(CheckedUpload(document: document, warnings: warnings, misses: misses, snapshot: snapshot))
         } catch {
-            return storeProblem(error)
+            return .answered(storeProblem(error))
         }
-        if upload.publish, !upload.options.applying, let required = reviewRequired(in: upload.environment, upload.options) {
-            return await holdForReview(upload, required: required, misses: misses)
+    }
+
+    /// Compiles against the current snapshot (422 when it cannot), then appends and swaps the snapshot; never held
+    /// (``run(_:)`` decides that).
+    func write(_ upload: LayoutUpload) async -> HTTPResponse {
+        let checked: CheckedUpload
+        switch await check(upload) {
+        case .checked(let value): checked = value
+        case .answered(let answer): return answer
         }
+        let (document, warnings, misses, snapshot) = (checked.document, checked.warnings, checked.misses, checked.snapshot)
         if upload.publish, !misses.isEmpty, !upload.options.allowIncompatible { return Self.incompatible(misses).response }
         let existed = snapshot.record(upload.account) != nil
         do {
@@ -188,32 +212,17 @@ extension Changes {
             precondition: precondition, author: author, message: nil, dryRun: false, restoredFrom: nil, environment: environment,
             publish: publish)
         upload.options = options
-        return await write(upload)
+        return await run(ChangeOrder(upload))
     }
 
     func deleteLayout(
         account: String, precondition: WritePrecondition, author: String, environment: EnvironmentName,
         options: WriteOptions = WriteOptions()
     ) async -> HTTPResponse {
+        if let refused = deleteRefusal(account: account, precondition: precondition, in: environment) { return refused }
         let snapshot = self.snapshot(for: environment)
-        if case .none = precondition {
-            return snapshot.record(account) == nil
-                ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
-        }
-        let dependents = snapshot.dependents(of: account)
-        if !dependents.isEmpty {
-            return Problem(
-                .layoutIsExtended,
-                detail: "other layouts extend \(account): \(dependents.sorted().joined(separator: ", ")); change them first"
-            ).response
-        }
         do {
             // The account falls back to `default` there: every live build must be able to open that.
-            if !options.applying, let required = reviewRequired(in: environment, options) {
-                return await holdForReview(
-                    action: "layout.delete", account: account, environment: environment, version: nil, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: [])
-            }
             if account != "default", !options.allowIncompatible, let fallback = snapshot.entry(for: "default")?.resolved {
                 let misses = try await buildMisses(fallback)
                 if !misses.isEmpty { return Self.incompatible(misses).response }
@@ -227,6 +236,24 @@ extension Changes {
         } catch {
             return storeProblem(error)
         }
+    }
+
+    /// Why deleting the layout of `account` in `environment` is refused before anything else: 404 without a layout
+    /// and a precondition, 428 without a precondition, 409 while other layouts extend it; nil when it may go on.
+    func deleteRefusal(account: String, precondition: WritePrecondition, in environment: EnvironmentName) -> HTTPResponse? {
+        let snapshot = self.snapshot(for: environment)
+        if case .none = precondition {
+            return snapshot.record(account) == nil
+                ? Problem.notFound("account '\(account)' has no layout").response : storeProblem(.preconditionRequired)
+        }
+        let dependents = snapshot.dependents(of: account)
+        if !dependents.isEmpty {
+            return Problem(
+                .layoutIsExtended,
+                detail: "other layouts extend \(account): \(dependents.sorted().joined(separator: ", ")); change them first"
+            ).response
+        }
+        return nil
     }
 
     func restore(
@@ -247,8 +274,8 @@ extension Changes {
             precondition: precondition, author: author, message: "restore of version \(number)", dryRun: false, restoredFrom: number,
             environment: environment)
         upload.options = options
-        let response = await write(upload)
-        guard response.status == 201, !upload.options.applying else { return response }
+        let response = await run(ChangeOrder(upload))
+        guard response.status == 201 else { return response }
         var ok = response
         ok.status = 200
         return ok

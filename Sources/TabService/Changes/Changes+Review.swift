@@ -7,8 +7,7 @@ import TabLayout
 import TabReview
 import TabStore
 
-/// What a write request chose besides its content: past the builds gate, past review, when to apply, and whether
-/// it is a change request being applied (then it is not held again).
+/// What a write request chose besides its content: past the builds gate, past review, when to apply.
 struct WriteOptions: Sendable {
     /// `?allowIncompatible=true` (a token that may `deploy` to the account).
     var allowIncompatible = false
@@ -16,16 +15,20 @@ struct WriteOptions: Sendable {
     var bypassApproval = false
     /// `Apply-At`: when an approved change request is applied by the store's clock.
     var applyAtMillis: Int64?
-    /// The write is an approved change request being applied.
-    var applying = false
 }
 
 /// Review (docs/change-requests.md): a change to a protected environment held as a change request, its
-/// transitions recorded, and its apply, which replays the command it held.
+/// transitions recorded, and its apply, which runs the command it holds (``ChangeOrder``, ``run(_:)``).
 extension Changes {
-    /// A publishing write to a protected environment: its content stored as a draft (its precondition checked now
-    /// against the environment), and a change request that applies it once approved. 202.
-    func holdForReview(_ upload: LayoutUpload, required: Int, misses: [BuildMiss]) async -> HTTPResponse {
+    /// A publishing write to a protected environment: checked as a write is (422, a dry run's answer), its content
+    /// stored as a draft (its precondition checked now against the environment), and a change request that applies
+    /// it once approved. 202.
+    func holdLayout(_ upload: LayoutUpload, required: Int) async -> HTTPResponse {
+        let misses: [BuildMiss]
+        switch await check(upload) {
+        case .checked(let checked): misses = checked.misses
+        case .answered(let answer): return answer
+        }
         var draft = LayoutWrite(
             account: upload.account, source: upload.body, contentType: mediaType(upload.contentType), precondition: upload.precondition,
             author: upload.author, message: upload.message ?? "held for review", restoredFrom: upload.restoredFrom, extends: "")
@@ -37,27 +40,26 @@ extension Changes {
         } catch {
             return storeProblem(error)
         }
-        let action = upload.restoredFrom != nil ? "layout.restore" : "layout.\(AuditContext.current?.method.lowercased() ?? "put")"
+        let method = HeldCommand.LayoutMethod(rawValue: AuditContext.current?.method.lowercased() ?? "put") ?? .put
+        let command: HeldCommand =
+            upload.restoredFrom != nil ? .layoutRestore(draft: record.version) : .layoutWrite(method, draft: record.version)
         return await holdForReview(
-            action: action, account: upload.account, environment: upload.environment, version: record.version,
+            command, account: upload.account, environment: upload.environment, version: record.version,
             precondition: upload.precondition, author: upload.author, required: required, applyAt: upload.options.applyAtMillis,
             misses: misses)
     }
 
-    /// Stores a change request for `action` and answers 202 with it (`Location: /v1/change-requests/{id}`); `body`
-    /// is the request's own, replayed when it is applied (a promotion, a rollout's plan or raise).
+    /// Stores a change request holding `command` and answers 202 with it (`Location: /v1/change-requests/{id}`);
+    /// `version` is the version it would serve, `misses` the live builds that could not open it.
     func holdForReview(
-        action: String, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition, author: String,
-        required: Int, applyAt: Int64?, misses: [BuildMiss], body: [UInt8]? = nil, strings: (locale: String, contentType: String)? = nil,
-        build: String? = nil
+        _ command: HeldCommand, account: String, environment: EnvironmentName, version: Int?, precondition: WritePrecondition,
+        author: String, required: Int, applyAt: Int64?, misses: [BuildMiss]
     ) async -> HTTPResponse {
         var ifMatch: [String]?
         if case .ifMatch(let tags) = precondition { ifMatch = tags }
         let request = ChangeRequest(
             id: ChangeRequest.newID(), author: author, createdAtMillis: clock.unixMillis, environment: environment.text,
-            account: account, action: action, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt,
-            body: body.map { String(decoding: $0, as: UTF8.self) }, locale: strings?.locale, contentType: strings?.contentType, build: build
-        )
+            account: account, command: command, version: version, ifMatch: ifMatch, required: required, applyAtMillis: applyAt)
         do throws(StoreError) {
             try await store.create(
                 changeRequest: StoredChangeRequest(
@@ -167,85 +169,37 @@ extension Changes {
         } catch {
             return storeProblem(error)
         }
+        let command: HeldCommand
+        do throws(HeldCommandError) {
+            command = try request.command
+        } catch {
+            // Held by a newer build (a rolling upgrade on one store) or written by hand: never guessed, never run as
+            // something else.
+            return await record(
+                request.finished(applied: false, reason: error.description, atMillis: clock.unixMillis), from: request,
+                action: "change-request.failed")
+        }
         let environment = EnvironmentName(request.environment) ?? environments.served
-        let precondition: WritePrecondition = request.ifMatch.map { .ifMatch($0) } ?? .ifNoneMatchAny
-        var options = WriteOptions()
-        options.applying = true
-        let result: HTTPResponse
-        let body = Array((request.body ?? "").utf8)
-        switch request.action {
-        case "layout.delete":
-            result = await deleteLayout(
-                account: request.account, precondition: precondition, author: request.author, environment: environment, options: options)
-        case "layout.promote":
-            do throws(RolloutError) {
-                let promotion = try PromotionRequest.decode(body, environments: environments, now: clock.now)
-                result = await promote(
-                    account: request.account, promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
-                    author: request.author, options: options)
-            } catch {
-                result = Problem.rollout(error).response
-            }
-        case "rollout.start":
-            do throws(RolloutError) {
-                let plan = try RolloutPlan.decode(body, now: clock.now)
-                result = await startRollout(
-                    account: request.account, environment: environment, plan, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
-                    author: request.author, options: options)
-            } catch {
-                result = Problem.rollout(error).response
-            }
-        case "strings.promote":
-            do throws(RolloutError) {
-                let promotion = try PromotionRequest.decode(body, environments: environments, allowsRollout: false, now: clock.now)
-                result = await promoteStrings(
-                    locale: request.locale ?? "", promotion, precondition: request.ifMatch.map { .ifMatch($0) } ?? .none,
-                    author: request.author)
-            } catch {
-                result = Problem.rollout(error).response
-            }
-        case "strings.put":
-            result = await writeStrings(
-                locale: request.locale ?? "", environment: environment, body: body, contentType: request.contentType ?? "text/plain",
-                precondition: request.ifMatch.map { .ifMatch($0) } ?? .none, author: request.author)
-        case "build.declare", "build.retire":
-            result = await applyBuildChange(request)
-        case "rollout.patch", "rollout.complete":
-            do throws(RolloutError) {
-                let change = try rolloutChange(request.action, body: body)
-                result = await changeRollout(
-                    account: request.account, environment: environment, action: request.action, author: request.author, change)
-            } catch {
-                result = Problem.rollout(error).response
-            }
-        case "layout.put", "layout.patch", "layout.restore":
-            guard let version = request.version, let draft = try? await store.version(account: request.account, number: version) else {
+        // A layout's change without If-Match was sent with If-None-Match: * (create only); the others with none.
+        let precondition: WritePrecondition =
+            request.ifMatch.map { .ifMatch($0) } ?? (command.isLayoutChange ? .ifNoneMatchAny : .none)
+        var order = ChangeOrder(
+            command, account: request.account, environment: environment, precondition: precondition, author: request.author,
+            options: WriteOptions())
+        if let draft = command.draft {
+            guard let stored = try? await store.version(account: request.account, number: draft) else {
                 return await record(
                     request.finished(applied: false, reason: "its draft is gone", atMillis: clock.unixMillis), from: request,
                     action: "change-request.failed")
             }
-            var upload = LayoutUpload(
-                account: request.account, body: draft.source, contentType: draft.contentType,
-                format: sourceFormat(draft.contentType) ?? .json, precondition: precondition, author: request.author,
-                message: "change request \(request.id)", dryRun: false, restoredFrom: nil, environment: environment)
-            upload.options = options
-            result = await write(upload)
-        default:
-            // Held by a newer build (a rolling upgrade on one store): never guessed, never run as something else.
-            return await record(
-                request.finished(applied: false, reason: Self.unknownChange(request.action), atMillis: clock.unixMillis), from: request,
-                action: "change-request.failed")
+            order = ChangeOrder(Self.upload(of: stored, order, message: "change request \(request.id)"))
         }
+        let result = await perform(order)
         let applied = (200..<300).contains(result.status)
         let reason = applied ? nil : String(decoding: result.body, as: UTF8.self)
         let finished = request.finished(applied: applied, reason: reason.map { String($0.prefix(512)) }, atMillis: clock.unixMillis)
         let recorded = await record(finished, from: request, action: "change-request.\(finished.state.rawValue)")
         return applied ? recorded : result
-    }
-
-    /// Why a held change this build does not know was not applied (its action, cut to 64 characters).
-    static func unknownChange(_ action: String) -> String {
-        "this tabserver does not know the change \"\(action.prefix(64))\"; apply it from a newer one"
     }
 
     /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
@@ -261,27 +215,6 @@ extension Changes {
         for request in due where request.isDue(atMillis: now) {
             let answer = await apply(request, by: "tabserver")
             logger.info("change request \(request.id) applied at its time: \(answer.status)")
-        }
-    }
-
-    /// A held build declaration or retirement, run now (the declaration is dated now, by its author).
-    private func applyBuildChange(_ request: ChangeRequest) async -> HTTPResponse {
-        let parts = (request.build ?? "").split(separator: "/", maxSplits: 1).map(String.init)
-        let id: BuildID
-        do throws(BuildError) {
-            id = try BuildID(platform: parts.first ?? "", appVersion: parts.count == 2 ? parts[1] : "")
-        } catch {
-            return BuildRoutes.buildProblem(error).response
-        }
-        guard request.action == "build.declare" else { return await retire(id) }
-        do throws(BuildError) {
-            let spec = try BuildSpec.decode(Array((request.body ?? "").utf8))
-            return await declare(
-                Build(
-                    id: id, viewControllers: spec.viewControllers, images: spec.images, note: spec.note, declaredAtMillis: clock.unixMillis,
-                    declaredBy: request.author))
-        } catch {
-            return BuildRoutes.buildProblem(error).response
         }
     }
 }

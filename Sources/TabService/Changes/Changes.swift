@@ -9,7 +9,8 @@ import TabTime
 /// The service's write commands, one value shared by the collections that change what is served (management,
 /// rollouts and promotion, builds, change requests): each command stores its change through the store (its audit
 /// entry and webhook deliveries in the same transaction), then publishes it; in a protected environment it holds
-/// the change for review instead, and a change request's apply replays the command it held.
+/// the change for review instead (``run(_:)`` alone decides), and a change request's apply runs the ``HeldCommand``
+/// it holds.
 final class Changes: Sendable {
     let store: any TabStore
     let publisher: Publisher

@@ -26,7 +26,7 @@ extension ManagementRoutes {
             restoredFrom: nil, environment: environment, publish: ManagementInputs.publishMode(match) == .publish)
         upload.options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
         let checked = upload
-        return .deferred { await self.changes.write(checked) }
+        return .deferred { await self.changes.run(ChangeOrder(checked)) }
     }
 
     /// `PATCH …/layout`: JSON Patch or JSON Merge Patch on the JSON form of the source.
@@ -58,10 +58,9 @@ extension ManagementRoutes {
         let environment = try ManagementInputs.environment(match, in: changes.environments)
         let options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
         let precondition = ManagementInputs.precondition(match)
-        return .deferred {
-            await self.changes.deleteLayout(
-                account: account, precondition: precondition, author: match.author, environment: environment, options: options)
-        }
+        let order = ChangeOrder(
+            .layoutDelete, account: account, environment: environment, precondition: precondition, author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// `GET …/layout/versions`: one page of the history, newest first, `?limit=` at a time, older than `?before=`.

@@ -77,29 +77,12 @@ extension ManagementRoutes {
         }
         let environment = try ManagementInputs.environment(match, in: changes.environments)
         let options = try ManagementInputs.writeOptions(match, account: "", environment: environment, clock: changes.clock)
-        let body = request.body
-        let contentType = request.header("Content-Type") ?? kind
-        let precondition = ManagementInputs.precondition(match)
-        return .deferred {
-            guard let required = changes.reviewRequired(in: environment, options) else {
-                return await changes.writeStrings(
-                    locale: locale, environment: environment, body: body, contentType: contentType, precondition: precondition,
-                    author: author)
-            }
-            // Held for review: checked now (the table reads, the precondition holds), kept in the request, written at apply.
-            do throws(LayoutError) {
-                _ = try StringsTable.read(body)
-            } catch {
-                return Problem.invalidLayout(error).response
-            }
-            do throws(StoreError) {
-                try precondition.checkWrite(current: changes.snapshot(for: environment).stringsRecords[locale]?.etag)
-            } catch {
-                return changes.storeProblem(error)
-            }
-            return await changes.holdForReview(
-                action: "strings.put", account: "", environment: environment, version: nil, precondition: precondition, author: author,
-                required: required, applyAt: options.applyAtMillis, misses: [], body: body, strings: (locale, contentType))
-        }
+        var order = ChangeOrder(
+            .stringsWrite(
+                locale: locale, contentType: request.header("Content-Type") ?? kind, body: String(decoding: request.body, as: UTF8.self)),
+            account: "", environment: environment, precondition: ManagementInputs.precondition(match), author: author, options: options)
+        order.sentBody = request.body
+        let sent = order
+        return .deferred { await changes.run(sent) }
     }
 }

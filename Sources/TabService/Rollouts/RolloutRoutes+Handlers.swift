@@ -5,6 +5,7 @@ import TabBuilds
 import TabDelivery
 import TabGuard
 import TabLayout
+import TabReview
 import TabStore
 
 /// The handlers of "Environments and rollouts" (docs/rollouts.md): a rollout started, read, raised or paused, completed or rolled
@@ -19,31 +20,17 @@ extension RolloutRoutes {
     /// `POST …/layout/rollout`: the plan checked, then started against the environment's pointer (`If-Match`).
     func startRolloutRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
         let (account, environment) = try rolloutTarget(match)
-        let plan: RolloutPlan
+        // The plan is checked now (400); the command keeps the request's body, read again when it runs.
         do throws(RolloutError) {
-            plan = try RolloutPlan.decode(request.body, now: changes.clock.now)
+            _ = try RolloutPlan.decode(request.body, now: changes.clock.now)
         } catch {
             throw .rollout(error)
         }
         let options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
-        let precondition = ManagementInputs.precondition(match)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if !options.applying, let required = self.changes.reviewRequired(in: environment, options) {
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.changes.gateMisses(account: account, version: plan.version, in: environment)
-                } catch {
-                    return self.changes.storeProblem(error)
-                }
-                return await self.changes.holdForReview(
-                    action: "rollout.start", account: account, environment: environment, version: plan.version, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            return await self.changes.startRollout(
-                account: account, environment: environment, plan, precondition: precondition, author: author, options: options)
-        }
+        let order = ChangeOrder(
+            .rolloutStart(body: String(decoding: request.body, as: UTF8.self)), account: account, environment: environment,
+            precondition: ManagementInputs.precondition(match), author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// The options of a promotion; 403 (audited) unless the token may `deploy` to its `to` and `read` its `from`: the
@@ -73,24 +60,10 @@ extension RolloutRoutes {
             throw .rollout(error)
         }
         let options = try promotionOptions(promotion, request, match, account: account)
-        let precondition = ManagementInputs.precondition(match)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if !options.applying, let required = self.changes.reviewRequired(in: promotion.to, options) {
-                let version = self.changes.snapshot(for: promotion.from).record(account).flatMap { $0.deleted ? nil : $0.version }
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.changes.gateMisses(account: account, version: version, in: promotion.to)
-                } catch {
-                    return self.changes.storeProblem(error)
-                }
-                return await self.changes.holdForReview(
-                    action: "layout.promote", account: account, environment: promotion.to, version: version, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            return await self.changes.promote(account: account, promotion, precondition: precondition, author: author, options: options)
-        }
+        let order = ChangeOrder(
+            .promotion(body: String(decoding: request.body, as: UTF8.self)), account: account, environment: promotion.to,
+            precondition: ManagementInputs.precondition(match), author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// `POST /v1/strings/{locale}/promote`: `to` points at `from`'s version of the table (`If-Match` against `to`'s).
@@ -104,24 +77,10 @@ extension RolloutRoutes {
             throw .rollout(error)
         }
         let options = try promotionOptions(promotion, request, match, account: nil)
-        let precondition = ManagementInputs.precondition(match)
-        let author = match.author
-        let body = request.body
-        return .deferred {
-            if let required = self.changes.reviewRequired(in: promotion.to, options) {
-                // Its precondition is checked now against the table `to` serves, as a held strings write's is.
-                do throws(StoreError) {
-                    try precondition.checkWrite(current: self.changes.snapshot(for: promotion.to).stringsRecords[locale]?.etag)
-                } catch {
-                    return self.changes.storeProblem(error)
-                }
-                return await self.changes.holdForReview(
-                    action: "strings.promote", account: "", environment: promotion.to, version: nil, precondition: precondition,
-                    author: author, required: required, applyAt: options.applyAtMillis, misses: [], body: body,
-                    strings: (locale, "application/json"))
-            }
-            return await self.changes.promoteStrings(locale: locale, promotion, precondition: precondition, author: author)
-        }
+        let order = ChangeOrder(
+            .stringsPromotion(locale: locale, body: String(decoding: request.body, as: UTF8.self)), account: "", environment: promotion.to,
+            precondition: ManagementInputs.precondition(match), author: match.author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// `GET …/layout/rollout`: the newest rollout, with the answers per arm of every replica.
@@ -163,28 +122,11 @@ extension RolloutRoutes {
             }
         }
         let options = try ManagementInputs.writeOptions(match, account: account, environment: environment, clock: changes.clock)
-        let body = request.body
-        let candidate = changes.snapshot(for: environment).contents.rollouts[account]?.rollout.candidateVersion
-        return .deferred {
-            if !options.applying, let required = self.changes.reviewRequired(in: environment, options) {
-                let misses: [BuildMiss]
-                do throws(StoreError) {
-                    misses = try await self.changes.gateMisses(account: account, version: candidate, in: environment)
-                } catch {
-                    return self.changes.storeProblem(error)
-                }
-                return await self.changes.holdForReview(
-                    action: action, account: account, environment: environment, version: candidate, precondition: .none, author: author,
-                    required: required, applyAt: options.applyAtMillis, misses: misses, body: body)
-            }
-            // The gate again: builds declared since the rollout started must open what more installs will get.
-            if !options.allowIncompatible, let candidate,
-                let refused = await self.changes.gate(account: account, version: candidate, in: environment)
-            {
-                return refused
-            }
-            return await self.changes.changeRollout(account: account, environment: environment, action: action, author: author, change)
-        }
+        let step: HeldCommand.RolloutStep = action == "rollout.complete" ? .complete : .raise
+        let order = ChangeOrder(
+            .rolloutChange(step, body: String(decoding: request.body, as: UTF8.self)), account: account, environment: environment,
+            precondition: .none, author: author, options: options)
+        return .deferred { await self.changes.run(order) }
     }
 
     /// `POST /v1/alerts`: Alertmanager's payload; each firing alert with an `account` label rolls back that

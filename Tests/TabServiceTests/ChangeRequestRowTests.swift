@@ -1,0 +1,72 @@
+import Foundation
+import TabStore
+import TabTestSupport
+import Testing
+
+/// Change requests whose rows were written by hand into a SQLite store, over a real socket: a command this build does
+/// not know is failed with a reason naming it (by the apply route and by the clock), never guessed; a row as the
+/// previous release stored it still applies.
+@Suite(.serialized) struct ChangeRequestRowTests {
+    static func object(_ response: HTTPTestClient.Response) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
+    }
+
+    /// An approved request's record, as text (keys sorted, as the store keeps them).
+    static func row(_ id: String, action: String, account: String, ifMatch: String? = nil, applyAtMillis: Int64? = nil)
+        -> StoredChangeRequest
+    {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var record = #"{"account":"\#(account)","action":"\#(action)","approvals":[{"atMillis":\#(now),"by":"bob"}],"#
+        if let applyAtMillis { record += #""applyAtMillis":\#(applyAtMillis),"# }
+        record += #""author":"alice","createdAtMillis":\#(now),"environment":"production","id":"\#(id)","#
+        if let ifMatch { record += #""ifMatch":["\#(ifMatch.replacingOccurrences(of: "\"", with: "\\\""))"],"# }
+        record += #""required":1,"state":"approved","updatedAtMillis":\#(now)}"#
+        return StoredChangeRequest(id: id, state: "approved", record: Array(record.utf8), createdAtMillis: now)
+    }
+
+    @Test func anUnknownCommandFailsItsRequestAndAKnownOneOfThePreviousReleaseApplies() async throws {
+        let store = try SQLiteStore(path: NSTemporaryDirectory() + "held-\(UUID().uuidString).sqlite")
+        let harness = try await ServiceHarness(store: store, approvals: ["production"])
+        defer { harness.application.stop() }
+        let client = harness.client()
+
+        // Applied by hand: failed, its reason naming the command, and the layout it named untouched.
+        let before = try await client.send("GET", "/v1/accounts/jack/layout", headers: ServiceHarness.admin())
+        try await store.create(
+            changeRequest: Self.row("cr_00000000000000a1", action: "layout.teleport", account: "jack"), audit: nil, event: nil)
+        let applied = try await client.send("POST", "/v1/change-requests/cr_00000000000000a1/apply", headers: ServiceHarness.admin())
+        #expect(applied.status == 200)
+        #expect(Self.object(applied)["state"] as? String == "failed")
+        #expect((Self.object(applied)["reason"] as? String)?.contains("\"layout.teleport\"") == true)
+        let read = try await client.send("GET", "/v1/change-requests/cr_00000000000000a1", headers: ServiceHarness.admin())
+        #expect(Self.object(read)["state"] as? String == "failed")
+        let after = try await client.send("GET", "/v1/accounts/jack/layout", headers: ServiceHarness.admin())
+        #expect(after.status == before.status && after.header("ETag") == before.header("ETag"))
+
+        // Due by the clock: failed the same way.
+        try await store.create(
+            changeRequest: Self.row("cr_00000000000000a2", action: "rollout.teleport", account: "jack", applyAtMillis: 1_000), audit: nil,
+            event: nil)
+        var clocked: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, clocked["state"] as? String != "failed" {
+            try await Task.sleep(for: .milliseconds(200))
+            clocked = Self.object(try await client.send("GET", "/v1/change-requests/cr_00000000000000a2", headers: ServiceHarness.admin()))
+        }
+        #expect(clocked["state"] as? String == "failed")
+        #expect((clocked["reason"] as? String)?.contains("\"rollout.teleport\"") == true)
+
+        // A deletion held by the previous release (its record's fields as that release wrote them) applies.
+        let created = try await client.send(
+            "PUT", "/v1/accounts/held/layout?bypassApproval=true",
+            headers: ServiceHarness.admin([("Content-Type", "application/json"), ("If-None-Match", "*")]), body: document(["Home"]))
+        #expect(created.status == 201)
+        let etag = try #require(created.header("ETag"))
+        try await store.create(
+            changeRequest: Self.row("cr_00000000000000a3", action: "layout.delete", account: "held", ifMatch: etag), audit: nil, event: nil)
+        let deleted = try await client.send("POST", "/v1/change-requests/cr_00000000000000a3/apply", headers: ServiceHarness.admin())
+        #expect(deleted.status == 200)
+        #expect(Self.object(deleted)["state"] as? String == "applied")
+        #expect(try await client.send("GET", "/v1/accounts/held/layout", headers: ServiceHarness.admin()).status == 404)
+    }
+}
