@@ -166,11 +166,50 @@ struct APIOperation: Sendable {
     /// Status code → the response's YAML value.
     var responses: [(status: Int, yaml: String)]
 
-    init(_ summary: String, parameters: [String] = [], requestBody: String? = nil, responses: [(Int, String)]) {
+    /// - Parameters:
+    ///   - requestBody: the `requestBody` as YAML, for bodies a schema does not state (a `$ref`, several media types).
+    ///   - problems: the statuses answered with a problem document.
+    init(
+        _ summary: String, parameters: [String] = [], requestBody: String? = nil, responses: [(Int, String)] = [],
+        problems: [Int] = []
+    ) {
         self.summary = summary
         self.parameters = parameters
         self.requestBody = requestBody
-        self.responses = responses.map { (status: $0.0, yaml: $0.1) }
+        self.responses = responses.map { (status: $0.0, yaml: $0.1) } + problems.map { (status: $0, yaml: Self.problem) }
+    }
+
+    /// An operation whose request body is `body` (JSON), required unless `bodyRequired` is false.
+    init(
+        _ summary: String, parameters: [String] = [], body: APISchema, bodyRequired: Bool = true, responses: [(Int, String)] = [],
+        problems: [Int] = []
+    ) {
+        let requestBody = YAMLNode.map([("required", .scalar(String(bodyRequired))), ("content", Self.content(["application/json": body]))])
+        self.init(summary, parameters: parameters, requestBody: requestBody.block, responses: responses, problems: problems)
+    }
+
+    /// A JSON answer: its description, headers (name → YAML header object) and body's schema.
+    static func json(_ description: String, _ schema: APISchema, headers: KeyValuePairs<String, String> = [:]) -> String {
+        answer(description, ["application/json": schema], headers: headers)
+    }
+
+    /// An answer: its description, headers (name → YAML header object) and a schema per media type.
+    static func answer(
+        _ description: String, _ content: KeyValuePairs<String, APISchema>, headers: KeyValuePairs<String, String> = [:]
+    ) -> String {
+        var members: [(key: String, value: YAMLNode)] = [("description", .text(description))]
+        if !headers.isEmpty { members.append(("headers", .map(headers.map { ($0.key, .scalar($0.value)) }))) }
+        members.append(("content", Self.content(content)))
+        return YAMLNode.map(members).block
+    }
+
+    /// A required request body with a schema per media type, for `requestBody`.
+    static func body(_ content: KeyValuePairs<String, APISchema>) -> String {
+        YAMLNode.map([("required", "true"), ("content", Self.content(content))]).block
+    }
+
+    private static func content(_ content: KeyValuePairs<String, APISchema>) -> YAMLNode {
+        .map(content.map { ($0.key, .map([("schema", $0.value.node)])) })
     }
 
     /// The component every error answer refers to.

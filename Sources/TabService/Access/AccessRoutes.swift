@@ -28,40 +28,21 @@ struct AccessRoutes: RouteCollection {
             .post, "/v1/tokens", .scoped(.admin, .service), label: "tokens", touchesStore: true,
             APIOperation(
                 "Make a token; its secret is in this answer only.",
-                requestBody: """
-                    required: true
-                    content:
-                      application/json: {schema: {$ref: '#/components/schemas/TokenSpec'}}
-                    """,
+                body: .ref("TokenSpec"),
                 responses: [
                     (
                         201,
-                        """
-                        description: The token and its secret (tsk_…), shown once.
-                        headers:
-                          Location: {schema: {type: string}}
-                        content:
-                          application/json: {schema: {$ref: '#/components/schemas/Token'}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
-                ])
+                        APIOperation.json(
+                            "The token and its secret (tsk_…), shown once.", .ref("Token"),
+                            headers: ["Location": "{schema: {type: string}}"])
+                    )
+                ], problems: [400, 413, 422])
         ) { routes, request, match throws(Problem) in try routes.createToken(request, match) },
         Route(
             .get, "/v1/tokens", .scoped(.admin, .service), label: "tokens", touchesStore: true,
             APIOperation(
                 "Every token, without secrets, with lastUsedAt and revokedAt.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: The tokens.
-                        content:
-                          application/json:
-                            schema: {type: object, required: [tokens], properties: {tokens: {type: array, items: {$ref: '#/components/schemas/Token'}}}}
-                        """
-                    )
-                ])
+                responses: [(200, APIOperation.json("The tokens.", .object(["tokens": .array(.ref("Token"))], required: ["tokens"])))])
         ) { routes, _, match in routes.listTokens(match) },
         Route(
             .get, "/v1/tokens/self", .scoped(.read, .service), label: "token_self",
@@ -70,21 +51,16 @@ struct AccessRoutes: RouteCollection {
                 responses: [
                     (
                         200,
-                        """
-                        description: What the token may do.
-                        content:
-                          application/json:
-                            schema:
-                              type: object
-                              required: [name, id, scopes, implied, accounts, environments]
-                              properties:
-                                name: {type: string}
-                                id: {type: [string, 'null'], description: null for a bootstrap token}
-                                scopes: {type: array, items: {type: string}}
-                                implied: {type: array, items: {type: string}, description: every scope the token holds, implied ones included}
-                                accounts: {type: array, items: {type: string}}
-                                environments: {type: [array, 'null'], items: {type: string}, description: null is every environment}
-                        """
+                        APIOperation.json(
+                            "What the token may do.",
+                            .object(
+                                [
+                                    "name": .string(), "id": APISchema.string().orNull.described("null for a bootstrap token"),
+                                    "scopes": .array(.string()),
+                                    "implied": APISchema.array(.string()).described("every scope the token holds, implied ones included"),
+                                    "accounts": .array(.string()),
+                                    "environments": APISchema.array(.string()).orNull.described("null is every environment"),
+                                ], required: ["name", "id", "scopes", "implied", "accounts", "environments"]))
                     )
                 ])
         ) { _, _, match throws(Problem) in try AccessRoutes.tokenSelf(match) },
@@ -94,30 +70,18 @@ struct AccessRoutes: RouteCollection {
             APIOperation(
                 "Revoke the token, on every replica within a second.",
                 responses: [
-                    (204, "{description: Revoked.}"), (404, APIOperation.problem),
-                    (409, APIOperation.problem),
-                ])
+                    (204, "{description: Revoked.}")
+                ], problems: [404, 409])
         ) { routes, request, match throws(Problem) in try routes.revokeToken(request, match) },
         Route(
             .post, "/v1/tokens/{id}/rotate", .scoped(.admin, .service), label: "token_rotate", inputs: [.path("id", TokenID.self)],
             touchesStore: true,
             APIOperation(
                 "A new secret; the old one stays valid for the overlap (ISO 8601, at most P7D, default none).",
-                requestBody: """
-                    content:
-                      application/json: {schema: {type: object, properties: {overlap: {type: string, examples: [PT1H]}}, additionalProperties: false}}
-                    """,
+                body: .object(["overlap": APISchema.string().examples("PT1H")], closed: true), bodyRequired: false,
                 responses: [
-                    (
-                        200,
-                        """
-                        description: The token and its new secret, shown once.
-                        content:
-                          application/json: {schema: {$ref: '#/components/schemas/Token'}}
-                        """
-                    ),
-                    (404, APIOperation.problem), (409, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
-                ])
+                    (200, APIOperation.json("The token and its new secret, shown once.", .ref("Token")))
+                ], problems: [404, 409, 413, 422])
         ) { routes, request, match throws(Problem) in try routes.rotateToken(request, match) },
     ]
 
@@ -132,16 +96,8 @@ struct AccessRoutes: RouteCollection {
             APIOperation(
                 "The audit log, oldest first: every change and every refused management request (401, 403).",
                 responses: [
-                    (
-                        200,
-                        """
-                        description: One page; follow next.
-                        content:
-                          application/json: {schema: {$ref: '#/components/schemas/AuditPage'}}
-                        """
-                    ),
-                    (400, APIOperation.problem),
-                ])
+                    (200, APIOperation.json("One page; follow next.", .ref("AuditPage")))
+                ], problems: [400])
         ) { routes, _, match in routes.readAudit(match) }
     ]
 }

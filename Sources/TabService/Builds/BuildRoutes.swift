@@ -12,54 +12,34 @@ struct BuildRoutes: RouteCollection {
     /// The builds gate and this replica's declared builds (``Changes/builds``), reloaded after each change here.
     let changes: Changes
 
-    static let buildAnswer = """
-        description: The build.
-        content:
-          application/json: {schema: {type: object, required: [platform, appVersion, viewControllers, declaredAt, declaredBy, live]}}
-        """
+    static let buildAnswer = APIOperation.json(
+        "The build.", .object(required: ["platform", "appVersion", "viewControllers", "declaredAt", "declaredBy", "live"]))
 
     static let routes: [Route<BuildRoutes>] = [
         Route(
             .get, "/v1/builds", .scoped(.read, .service), label: "builds", touchesStore: true,
             APIOperation(
                 "Every declared build, with when a client of it was last seen and whether it is live.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: The builds.
-                        content:
-                          application/json: {schema: {type: object, required: [builds], properties: {builds: {type: array, items: {type: object}}}}}
-                        """
-                    ), (503, APIOperation.problem),
-                ])
+                responses: [(200, APIOperation.json("The builds.", .object(["builds": .array(.anyObject)], required: ["builds"])))],
+                problems: [503])
         ) { routes, _, _ in routes.listBuildsRoute() },
         Route(
             .put, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .everything), label: "build", inputs: buildPath + reviewOptions,
             touchesStore: true,
             APIOperation(
                 "Declare a build: the view controllers it registers (and the images it ships).",
-                requestBody: """
-                    required: true
-                    content:
-                      application/json:
-                        schema:
-                          type: object
-                          required: [viewControllers]
-                          properties:
-                            viewControllers: {type: array, maxItems: 2000, items: {type: string, maxLength: 128}}
-                            images: {type: array, maxItems: 2000, items: {type: string, maxLength: 128}}
-                            note: {type: string, maxLength: 1024}
-                    """,
+                body: .object(
+                    [
+                        "viewControllers": .array(.string(maxLength: 128), maxItems: 2000),
+                        "images": .array(.string(maxLength: 128), maxItems: 2000), "note": .string(maxLength: 1024),
+                    ], required: ["viewControllers"]),
                 responses: [
-                    (200, buildAnswer), (201, buildAnswer), (202, ManagementRoutes.heldForReview), (403, APIOperation.problem),
-                    (404, APIOperation.problem), (409, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                    (503, APIOperation.problem), (507, APIOperation.problem),
-                ])
+                    (200, buildAnswer), (201, buildAnswer), (202, ManagementRoutes.heldForReview),
+                ], problems: [403, 404, 409, 415, 422, 503, 507])
         ) { routes, request, match throws(Problem) in try routes.declareBuildRoute(request, match) },
         Route(
             .get, "/v1/builds/{platform}/{appVersion}", .scoped(.read, .service), label: "build", inputs: buildPath, touchesStore: true,
-            APIOperation("One declared build.", responses: [(200, buildAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
+            APIOperation("One declared build.", responses: [(200, buildAnswer)], problems: [404, 503])
         ) { routes, _, match in routes.readBuildRoute(match) },
         Route(
             .delete, "/v1/builds/{platform}/{appVersion}", .scoped(.deploy, .everything), label: "build",
@@ -67,9 +47,8 @@ struct BuildRoutes: RouteCollection {
             APIOperation(
                 "Retire a build: the gate no longer checks it and its clients get every tab.",
                 responses: [
-                    (202, ManagementRoutes.heldForReview), (204, "{description: Retired.}"), (403, APIOperation.problem),
-                    (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (202, ManagementRoutes.heldForReview), (204, "{description: Retired.}"),
+                ], problems: [403, 404, 422, 503])
         ) { routes, _, match throws(Problem) in try routes.retireBuildRoute(match) },
     ]
 

@@ -22,21 +22,18 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                 responses: [
                     (
                         200,
-                        """
-                        description: The source as uploaded (any JSON or property list, seed 000's array included).
-                        headers:
-                          ETag: {$ref: '#/components/headers/ETag'}
-                          Layout-Version: {$ref: '#/components/headers/LayoutVersion'}
-                        content:
-                          application/json: {schema: {}}
-                          application/x-plist: {schema: {}}
-                          application/xml: {schema: {}}
-                          text/xml: {schema: {}}
-                          application/octet-stream: {schema: {}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem),
-                ])
+                        APIOperation.answer(
+                            "The source as uploaded (any JSON or property list, seed 000's array included).",
+                            [
+                                "application/json": .any, "application/x-plist": .any, "application/xml": .any, "text/xml": .any,
+                                "application/octet-stream": .any,
+                            ],
+                            headers: [
+                                "ETag": "{$ref: '#/components/headers/ETag'}",
+                                "Layout-Version": "{$ref: '#/components/headers/LayoutVersion'}",
+                            ])
+                    )
+                ], problems: [400, 404])
         ) { routes, _, match throws(Problem) in try routes.readLayoutRoute(match) },
         Route(
             .put, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
@@ -44,27 +41,20 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "Store a new version (or, with dryRun=true, only compile it).", requestBody: sourceBody,
                 responses: [
-                    (200, written), (201, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
-                    (409, APIOperation.problem), (412, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem),
-                    (422, APIOperation.problem), (428, APIOperation.problem),
-                ])
+                    (200, written), (201, written), (202, heldForReview),
+                ], problems: [400, 403, 409, 412, 413, 415, 422, 428])
         ) { routes, request, match throws(Problem) in try routes.putLayoutRoute(request, match) },
         Route(
             .patch, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
             inputs: [account] + preconditions + writeOptions + [environment, publish], touchesStore: true,
             APIOperation(
                 "JSON Patch (RFC 6902) or JSON Merge Patch (RFC 7396) on the JSON form of the source.",
-                requestBody: """
-                    required: true
-                    content:
-                      application/json-patch+json: {schema: {type: array, items: {type: object}}}
-                      application/merge-patch+json: {schema: {type: object}}
-                    """,
+                requestBody: APIOperation.body([
+                    "application/json-patch+json": .array(.anyObject), "application/merge-patch+json": .anyObject,
+                ]),
                 responses: [
-                    (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
-                    (404, APIOperation.problem), (412, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                    (428, APIOperation.problem),
-                ])
+                    (200, written), (202, heldForReview),
+                ], problems: [400, 403, 404, 412, 415, 422, 428])
         ) { routes, request, match throws(Problem) in try routes.patchLayoutRoute(request, match) },
         Route(
             .delete, "/v1/accounts/{account}/layout", .scoped(.write, .account), label: "layout",
@@ -72,10 +62,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "Delete the layout (history kept; the account falls back to default).",
                 responses: [
-                    (202, heldForReview), (204, "{description: Deleted.}"), (400, APIOperation.problem), (403, APIOperation.problem),
-                    (404, APIOperation.problem), (409, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem),
-                    (428, APIOperation.problem),
-                ])
+                    (202, heldForReview), (204, "{description: Deleted.}"),
+                ], problems: [400, 403, 404, 409, 412, 422, 428])
         ) { routes, _, match throws(Problem) in try routes.deleteLayoutRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions", .scoped(.read, .account), label: "layout_versions",
@@ -83,16 +71,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "Every version, newest first.",
                 responses: [
-                    (
-                        200,
-                        """
-                        description: The history.
-                        content:
-                          application/json: {schema: {$ref: '#/components/schemas/Versions'}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem),
-                ])
+                    (200, APIOperation.json("The history.", .ref("Versions")))
+                ], problems: [400, 404])
         ) { routes, _, match in routes.versionsRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}", .scoped(.read, .account), label: "layout_version",
@@ -100,9 +80,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "One version's source.",
                 responses: [
-                    (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}"), (400, APIOperation.problem),
-                    (404, APIOperation.problem),
-                ])
+                    (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}")
+                ], problems: [400, 404])
         ) { routes, _, match throws(Problem) in try routes.readLayoutRoute(match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/diff", .scoped(.read, .account), label: "layout_diff",
@@ -111,16 +90,9 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                 "Tab-level changes from version `against` (default n-1) to n; text/plain gives one line per change.",
                 responses: [
                     (
-                        200,
-                        """
-                        description: The changes.
-                        content:
-                          application/json: {schema: {type: object}}
-                          text/plain: {schema: {type: string}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem),
-                ])
+                        200, APIOperation.answer("The changes.", ["application/json": .anyObject, "text/plain": .string()])
+                    )
+                ], problems: [400, 404])
         ) { routes, request, match in routes.diffRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/versions/{version}/preview.svg", .scoped(.read, .account),
@@ -129,15 +101,9 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                 "Any stored version, a draft too, drawn as tabs/preview.svg draws what apps get (resolved in `environment`).",
                 responses: [
                     (
-                        200,
-                        """
-                        description: The drawing.
-                        content:
-                          image/svg+xml: {schema: {type: string}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                        200, drawing
+                    )
+                ], problems: [400, 404, 422, 503])
         ) { routes, request, match throws(Problem) in try routes.versionPreviewRoute(request, match) },
         Route(
             .post, "/v1/accounts/{account}/layout/versions/{version}/restore", .scoped(.write, .account), label: "layout_restore",
@@ -145,9 +111,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "A new version whose content is that version's.",
                 responses: [
-                    (200, written), (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem),
-                    (404, APIOperation.problem), (412, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
-                ])
+                    (200, written), (202, heldForReview),
+                ], problems: [400, 403, 404, 412, 422, 428])
         ) { routes, _, match throws(Problem) in try routes.restoreRoute(match) },
     ]
 
@@ -159,32 +124,16 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                 APIOperation(
                     "Accounts with a layout of their own, by name.",
                     responses: [
-                        (
-                            200,
-                            """
-                            description: One page.
-                            content:
-                              application/json: {schema: {$ref: '#/components/schemas/Accounts'}}
-                            """
-                        ),
-                        (400, APIOperation.problem),
-                    ])
+                        (200, APIOperation.json("One page.", .ref("Accounts")))
+                    ], problems: [400])
             ) { routes, _, match throws(Problem) in try routes.listAccounts(match) },
             Route(
                 .post, "/v1/validate", .scoped(.write, .service), label: "validate", changesState: false,
                 APIOperation(
                     "Compile a source and store nothing.", requestBody: sourceBody,
                     responses: [
-                        (
-                            200,
-                            """
-                            description: The compiled layout (default locale).
-                            content:
-                              application/json: {schema: {$ref: '#/components/schemas/CompiledLayout'}}
-                            """
-                        ),
-                        (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                    ])
+                        (200, APIOperation.json("The compiled layout (default locale).", .ref("CompiledLayout")))
+                    ], problems: [400, 413, 415, 422])
             ) { routes, request, _ throws(Problem) in try routes.validate(request) },
             Route(
                 .post, "/v1/preview", .scoped(.write, .service), label: "preview_source", changesState: false, inputs: drawingTargets,
@@ -192,15 +141,9 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     "Draw an unsaved source as tabs/preview.svg would, storing nothing.", requestBody: sourceBody,
                     responses: [
                         (
-                            200,
-                            """
-                            description: The drawing.
-                            content:
-                              image/svg+xml: {schema: {type: string}}
-                            """
-                        ),
-                        (400, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem),
-                    ])
+                            200, drawing
+                        )
+                    ], problems: [400, 413, 415, 422])
             ) { routes, request, match throws(Problem) in try routes.previewSource(request, match) },
             Route(
                 .get, "/v1/events", .scoped(.read, .service), label: "events",
@@ -209,56 +152,28 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                     "Server-sent events, one per stored version; Last-Event-ID resumes.",
                     responses: [
                         (
-                            200,
-                            """
-                            description: Events (text/event-stream).
-                            content:
-                              text/event-stream: {schema: {type: string}}
-                            """
-                        ),
-                        (400, APIOperation.problem),
-                    ])
+                            200, APIOperation.answer("Events (text/event-stream).", ["text/event-stream": .string()])
+                        )
+                    ], problems: [400])
             ) { routes, _, match in routes.eventStream(match) },
             Route(
                 .get, "/v1/strings/{locale}", .scoped(.read, .allAccounts), label: "strings", inputs: [locale, environment],
                 APIOperation(
                     "A global strings table as uploaded.",
                     responses: [
-                        (200, "{description: 'The table, with its Content-Type and ETag.'}"), (400, APIOperation.problem),
-                        (404, APIOperation.problem),
-                    ])
+                        (200, "{description: 'The table, with its Content-Type and ETag.'}")
+                    ], problems: [400, 404])
             ) { routes, _, match throws(Problem) in try routes.readStringsRoute(match) },
             Route(
                 .put, "/v1/strings/{locale}", .scoped(.write, .allAccounts), label: "strings",
                 inputs: [locale] + preconditions + writeOptions + [environment], touchesStore: true,
                 APIOperation(
                     "Store a new version of a global strings table.",
-                    requestBody: """
-                        required: true
-                        content:
-                          text/plain: {schema: {type: string}}
-                          application/json: {schema: {type: object, additionalProperties: {type: string}}}
-                        """,
+                    requestBody: APIOperation.body(["text/plain": .string(), "application/json": .object(additionalProperties: .string())]),
                     responses: [
-                        (
-                            200,
-                            """
-                            description: Updated.
-                            content:
-                              application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
-                            """
-                        ),
-                        (
-                            201,
-                            """
-                            description: Created.
-                            content:
-                              application/json: {schema: {$ref: '#/components/schemas/StringsWritten'}}
-                            """
-                        ),
-                        (202, heldForReview), (400, APIOperation.problem), (403, APIOperation.problem), (412, APIOperation.problem),
-                        (415, APIOperation.problem), (422, APIOperation.problem), (428, APIOperation.problem),
-                    ])
+                        (200, APIOperation.json("Updated.", .ref("StringsWritten"))),
+                        (201, APIOperation.json("Created.", .ref("StringsWritten"))), (202, heldForReview),
+                    ], problems: [400, 403, 412, 415, 422, 428])
             ) { routes, request, match throws(Problem) in try routes.writeStringsRoute(request, match) },
         ]
 }
@@ -280,12 +195,11 @@ extension ManagementOperations {
 
     /// A change held for review in a protected environment.
     static var heldForReview: String {
-        """
-        description: Held for review (a change request).
-        headers:
-          Location: {schema: {type: string}}
-        content:
-          application/json: {schema: {type: object, required: [changeRequest]}}
-        """
+        APIOperation.json(
+            "Held for review (a change request).", .object(required: ["changeRequest"]),
+            headers: ["Location": "{schema: {type: string}}"])
     }
+
+    /// An SVG drawing.
+    static var drawing: String { APIOperation.answer("The drawing.", ["image/svg+xml": .string()]) }
 }

@@ -23,37 +23,19 @@ struct OperationsRoutes: RouteCollection {
         },
         Route(
             .get, "/readyz", .open, label: "readyz",
-            APIOperation("The store answers.", responses: [(200, "{description: Ready.}"), (503, APIOperation.problem)])
+            APIOperation("The store answers.", responses: [(200, "{description: Ready.}")], problems: [503])
         ) { routes, _, _ in routes.readiness() },
         Route(
             .get, "/metrics", .open, label: "metrics",
             APIOperation(
                 "Prometheus text format.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: Metrics.
-                        content:
-                          text/plain: {schema: {type: string}}
-                        """
-                    )
-                ])
+                responses: [(200, APIOperation.answer("Metrics.", ["text/plain": .string()]))])
         ) { routes, _, _ in .response(routes.metricsText()) },
         Route(
             .get, "/openapi.yaml", .open, label: "openapi",
             APIOperation(
                 "This document.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: OpenAPI 3.1.
-                        content:
-                          application/yaml: {schema: {type: string}}
-                        """
-                    )
-                ])
+                responses: [(200, APIOperation.answer("OpenAPI 3.1.", ["application/yaml": .string()]))])
         ) { _, _, _ in
             .response(
                 HTTPResponse(status: 200, headers: [HTTPHeader("Content-Type", "application/yaml")], body: Array(OpenAPIDocument.yaml.utf8))
@@ -67,22 +49,13 @@ struct OperationsRoutes: RouteCollection {
             .get, "/console/", .open, label: "console",
             APIOperation(
                 "The operators' web console.",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: index.html
-                        content:
-                          text/html: {schema: {type: string}}
-                        """
-                    )
-                ])
+                responses: [(200, APIOperation.answer("index.html", ["text/html": .string()]))])
         ) { routes, request, _ in routes.console.reply(file: "index.html", ifNoneMatch: request.header("If-None-Match")) },
         Route(
             .get, "/console/{file}", .open, label: "console",
             APIOperation(
                 "A file of the web console.",
-                responses: [(200, "{description: The file.}"), (400, APIOperation.problem), (404, APIOperation.problem)])
+                responses: [(200, "{description: The file.}")], problems: [400, 404])
         ) { routes, request, match in routes.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
     ]
 }

@@ -19,16 +19,9 @@ struct ReportRoutes: RouteCollection {
     static let environmentParameter = "{name: environment, in: query, schema: {type: string}}"
     static let environmentHeader = "{name: Tabs-Environment, in: header, schema: {type: string}}"
 
-    static let healthAnswer = """
-        description: Each arm's reporting installs, failing installs, installs per kind and per failing tab.
-        content:
-          application/json:
-            schema:
-              type: object
-              additionalProperties:
-                type: object
-                required: [installs, failed, byKind, byTab]
-        """
+    static let healthAnswer = APIOperation.json(
+        "Each arm's reporting installs, failing installs, installs per kind and per failing tab.",
+        .object(additionalProperties: .object(required: ["installs", "failed", "byKind", "byTab"])))
 
     static let routes: [Route<ReportRoutes>] = [
         Route(
@@ -36,42 +29,25 @@ struct ReportRoutes: RouteCollection {
             APIOperation(
                 "What an install says about the versions it was given; counted once per install, kind and tab to the arm the server computes.",
                 parameters: [environmentParameter, environmentHeader],
-                requestBody: """
-                    required: true
-                    content:
-                      application/json:
-                        schema:
-                          type: object
-                          required: [installId, reports]
-                          properties:
-                            installId: {type: string, maxLength: 128}
-                            platform: {type: string}
-                            appVersion: {type: string}
-                            reports:
-                              type: array
-                              maxItems: 50
-                              items:
-                                type: object
-                                required: [version, kind]
-                                properties:
-                                  version: {type: integer, minimum: 1}
-                                  kind: {type: string, enum: [rendered, tabFailed, reverted, refused]}
-                                  tab: {type: string}
-                                  reason: {type: string, maxLength: 200}
-                                  at: {type: string, format: date-time}
-                    """,
+                body: .object(
+                    [
+                        "installId": .string(maxLength: 128), "platform": .string(), "appVersion": .string(),
+                        "reports": .array(
+                            .object(
+                                [
+                                    "version": .integer(minimum: 1),
+                                    "kind": .string(values: ["rendered", "tabFailed", "reverted", "refused"]),
+                                    "tab": .string(), "reason": .string(maxLength: 200), "at": .string(format: "date-time"),
+                                ], required: ["version", "kind"]), maxItems: 50),
+                    ], required: ["installId", "reports"]),
                 responses: [
                     (
                         202,
-                        """
-                        description: Counted (accepted) or not (ignored, a version the install's arm does not serve).
-                        content:
-                          application/json: {schema: {type: object, required: [accepted, ignored], properties: {accepted: {type: integer}, ignored: {type: integer}}}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem), (413, APIOperation.problem), (415, APIOperation.problem),
-                    (422, APIOperation.problem), (429, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                        APIOperation.json(
+                            "Counted (accepted) or not (ignored, a version the install's arm does not serve).",
+                            .object(["accepted": .integer(), "ignored": .integer()], required: ["accepted", "ignored"]))
+                    )
+                ], problems: [400, 404, 413, 415, 422, 429, 503])
         ) { routes, request, match throws(Problem) in try routes.reportsRoute(request, account: match["account"]) },
         Route(
             .get, "/v1/accounts/{account}/layout/health", .scoped(.read, .account), label: "layout_health",
@@ -79,7 +55,7 @@ struct ReportRoutes: RouteCollection {
             APIOperation(
                 "What the apps reported about a version outside rollouts, by install.",
                 parameters: ["{name: version, in: query, required: true, schema: {type: integer, minimum: 1}}"],
-                responses: [(200, healthAnswer), (400, APIOperation.problem), (404, APIOperation.problem)])
+                responses: [(200, healthAnswer)], problems: [400, 404])
         ) { routes, request, match throws(Problem) in try routes.healthRoute(request, match) },
     ]
 

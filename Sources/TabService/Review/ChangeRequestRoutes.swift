@@ -12,11 +12,8 @@ import TabStore
 struct ChangeRequestRoutes: RouteCollection {
     let changes: Changes
 
-    static let changeRequestAnswer = """
-        description: The change request.
-        content:
-          application/json: {schema: {type: object, required: [id, state, author, createdAt, environment, action, approvals, required]}}
-        """
+    static let changeRequestAnswer = APIOperation.json(
+        "The change request.", .object(required: ["id", "state", "author", "createdAt", "environment", "action", "approvals", "required"]))
 
     /// The `{id}` of a change request's paths: any text (one that names none is 404 once the store was asked).
     static let changeRequestID = RouteInput.path("id", String.self)
@@ -31,53 +28,34 @@ struct ChangeRequestRoutes: RouteCollection {
             APIOperation(
                 "Change requests, oldest first (those the token may read).",
                 responses: [
-                    (
-                        200,
-                        """
-                        description: The change requests.
-                        content:
-                          application/json: {schema: {type: object, required: [changeRequests]}}
-                        """
-                    ), (400, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (200, APIOperation.json("The change requests.", .object(required: ["changeRequests"])))
+                ], problems: [400, 503])
         ) { routes, _, match in routes.listChangeRequestsRoute(match) },
         Route(
             .get, "/v1/change-requests/{id}", .scoped(.read, .service), label: "change_request", inputs: [changeRequestID],
             touchesStore: true,
             APIOperation(
-                "One change request.", responses: [(200, changeRequestAnswer), (404, APIOperation.problem), (503, APIOperation.problem)])
+                "One change request.", responses: [(200, changeRequestAnswer)], problems: [404, 503])
         ) { routes, _, match in routes.changeRequestRoute(match, step: nil) },
         Route(
             .post, "/v1/change-requests/{id}/approve", .scoped(.approve, .service), label: "change_request_approve",
             inputs: [changeRequestID], touchesStore: true,
             APIOperation(
                 "Approve (not its author; once per token name); `applyAt` schedules it.",
-                requestBody: """
-                    required: false
-                    content:
-                      application/json:
-                        schema: {type: object, properties: {applyAt: {type: string, format: date-time}}}
-                    """,
+                body: .object(["applyAt": .string(format: "date-time")]), bodyRequired: false,
                 responses: [
-                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (422, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (200, changeRequestAnswer)
+                ], problems: [403, 404, 409, 422, 503])
         ) { routes, request, match in routes.changeRequestRoute(match, step: .approve(body: request.body)) },
         Route(
             .post, "/v1/change-requests/{id}/reject", .scoped(.approve, .service), label: "change_request_reject",
             inputs: [changeRequestID], touchesStore: true,
             APIOperation(
                 "Reject, with a reason.",
-                requestBody: """
-                    required: false
-                    content:
-                      application/json:
-                        schema: {type: object, properties: {reason: {type: string}}}
-                    """,
+                body: .object(["reason": .string()]), bodyRequired: false,
                 responses: [
-                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (503, APIOperation.problem),
-                ])
+                    (200, changeRequestAnswer)
+                ], problems: [403, 404, 409, 503])
         ) { routes, request, match in routes.changeRequestRoute(match, step: .reject(body: request.body)) },
         Route(
             .post, "/v1/change-requests/{id}/cancel", .scoped(.write, .service), label: "change_request_cancel", inputs: [changeRequestID],
@@ -85,9 +63,8 @@ struct ChangeRequestRoutes: RouteCollection {
             APIOperation(
                 "Cancel (its author or an admin).",
                 responses: [
-                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (503, APIOperation.problem),
-                ])
+                    (200, changeRequestAnswer)
+                ], problems: [403, 404, 409, 503])
         ) { routes, _, match in routes.changeRequestRoute(match, step: .cancel) },
         Route(
             .post, "/v1/change-requests/{id}/apply", .scoped(.write, .service), label: "change_request_apply", inputs: [changeRequestID],
@@ -95,9 +72,8 @@ struct ChangeRequestRoutes: RouteCollection {
             APIOperation(
                 "Apply an approved request now, with its preconditions against the environment as it is (412 and failed when it moved).",
                 responses: [
-                    (200, changeRequestAnswer), (403, APIOperation.problem), (404, APIOperation.problem), (409, APIOperation.problem),
-                    (412, APIOperation.problem), (422, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (200, changeRequestAnswer)
+                ], problems: [403, 404, 409, 412, 422, 503])
         ) { routes, _, match in routes.changeRequestRoute(match, step: .apply) },
     ]
 

@@ -5,23 +5,14 @@ import TabDelivery
 /// `POST|DELETE …/layout/versions/{version}/revoke` (`deploy`): a version withdrawn from every environment, and given
 /// back (docs/delivery.md, "Revoked versions"). Never held for review: a revoke takes away, it moves nothing apps get.
 extension RolloutRoutes {
-    static let revocationAnswer = """
-        description: The version's revocation as it stands now.
-        content:
-          application/json:
-            schema:
-              type: object
-              required: [account, version, revoked]
-              properties:
-                account: {type: string}
-                version: {type: integer}
-                revoked: {type: boolean}
-                reason: {type: string}
-                revokedAt: {type: string, format: date-time}
-                revokedBy: {type: string}
-                unrevokedAt: {type: string, format: date-time}
-                unrevokedBy: {type: string}
-        """
+    static let revocationAnswer = APIOperation.json(
+        "The version's revocation as it stands now.",
+        .object(
+            [
+                "account": .string(), "version": .integer(), "revoked": .boolean, "reason": .string(),
+                "revokedAt": .string(format: "date-time"), "revokedBy": .string(), "unrevokedAt": .string(format: "date-time"),
+                "unrevokedBy": .string(),
+            ], required: ["account", "version", "revoked"]))
 
     static let revocationRoutes: [Route<RolloutRoutes>] = [
         Route(
@@ -29,27 +20,17 @@ extension RolloutRoutes {
             inputs: [account, version], touchesStore: true,
             APIOperation(
                 "Revoke a version in every environment: never served by number again (410), listed in manifests and Tabs-Revoked.",
-                requestBody: """
-                    required: true
-                    content:
-                      application/json:
-                        schema:
-                          type: object
-                          required: [reason]
-                          properties:
-                            reason: {type: string, minLength: 1}
-                    """,
+                body: .object(["reason": .string(minLength: 1)], required: ["reason"]),
                 responses: [
-                    (200, revocationAnswer), (400, APIOperation.problem), (403, APIOperation.problem), (404, APIOperation.problem),
-                    (409, APIOperation.problem), (413, APIOperation.problem), (422, APIOperation.problem),
-                ])
+                    (200, revocationAnswer)
+                ], problems: [400, 403, 404, 409, 413, 422])
         ) { routes, request, match throws(Problem) in try routes.revokeRoute(request, match) },
         Route(
             .delete, "/v1/accounts/{account}/layout/versions/{version}/revoke", .scoped(.deploy, .account), label: "layout_revoke",
             inputs: [account, version], touchesStore: true,
             APIOperation(
                 "Un-revoke a version: served by number again where an environment served it.",
-                responses: [(200, revocationAnswer), (400, APIOperation.problem), (403, APIOperation.problem), (404, APIOperation.problem)])
+                responses: [(200, revocationAnswer)], problems: [400, 403, 404])
         ) { routes, request, match throws(Problem) in try routes.unrevokeRoute(request, match) },
     ]
 

@@ -16,11 +16,9 @@ struct WebhookRoutes: RouteCollection {
     let failures: StoreFailures
     let now: @Sendable () -> Date
 
-    static let webhookAnswer = """
-        description: The webhook (its secret only when just made or rotated).
-        content:
-          application/json: {schema: {type: object, required: [id, url, events, accounts, active, createdAt]}}
-        """
+    static let webhookAnswer = APIOperation.json(
+        "The webhook (its secret only when just made or rotated).",
+        .object(required: ["id", "url", "events", "accounts", "active", "createdAt"]))
 
     /// The `{id}` of a webhook's paths: any text (one that names no webhook is 404 once the store was asked).
     static let webhookID = RouteInput.path("id", String.self)
@@ -30,50 +28,35 @@ struct WebhookRoutes: RouteCollection {
             .post, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks", touchesStore: true,
             APIOperation(
                 "Make a webhook; its whsec_ secret is in this answer only.",
-                requestBody: """
-                    required: true
-                    content:
-                      application/json:
-                        schema:
-                          type: object
-                          required: [url, events]
-                          properties:
-                            url: {type: string, format: uri}
-                            events: {type: array, items: {type: string, enum: [layout, strings, rollout, promote, change-request]}}
-                            accounts: {type: array, items: {type: string}}
-                    """,
-                responses: [(201, webhookAnswer), (400, APIOperation.problem), (415, APIOperation.problem), (422, APIOperation.problem)])
+                body: .object(
+                    [
+                        "url": .string(format: "uri"),
+                        "events": .array(.string(values: ["layout", "strings", "rollout", "promote", "change-request"])),
+                        "accounts": .array(.string()),
+                    ], required: ["url", "events"]),
+                responses: [(201, webhookAnswer)], problems: [400, 415, 422])
         ) { routes, request, match throws(Problem) in try routes.createWebhook(request, match) },
         Route(
             .get, "/v1/webhooks", .scoped(.admin, .service), label: "webhooks", touchesStore: true,
             APIOperation(
                 "Every webhook (never their secrets).",
-                responses: [
-                    (
-                        200,
-                        """
-                        description: The webhooks.
-                        content:
-                          application/json: {schema: {type: object, required: [webhooks], properties: {webhooks: {type: array, items: {type: object}}}}}
-                        """
-                    )
-                ])
+                responses: [(200, APIOperation.json("The webhooks.", .object(["webhooks": .array(.anyObject)], required: ["webhooks"])))])
         ) { routes, request, match throws(Problem) in try routes.listWebhooks(request, match) },
         Route(
             .get, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook", inputs: [webhookID], touchesStore: true,
-            APIOperation("One webhook.", responses: [(200, webhookAnswer), (404, APIOperation.problem)])
+            APIOperation("One webhook.", responses: [(200, webhookAnswer)], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.readWebhook(request, match) },
         Route(
             .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook", inputs: [webhookID], touchesStore: true,
             APIOperation(
-                "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}"), (404, APIOperation.problem)])
+                "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}")], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.deleteWebhook(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate", inputs: [webhookID],
             touchesStore: true,
             APIOperation(
                 "A new secret (in this answer only); the replaced one keeps signing for 24 hours.",
-                responses: [(200, webhookAnswer), (404, APIOperation.problem)])
+                responses: [(200, webhookAnswer)], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.rotateWebhookSecret(request, match) },
         Route(
             .get, "/v1/webhooks/{id}/deliveries", .scoped(.admin, .service), label: "webhook_deliveries",
@@ -81,16 +64,8 @@ struct WebhookRoutes: RouteCollection {
             APIOperation(
                 "The webhook's deliveries, oldest first; next is the after of the next page.",
                 responses: [
-                    (
-                        200,
-                        """
-                        description: A page of deliveries.
-                        content:
-                          application/json: {schema: {type: object, required: [deliveries, next]}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem),
-                ])
+                    (200, APIOperation.json("A page of deliveries.", .object(required: ["deliveries", "next"])))
+                ], problems: [400, 404])
         ) { routes, request, match throws(Problem) in try routes.listDeliveries(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/deliveries/{delivery}/redeliver", .scoped(.admin, .service), label: "webhook_redeliver",
@@ -98,9 +73,8 @@ struct WebhookRoutes: RouteCollection {
             APIOperation(
                 "Send a delivery again now.",
                 responses: [
-                    (202, "{description: 'Pending again; the worker sends it.', content: {application/json: {schema: {type: object}}}}"),
-                    (404, APIOperation.problem),
-                ])
+                    (202, "{description: 'Pending again; the worker sends it.', content: {application/json: {schema: {type: object}}}}")
+                ], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.redeliver(request, match) },
     ]
 }
