@@ -183,8 +183,9 @@ enum RolloutJSON {
     }
 }
 
-/// A rollout's `"guard"`: `{"kind", "maxRatio"?, "maxRate"?, "minInstalls", "minFailures", "action"}`.
-public struct GuardDocument: Sendable, Hashable, Encodable {
+/// A rollout's `"guard"`: `{"kind", "maxRatio"?, "maxRate"?, "minInstalls", "minFailures", "action"}`, as answers
+/// and the stored record (``Rollout/record``) both write it.
+public struct GuardDocument: Sendable, Hashable, Codable {
     public var kind: String
     public var maxRatio: Double?
     public var maxRate: Double?
@@ -199,6 +200,13 @@ public struct GuardDocument: Sendable, Hashable, Encodable {
         minInstalls = rule.minInstalls
         minFailures = rule.minFailures
         action = rule.action.rawValue
+    }
+
+    /// The rule, or nil when it names a kind or action this build does not know.
+    var rule: GuardRule? {
+        guard let kind = GuardRule.Kind(rawValue: kind), let action = GuardRule.Action(rawValue: action) else { return nil }
+        return GuardRule(
+            kind: kind, maxRatio: maxRatio, maxRate: maxRate, minInstalls: minInstalls, minFailures: minFailures, action: action)
     }
 }
 

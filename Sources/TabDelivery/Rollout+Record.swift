@@ -47,33 +47,8 @@ private struct StoredRollout: Codable {
     /// Absent in records written before the history was kept (they read as an empty history).
     var history: [Entry]?
     /// Absent in records without a guard (and in all written before guards).
-    var guardRule: Guard?
-
-    /// A ``GuardRule`` by names.
-    struct Guard: Codable {
-        var kind: String
-        var maxRatio: Double?
-        var maxRate: Double?
-        var minInstalls: Int
-        var minFailures: Int
-        var action: String
-
-        init(_ rule: GuardRule) {
-            kind = rule.kind.rawValue
-            maxRatio = rule.maxRatio
-            maxRate = rule.maxRate
-            minInstalls = rule.minInstalls
-            minFailures = rule.minFailures
-            action = rule.action.rawValue
-        }
-
-        /// The rule, or nil when it names a kind or action this build does not know.
-        var rule: GuardRule? {
-            guard let kind = GuardRule.Kind(rawValue: kind), let action = GuardRule.Action(rawValue: action) else { return nil }
-            return GuardRule(
-                kind: kind, maxRatio: maxRatio, maxRate: maxRate, minInstalls: minInstalls, minFailures: minFailures, action: action)
-        }
-    }
+    /// The API document's form (``GuardDocument``), by names.
+    var guardRule: GuardDocument?
 
     /// A ``RolloutHistoryEntry``: the transition's kind and state by name, its percent in basis points.
     struct Entry: Codable {
@@ -138,7 +113,7 @@ private struct StoredRollout: Codable {
         }
         revision = rollout.revision
         history = rollout.history.map(Entry.init)
-        guardRule = rollout.guardRule.map(Guard.init)
+        guardRule = rollout.guardRule.map(GuardDocument.init)
     }
 
     /// The rollout, or nil when a field holds what no rollout can.
