@@ -1,0 +1,56 @@
+import Testing
+
+@testable import TabService
+
+/// Bodies and answers stated as ``APISchema`` values come out as the YAML `openapi.yaml` had written by hand.
+struct APISchemaTests {
+    @Test func aShortSchemaIsOneFlowLineWithWordsQuotedWhereYAMLWouldReadThemOtherwise() {
+        let schema = APISchema.array(.string(values: ["a-b", "null", "*"]), maxItems: 5)
+        #expect(schema.node.yaml == "{type: array, maxItems: 5, items: {type: string, enum: [a-b, 'null', '*']}}")
+        #expect(APISchema.anyObject.orNull.described("it's").node.yaml == "{type: [object, 'null'], description: 'it''s'}")
+    }
+
+    @Test func aLongSchemaIsBlockStyleItsShortMembersFlow() {
+        let schema = APISchema.object(
+            ["from": .string(), "to": .string(), "guard": APISchema.anyObject.orNull, "kinds": .array(.string(values: ["a"]))],
+            required: ["from"])
+        #expect(
+            schema.node.yaml == """
+                type: object
+                required: [from]
+                properties:
+                  from: {type: string}
+                  to: {type: string}
+                  guard: {type: [object, 'null']}
+                  kinds: {type: array, items: {type: string, enum: [a]}}
+                """)
+    }
+
+    @Test func aMapOfOneLongMemberStillStartsItsOwnLine() {
+        let answer = APIOperation.json(
+            "Each arm's installs.", .object(additionalProperties: .object(required: ["installs", "failed", "byKind", "byTab", "more"])))
+        #expect(
+            answer == """
+                description: 'Each arm''s installs.'
+                content:
+                  application/json:
+                    schema:
+                      type: object
+                      additionalProperties: {type: object, required: [installs, failed, byKind, byTab, more]}
+                """)
+    }
+
+    @Test func aBodyIsRequiredJSONAndProblemsAreTheSharedAnswer() {
+        let operation = APIOperation(
+            "Probe.", body: .object(["reason": .string(minLength: 1)], required: ["reason"]), responses: [(200, "{description: OK.}")],
+            problems: [404, 422])
+        #expect(
+            operation.requestBody == """
+                required: true
+                content:
+                  application/json: {schema: {type: object, required: [reason], properties: {reason: {type: string, minLength: 1}}}}
+                """)
+        #expect(operation.responses.map(\.status) == [200, 404, 422])
+        #expect(operation.responses.dropFirst().allSatisfy { $0.yaml == APIOperation.problem })
+    }
+}
