@@ -158,12 +158,18 @@ public enum ProxyHeaderError: Error, Equatable, Sendable, CustomStringConvertibl
     case tooLong
     /// A header that begins like one but breaks the protocol; the reason says where.
     case malformed(String)
+    /// The peer closed the connection (or the socket failed) before the header was whole.
+    case closed
+    /// The header was not whole by its deadline.
+    case timedOut
 
     public var description: String {
         switch self {
         case .notProxyProtocol: "the connection does not begin with a PROXY protocol header"
         case .tooLong: "the PROXY protocol header is longer than allowed"
         case .malformed(let reason): "malformed PROXY protocol header: \(reason)"
+        case .closed: "the connection closed before its PROXY protocol header was whole"
+        case .timedOut: "the PROXY protocol header did not arrive in time"
         }
     }
 }
