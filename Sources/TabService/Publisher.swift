@@ -47,6 +47,9 @@ final class Publisher: Sendable {
     let feed = ChangeFeed(capacity: 1024)
     /// Signalled by every publication: a background job with nothing to do waits on it rather than waking to look.
     let publications = Wakeup()
+    /// Signalled by every publication that announces a change request (``Changes/announce(_:)``): the schedule of
+    /// change requests sleeps on it between its reads.
+    let changeRequests = Wakeup()
 
     /// Purges the caches in front of what each publication made stale (none configured: nil).
     let purger: CachePurger?
@@ -87,6 +90,7 @@ final class Publisher: Sendable {
                 // writer before the (possibly thousands of) woken long-polls, so that its answer is queued first.
                 self.feed.append(delivered)
                 self.publications.signal()
+                if delivered.contains(where: { $0.kind == .changeRequest }) { self.changeRequests.signal() }
                 continuation.resume(returning: stamped)
                 self.waiters.wake(delivered, sequence: sequence)
                 // Last, and in the background: the change is stored and published, and no answer waits for a cache.
