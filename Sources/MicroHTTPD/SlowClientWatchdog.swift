@@ -164,7 +164,9 @@ final class SlowClientWatchdog: Sendable {
         while !isStopped {
             threadSweeps.add(1, ordering: .relaxed)
             if let next = sweep(now: clock.nanoseconds, parkingWhenNone: true) {
-                _ = opening.wait(timeout: .now() + .nanoseconds(Int(min(next, UInt64(Int.max)))))
+                // At least 10 ms: a deadline of zero (every connection overdue at once) does not spin the thread.
+                let sleep = max(next, 10_000_000)
+                _ = opening.wait(timeout: .now() + .nanoseconds(Int(min(sleep, UInt64(Int.max)))))
             } else {
                 opening.wait()
             }
