@@ -205,16 +205,20 @@ extension Changes {
     /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
     /// handing `count` the change requests per state as read (nothing when the store could not be read). Reads the
     /// approved requests and the counts only, not every request.
-    func applyDueChangeRequests(count: ([String: Int]) -> Void) async {
+    /// - Returns: the earliest `applyAt` (Unix milliseconds) of an approved request not due yet; nil when none
+    ///   waits for its time (or the store could not be read).
+    @discardableResult
+    func applyDueChangeRequests(count: ([String: Int]) -> Void) async -> Int64? {
         let now = clock.unixMillis
-        guard let read = try? await store.approvedChangeRequests() else { return }
-        let due = read.approved.compactMap { ChangeRequest(json: $0.record) }
+        guard let read = try? await store.approvedChangeRequests() else { return nil }
+        let approved = read.approved.compactMap { ChangeRequest(json: $0.record) }
         var counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
         for (state, number) in read.counts { counts[state, default: 0] += number }
         count(counts)
-        for request in due where request.isDue(atMillis: now) {
+        for request in approved where request.isDue(atMillis: now) {
             let answer = await apply(request, by: "tabserver")
             logger.info("change request \(request.id) applied at its time: \(answer.status)")
         }
+        return approved.filter { !$0.isDue(atMillis: now) }.compactMap(\.applyAtMillis).min()
     }
 }
