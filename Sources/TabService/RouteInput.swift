@@ -65,15 +65,17 @@ struct RouteInput: Sendable {
     /// A header field that may repeat (`If-Match`) is read whole: its values joined with ", " (RFC 9110 §5.3).
     let joinsRepeats: Bool
     /// The header field read when the query argument is absent (`X-Client-Platform` for `?platform=`): the value is
-    /// parsed with the header's name.
+    /// parsed with the header's name. Its OpenAPI schema and description follow.
     let fallbackHeader: String?
+    let fallbackSchema: String?
+    let fallbackDescription: String?
     /// The type's parse, given the value and the name it was read under; nil for an input the handler reads in place
     /// (``readInPlace(_:_:schema:description:)``).
     let parse: (@Sendable (String, String) throws(InputRefusal) -> any Sendable)?
 
     private init<Value: RouteInputValue>(
         _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false,
-        fallbackHeader: String? = nil
+        fallbackHeader: String? = nil, fallbackSchema: String? = nil, fallbackDescription: String? = nil
     ) {
         self.location = location
         self.name = name
@@ -83,6 +85,8 @@ struct RouteInput: Sendable {
         self.description = description
         self.joinsRepeats = joinsRepeats
         self.fallbackHeader = fallbackHeader
+        self.fallbackSchema = fallbackSchema ?? Value.schema
+        self.fallbackDescription = fallbackDescription
         parse = { text, name throws(InputRefusal) in try Value(input: text, named: name) }
     }
 
@@ -95,6 +99,8 @@ struct RouteInput: Sendable {
         self.description = description
         joinsRepeats = false
         fallbackHeader = nil
+        fallbackSchema = nil
+        fallbackDescription = nil
         parse = nil
     }
 
@@ -112,12 +118,15 @@ struct RouteInput: Sendable {
 
     /// The query argument `name`, else the header field `header` (every value of it, joined, when it `repeats`), read as
     /// `Value` when either is present (`?platform=` over `X-Client-Platform`); `Value` is given the name it was read
-    /// under. Documented as two parameters.
+    /// under. Documented as two parameters, the header's with `headerSchema` (`Value`'s unless given) and
+    /// `headerDescription` ("As ?name=" unless given).
     static func query<Value: RouteInputValue>(
         _ name: String, orHeader header: String, _ type: Value.Type, component: String? = nil, description: String? = nil,
-        repeats: Bool = false
+        headerSchema: String? = nil, headerDescription: String? = nil, repeats: Bool = false
     ) -> RouteInput {
-        RouteInput(.query, name, type, component: component, description: description, joinsRepeats: repeats, fallbackHeader: header)
+        RouteInput(
+            .query, name, type, component: component, description: description, joinsRepeats: repeats, fallbackHeader: header,
+            fallbackSchema: headerSchema, fallbackDescription: headerDescription)
     }
 
     /// An input the handler reads from the request itself, declared so that `openapi.yaml` lists it: a negotiation or
@@ -148,8 +157,8 @@ struct RouteInput: Sendable {
     /// Its OpenAPI `parameters` entries: ``parameterYAML``, then the header field read in its absence, if any.
     var parameterYAMLs: [String] {
         guard let fallbackHeader else { return [parameterYAML] }
-        let described = description.map { ", description: 'As ?\(name)=; \($0)'" } ?? ", description: 'As ?\(name)='"
-        return [parameterYAML, "{name: \(fallbackHeader), in: header\(described), schema: \(schema)}"]
+        let described = fallbackDescription ?? "As ?\(name)= (which wins)."
+        return [parameterYAML, "{name: \(fallbackHeader), in: header, description: '\(described)', schema: \(fallbackSchema ?? schema)}"]
     }
 }
 

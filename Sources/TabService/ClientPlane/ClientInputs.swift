@@ -47,17 +47,17 @@ extension ClientPlaneRoutes {
         static let locale = RouteInput.query("locale", String.self, component: "clientLocale")
         static let environment = RouteInput.query(
             "environment", EnvironmentChoice.self, description: "The environment read (404 for none).")
-        static let environmentHeader = RouteInput.header("Tabs-Environment", EnvironmentChoice.self, description: "As ?environment=.")
+        static let environmentHeader = RouteInput.header(
+            "Tabs-Environment", EnvironmentChoice.self, description: "As ?environment= (which wins when not empty).")
         static let install = RouteInput.query(
-            "installId", orHeader: "X-Install-Id", InstallChoice.self, description: "The install: its rollout arm.")
+            "installId", orHeader: "X-Install-Id", InstallChoice.self, description: "The install (as X-Install-Id): its rollout arm.")
         static let version = RouteInput.query(
             "version", PinnedVersion.self,
             description: "This version by number, while an environment serves it (immutable; not by install or environment).")
         static let wait = RouteInput.query(
             "wait", orHeader: "Prefer", WaitRequest.self,
-            description:
-                "Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current; Prefer: wait=N (RFC 7240) in its absence.",
-            repeats: true)
+            description: "Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current.",
+            headerSchema: "{type: string}", headerDescription: "wait=N (RFC 7240), as ?wait=N (which wins).", repeats: true)
 
         /// Header fields of a negotiated, conditional read, read in place as bytes.
         static let negotiated: [RouteInput] = [
