@@ -69,9 +69,10 @@ struct RouteInput: Sendable {
     let fallbackHeader: String?
     let fallbackSchema: String?
     let fallbackDescription: String?
-    /// The type's parse, given the value and the name it was read under; nil for an input the handler reads in place
-    /// (``readInPlace(_:_:schema:description:)``).
-    let parse: (@Sendable (String, String) throws(InputRefusal) -> any Sendable)?
+    /// The type whose parse reads it; nil for an input the handler reads in place
+    /// (``readInPlace(_:_:schema:description:)``). A metatype, not a closure: reading it on the read path touches no
+    /// reference count that every worker thread shares.
+    let type: (any RouteInputValue.Type)?
 
     private init<Value: RouteInputValue>(
         _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false,
@@ -87,7 +88,7 @@ struct RouteInput: Sendable {
         self.fallbackHeader = fallbackHeader
         self.fallbackSchema = fallbackSchema ?? Value.schema
         self.fallbackDescription = fallbackDescription
-        parse = { text, name throws(InputRefusal) in try Value(input: text, named: name) }
+        self.type = type
     }
 
     private init(_ location: Location, _ name: String, schema: String, description: String?) {
@@ -101,7 +102,7 @@ struct RouteInput: Sendable {
         fallbackHeader = nil
         fallbackSchema = nil
         fallbackDescription = nil
-        parse = nil
+        type = nil
     }
 
     /// The path template's `{name}`, read as `Value`; documented by the parameter `component` when given.
@@ -186,7 +187,7 @@ struct RouteInputs: Sendable {
     private init(declared: [RouteInput]) {
         self.declared = declared
         // Inputs read in place come last and hold no value.
-        let held = declared.lastIndex { $0.parse != nil }.map { $0 + 1 } ?? 0
+        let held = declared.lastIndex { $0.type != nil }.map { $0 + 1 } ?? 0
         if held > Self.inline { overflow = Array(repeating: nil, count: held - Self.inline) }
     }
 
@@ -250,26 +251,28 @@ struct RouteInputs: Sendable {
     {
         var inputs = RouteInputs(declared: declared)
         var wrong: [FieldError] = []
-        for (index, input) in declared.enumerated() {
-            guard let parse = input.parse else { continue }
-            var name = input.name
+        // By index, reading fields in place: a copy of each declaration would retain its schema and refusals, shared
+        // by every worker thread, on every request.
+        for index in declared.indices {
+            guard let type = declared[index].type else { continue }
+            var name = declared[index].name
             var text: String?
-            switch input.location {
-            case .path: text = match[input.name]
-            case .query: text = request.query(input.name)
-            case .header: text = input.joinsRepeats ? request.headerList(input.name) : request.header(input.name)
+            switch declared[index].location {
+            case .path: text = match[name]
+            case .query: text = request.query(name)
+            case .header: text = declared[index].joinsRepeats ? request.headerList(name) : request.header(name)
             }
-            if text == nil, let fallback = input.fallbackHeader {
+            if text == nil, let fallback = declared[index].fallbackHeader {
                 name = fallback
-                text = header(fallback, request, joined: input.joinsRepeats)
+                text = header(fallback, request, joined: declared[index].joinsRepeats)
             }
             guard let text else { continue }
             do throws(InputRefusal) {
-                inputs.set(index, try parse(text, name))
+                inputs.set(index, try type.init(input: text, named: name))
             } catch {
                 switch error {
                 case .problem(let problem): throw problem
-                case .field(let message): wrong.append(FieldError(pointer: "/" + input.name, message: message))
+                case .field(let message): wrong.append(FieldError(pointer: "/" + declared[index].name, message: message))
                 }
             }
         }
