@@ -1,8 +1,9 @@
 import Foundation
-@testable import TabService
 import TabStore
 import TabTestSupport
 import Testing
+
+@testable import TabService
 
 /// Change requests whose rows were written by hand into a SQLite store, over a real socket: a command this build does
 /// not know is failed with a reason naming it (by the apply route and by the clock), never guessed; a row as the
