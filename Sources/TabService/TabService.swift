@@ -67,6 +67,9 @@ public struct ServiceConfiguration: Sendable {
     public var changeRequestRetentionDays = 90
     /// The most builds that may be declared at once (`--max-builds`); a new one past it is 409.
     public var maxBuilds = 1_000
+    /// The most manifests kept for accounts served `default`'s layout (`--max-fallback-manifests`), those asked for
+    /// recently; one that went is made and signed again when asked for.
+    public var maxFallbackManifests = 10_000
     /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
     public var manifestMaxAgeSeconds = 30
     /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
@@ -136,7 +139,7 @@ public final class TabService: HTTPHandler {
     /// Answers to repeated reads (see ``ReadMemo``).
     let readMemo = ReadMemo()
     /// Manifests made for the current snapshot (see ``ManifestMemo``).
-    let manifests = ManifestMemo()
+    let manifests: ManifestMemo
     /// The declared app builds (see ``BuildRegistry``).
     let builds = BuildRegistry()
     /// The versions environments served before, for `?version=N` and a build's earlier version.
@@ -170,6 +173,7 @@ public final class TabService: HTTPHandler {
             metrics: metrics, logger: logger, clock: configuration.clock)
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
+        manifests = ManifestMemo(fallbackLimit: max(2, configuration.maxFallbackManifests))
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         reportLedger = ReportLedger(
             limits: ReportLimits(

@@ -120,6 +120,11 @@ struct Serve: AsyncParsableCommand {
     var buildLiveDays: Int?
     @Option(help: "The most app builds declared at once; a new one past it is 409 (env TABSERVER_MAX_BUILDS; default 1000).")
     var maxBuilds: Int?
+    @Option(
+        help:
+            "The most …/tabs/manifest answers kept for accounts without a layout of their own, the recently asked (env TABSERVER_MAX_FALLBACK_MANIFESTS; default 10000)."
+    )
+    var maxFallbackManifests: Int?
     @Option(help: "Days a change request that ended is kept (env TABSERVER_CHANGE_REQUEST_RETENTION; default 90).")
     var changeRequestRetention: Int?
     @Option(
@@ -292,6 +297,10 @@ struct Serve: AsyncParsableCommand {
         guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
         service.maxBuilds = try maxBuilds ?? environment.integer("TABSERVER_MAX_BUILDS") ?? 1_000
         guard service.maxBuilds >= 1 else { throw ValidationError("--max-builds is a number of builds, 1 or more") }
+        service.maxFallbackManifests = try maxFallbackManifests ?? environment.integer("TABSERVER_MAX_FALLBACK_MANIFESTS") ?? 10_000
+        guard service.maxFallbackManifests >= 2 else {
+            throw ValidationError("--max-fallback-manifests is a number of manifests, 2 or more")
+        }
         service.changeRequestRetentionDays = try changeRequestRetention ?? environment.integer("TABSERVER_CHANGE_REQUEST_RETENTION") ?? 90
         guard service.changeRequestRetentionDays >= 1 else {
             throw ValidationError("--change-request-retention is a number of days, 1 or more")
