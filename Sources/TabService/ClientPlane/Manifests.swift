@@ -131,7 +131,7 @@ final class ManifestMemo: Sendable {
     private let kept: Mutex<Kept>
     /// Manifests kept at most for accounts served `default`'s layout (`--max-fallback-manifests`).
     let fallbackLimit: Int
-    /// The default of ``fallbackLimit``: ~2 KiB each with its signature and shared answers, ~20 MiB at most.
+    /// The default of ``fallbackLimit``: ~3 KiB each with its signature and shared answers, ~30 MiB at most.
     static let defaultFallbackLimit = 10_000
     /// Manifests kept at most for accounts with a layout of their own (and `default`), a bound the store's layouts set.
     static let ownLimit = 100_000
