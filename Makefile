@@ -48,12 +48,16 @@ test: test-deps
 
 ## test-client: the client package's own tests (Clients/TabClient, warnings as errors; its live test against the debug
 ## tabserver when one is built), and a throwaway app that depends on it alone, by path and by URL (scripts/client-app-test)
+## The client's tests and the apps build in one scratch directory with the same flags (strict concurrency is the Swift 6
+## mode's anyway): swift-crypto and BoringSSL are compiled once for all three.
+CLIENT_SCRATCH := $(CURDIR)/.build/client
 test-client:
-	$(SWIFT) build --package-path Clients/TabClient --build-tests -Xswiftc -warnings-as-errors
+	$(SWIFT) build --package-path Clients/TabClient --scratch-path $(CLIENT_SCRATCH) --build-tests \
+		-Xswiftc -warnings-as-errors -Xswiftc -strict-concurrency=complete
 	bin="$$($(SWIFT) build --show-bin-path 2>/dev/null)/tabserver"; \
 	if [ -x "$$bin" ]; then export TABSERVER_BIN="$$bin"; else echo "test-client: no $$bin, the live test is skipped"; fi; \
-	$(SWIFT) test --package-path Clients/TabClient --skip-build
-	scripts/client-app-test
+	$(SWIFT) test --package-path Clients/TabClient --scratch-path $(CLIENT_SCRATCH) --skip-build
+	CLIENT_APP_SCRATCH=$(CLIENT_SCRATCH) scripts/client-app-test
 
 ## test-android: the Java client (Clients/android) with Debian's JDK, JUnit 5 and org.json: builds the jar and POM, runs its
 ## tests and the conformance scenarios, and the live test against the debug tabserver when one is built
