@@ -147,7 +147,6 @@ final class AddressEcho: HTTPHandler {
         server.stop()
         #expect(now() - started < 2, "stop took \(now() - started) s")
         #expect(await silent.untilClosed(seconds: 1).closed)
-        #expect(throws: RawConnection.Failure.self) { try RawConnection(port: server.port) }
     }
 
     @Test func settingsRefuseNoPeersAndWhatIsNoAddress() {
