@@ -292,7 +292,9 @@ public enum StoreSchema {
         // due ones by an index. The database computes it from the record (its `applyAtMillis`), on every insert and
         // update, whoever writes: existing rows get it as the column is added, and during a rolling upgrade on
         // PostgreSQL the rows an older replica inserts or approves (it names only the columns it knows) are dated as
-        // well, so none is missed and none is applied at a stale time (docs/operations.md, "Upgrading").
+        // well, so none is missed and none is applied at a stale time (docs/operations.md, "Upgrading"). A column the
+        // server wrote would not be: an older replica's approval replaces the record (and its `applyAt`) and leaves
+        // such a column as it was. Frozen once released, like every migration: its expressions above too.
         """
         {record-apply-at-function}
         ALTER TABLE change_requests ADD COLUMN apply_at_ms {int64} GENERATED ALWAYS AS ({record-apply-at}) {generated};
