@@ -99,13 +99,15 @@ def main():
         return statistics.median(r[key] for r in rows[kind])
 
     print(f"| `…/tabs` 200, {a.connections} connections, h2load --h1 -t1 ({a.rounds} rounds of {a.duration:g} s, medians) "
-          "| req/s | p99 ms | tabserver CPU µs/req |")
-    print("|---|---|---|---|")
+          "| req/s | p99 ms | tabserver CPU µs/req | h2load CPU |")
+    print("|---|---|---|---|---|")
     for kind in rows:
-        print(f"| {kind} | {med(kind, 'rps'):.0f} | {med(kind, 'p99_ms'):.2f} | {med(kind, 'cpu_us'):.1f} |")
+        busy = med(kind, 'gen_busy')
+        mark = " **saturated: not counted**" if busy >= readbench.SATURATED else ""
+        print(f"| {kind} | {med(kind, 'rps'):.0f} | {med(kind, 'p99_ms'):.2f} | {med(kind, 'cpu_us'):.1f} | {busy * 100:.0f}%{mark} |")
     print(f"| with reports / alone | **{med('with reports', 'rps') / med('alone', 'rps'):.2f}×** "
           f"| {med('with reports', 'p99_ms') / med('alone', 'p99_ms'):.2f}× "
-          f"| {med('with reports', 'cpu_us') / med('alone', 'cpu_us'):.2f}× |")
+          f"| {med('with reports', 'cpu_us') / med('alone', 'cpu_us'):.2f}× | |")
     rate = statistics.median(p[0] for p in posted)
     print(f"\nReports posted beside it: {rate:.0f} a second (median of the rounds; {PER_REQUEST} a request); "
           f"answered 202 {sum(p[1] for p in posted)}, 429 {sum(p[2] for p in posted)}, other {sum(p[3] for p in posted)} "

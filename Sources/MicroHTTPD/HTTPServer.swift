@@ -13,8 +13,13 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     private let core: ServerCore
     private let daemons: Mutex<DaemonSet>
+    /// The listening socket and its accepting threads when connections begin with a PROXY protocol header
+    /// (``HTTPServerConfiguration/proxyProtocol``); nil when libmicrohttpd listens itself.
+    private let listener: ProxyProtocolListener?
 
     /// Starts listening and serving with `handler`.
+    /// Behind a PROXY protocol balancer (``HTTPServerConfiguration/proxyProtocol``) the server listens on its own
+    /// socket and hands each connection to libmicrohttpd once its header named the client.
     /// - Throws: ``MicroHTTPDError/invalidHost(_:)``, ``MicroHTTPDError/startFailed(host:port:)``, or for HTTPS
     ///   ``MicroHTTPDError/tlsUnsupported`` and ``MicroHTTPDError/tlsIncomplete``.
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws(MicroHTTPDError) {
@@ -25,11 +30,47 @@ public final class HTTPServer: Sendable {
         default: throw .tlsIncomplete
         }
         let core = ServerCore(handler: handler, configuration: configuration)
-        let daemon = try Daemon.start(core: core, port: configuration.port, tls: tls)
+        // Behind a PROXY protocol balancer the server listens itself and hands connections to the daemon.
+        let listener = try configuration.proxyProtocol.map { settings throws(MicroHTTPDError) in
+            try ProxyProtocolListener(host: configuration.host, port: configuration.port, settings: settings, clock: configuration.clock)
+        }
+        let daemon: Daemon
+        do {
+            daemon = try Daemon.start(core: core, port: configuration.port, tls: tls, listening: listener == nil)
+        } catch {
+            listener?.stop()
+            throw error
+        }
         self.core = core
-        self.port = cmhd_bound_port(daemon.pointer)
+        self.port = listener?.port ?? cmhd_bound_port(daemon.pointer)
         self.daemons = Mutex(DaemonSet(current: daemon, tls: tls != nil))
+        self.listener = listener
+        if let listener {
+            let accepting = listener.start { [weak self] socket, address in
+                guard let self else {
+                    close(socket)
+                    return
+                }
+                self.addConnection(socket, from: address)
+            }
+            guard accepting else {
+                stop()
+                throw .startFailed(host: configuration.host, port: port)
+            }
+        }
         core.watchdog.start()
+    }
+
+    /// Hands a connection whose PROXY header was read to the daemon accepting now (it owns the socket from
+    /// here, and closes it if it cannot take it); closes it when the server stopped. Under the daemons' lock, so
+    /// no daemon is stopped while it is being given one.
+    private func addConnection(_ socket: Int32, from address: ClientSocketAddress) {
+        let added = daemons.withLock { set in
+            guard !set.stopped, let current = set.current else { return false }
+            _ = address.withSocketAddress { MHD_add_connection(current.pointer, socket, $0, $1) }
+            return true
+        }
+        if !added { close(socket) }
     }
 
     /// Requests begun and not yet completed.
@@ -58,7 +99,9 @@ public final class HTTPServer: Sendable {
     /// (checked every second; idle kept-alive connections end at the header deadline, open ones at ``stop()``).
     ///
     /// A connection that reached the old daemon's accept queue in the microseconds between the new daemon's
-    /// start and the old listener's close is reset by the kernel unless `net.ipv4.tcp_migrate_req` is 1.
+    /// start and the old listener's close is reset by the kernel unless `net.ipv4.tcp_migrate_req` is 1. Behind the
+    /// PROXY protocol (``HTTPServerConfiguration/proxyProtocol``) the server's own socket stays open and hands new
+    /// connections to the new daemon, so none is reset.
     /// - Throws: ``MicroHTTPDError/notServingTLS`` for a plain-HTTP or stopped server,
     ///   ``MicroHTTPDError/startFailed(host:port:)`` when GnuTLS refuses the certificate or key (the old
     ///   certificate stays in service).
@@ -66,7 +109,7 @@ public final class HTTPServer: Sendable {
         let material = try TLSMaterial(certificate: certificate, privateKey: privateKey)
         try daemons.withLock { set throws(MicroHTTPDError) in
             guard set.tls, !set.stopped, let old = set.current else { throw .notServingTLS }
-            let fresh = try Daemon.start(core: core, port: port, tls: material)
+            let fresh = try Daemon.start(core: core, port: port, tls: material, listening: listener == nil)
             old.closeListener()
             set.current = fresh
             set.draining.append(old)
@@ -111,6 +154,7 @@ public final class HTTPServer: Sendable {
             return set.all
         }
         guard let all else { return }
+        listener?.stop()
         for daemon in all { daemon.closeListener() }
         core.handler.serverWillStop()
         let deadline = core.configuration.clock.seconds + core.configuration.stopGraceSeconds
@@ -175,11 +219,13 @@ private final class Daemon: @unchecked Sendable {
     }
 
     /// Starts a daemon serving `core` on `port` (of the configured host), with TLS when `tls` is given.
-    static func start(core: ServerCore, port: UInt16, tls: TLSMaterial?) throws(MicroHTTPDError) -> Daemon {
+    /// With `listening` false the daemon has no listening socket: connections come through `MHD_add_connection`
+    /// (``ProxyProtocolListener``), from another thread, which `MHD_USE_ITC` lets wake the daemon's threads.
+    static func start(core: ServerCore, port: UInt16, tls: TLSMaterial?, listening: Bool = true) throws(MicroHTTPDError) -> Daemon {
         let configuration = core.configuration
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
-        let started = try withSocketAddress(configuration.host, port) { address, isIPv6 in
+        let started = try withSocketAddress(configuration.host, port) { address, _, isIPv6 in
             // HTTPS polls with poll(2), not epoll: libmicrohttpd 0.9.75 leaves a connection whose TLS handshake waits
             // for more bytes (gnutls_handshake → GNUTLS_E_AGAIN) marked read-ready in its epoll ready list, so its
             // worker retries it in a loop without waiting: one client that sends part of a ClientHello and stops kept
@@ -189,6 +235,7 @@ private final class Daemon: @unchecked Sendable {
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
+            if !listening { flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue }
             var options: [MHD_OptionItem] = [
                 MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.effectiveConnectionLimit, ptr_value: nil),
                 MHD_OptionItem(
@@ -197,21 +244,25 @@ private final class Daemon: @unchecked Sendable {
                 // room for the response's headers, not more (64 KiB cost a 64 KiB memset per request, ~10% of CPU).
                 MHD_OptionItem(
                     option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: configuration.connectionPoolBytes, ptr_value: nil),
-                MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
-                MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: address),
                 cmhd_option_notify_completed(requestCompleted, coreReference.toOpaque()),
                 cmhd_option_notify_connection(connectionNotified, coreReference.toOpaque()),
                 cmhd_option_uri_log(targetReceived, coreReference.toOpaque()),
                 // A pool of `workerThreads`; one is libmicrohttpd's single internal polling thread.
                 MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: configuration.workerThreads, ptr_value: nil),
             ]
+            if listening {
+                options += [
+                    MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
+                    MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(address)),
+                ]
+            }
             if configuration.perIPConnectionLimit > 0 {
                 options.append(
                     MHD_OptionItem(
                         option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil))
             }
             return withTLSOptions(tls, options) { items in
-                cmhd_start_daemon(flags, port, accessHandler, coreReference.toOpaque(), items.baseAddress)
+                cmhd_start_daemon(flags, listening ? port : 0, accessHandler, coreReference.toOpaque(), items.baseAddress)
             }
         }
         guard let started else {
@@ -274,21 +325,25 @@ private func withTLSOptions<R>(
 /// GnuTLS priorities: its defaults, TLS 1.3 and 1.2 only.
 private let tlsPriorities: [CChar] = Array("NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2".utf8).map { CChar(bitPattern: $0) } + [0]
 
-/// Calls `body` with a `sockaddr` for `host:port` and whether it is IPv6.
-private func withSocketAddress<R>(
-    _ host: String, _ port: UInt16, _ body: (UnsafeMutableRawPointer, Bool) -> R
+/// Calls `body` with a `sockaddr` for `host:port`, its length, and whether it is IPv6.
+func withSocketAddress<R>(
+    _ host: String, _ port: UInt16, _ body: (UnsafeMutablePointer<sockaddr>, socklen_t, Bool) -> R
 ) throws(MicroHTTPDError) -> R {
     var v4 = sockaddr_in()
     v4.sin_family = sa_family_t(AF_INET)
     v4.sin_port = port.bigEndian
     if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-        return withUnsafeMutablePointer(to: &v4) { body(UnsafeMutableRawPointer($0), false) }
+        return withUnsafeMutablePointer(to: &v4) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size), false) }
+        }
     }
     var v6 = sockaddr_in6()
     v6.sin6_family = sa_family_t(AF_INET6)
     v6.sin6_port = port.bigEndian
     if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-        return withUnsafeMutablePointer(to: &v6) { body(UnsafeMutableRawPointer($0), true) }
+        return withUnsafeMutablePointer(to: &v6) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size), true) }
+        }
     }
     throw .invalidHost(host)
 }

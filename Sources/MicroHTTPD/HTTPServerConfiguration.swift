@@ -62,6 +62,9 @@ public struct HTTPServerConfiguration: Sendable {
     /// answers that trickle in go a few together, not one slice (one walk of every suspended connection by the
     /// worker) each.
     public var resumeIntervalSeconds: Double = 0.002
+    /// Connections begin with a PROXY protocol header from a trusted balancer, which names the client
+    /// (``HTTPRequest/clientAddress`` is then the client's); nil: they do not (the peer is the client).
+    public var proxyProtocol: ProxyProtocolSettings?
     /// The clock the server measures its deadlines on (the slow-client watchdog, the stop grace, the resume pacing):
     /// the machine's, or a test's.
     public var clock: TimeSource = .system

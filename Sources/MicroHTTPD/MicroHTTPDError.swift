@@ -13,6 +13,10 @@ public enum MicroHTTPDError: Error, Equatable, CustomStringConvertible {
     case tlsIncomplete
     /// ``HTTPServer/reloadCertificate(_:privateKey:)`` on a server that serves plain HTTP or has stopped.
     case notServingTLS
+    /// The PROXY protocol without a trusted balancer: every connection would be refused.
+    case noTrustedPeers
+    /// A trusted PROXY protocol peer that is not an IP address or network (`10.0.0.5`, `10.0.0.0/24`).
+    case invalidTrustedPeer(String)
 
     public var description: String {
         switch self {
@@ -28,6 +32,10 @@ public enum MicroHTTPDError: Error, Equatable, CustomStringConvertible {
             "HTTPS needs both a certificate and its private key"
         case .notServingTLS:
             "the server does not serve HTTPS (or has stopped): there is no certificate to reload"
+        case .noTrustedPeers:
+            "the PROXY protocol needs the balancers' addresses (trusted peers): without them every connection is refused"
+        case .invalidTrustedPeer(let peer):
+            "'\(peer)' is not an IP address or network (10.0.0.5, 10.0.0.0/24, 2001:db8::/32) to trust PROXY protocol headers from"
         }
     }
 }

@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+import Dispatch
 import Synchronization
 import TabTime
 
@@ -56,7 +57,16 @@ final class ConnectionClock: Sendable {
 /// `bodyDeadline` of its headers. libmicrohttpd 0.9.75 has only an idle timeout, which a client sending a byte
 /// now and then never reaches. An offender's socket is shut down (`shutdown(2)`, not closed): libmicrohttpd
 /// then sees the connection end and cleans it up on its own thread.
+///
+/// The watchdog's thread sleeps until the earliest deadline a connection could reach, and while no connection is
+/// open it sleeps until one opens: an idle server is not woken to sweep nothing.
 final class SlowClientWatchdog: Sendable {
+    private struct Live {
+        var connections: [ObjectIdentifier: ConnectionClock] = [:]
+        /// The thread found no connection and waits on `opening` until one opens (or the watchdog stops).
+        var parked = false
+    }
+
     private let headerDeadline: UInt64
     private let bodyDeadline: UInt64
     private let handshakeDeadline: UInt64
@@ -64,9 +74,13 @@ final class SlowClientWatchdog: Sendable {
     let clock: TimeSource
     /// Live connections. libmicrohttpd reports a connection closed before it closes the socket, and sweeps
     /// hold this lock, so a socket shut down here always belongs to the connection registered with it.
-    private let live = Mutex<[ObjectIdentifier: ConnectionClock]>([:])
+    private let live = Mutex(Live())
+    /// Signalled when a connection opens while the thread is parked, and at ``stop()``; also the thread's timed sleep.
+    private let opening = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
     let cutOffCount = Atomic<Int>(0)
+    /// Sweeps the thread made (for tests: an idle server's watchdog makes none).
+    let threadSweeps = Atomic<Int>(0)
 
     init(
         headerDeadlineSeconds: Double, bodyDeadlineSeconds: Double, handshakeDeadlineSeconds: Double = 10, clock: TimeSource
@@ -77,16 +91,37 @@ final class SlowClientWatchdog: Sendable {
         handshakeDeadline = UInt64(handshakeDeadlineSeconds * 1e9)
     }
 
-    func opened(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = clock } }
-    func closed(_ clock: ConnectionClock) { live.withLock { $0[ObjectIdentifier(clock)] = nil } }
+    func opened(_ clock: ConnectionClock) {
+        let unpark = live.withLock { live in
+            live.connections[ObjectIdentifier(clock)] = clock
+            defer { live.parked = false }
+            return live.parked
+        }
+        if unpark { opening.signal() }
+    }
+
+    func closed(_ clock: ConnectionClock) { live.withLock { $0.connections[ObjectIdentifier(clock)] = nil } }
 
     /// Shuts down every connection past its deadline now.
-    func sweep() { sweep(now: clock.nanoseconds) }
+    /// - Returns: nanoseconds until the next deadline could pass; nil when no connection is open.
+    @discardableResult
+    func sweep() -> UInt64? { sweep(now: clock.nanoseconds) }
 
     /// Shuts down every connection past its deadline at `now` (monotonic nanoseconds).
-    func sweep(now: UInt64) {
-        live.withLock { connections in
-            for clock in connections.values {
+    /// - Returns: nanoseconds from `now` until the next deadline could pass: the earliest of the open connections'
+    ///   deadlines, and at most the shortest deadline (a connection answering now may start its next request at
+    ///   once); nil when no connection is open.
+    @discardableResult
+    func sweep(now: UInt64) -> UInt64? { sweep(now: now, parkingWhenNone: false) }
+
+    private func sweep(now: UInt64, parkingWhenNone park: Bool) -> UInt64? {
+        live.withLock { live -> UInt64? in
+            if live.connections.isEmpty {
+                live.parked = park
+                return nil
+            }
+            var next = min(headerDeadline, bodyDeadline, handshakeDeadline) + 1
+            for clock in live.connections.values {
                 let (phase, since) = clock.current
                 let limit: UInt64
                 switch phase {
@@ -97,16 +132,21 @@ final class SlowClientWatchdog: Sendable {
                 }
                 // A worker may stamp a phase after this sweep read `now`: a later `since` is not overdue
                 // (a wrapping subtraction made it look ~584 years late and cut healthy connections off).
-                if now > since, now - since > limit {
+                guard now > since else { continue }
+                if now - since > limit {
                     clock.enter(.cutOff)
                     shutdown(clock.fd, Int32(SHUT_RDWR))
                     cutOffCount.add(1, ordering: .relaxed)
+                } else {
+                    next = min(next, limit - (now - since) + 1)
                 }
             }
+            return next
         }
     }
 
-    /// Sweeps four times a second on a thread of its own until ``stop()``.
+    /// Sweeps on a thread of its own until ``stop()``: at each connection's deadline while connections are open,
+    /// not at all while none is.
     func start() {
         let thread = WatchdogThread(watchdog: self)
         var handle = pthread_t()
@@ -118,7 +158,25 @@ final class SlowClientWatchdog: Sendable {
         }
     }
 
-    func stop() { stopped.store(true, ordering: .releasing) }
+    /// The thread's loop: a sweep, then a sleep until the next deadline, or until a connection opens.
+    fileprivate func run() {
+        cmhd_name_current_thread("tabserver-watch")
+        while !isStopped {
+            threadSweeps.add(1, ordering: .relaxed)
+            if let next = sweep(now: clock.nanoseconds, parkingWhenNone: true) {
+                // At least 10 ms: a deadline of zero (every connection overdue at once) does not spin the thread.
+                let sleep = max(next, 10_000_000)
+                _ = opening.wait(timeout: .now() + .nanoseconds(Int(min(sleep, UInt64(Int.max)))))
+            } else {
+                opening.wait()
+            }
+        }
+    }
+
+    func stop() {
+        stopped.store(true, ordering: .releasing)
+        opening.signal()
+    }
 
     var isStopped: Bool { stopped.load(ordering: .acquiring) }
 }
@@ -133,10 +191,7 @@ private let watchdogMain: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMut
     guard let context else { return nil }
     // Pairs with the passRetained in `start()`.
     let thread = Unmanaged<WatchdogThread>.fromOpaque(context).takeRetainedValue()
-    while !thread.watchdog.isStopped {
-        thread.watchdog.sweep()
-        usleep(250_000)
-    }
+    thread.watchdog.run()
     return nil
 }
 

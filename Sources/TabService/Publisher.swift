@@ -47,6 +47,9 @@ final class Publisher: Sendable {
     let feed = ChangeFeed(capacity: 1024)
     /// Signalled by every publication: a background job with nothing to do waits on it rather than waking to look.
     let publications = Wakeup()
+    /// Signalled by every publication that announces a change request (``Changes/announce(_:)``): the schedule of
+    /// change requests sleeps on it between its reads.
+    let changeRequests = Wakeup()
 
     /// Purges the caches in front of what each publication made stale (none configured: nil).
     let purger: CachePurger?
@@ -87,6 +90,7 @@ final class Publisher: Sendable {
                 // writer before the (possibly thousands of) woken long-polls, so that its answer is queued first.
                 self.feed.append(delivered)
                 self.publications.signal()
+                if delivered.contains(where: { $0.kind == .changeRequest }) { self.changeRequests.signal() }
                 continuation.resume(returning: stamped)
                 self.waiters.wake(delivered, sequence: sequence)
                 // Last, and in the background: the change is stored and published, and no answer waits for a cache.
@@ -101,7 +105,9 @@ final class Publisher: Sendable {
 ///
 /// Deadlines are kept in buckets of ``tick`` and ended by one sweeping task while any request waits, not by a
 /// sleeping task per request: that task and its sleep were a kilobyte or more of every held request's memory
-/// (docs/performance.md). A wait ends at its deadline or up to one tick after it, never before.
+/// (docs/performance.md). The sweeper sleeps until the earliest bucket's tick (a wait with an earlier deadline wakes
+/// it sooner), not from tick to tick: a server holding polls is not woken twenty times a second to find none due.
+/// A wait ends at its deadline or up to one tick after it, never before.
 ///
 /// Woken requests (by a change, their deadline or the stop) are resumed by a thread of their own a slice at a
 /// time (``PacedResumer``): at most ``slice`` of them wait for the cooperative pool at once, so that a write, a
@@ -129,6 +135,8 @@ final class ChangeWaiters: Sendable {
         /// earlier stays listed until its tick is swept (it is not found in `byAccount` then).
         var deadlines: [Int64: [(account: String, id: UInt64)]] = [:]
         var sweeping = false
+        /// The tick the sweeper sleeps until (while `sweeping`).
+        var sweeperDue: Int64 = .max
         var nextID: UInt64 = 0
         var sequence: UInt64 = 0
         var stopping = false
@@ -137,6 +145,9 @@ final class ChangeWaiters: Sendable {
 
     private let state = Mutex(State())
     private let origin = ContinuousClock.now
+    /// Ends the sweeper's sleep early: a wait due before the tick it sleeps until, or the stop.
+    private let sweeperWake = Wakeup()
+    private let sweepCount = Atomic<Int>(0)
     private let woken: WokenRequests
     private let pacer: PacedResumer
 
@@ -160,6 +171,9 @@ final class ChangeWaiters: Sendable {
     /// Requests held now (for `/metrics`).
     var held: Int { state.withLock { $0.held } }
 
+    /// Sweeps of deadlines made so far (for tests: one near each deadline, not one a tick).
+    var sweeps: Int { sweepCount.load(ordering: .relaxed) }
+
     /// Requests woken and not yet resumed (waiting for their slice).
     var queued: Int { woken.count }
 
@@ -176,10 +190,14 @@ final class ChangeWaiters: Sendable {
         return seconds * ticksPerSecond + within + Int64(partial)
     }
 
+    /// The instant tick number `tick` begins.
+    private func instant(ofTick tick: Int64) -> ContinuousClock.Instant { origin + Self.tick * tick }
+
     /// Waits until a publication after `sequence` affects `account`, the deadline passes, or the service stops.
     func wait(account: String, after sequence: UInt64, until deadline: ContinuousClock.Instant) async -> Wake {
         let due = tickNumber(deadline, roundingUp: true)
         var startSweeper = false
+        var wakeSweeper = false
         let resumed = await withCheckedContinuation { (continuation: CheckedContinuation<Resumed, Never>) in
             let immediate: Wake? = state.withLock { state in
                 if state.stopping { return .stopping }
@@ -191,33 +209,45 @@ final class ChangeWaiters: Sendable {
                 state.held += 1
                 if !state.sweeping {
                     state.sweeping = true
+                    state.sweeperDue = due
                     startSweeper = true
+                } else if due < state.sweeperDue {
+                    state.sweeperDue = due
+                    wakeSweeper = true
                 }
                 return nil
             }
             if let immediate { continuation.resume(returning: Resumed(wake: immediate, paced: false)) }
-            if startSweeper { sweepUntilNoneWait() }
+            if startSweeper { sweepUntilNoneWait(firstDue: due) }
+            if wakeSweeper { sweeperWake.signal() }
         }
         // Running again: the pacer may send the next slice.
         if resumed.paced { pacer.pickedUp() }
         return resumed.wake
     }
 
-    /// Ends, every ``tick``, the waits whose deadline passed; returns when none waits (a later wait starts it again).
-    private func sweepUntilNoneWait() {
+    /// Ends the waits whose deadline passed, at the earliest listed deadline's tick each time; returns when none
+    /// waits (a later wait starts it again).
+    private func sweepUntilNoneWait(firstDue: Int64) {
+        let wake = sweeperWake
         Task { [weak self] in
+            var due = firstDue
             while true {
-                try? await Task.sleep(for: Self.tick)
-                guard let self, self.sweep() else { return }
+                guard let sleep = self.map({ $0.instant(ofTick: due) - ContinuousClock.now }) else { return }
+                if sleep > .zero { await wake.wait(upTo: sleep) }
+                guard let self, let next = self.sweep() else { return }
+                due = next
             }
         }
     }
 
-    /// Answers the waits whose deadline passed with `.timedOut`; false (and no sweeper then) when none is left.
-    private func sweep() -> Bool {
+    /// Answers the waits whose deadline passed with `.timedOut`; the earliest tick still listed, or nil (and no
+    /// sweeper then) when no wait is left.
+    private func sweep() -> Int64? {
+        sweepCount.add(1, ordering: .relaxed)
         let now = tickNumber(ContinuousClock.now, roundingUp: false)
         var expired: [CheckedContinuation<Resumed, Never>] = []
-        let more = state.withLock { state -> Bool in
+        let more = state.withLock { state -> Int64? in
             for tick in state.deadlines.keys where tick <= now {
                 for (account, id) in state.deadlines.removeValue(forKey: tick) ?? [] {
                     guard let found = state.byAccount[account]?.removeValue(forKey: id) else { continue }
@@ -229,9 +259,10 @@ final class ChangeWaiters: Sendable {
             if state.byAccount.isEmpty {
                 state.deadlines = [:]
                 state.sweeping = false
-                return false
+                return nil
             }
-            return true
+            state.sweeperDue = state.deadlines.keys.min() ?? now + 1
+            return state.sweeperDue
         }
         resumePaced(expired, .timedOut)
         return more
@@ -267,6 +298,7 @@ final class ChangeWaiters: Sendable {
             state.held = 0
             return all
         }
+        sweeperWake.signal()  // the sweeper finds none waiting and ends
         resumePaced(woken, .stopping)
     }
 

@@ -59,6 +59,11 @@ extension TabService {
         text += "# HELP tabserver_tabs_withheld_total Answers to a declared build that held back tabs it cannot open.\n"
         text += "# TYPE tabserver_tabs_withheld_total counter\n"
         text += builds.withheldLines.map { $0 + "\n" }.joined()
+        let manifestsKept = manifests.count
+        text += "# HELP tabserver_manifests_kept Manifests kept for accounts with a layout of their own and for those served default's.\n"
+        text += "# TYPE tabserver_manifests_kept gauge\n"
+        text += "tabserver_manifests_kept{layout=\"own\"} \(manifestsKept.own)\n"
+        text += "tabserver_manifests_kept{layout=\"fallback\"} \(manifestsKept.fallback)\n"
         return text + changeRequestGauges
     }
 

@@ -67,6 +67,9 @@ public struct ServiceConfiguration: Sendable {
     public var changeRequestRetentionDays = 90
     /// The most builds that may be declared at once (`--max-builds`); a new one past it is 409.
     public var maxBuilds = 1_000
+    /// The most manifests kept for accounts served `default`'s layout (`--max-fallback-manifests`), those asked for
+    /// recently; one that went is made and signed again when asked for.
+    public var maxFallbackManifests = 10_000
     /// `max-age` of `…/tabs/manifest` (`--manifest-max-age`), lowered to the seconds left before a rollout's next step.
     public var manifestMaxAgeSeconds = 30
     /// Signs every 200 of `…/tabs`, `…/tabs/manifest` and every bundle entry (`--signing-key`); nil signs nothing.
@@ -136,7 +139,7 @@ public final class TabService: HTTPHandler {
     /// Answers to repeated reads (see ``ReadMemo``).
     let readMemo = ReadMemo()
     /// Manifests made for the current snapshot (see ``ManifestMemo``).
-    let manifests = ManifestMemo()
+    let manifests: ManifestMemo
     /// The declared app builds (see ``BuildRegistry``).
     let builds = BuildRegistry()
     /// The versions environments served before, for `?version=N` and a build's earlier version.
@@ -170,6 +173,7 @@ public final class TabService: HTTPHandler {
             metrics: metrics, logger: logger, clock: configuration.clock)
         let budget = VariantBudget(limit: configuration.variantCacheBytes)
         self.budget = budget
+        manifests = ManifestMemo(fallbackLimit: max(2, configuration.maxFallbackManifests))
         heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
         reportLedger = ReportLedger(
             limits: ReportLimits(
@@ -264,32 +268,48 @@ public final class TabService: HTTPHandler {
         }
     }
 
-    /// Every second: approved change requests whose `applyAt` has come are applied (``Changes/applyDueChangeRequests(count:)``);
-    /// every minute, those that ended more than `--change-request-retention` days ago are deleted, 500 at a time.
+    /// How often the schedule of change requests reads them when nothing here announced a change and no `applyAt` is
+    /// nearer: what another replica created, approved or ended is counted (and due requests applied) within this.
+    static let changeRequestRereadPeriod = Duration.seconds(10)
+
+    /// The schedule of change requests: approved ones whose `applyAt` has come are applied and the requests per state
+    /// counted (``Changes/applyDueChangeRequests(count:)``) at once after this replica announces a change request, at
+    /// the earliest `applyAt` still ahead, and otherwise every ``changeRequestRereadPeriod``; every minute, those that
+    /// ended more than `--change-request-retention` days ago are deleted, 500 at a time. In between it sleeps.
     func applyScheduledChangeRequests() {
         let retentionMillis = Int64(configuration.changeRequestRetentionDays) * 86_400_000
+        let reviewed = !configuration.approvals.required.isEmpty
+        let announced = publisher.changeRequests
         Task { [weak self] in
             var lastPrune = ContinuousClock.now - .seconds(60)
             while true {
-                try? await Task.sleep(for: .seconds(1))
-                guard let self, !self.stopping.load(ordering: .relaxed) else { return }
-                if !self.configuration.approvals.required.isEmpty {
-                    await self.changes.applyDueChangeRequests { counts in self.changeRequestCounts.withLock { $0 = counts } }
+                var sleep = Duration.seconds(60)
+                do {  // the service is held only while it works, never across the sleep
+                    guard let self, !self.stopping.load(ordering: .relaxed) else { return }
+                    if reviewed {
+                        let nextApplyAt = await self.changes.applyDueChangeRequests { counts in
+                            self.changeRequestCounts.withLock { $0 = counts }
+                        }
+                        sleep = Self.changeRequestRereadPeriod
+                        if let nextApplyAt { sleep = min(sleep, .milliseconds(max(1, nextApplyAt - self.clock.unixMillis))) }
+                    }
+                    if ContinuousClock.now - lastPrune >= .seconds(60) {
+                        lastPrune = .now
+                        let before = self.clock.unixMillis - retentionMillis
+                        while let pruned = try? await self.store.pruneChangeRequests(finishedBefore: before, limit: 500), pruned == 500 {}
+                    }
+                    sleep = min(sleep, lastPrune + .seconds(60) - .now)
                 }
-                if ContinuousClock.now - lastPrune >= .seconds(60) {
-                    lastPrune = .now
-                    let before = self.clock.unixMillis - retentionMillis
-                    while let pruned = try? await self.store.pruneChangeRequests(finishedBefore: before, limit: 500), pruned == 500 {}
-                }
+                await announced.wait(upTo: max(sleep, .milliseconds(1)))
             }
         }
     }
 
-    /// `tabserver_change_requests{state}`: requests per state, as the clock last read them (each second).
+    /// `tabserver_change_requests{state}`: requests per state, as the schedule last read them (``applyScheduledChangeRequests()``).
     var changeRequestGauges: String {
         let counts = changeRequestCounts.withLock { $0 }
         guard !counts.isEmpty else { return "" }
-        var text = "# HELP tabserver_change_requests Change requests by state (read by the schedule's clock each second).\n"
+        var text = "# HELP tabserver_change_requests Change requests by state (read at each change here, and every 10 s).\n"
         text += "# TYPE tabserver_change_requests gauge\n"
         for (state, count) in counts.sorted(by: { $0.key < $1.key }) { text += "tabserver_change_requests{state=\"\(state)\"} \(count)\n" }
         return text

@@ -144,8 +144,18 @@ private final class MemoryRows: StoreRows {
 
     func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest? { state.changeRequests[id]?.request }
 
-    func changeRequests(state wanted: String) throws(StoreError) -> [StoredChangeRequest] {
-        try changeRequests().filter { $0.state == wanted }
+    func dueChangeRequests(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredChangeRequest] {
+        let due = state.changeRequests.values.compactMap { held -> (at: Int64, request: StoredChangeRequest)? in
+            guard held.request.state == "approved", held.claimedBy == nil, let at = held.request.applyAtMillis, at <= atMillis
+            else { return nil }
+            return (at, held.request)
+        }
+        return due.sorted { ($0.at, $0.request.id) < ($1.at, $1.request.id) }.prefix(limit).map(\.request)
+    }
+
+    func nextChangeRequestApplyAt(after atMillis: Int64) throws(StoreError) -> Int64? {
+        state.changeRequests.values.filter { $0.request.state == "approved" }.compactMap(\.request.applyAtMillis).filter { $0 > atMillis }
+            .min()
     }
 
     func changeRequestCounts() throws(StoreError) -> [String: Int] {

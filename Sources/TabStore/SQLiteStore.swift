@@ -258,11 +258,17 @@ struct SQLiteRows: StoreRows {
         return (try db.query("SELECT changes()", []) { $0.int(0) }.first ?? 0) > 0
     }
 
-    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest] {
+    func dueChangeRequests(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredChangeRequest] {
         try ChangeRequestSQL.decode(
-            try db.query(ChangeRequestSQL.selectInState, [.text(state)]) { (row) throws(StoreError) -> [String?] in
+            try db.query(ChangeRequestSQL.selectDue, [.int64(atMillis), .int(limit)]) { (row) throws(StoreError) -> [String?] in
                 (0..<4).map { row.text($0) }
             })
+    }
+
+    func nextChangeRequestApplyAt(after atMillis: Int64) throws(StoreError) -> Int64? {
+        try db.query(ChangeRequestSQL.nextApplyAt, [.int64(atMillis)]) { (row) throws(StoreError) -> Int64? in
+            row.isNull(0) ? nil : row.int64(0)
+        }.first ?? nil
     }
 
     func changeRequestCounts() throws(StoreError) -> [String: Int] {

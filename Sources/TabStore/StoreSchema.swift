@@ -12,16 +12,48 @@ public enum StoreSchema {
             case .sqlite:
                 [
                     ("{bytes}", "BLOB"), ("{int64}", "INTEGER"), ("{bool}", "INTEGER"), ("{false}", "0"),
-                    ("{table-options}", " WITHOUT ROWID"),
+                    ("{table-options}", " WITHOUT ROWID"), ("{record-apply-at-function}", ""),
+                    ("{record-apply-at}", Self.sqliteRecordApplyAt), ("{generated}", "VIRTUAL"),
                 ]
             case .postgres:
-                [("{bytes}", "BYTEA"), ("{int64}", "BIGINT"), ("{bool}", "BOOLEAN"), ("{false}", "FALSE"), ("{table-options}", "")]
+                [
+                    ("{bytes}", "BYTEA"), ("{int64}", "BIGINT"), ("{bool}", "BOOLEAN"), ("{false}", "FALSE"), ("{table-options}", ""),
+                    ("{record-apply-at-function}", Self.postgresRecordApplyAtFunction),
+                    ("{record-apply-at}", "tabserver_apply_at_ms(record)"), ("{generated}", "STORED"),
+                ]
             }
         }
+
+        /// A change request record's integer member `applyAtMillis`, NULL when it has none, it is not an integer or
+        /// the record is not JSON (so a record never fails a write or a migration). SQLite's CASE evaluates its
+        /// branches in order: `json_type` only sees valid JSON.
+        static let sqliteRecordApplyAt = """
+            CASE WHEN NOT json_valid(record) THEN NULL
+                WHEN json_type(record, '$.applyAtMillis') = 'integer' THEN json_extract(record, '$.applyAtMillis') END
+            """
+
+        /// The same on PostgreSQL, as a function (a generated column may call only immutable ones): a record that is
+        /// not JSON, or a member that is not an integer, is NULL rather than an error.
+        static let postgresRecordApplyAtFunction = """
+            CREATE FUNCTION tabserver_apply_at_ms(record TEXT) RETURNS BIGINT LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+            DECLARE
+                member JSONB;
+            BEGIN
+                member := record::JSONB -> 'applyAtMillis';
+                IF jsonb_typeof(member) = 'number' THEN
+                    RETURN member::TEXT::BIGINT;
+                END IF;
+                RETURN NULL;
+            EXCEPTION WHEN OTHERS THEN
+                RETURN NULL;
+            END
+            $$;
+            """
     }
 
     /// Every migration, oldest first, with dialect placeholders (`{bytes}`, `{int64}`, `{bool}`, `{false}`,
-    /// `{table-options}`).
+    /// `{table-options}`, and the change requests' due time: `{record-apply-at-function}`, `{record-apply-at}`,
+    /// `{generated}`).
     static let migrations: [String] = [
         """
         CREATE TABLE layout_versions (
@@ -255,6 +287,18 @@ public enum StoreSchema {
             at_ms {int64} NOT NULL,
             PRIMARY KEY (account, environment, subject, arm, kind, tab, install)
         ){table-options};
+        """,
+        // When an approved change request is due (docs/change-requests.md), for the schedule's clock to read only the
+        // due ones by an index. The database computes it from the record (its `applyAtMillis`), on every insert and
+        // update, whoever writes: existing rows get it as the column is added, and during a rolling upgrade on
+        // PostgreSQL the rows an older replica inserts or approves (it names only the columns it knows) are dated as
+        // well, so none is missed and none is applied at a stale time (docs/operations.md, "Upgrading"). A column the
+        // server wrote would not be: an older replica's approval replaces the record (and its `applyAt`) and leaves
+        // such a column as it was. Frozen once released, like every migration: its expressions above too.
+        """
+        {record-apply-at-function}
+        ALTER TABLE change_requests ADD COLUMN apply_at_ms {int64} GENERATED ALWAYS AS ({record-apply-at}) {generated};
+        CREATE INDEX change_requests_due ON change_requests (state, apply_at_ms);
         """,
     ]
 

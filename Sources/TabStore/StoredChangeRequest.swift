@@ -1,3 +1,4 @@
+import Foundation
 import TabAccess
 
 /// A change request as the store keeps it: its id, state and the record TabReview writes, and which replica claimed
@@ -17,6 +18,29 @@ public struct StoredChangeRequest: Sendable, Equatable {
         self.createdAtMillis = createdAtMillis
         self.finishedAtMillis = finishedAtMillis
     }
+
+    /// When it is due once approved: its record's integer member `applyAtMillis` (nil without one, or when the record
+    /// is not a JSON object). SQLite and PostgreSQL compute the same from the record as the column `apply_at_ms`.
+    public var applyAtMillis: Int64? {
+        struct Due: Decodable { var applyAtMillis: Int64? }
+        return (try? JSONDecoder().decode(Due.self, from: Data(record)))?.applyAtMillis
+    }
+}
+
+/// What the schedule's clock reads in one transaction: the approved requests due now, when the next one is due, and
+/// how many requests are in each state.
+public struct DueChangeRequests: Sendable, Equatable {
+    /// Approved, unclaimed, and their `applyAt` has come: earliest `applyAt` first, at most the limit asked for.
+    public var due: [StoredChangeRequest]
+    /// The earliest `applyAt` (Unix milliseconds) of an approved request not due yet; nil when none waits.
+    public var nextApplyAtMillis: Int64?
+    public var counts: [String: Int]
+
+    public init(due: [StoredChangeRequest], nextApplyAtMillis: Int64?, counts: [String: Int]) {
+        self.due = due
+        self.nextApplyAtMillis = nextApplyAtMillis
+        self.counts = counts
+    }
 }
 
 /// Change requests' rows, in one transaction.
@@ -29,8 +53,12 @@ public protocol ChangeRequestRows {
     func claim(changeRequest id: String, state: String, by claimer: String) throws(StoreError) -> Bool
     /// The request `id` (one row), nil when there is none.
     func changeRequest(id: String) throws(StoreError) -> StoredChangeRequest?
-    /// The requests in `state`, oldest first (an index read: the schedule's clock asks for the approved ones).
-    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest]
+    /// At most `limit` approved, unclaimed requests whose `applyAt` is at or before `atMillis`, earliest first (an
+    /// index read: the schedule's clock). An approved request without `applyAt` is never due: it waits to be applied
+    /// by hand.
+    func dueChangeRequests(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredChangeRequest]
+    /// The earliest `applyAt` after `atMillis` of an approved request; nil when there is none.
+    func nextChangeRequestApplyAt(after atMillis: Int64) throws(StoreError) -> Int64?
     /// How many requests are in each state.
     func changeRequestCounts() throws(StoreError) -> [String: Int]
     /// Deletes at most `limit` requests that ended before `beforeMillis`; how many went.
@@ -50,9 +78,15 @@ public enum ChangeRequestSQL {
         "UPDATE change_requests SET state = $1, record = $2, claimed_by = NULL, finished_at_ms = $3 WHERE id = $4 AND state = $5"
     /// Parameters: the id.
     public static let selectOne = "SELECT id, state, record, created_at_ms FROM change_requests WHERE id = $1"
-    /// Parameters: the state.
-    public static let selectInState =
-        "SELECT id, state, record, created_at_ms FROM change_requests WHERE state = $1 ORDER BY created_at_ms, id"
+    /// Parameters: the time, the most to read. `apply_at_ms` is computed by the database from the record (see the
+    /// migration that adds it in ``StoreSchema``), so rows written by a replica of an earlier release are dated too. A
+    /// claimed request is being applied by the replica that claimed it: no other can claim it, so none reads it.
+    public static let selectDue = """
+        SELECT id, state, record, created_at_ms FROM change_requests
+        WHERE state = 'approved' AND apply_at_ms <= $1 AND claimed_by IS NULL ORDER BY apply_at_ms, id LIMIT $2
+        """
+    /// Parameters: the time.
+    public static let nextApplyAt = "SELECT MIN(apply_at_ms) FROM change_requests WHERE state = 'approved' AND apply_at_ms > $1"
     public static let counts = "SELECT state, COUNT(*) FROM change_requests GROUP BY state"
     /// Parameters: the time, the most to delete.
     public static let prune = """
@@ -102,8 +136,9 @@ public protocol ChangeRequestStore: Sendable {
     func claim(changeRequest id: String, state: String, by claimer: String) async throws(StoreError) -> Bool
     /// The request `id` (one row read), nil when there is none.
     func changeRequest(id: String) async throws(StoreError) -> StoredChangeRequest?
-    /// The approved requests and the count of requests per state, in one transaction (the schedule's clock).
-    func approvedChangeRequests() async throws(StoreError) -> (approved: [StoredChangeRequest], counts: [String: Int])
+    /// The approved requests due at `atMillis` (at most `limit`), the next `applyAt` and the count of requests per
+    /// state, in one transaction (the schedule's clock): index reads, no record decoded.
+    func dueChangeRequests(atMillis: Int64, limit: Int) async throws(StoreError) -> DueChangeRequests
     /// Deletes the requests that ended before `beforeMillis`, at most `limit`; how many went.
     func pruneChangeRequests(finishedBefore beforeMillis: Int64, limit: Int) async throws(StoreError) -> Int
     /// Replaces a request whose record is still `record`, with its audit entry and webhook deliveries; false
@@ -144,9 +179,11 @@ extension StoreBackend {
         try await transaction { (rows) throws(StoreError) in try rows.changeRequest(id: id) }
     }
 
-    public func approvedChangeRequests() async throws(StoreError) -> (approved: [StoredChangeRequest], counts: [String: Int]) {
+    public func dueChangeRequests(atMillis: Int64, limit: Int) async throws(StoreError) -> DueChangeRequests {
         try await transaction { (rows) throws(StoreError) in
-            (try rows.changeRequests(state: "approved"), try rows.changeRequestCounts())
+            DueChangeRequests(
+                due: try rows.dueChangeRequests(atMillis: atMillis, limit: limit),
+                nextApplyAtMillis: try rows.nextChangeRequestApplyAt(after: atMillis), counts: try rows.changeRequestCounts())
         }
     }
 

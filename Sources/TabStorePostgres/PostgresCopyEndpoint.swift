@@ -51,12 +51,14 @@ public final class PostgresCopyEndpoint: StoreCopyEndpoint {
 private struct PGTableAccess: StoreTableWriter {
     let db: PGConnection
 
+    /// Generated columns are left out, as SQLite's `table_info` leaves them out: the database computes them in the
+    /// target (it refuses a value for one).
     func tables() throws(StoreError) -> [StoreTable] {
         let rows = try db.execute(
             """
             SELECT c.table_name, c.column_name FROM information_schema.columns AS c
             JOIN information_schema.tables AS t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
-            WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+            WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' AND c.is_generated = 'NEVER'
             ORDER BY c.table_name, c.ordinal_position
             """)
         var tables: [StoreTable] = []

@@ -406,8 +406,13 @@ struct PGRows: StoreRows {
             ])).isEmpty
     }
 
-    func changeRequests(state: String) throws(StoreError) -> [StoredChangeRequest] {
-        try ChangeRequestSQL.decode(try db.execute(ChangeRequestSQL.selectInState, [.text(state)]).map { $0.map(\.text) })
+    func dueChangeRequests(atMillis: Int64, limit: Int) throws(StoreError) -> [StoredChangeRequest] {
+        try ChangeRequestSQL.decode(
+            try db.execute(ChangeRequestSQL.selectDue, [.text(String(atMillis)), .text(String(limit))]).map { $0.map(\.text) })
+    }
+
+    func nextChangeRequestApplyAt(after atMillis: Int64) throws(StoreError) -> Int64? {
+        try db.execute(ChangeRequestSQL.nextApplyAt, [.text(String(atMillis))]).first?.first?.text.flatMap { Int64($0) }
     }
 
     func changeRequestCounts() throws(StoreError) -> [String: Int] {

@@ -75,10 +75,17 @@ struct Serve: AsyncParsableCommand {
             """)
     var resumeSlice: Int?
     @Option(
-        help:
-            "A proxy's address whose X-Forwarded-For / Forwarded names the client (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated)."
-    )
+        help: """
+            A proxy's address whose X-Forwarded-For / Forwarded names the client, and with --proxy-protocol a balancer \
+            (address or network, e.g. 10.0.0.0/24) whose PROXY header does (repeat; env TABSERVER_TRUSTED_PROXIES, comma-separated).
+            """)
     var trustedProxy: [String] = []
+    @Flag(
+        help: """
+            Every connection begins with a PROXY protocol header (v1 or v2: HAProxy send-proxy-v2, a network load balancer) \
+            from a --trusted-proxy, which names the client; other peers are closed unanswered (env TABSERVER_PROXY_PROTOCOL=1).
+            """)
+    var proxyProtocol = false
     @Option(
         help:
             "The header the trusted proxies name the client in: x-forwarded-for (default) or forwarded; the other is ignored (env TABSERVER_FORWARDED_HEADER)."
@@ -120,6 +127,11 @@ struct Serve: AsyncParsableCommand {
     var buildLiveDays: Int?
     @Option(help: "The most app builds declared at once; a new one past it is 409 (env TABSERVER_MAX_BUILDS; default 1000).")
     var maxBuilds: Int?
+    @Option(
+        help:
+            "The most …/tabs/manifest answers kept for accounts without a layout of their own, the recently asked (env TABSERVER_MAX_FALLBACK_MANIFESTS; default 10000)."
+    )
+    var maxFallbackManifests: Int?
     @Option(help: "Days a change request that ended is kept (env TABSERVER_CHANGE_REQUEST_RETENTION; default 90).")
     var changeRequestRetention: Int?
     @Option(
@@ -157,6 +169,22 @@ struct Serve: AsyncParsableCommand {
         guard let slice = try resumeSlice ?? environment.integer("TABSERVER_RESUME_SLICE") else { return nil }
         guard (1...65_536).contains(slice) else { throw ValidationError("--resume-slice is 1 to 65536, not \(slice)") }
         return slice
+    }
+
+    /// `--proxy-protocol` (or `TABSERVER_PROXY_PROTOCOL=1`) with the `--trusted-proxy` list as the balancers that may
+    /// send a header; nil without the flag.
+    func proxyProtocolSettings(_ environment: Environment, trustedProxies: [String]) throws -> ProxyProtocolSettings? {
+        guard proxyProtocol || environment["TABSERVER_PROXY_PROTOCOL"] == "1" else { return nil }
+        guard !trustedProxies.isEmpty else {
+            throw ValidationError(
+                "--proxy-protocol needs the balancers' addresses: give --trusted-proxy (or TABSERVER_TRUSTED_PROXIES), or every connection is refused"
+            )
+        }
+        do throws(MicroHTTPDError) {
+            return try ProxyProtocolSettings(trustedPeers: trustedProxies)
+        } catch {
+            throw ValidationError("--trusted-proxy: \(error.description)")
+        }
     }
 
     /// `--max-header-bytes` or `TABSERVER_MAX_HEADER_BYTES`, 2,048 to 65,536 (nil: the configuration's 16 KiB).
@@ -224,6 +252,11 @@ struct Serve: AsyncParsableCommand {
             http.maxTargetBytes = min(http.maxTargetBytes, headerBytes - 64)  // the target is part of the header block
         }
         if let slice = try resumeSliceSize(environment) { http.resumeSlice = slice }
+        let trustedProxies =
+            trustedProxy.isEmpty
+            ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty } : trustedProxy
+        http.proxyProtocol = try proxyProtocolSettings(environment, trustedProxies: trustedProxies)
         HTTPServerConfiguration.raiseOpenFileLimit()
         let (connections, held) = try connectionLimits(
             environment, http: http, memoryBytes: limits.memoryBytes ?? HTTPServerConfiguration.physicalMemoryBytes,
@@ -254,12 +287,7 @@ struct Serve: AsyncParsableCommand {
             errorCacheControl: errorCacheControl ?? environment["TABSERVER_ERROR_CACHE_CONTROL"] ?? "no-store",
             maxWaitSeconds: maxWait, adminTokens: tokens,
             variantCacheBytes: try cacheLimitMiB(environment, limits: limits) << 20,
-            trustedProxies: Set(
-                trustedProxy.isEmpty
-                    ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
-                        $0.trimmingCharacters(in: .whitespaces)
-                    }
-                    : trustedProxy),
+            trustedProxies: Set(trustedProxies),
             authFailuresPerMinute: try authFailures ?? environment.integer("TABSERVER_AUTH_FAILURES") ?? 10)
         // Unless given, as many as the connection limit leaves beside its reserve (ServerApplication lowers it so).
         service.heldRequestLimit = held ?? Int.max
@@ -292,6 +320,10 @@ struct Serve: AsyncParsableCommand {
         guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
         service.maxBuilds = try maxBuilds ?? environment.integer("TABSERVER_MAX_BUILDS") ?? 1_000
         guard service.maxBuilds >= 1 else { throw ValidationError("--max-builds is a number of builds, 1 or more") }
+        service.maxFallbackManifests = try maxFallbackManifests ?? environment.integer("TABSERVER_MAX_FALLBACK_MANIFESTS") ?? 10_000
+        guard service.maxFallbackManifests >= 2 else {
+            throw ValidationError("--max-fallback-manifests is a number of manifests, 2 or more")
+        }
         service.changeRequestRetentionDays = try changeRequestRetention ?? environment.integer("TABSERVER_CHANGE_REQUEST_RETENTION") ?? 90
         guard service.changeRequestRetentionDays >= 1 else {
             throw ValidationError("--change-request-retention is a number of days, 1 or more")
@@ -337,7 +369,7 @@ struct Serve: AsyncParsableCommand {
         let server = application.server
         starting.started()
         logger.info(
-            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls (\(heldLimit.perAddress == 0 ? "no limit" : "\(heldLimit.perAddress)") per address)\(tls == nil ? "" : ", HTTPS")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
+            "serving \(application.service.layoutCount) layouts from \(storeURL.redacted) on \(http.host):\(server.port) with \(http.workerThreads) worker thread\(http.workerThreads == 1 ? "" : "s"), up to \(http.effectiveConnectionLimit) connections and \(heldLimit.total) held long-polls (\(heldLimit.perAddress == 0 ? "no limit" : "\(heldLimit.perAddress)") per address)\(tls == nil ? "" : ", HTTPS")\(http.proxyProtocol == nil ? "" : ", PROXY protocol from \(trustedProxies.joined(separator: ", "))")\(limits.sources.isEmpty ? "" : " (limits from \(limits.sources.joined(separator: ", ")))")"
         )
 
         while true {

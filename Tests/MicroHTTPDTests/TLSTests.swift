@@ -185,6 +185,33 @@ import Testing
     }
 }
 
+/// HTTPS behind a PROXY protocol header (curl's `--haproxy-protocol` writes a version 1 one), and a certificate
+/// reload there: the server's own listener hands new connections to the new daemon.
+@Suite struct TLSBehindProxyProtocolTests {
+    @Test func servesHTTPSAfterTheHeaderAndReloadsTheCertificate() async throws {
+        let directory = try TLSTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try TLSTests.Authority("first", in: directory)
+        let second = try TLSTests.Authority("second", in: directory)
+        let settings = try ProxyProtocolSettings(trustedPeers: ["127.0.0.1"])
+        let (server, _) = try startServer {
+            $0.tlsCertificate = first.certificate
+            $0.tlsPrivateKey = first.privateKey
+            $0.proxyProtocol = settings
+        }
+        defer { server.stop() }
+        let proxied = try await TLSTests.curl(server.port, ca: first.caFile, ["--haproxy-protocol"])
+        #expect(proxied.status == 0 && proxied.body == "GET /x body=0 accept=*/*")
+        #expect(try await TLSTests.curl(server.port, ca: first.caFile, []).status != 0, "no header: closed")
+
+        try server.reloadCertificate(second.certificate, privateKey: second.privateKey)
+        let reloaded = try await TLSTests.curl(server.port, ca: second.caFile, ["--haproxy-protocol"])
+        #expect(reloaded.status == 0 && reloaded.body == "GET /x body=0 accept=*/*", "new connections get the new certificate")
+        #expect(try await TLSTests.curl(server.port, ca: first.caFile, ["--haproxy-protocol"]).status != 0, "and no longer the old one")
+        #expect(try await eventually(seconds: 3) { server.drainingDaemons == 0 }, "the first daemon, with no connection, is stopped")
+    }
+}
+
 /// One TLS connection held open by `openssl s_client`, to send requests on it at will. Safety
 /// (`@unchecked Sendable`): one test uses it from one task at a time.
 final class TLSClient: @unchecked Sendable {

@@ -3,7 +3,8 @@ import Testing
 
 @testable import TabDelivery
 
-/// The bucket formula of docs/rollouts.md ("Who gets the candidate"), checked against GrowthBook's published vectors and by distribution.
+/// The bucket formula of docs/rollouts.md ("Who gets the candidate"), checked against the contract's vectors
+/// (`Clients/conformance/bucket-vectors.json`), GrowthBook's published vectors and by distribution.
 @Suite struct BucketTests {
     /// FNV-1a 32-bit reference values (Fowler, Noll and Vo's test suite).
     @Test func fnv1aMatchesTheReferenceValues() {
@@ -25,14 +26,16 @@ import Testing
         #expect(Bucket.of(installID: value, seed: seed) == Int((fraction * 10_000).rounded()))
     }
 
-    /// The vectors docs/rollouts.md publishes.
-    @Test(arguments: [
-        ("", "a", 216), ("jack:production:1", "install-0", 4673), ("fixed-seed", "3f1c9e2a-7d4b-4c1e-9a55-0b6d2e8f1a77", 1095),
-        ("", "é", 8917), ("jack:production:1", "ünïcødé-📱", 7603),
-    ])
-    func bucketMatchesTheVectorsOfTheContract(seed: String, installID: String, bucket: Int) {
-        #expect(Bucket.of(installID: installID, seed: seed) == bucket)
-        #expect(install(installID).bucket(seed: seed) == bucket)
+    /// The vectors docs/rollouts.md publishes, read from the one file both clients' tests read too.
+    @Test func bucketMatchesTheVectorsOfTheContract() throws {
+        let vectors = try BucketVector.contract()
+        // The file's own claim: five vectors, the last two not ASCII (a UTF-8 byte hash would miss them).
+        #expect(vectors.count >= 5)
+        #expect(vectors.contains { !$0.installId.unicodeScalars.allSatisfy(\.isASCII) })
+        for vector in vectors {
+            #expect(Bucket.of(installID: vector.installId, seed: vector.seed) == vector.bucket, "\(vector)")
+            #expect(install(vector.installId).bucket(seed: vector.seed) == vector.bucket, "\(vector)")
+        }
     }
 
     /// The hash runs over UTF-16 code units, as GrowthBook's SDKs hash a string (`charCodeAt`): a non-ASCII id hashes

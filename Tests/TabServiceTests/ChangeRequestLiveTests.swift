@@ -105,7 +105,8 @@ import Testing
             decoding: try await client.send("GET", "/v1/events", headers: ServiceHarness.admin([("Last-Event-ID", String(position))])).body,
             as: UTF8.self)
         #expect(feed.contains("event: change-request\n") && feed.contains(#""state":"rejected""#), "\(feed.prefix(600))")
-        try await Task.sleep(for: .milliseconds(1_200))  // the clock reads the requests each second
+        // The schedule reads the counts at once after each announced transition (its period alone is 10 s).
+        try await Task.sleep(for: .milliseconds(1_200))
         let metrics = String(decoding: try await client.send("GET", "/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"tabserver_change_requests{state="failed"} 1"#), "\(metrics.suffix(500))")
     }

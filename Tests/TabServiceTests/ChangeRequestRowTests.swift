@@ -1,11 +1,15 @@
 import Foundation
+import Logging
 import TabStore
 import TabTestSupport
 import Testing
 
-/// Change requests whose rows were written by hand into a SQLite store, over a real socket: a command this build does
-/// not know is failed with a reason naming it (by the apply route and by the clock), never guessed; a row as the
-/// previous release stored it still applies.
+@testable import TabService
+
+/// Change requests whose rows were written by hand into a store: over a real socket on SQLite, a command this build
+/// does not know is failed with a reason naming it (by the apply route and by the clock), never guessed, and a row as
+/// the previous release stored it still applies; more rows due than the clock reads at once are all applied, batch
+/// after batch.
 @Suite(.serialized) struct ChangeRequestRowTests {
     static func object(_ response: HTTPTestClient.Response) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
@@ -47,8 +51,10 @@ import Testing
         try await store.create(
             changeRequest: Self.row("cr_00000000000000a2", action: "rollout.teleport", account: "jack", applyAtMillis: 1_000), audit: nil,
             event: nil)
+        // A row written behind the server's back is not a transition it hears of: its schedule reads it at its next
+        // reread, at most a period away.
         var clocked: [String: Any] = [:]
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(Double(TabService.changeRequestRereadPeriod.components.seconds) + 5)
         while Date() < deadline, clocked["state"] as? String != "failed" {
             try await Task.sleep(for: .milliseconds(200))
             clocked = Self.object(try await client.send("GET", "/v1/change-requests/cr_00000000000000a2", headers: ServiceHarness.admin()))
@@ -68,5 +74,30 @@ import Testing
         #expect(deleted.status == 200)
         #expect(Self.object(deleted)["state"] as? String == "applied")
         #expect(try await client.send("GET", "/v1/accounts/held/layout", headers: ServiceHarness.admin()).status == 404)
+    }
+
+    /// More requests due than one read of the schedule takes: the first read applies a full batch and asks to run again
+    /// at once; the next applies the rest and has nothing ahead to wake for.
+    @Test func aFullReadOfDueRequestsAsksForTheNextAtOnce() async throws {
+        let store = MemoryStore()
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        // No environment under review: the service's own schedule leaves the requests to the calls below.
+        let service = try await TabService(
+            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)]), logger: logger)
+        for n in 0...Changes.dueChangeRequestsPerRead {
+            let id = String(format: "cr_%016x", n)
+            try await store.create(
+                changeRequest: Self.row(id, action: "layout.teleport", account: "jack", applyAtMillis: 1_000 + Int64(n)), audit: nil,
+                event: nil)
+        }
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        let first = await service.changes.applyDueChangeRequests { _ in }
+        #expect(first.map { $0 >= before } == true, "a full read: again at once, not at \(String(describing: first))")
+        var counts: [String: Int] = [:]
+        #expect(await service.changes.applyDueChangeRequests { counts = $0 } == nil)
+        #expect(counts["approved"] == 1 && counts["failed"] == Changes.dueChangeRequestsPerRead, "counted before the second read applied")
+        let after = try await store.dueChangeRequests(atMillis: .max, limit: 1_000)
+        #expect(after.due.isEmpty && after.counts == ["failed": Changes.dueChangeRequestsPerRead + 1])
     }
 }

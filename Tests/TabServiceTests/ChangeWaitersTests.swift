@@ -91,6 +91,26 @@ import Testing
         #expect(waiters.paced.resumed <= 400)
     }
 
+    /// The sweeper sleeps until the earliest deadline: a wait that comes later with an earlier deadline wakes it
+    /// sooner, and each wait still ends at its own deadline, within a tick or so, in either order.
+    @Test func aLaterWaitWithAnEarlierDeadlineStillEndsOnTime() async throws {
+        let waiters = ChangeWaiters()
+        let started = ContinuousClock.now
+        let long = Task { await waiters.wait(account: "jack", after: 0, until: started + .milliseconds(1_500)) }
+        #expect(try await Self.until { waiters.held == 1 })
+        let shortDeadline = ContinuousClock.now + .milliseconds(300)
+        #expect(await waiters.wait(account: "jill", after: 0, until: shortDeadline) == .timedOut)
+        let short = ContinuousClock.now - shortDeadline
+        #expect(short >= .zero && short < .milliseconds(400), "the short wait ended \(short) after its deadline")
+        #expect(await long.value == .timedOut)
+        let longLate = ContinuousClock.now - (started + .milliseconds(1_500))
+        #expect(longLate >= .zero && longLate < .milliseconds(400), "the long wait ended \(longLate) after its deadline")
+        #expect(waiters.held == 0)
+        // A sweep when the short wait came, one at each deadline, one more on a loaded machine: not one every tick
+        // of 1.5 s (30).
+        #expect(waiters.sweeps <= 6, "\(waiters.sweeps) sweeps")
+    }
+
     @Test func aChangeAlreadyPublishedEndsAWaitAtOnce() async throws {
         let waiters = ChangeWaiters()
         waiters.wake([Self.layoutChange("jack", sequence: 5)], sequence: 5)

@@ -26,7 +26,8 @@ struct ServiceHarness {
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
         variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
-        environments: [String] = ["production"], signer: Signer? = nil, approvals: [String] = [], reportInstallsPerAddress: Int = 100
+        environments: [String] = ["production"], signer: Signer? = nil, approvals: [String] = [], reportInstallsPerAddress: Int = 100,
+        maxFallbackManifests: Int = 10_000
     )
         async throws
     {
@@ -42,6 +43,7 @@ struct ServiceHarness {
                 service.environments = environments
                 service.signer = signer
                 service.reportInstallsPerAddress = reportInstallsPerAddress
+                service.maxFallbackManifests = maxFallbackManifests
                 for item in approvals { try? service.approvals.add(item) }
                 return service
             }(),

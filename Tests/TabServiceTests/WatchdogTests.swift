@@ -59,4 +59,50 @@ import Testing
         watchdog.sweep(now: clock.current.since + 10_000_000_000)
         #expect(!isShutDown(peer))
     }
+
+    /// The thread sleeps until the earliest deadline an open connection could reach: its own, or the shortest
+    /// deadline for one answering now (it may start its next request at once); with no connection, until one opens.
+    @Test func theNextSweepIsDueAtTheEarliestDeadline() {
+        let (watched, peer) = pair()
+        defer { close(watched); close(peer) }
+        let watchdog = SlowClientWatchdog(
+            headerDeadlineSeconds: 1, bodyDeadlineSeconds: 2, handshakeDeadlineSeconds: 3, clock: Self.stopped)
+        #expect(watchdog.sweep(now: 5_000_000_000) == nil, "no connection: nothing to sweep until one opens")
+        let clock = ConnectionClock(fd: watched, clock: Self.stopped)
+        watchdog.opened(clock)
+        let since = clock.current.since
+        #expect(watchdog.sweep(now: since + 300_000_000) == 700_000_001, "the header deadline, just past it")
+        clock.enter(.receivingBody)
+        #expect(watchdog.sweep(now: since + 300_000_000) == 1_000_000_001, "at most the shortest deadline")
+        #expect(watchdog.sweep(now: since + 1_500_000_000) == 500_000_001, "the body deadline")
+        clock.enter(.answering)
+        #expect(watchdog.sweep(now: since + 9_000_000_000) == 1_000_000_001, "answering: the shortest deadline")
+        watchdog.closed(clock)
+        #expect(watchdog.sweep(now: since + 9_000_000_000) == nil)
+        #expect(!isShutDown(peer))
+    }
+
+    /// An idle server's watchdog does not wake: its thread sweeps once, then sleeps until a connection opens; it
+    /// cuts that connection off at its deadline, and sleeps again once the connection is gone.
+    @Test func anIdleWatchdogSleepsUntilAConnectionOpens() async throws {
+        let (watched, peer) = pair()
+        defer { close(watched); close(peer) }
+        let watchdog = SlowClientWatchdog(headerDeadlineSeconds: 0.3, bodyDeadlineSeconds: 1, clock: .system)
+        watchdog.start()
+        defer { watchdog.stop() }
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(watchdog.threadSweeps.load(ordering: .relaxed) == 1, "a sweep at the start, none while idle")
+        let clock = ConnectionClock(fd: watched, clock: .system)
+        watchdog.opened(clock)
+        let opened = ContinuousClock.now
+        while !isShutDown(peer), ContinuousClock.now - opened < .seconds(3) { try await Task.sleep(for: .milliseconds(20)) }
+        let cutOffAfter = ContinuousClock.now - opened
+        #expect(isShutDown(peer) && cutOffAfter >= .milliseconds(300) && cutOffAfter < .milliseconds(1_500), "\(cutOffAfter)")
+        watchdog.closed(clock)  // as libmicrohttpd reports the connection it then closes
+        try await Task.sleep(for: .milliseconds(400))  // the thread's sleep (at most the shortest deadline) ends
+        let parked = watchdog.threadSweeps.load(ordering: .relaxed)
+        #expect(parked <= 5, "a sweep at the opening, at the deadline, and one finding none: \(parked)")
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(watchdog.threadSweeps.load(ordering: .relaxed) == parked, "none while idle again")
+    }
 }

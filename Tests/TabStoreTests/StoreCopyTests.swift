@@ -74,11 +74,12 @@ import Testing
                 platform: "iphone", appVersion: "2.0", spec: Array(#"{"viewControllers":["HomeViewController"]}"#.utf8),
                 declaredAtMillis: 1_000, declaredBy: "ci", lastSeenMillis: nil), audit: nil)
         try await store.markBuildsSeen([(platform: "iphone", appVersion: "2.0", atMillis: 60_000)])
-        // A change request held for review.
+        // A change request held for review, approved to apply at a time (the target computes its `apply_at_ms`).
         try await store.create(
             changeRequest: StoredChangeRequest(
-                id: "cr_0123456789abcdef", state: "open", record: Array(#"{"id":"cr_0123456789abcdef","state":"open"}"#.utf8),
-                createdAtMillis: 2_000), audit: nil, event: nil)
+                id: "cr_0123456789abcdef", state: "approved",
+                record: Array(#"{"applyAtMillis":3000,"id":"cr_0123456789abcdef","state":"approved"}"#.utf8), createdAtMillis: 2_000),
+            audit: nil, event: nil)
         // A webhook that wants the next write: the write leaves one delivery in the outbox.
         try await store.createWebhook(
             StoredWebhook(
@@ -133,6 +134,7 @@ import Testing
         #expect(try await copy.currentStrings() == original.currentStrings())
         #expect(try await copy.currentLayouts().map(\.account) == ["audited", "base", "child", "staged"])
         #expect(try await copy.rolloutsUnderWay() == original.rolloutsUnderWay())
+        #expect(try await copy.dueChangeRequests(atMillis: 5_000, limit: 10).due.map(\.id) == ["cr_0123456789abcdef"])
         #expect(try await copy.revocations(account: nil) == original.revocations(account: nil))
         #expect(report.rows["layout_revocations"] == 1 && report.rows["client_reports"] == 1)
         #expect(try await copy.latestRollout(account: "staged", environment: "production")?.1 == ServedCounts(candidate: 2, stable: 9))

@@ -37,7 +37,7 @@ def put(server, body, headers, query=""):
 
 
 def installs_in(arm, count, start=0):
-    """`count` install ids that the rollout's bucket (computed here, as API.md gives it) puts in `arm`."""
+    """`count` install ids that the rollout's bucket (computed here by the bucket rule of docs/rollouts.md) puts in `arm`."""
     found = []
     number = start
     while len(found) < count:

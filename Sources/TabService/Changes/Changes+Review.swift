@@ -203,18 +203,29 @@ extension Changes {
     }
 
     /// Applies the approved requests whose `applyAt` has come (once across replicas, by the store's claim), after
-    /// handing `count` the change requests per state as read (nothing when the store could not be read). Reads the
-    /// approved requests and the counts only, not every request.
-    func applyDueChangeRequests(count: ([String: Int]) -> Void) async {
+    /// handing `count` the change requests per state as read (nothing when the store could not be read). Reads only
+    /// the due requests (at most ``dueChangeRequestsPerRead``), the next `applyAt` and the counts, by indexes: no
+    /// request that is not due is read or decoded.
+    /// - Returns: the earliest `applyAt` (Unix milliseconds) of an approved request not due yet, or now when more were
+    ///   due than one read takes; nil when none waits for its time (or the store could not be read).
+    @discardableResult
+    func applyDueChangeRequests(count: ([String: Int]) -> Void) async -> Int64? {
         let now = clock.unixMillis
-        guard let read = try? await store.approvedChangeRequests() else { return }
-        let due = read.approved.compactMap { ChangeRequest(json: $0.record) }
+        guard let read = try? await store.dueChangeRequests(atMillis: now, limit: Self.dueChangeRequestsPerRead) else { return nil }
         var counts = Dictionary(ChangeRequestState.allCases.map { ($0.rawValue, 0) }, uniquingKeysWith: +)
         for (state, number) in read.counts { counts[state, default: 0] += number }
         count(counts)
-        for request in due where request.isDue(atMillis: now) {
+        // The store chose them by the record's own `applyAtMillis`; the decoded record has the last word all the same.
+        var applied = 0
+        for request in read.due.compactMap({ ChangeRequest(json: $0.record) }) where request.isDue(atMillis: now) {
             let answer = await apply(request, by: "tabserver")
+            applied += 1
             logger.info("change request \(request.id) applied at its time: \(answer.status)")
         }
+        // A full read may have left due ones behind: read again at once, as long as this one made progress.
+        return read.due.count == Self.dueChangeRequestsPerRead && applied > 0 ? now : read.nextApplyAtMillis
     }
+
+    /// The most due change requests one reading of the schedule applies; more are applied by the next, at once.
+    static let dueChangeRequestsPerRead = 100
 }

@@ -118,23 +118,59 @@ final class KeptManifest: Sendable {
 }
 
 /// Manifests made for a snapshot, reused until the next publication or their next scheduled change, so that a 304
-/// costs a lookup. Bounded: past ``limit`` entries it starts over.
+/// costs a lookup. An account with a layout of its own keeps its manifest (one per account and environment: as many
+/// as the store has layouts, and past ``ownLimit`` it starts over). The accounts served `default`'s layout, whose names
+/// any client may make up, keep at most ``fallbackLimit`` manifests, those asked for recently (see ``RecentlyUsed``):
+/// each names its account and is signed for it, so one that went is made again when asked for.
 final class ManifestMemo: Sendable {
-    private let kept = Mutex<[String: KeptManifest]>([:])
-    static let limit = 100_000
+    private struct Kept {
+        var own: [String: KeptManifest] = [:]
+        var fallback: RecentlyUsed<KeptManifest>
+    }
+
+    private let kept: Mutex<Kept>
+    /// Manifests kept at most for accounts served `default`'s layout (`--max-fallback-manifests`).
+    let fallbackLimit: Int
+    /// The default of ``fallbackLimit``: ~3 KiB each with its signature and shared answers, ~30 MiB at most.
+    static let defaultFallbackLimit = 10_000
+    /// Manifests kept at most for accounts with a layout of their own (and `default`), a bound the store's layouts set.
+    static let ownLimit = 100_000
+
+    init(fallbackLimit: Int = ManifestMemo.defaultFallbackLimit) {
+        self.fallbackLimit = fallbackLimit
+        kept = Mutex(Kept(fallback: RecentlyUsed(limit: fallbackLimit)))
+    }
+
+    /// Manifests kept now, of accounts with a layout of their own and of accounts served `default`'s.
+    var count: (own: Int, fallback: Int) { kept.withLock { ($0.own.count, $0.fallback.count) } }
 
     /// The manifest of `account` in `environment` at `now`, made when none is kept for `sequence`.
     func manifest(account: String, environment: String, snapshot: Snapshot, at now: Timestamp) -> KeptManifest? {
         let key = environment + "\n" + account
         let sequence = snapshot.sequence
-        if let hit = kept.withLock({ $0[key] }), hit.sequence == sequence, hit.manifest.nextChange.map({ now < $0 }) ?? true {
+        if let hit = kept.withLock({ $0.own[key] ?? $0.fallback.value(for: key) }), hit.sequence == sequence,
+            hit.manifest.nextChange.map({ now < $0 }) ?? true
+        {
             return hit
         }
-        guard let made = Manifest.make(account: account, environment: environment, snapshot: snapshot, at: now) else { return nil }
+        guard let made = Manifest.make(account: account, environment: environment, snapshot: snapshot, at: now) else {
+            kept.withLock { kept in
+                kept.own[key] = nil
+                kept.fallback.remove(key)
+            }
+            return nil
+        }
         let fresh = KeptManifest(sequence: sequence, manifest: made)
         kept.withLock { kept in
-            if kept.count >= Self.limit { kept = [:] }
-            kept[key] = fresh
+            // An account that gained or lost a layout of its own moves between the two.
+            if made.owner == account {
+                kept.fallback.remove(key)
+                if kept.own.count >= Self.ownLimit { kept.own = [:] }
+                kept.own[key] = fresh
+            } else {
+                kept.own[key] = nil
+                kept.fallback.insert(fresh, for: key)
+            }
         }
         return fresh
     }

@@ -5,8 +5,9 @@ import TabStore
 import TabTime
 import TabWebhooks
 
-/// Sends the outbox: every `pollInterval` (and at once when poked after a write, or when an attempt ends and frees a
-/// slot) it claims due deliveries from the store (leased, so each attempt is made by one worker across replicas),
+/// Sends the outbox: at once when poked after a write, or when an attempt ends and frees a slot, at each retry this
+/// worker scheduled, and otherwise every `pollInterval` (what another replica, or this one before a restart, left
+/// due), it claims due deliveries from the store (leased, so each attempt is made by one worker across replicas),
 /// checks the URL's addresses again, signs with the webhook's current secrets, POSTs through ``WebhookHTTPClient``
 /// with the 10 s deadline, and records the outcome with the retry schedule; a `410 Gone` disables the webhook. At
 /// most ``slots`` attempts are in flight, at most ``perWebhook`` of one webhook, and each slot is claimed again as
@@ -25,6 +26,7 @@ final class WebhookWorker: Sendable {
     static let slots = 16
     /// Attempts in flight at once for one webhook.
     static let perWebhook = 2
+    /// The longest the worker sleeps between looks at the outbox when nothing pokes it and no retry of its own is due.
     let pollInterval: Duration
     /// How long delivered and failed deliveries are kept (`--webhook-retention`).
     let retention: Duration
@@ -36,12 +38,14 @@ final class WebhookWorker: Sendable {
     /// The attempts' tasks, so that ``stop()`` waits for them to be recorded.
     private let attempts = Mutex<[UInt64: Task<Void, Never>]>([:])
     private let nextAttempt = Atomic<UInt64>(0)
+    /// When the retries this worker scheduled fall due (Unix milliseconds).
+    private let retries = Mutex(RetryTimes())
 
     /// What deliveries are claimed, signed and recorded at, and attempts timed with.
     let clock: TimeSource
 
     init(
-        store: any TabStore, policy: AddressPolicy, resolver: any HostResolver, logger: Logger, pollInterval: Duration = .seconds(1),
+        store: any TabStore, policy: AddressPolicy, resolver: any HostResolver, logger: Logger, pollInterval: Duration = .seconds(5),
         retention: Duration = .seconds(30 * 86_400), clock: TimeSource
     ) {
         self.store = store
@@ -82,11 +86,13 @@ final class WebhookWorker: Sendable {
                 lastPrune = clock.seconds
                 await pruneFinished()
             }
+            let looked = clock.unixMillis  // the claim below sees every retry due by now
             let started = await startDue()
             if started > 0 { continue }
-            // Sleeps until the poll interval ends or a poke (a write, a freed slot) cuts it short: one wake per
-            // interval when idle (a look every 50 ms for a poke woke a dispatch thread 20 times a second).
-            await poked.wait(upTo: pollInterval)
+            // Sleeps until its next retry falls due or the poll interval ends, unless a poke (a write, a freed slot)
+            // cuts it short: an idle outbox wakes once an interval (a look every 50 ms for a poke woke a dispatch
+            // thread 20 times a second; one every second still woke several).
+            await poked.wait(upTo: retries.withLock { $0.sleep(atMillis: looked, atMost: pollInterval) })
         }
     }
 
@@ -148,6 +154,10 @@ final class WebhookWorker: Sendable {
         var stored = claimed.delivery
         let answer = await send(stored, to: claimed.webhook)
         let step = stored.delivery.record(answer, at: clock.date)
+        if case .retry(let seconds) = step {
+            let due = clock.unixMillis + seconds * 1000
+            retries.withLock { $0.add(due) }
+        }
         let seconds = clock.seconds - started
         counters.count(step, seconds: seconds)
         let reason = step == .disableWebhook ? "the receiver answered 410 Gone" : nil
@@ -216,5 +226,28 @@ final class WebhookCounters: Sendable {
             tabserver_webhook_attempt_seconds_count \(attempts)
 
             """
+    }
+}
+
+/// When the retries a worker scheduled fall due, so that it sleeps until the next one rather than polling for it.
+/// At most ``capacity`` are kept (the earliest): one beyond them is found by the worker's regular look at the outbox.
+struct RetryTimes: Sendable {
+    static let capacity = 1024
+    /// Unix milliseconds, ascending.
+    private(set) var due: [Int64] = []
+
+    mutating func add(_ millis: Int64) {
+        let index = due.firstIndex { $0 > millis } ?? due.endIndex
+        guard index < Self.capacity else { return }
+        due.insert(millis, at: index)
+        if due.count > Self.capacity { due.removeLast() }
+    }
+
+    /// How long to sleep after a look at the outbox at `now` (Unix milliseconds): until the next retry not due then,
+    /// at most `limit`; the retries due by `now` are forgotten (that look claimed them).
+    mutating func sleep(atMillis now: Int64, atMost limit: Duration) -> Duration {
+        due.removeAll { $0 <= now }
+        guard let next = due.first else { return limit }
+        return min(limit, .milliseconds(next - now))
     }
 }

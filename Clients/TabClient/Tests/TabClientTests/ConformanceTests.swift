@@ -74,6 +74,8 @@ final class ScenarioRun {
 
     init(file: URL) throws {
         scenario = try Self.object(Data(contentsOf: file), file.lastPathComponent)
+        // The format's keys are the schema's: a key it does not name fails the scenario before anything runs.
+        try ScenarioSchema.load().checkKeys(scenario)
         bundleDocument = try Self.object(
             Data(contentsOf: ConformanceTests.directory.appendingPathComponent("jack.bundle.json")), "jack.bundle.json")
         let fixtures = try Self.object(
@@ -106,13 +108,8 @@ final class ScenarioRun {
         return object
     }
 
-    static func known(_ object: Object, _ keys: Set<String>, _ place: String) throws {
-        for key in object.keys where !keys.contains(key) { throw ScenarioError("\(place): unknown key '\(key)'") }
-    }
-
     /// A layout of the format: the bundle's first layout with `version`, `title`, `name`, `brokenTag`.
     func layout(_ spec: Object) throws -> Object {
-        try Self.known(spec, ["version", "title", "name", "brokenTag", "appearance", "firstTab", "extra"], "layout")
         let representations = bundleDocument["representations"] as? [Object] ?? []
         guard var layout = representations.first?["layout"] as? Object, var tabs = layout["tabs"] as? [Object], tabs.count > 1 else {
             throw ScenarioError("jack.bundle.json has no layout with two tabs")
@@ -137,18 +134,9 @@ final class ScenarioRun {
     }
 
     func run() async throws -> [String] {
-        try Self.known(scenario, ["about", "covers", "config", "bundle", "files", "steps", "initError"], "scenario")
         let c = scenario["config"] as? Object ?? [:]
-        try Self.known(
-            c,
-            [
-                "account", "languages", "platform", "appVersion", "environment", "installId", "cache", "requestTimeoutMs",
-                "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys", "signingKeysDocument", "clock",
-                "launchAttempts", "readyTimeoutMs", "reports",
-            ], "config")
         clock = try ManualClock(c["clock"] as? String ?? "2026-01-01T00:00:00Z")
         if let changes = scenario["bundle"] as? Object {
-            try Self.known(changes, ["version", "signed", "tamper"], "bundle")
             if var representations = bundleDocument["representations"] as? [Object], var layout = representations[0]["layout"] as? Object {
                 if changes["signed"] != nil {
                     let (body, signature) = try signed(changes["signed"], tamper: changes["tamper"])
@@ -215,12 +203,10 @@ final class ScenarioRun {
         guard let cacheDirectory else { throw ScenarioError("files without a cache directory") }
         for (name, value) in files {
             guard let spec = value as? Object else { throw ScenarioError("files.\(name) is not an object") }
-            try Self.known(spec, ["text", "cache", "prefetch"], "files.\(name)")
             var data: Data
             if let text = spec["text"] as? String {
                 data = Data(text.utf8)
             } else if let entry = spec["prefetch"] as? Object {
-                try Self.known(entry, ["etag", "layout", "signed", "tamper", "at", "revision"], "files.\(name).prefetch")
                 var document: Object = [
                     "etag": entry["etag"] as? String ?? "", "at": entry["at"] as? String ?? "", "revision": entry["revision"] ?? 0,
                 ]
@@ -236,7 +222,6 @@ final class ScenarioRun {
                 }
                 data = try JSONSerialization.data(withJSONObject: document)
             } else if let entry = spec["cache"] as? Object {
-                try Self.known(entry, ["etag", "layout", "perInstall", "signed", "tamper", "revision"], "files.\(name).cache")
                 var document: Object = ["etag": entry["etag"] as? String ?? ""]
                 if entry["signed"] != nil {
                     let (body, signature) = try signed(entry["signed"], tamper: entry["tamper"])
@@ -258,13 +243,6 @@ final class ScenarioRun {
 
     func planned(_ answers: [Object]) throws -> [Planned] {
         try answers.map { answer in
-            try Self.known(
-                answer,
-                [
-                    "status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed", "tamper",
-                    "unsigned",
-                ],
-                "answer")
             var headers = (answer["headers"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
             var body = Data()
             if answer["signed"] != nil {
@@ -280,7 +258,6 @@ final class ScenarioRun {
             } else if let text = answer["body"] as? String {
                 body = Data(text.utf8)
             } else if let spec = answer["bodyRepeat"] as? Object {
-                try Self.known(spec, ["before", "text", "times", "after"], "bodyRepeat")
                 let text =
                     (spec["before"] as? String ?? "") + String(repeating: spec["text"] as? String ?? "", count: spec["times"] as? Int ?? 0)
                     + (spec["after"] as? String ?? "")
@@ -295,7 +272,6 @@ final class ScenarioRun {
     }
 
     func run(_ step: Object, index: Int, server: RawHTTPResponder) async throws {
-        try Self.known(step, ["do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason"], "step \(index)")
         let action = step["do"] as? String ?? ""
         let place = "step \(index) (\(action))"
         let planned = try planned(step["answers"] as? [Object] ?? [])
@@ -494,7 +470,6 @@ final class ScenarioRun {
 
     /// What differs between `actual` and the expected layout (only the keys given), or nil.
     static func compare(_ expected: Object, _ actual: CompiledLayout) throws -> String? {
-        try known(expected, ["version", "title", "name"], "expected layout")
         var differences: [String] = []
         if let version = expected["version"] as? Int, actual.version != version {
             differences.append("version \(actual.version.map(String.init) ?? "none"), expected \(version)")
@@ -512,15 +487,6 @@ final class ScenarioRun {
         _ expect: Object, place: String, outcome: TabClient.RefreshOutcome?, error: TabClientError?, delivered: CompiledLayout?,
         switched: CompiledLayout?, elapsed: Duration, events: [TabClientEvent], requests: [RawHTTPResponder.Received]
     ) throws {
-        try Self.known(
-            expect,
-            [
-                "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered", "cache", "cacheUnchanged",
-                "directory",
-                "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests", "requestCount", "elapsedAtLeastMs",
-                "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes", "blocked", "revoked",
-                "pendingRender", "guard", "reverted", "queued", "colors", "firstTab", "groups",
-            ], "\(place) expect")
         func fail(_ text: String) { failures.append("\(place): \(text)") }
         if let wanted = expect["outcome"] as? String {
             let actual = outcome.map(Self.name(of:)) ?? "error \(error.map { "\($0)" } ?? "none")"
@@ -571,7 +537,6 @@ final class ScenarioRun {
             let file = prefetchFile
             let exists = file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
             if let wanted = expect["prefetch"] as? Object {
-                try Self.known(wanted, ["etag", "version", "at", "revision"], "\(place) prefetch")
                 if let file, exists {
                     let stored = try Self.object(Data(contentsOf: file), file.lastPathComponent)
                     let body = try Self.object(Data((stored["body"] as? String ?? "").utf8), "prefetch body")
@@ -603,7 +568,6 @@ final class ScenarioRun {
             let file = cacheFile
             let exists = file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
             if let wanted = expect["cache"] as? Object {
-                try Self.known(wanted, ["etag", "version", "perInstall"], "\(place) cache")
                 if let file, exists {
                     let stored = try Self.object(Data(contentsOf: file), file.lastPathComponent)
                     if let etag = wanted["etag"] as? String, stored["etag"] as? String != etag {
@@ -679,7 +643,6 @@ final class ScenarioRun {
             }
         }
         if let wanted = expect["firstTab"] as? Object, let tab = client.current.tabs.first {
-            try Self.known(wanted, ["accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role"], "\(place) firstTab")
             let values = [
                 "accessibilityLabel": tab.accessibilityLabel, "accessibilityLabelKey": tab.accessibilityLabelKey,
                 "accessibilityHint": tab.accessibilityHint, "role": tab.role,
@@ -702,7 +665,6 @@ final class ScenarioRun {
             let queued = client.queuedReports
             if queued.count != wanted.count { fail("\(queued.count) reports queued (\(queued)), expected \(wanted.count)") }
             for (report, expected) in zip(queued, wanted) {
-                try Self.known(expected, ["version", "kind", "tab", "reason"], "\(place) queued")
                 let same =
                     (expected["version"] as? Int).map { $0 == report.version } ?? true
                     && (expected["kind"] as? String).map { $0 == report.kind } ?? true
@@ -752,7 +714,6 @@ final class ScenarioRun {
         }
         if let count = expect["requestCount"] as? Int, requests.count != count { fail("\(requests.count) requests, expected \(count)") }
         for (index, wanted) in (expect["requests"] as? [Object] ?? []).enumerated() {
-            try Self.known(wanted, ["target", "headers", "absent", "gapAtLeastMs", "method", "json"], "\(place) request")
             guard index < requests.count else {
                 fail("request \(index) never came (\(requests.count) requests)")
                 break

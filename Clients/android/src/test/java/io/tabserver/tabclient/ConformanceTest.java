@@ -42,6 +42,8 @@ class ConformanceTest {
         final JSONObject scenario;
         final JSONObject bundleDocument;
         final JSONObject signedFixtures;
+        /** The scenario format's known keys ({@code scenario.schema.json}). */
+        final ScenarioSchema schema;
         final List<String> failures = new ArrayList<>();
         final List<TabClientEvent> events = Collections.synchronizedList(new ArrayList<>());
         TabClientConfig config;
@@ -59,18 +61,15 @@ class ConformanceTest {
             scenario = Conformance.read(file);
             bundleDocument = Conformance.bundle();
             signedFixtures = Conformance.signedFixtures();
+            schema = ScenarioSchema.load();
         }
 
         void run() throws Exception {
-            Conformance.known(scenario, "scenario", "about", "covers", "config", "bundle", "files", "steps", "initError");
+            schema.checkKeys(scenario);
             JSONObject c = scenario.optJSONObject("config") == null ? new JSONObject() : scenario.getJSONObject("config");
-            Conformance.known(c, "config", "account", "languages", "platform", "appVersion", "environment", "installId", "cache",
-                    "requestTimeoutMs", "longPollWaitSeconds", "initialBackoffMs", "maximumBackoffMs", "manifest", "signingKeys",
-                    "signingKeysDocument", "clock", "launchAttempts", "readyTimeoutMs", "reports");
             clock = ManualClock.at(c.optString("clock", "2026-01-01T00:00:00Z"));
             if (scenario.has("bundle")) {
                 JSONObject changes = scenario.getJSONObject("bundle");
-                Conformance.known(changes, "bundle", "version", "signed", "tamper");
                 JSONObject representation = bundleDocument.getJSONArray("representations").getJSONObject(0);
                 if (changes.has("signed")) {
                     String[] signed = Conformance.signed(signedFixtures, changes.getString("signed"), changes.optJSONArray("tamper"));
@@ -127,13 +126,11 @@ class ConformanceTest {
         void writeFiles(JSONObject files) throws IOException, JSONException {
             for (String name : Json.keys(files)) {
                 JSONObject spec = files.getJSONObject(name);
-                Conformance.known(spec, "files." + name, "text", "cache", "prefetch");
                 String text;
                 if (spec.has("text")) {
                     text = spec.getString("text");
                 } else if (spec.has("prefetch")) {
                     JSONObject entry = spec.getJSONObject("prefetch");
-                    Conformance.known(entry, "files." + name + ".prefetch", "etag", "layout", "signed", "tamper", "at", "revision");
                     JSONObject document = new JSONObject();
                     document.put("etag", entry.getString("etag"));
                     document.put("at", entry.getString("at"));
@@ -150,7 +147,6 @@ class ConformanceTest {
                     text = document.toString();
                 } else {
                     JSONObject entry = spec.getJSONObject("cache");
-                    Conformance.known(entry, "files." + name + ".cache", "etag", "layout", "perInstall", "signed", "tamper", "revision");
                     JSONObject document = new JSONObject();
                     document.put("etag", entry.getString("etag"));
                     if (entry.optBoolean("perInstall")) document.put("perInstall", true);
@@ -172,8 +168,6 @@ class ConformanceTest {
             List<FakeServer.Reply> replies = new ArrayList<>();
             for (int i = 0; i < answers.length(); i++) {
                 JSONObject answer = answers.getJSONObject(i);
-                Conformance.known(answer, "answer", "status", "headers", "layout", "body", "bodyRepeat", "truncate", "delayMs", "drop", "hang", "signed",
-                        "tamper", "unsigned");
                 FakeServer.Reply reply = new FakeServer.Reply();
                 reply.status = answer.optInt("status", 200);
                 boolean contentType = false;
@@ -196,7 +190,6 @@ class ConformanceTest {
                     reply.body = answer.getString("body").getBytes(StandardCharsets.UTF_8);
                 } else if (answer.has("bodyRepeat")) {
                     JSONObject spec = answer.getJSONObject("bodyRepeat");
-                    Conformance.known(spec, "bodyRepeat", "before", "text", "times", "after");
                     StringBuilder text = new StringBuilder(spec.optString("before"));
                     for (int n = spec.optInt("times"); n > 0; n--) text.append(spec.optString("text"));
                     reply.body = text.append(spec.optString("after")).toString().getBytes(StandardCharsets.UTF_8);
@@ -211,7 +204,6 @@ class ConformanceTest {
         }
 
         void step(int index, JSONObject step, FakeServer server) throws Exception {
-            Conformance.known(step, "step", "do", "answers", "then", "requests", "expect", "clock", "for", "tab", "reason");
             String where = "step " + index + " (" + step.getString("do") + ")";
             server.play(replies(step.optJSONArray("answers") == null ? new JSONArray() : step.getJSONArray("answers")),
                     "hold".equals(step.optString("then", "repeat")));
@@ -421,10 +413,6 @@ class ConformanceTest {
         void check(String where, JSONObject expect, RefreshOutcome outcome, TabClientException error, CompiledLayout delivered,
                 CompiledLayout switched, long elapsedMs, List<TabClientEvent> stepEvents, List<FakeServer.Received> requests)
                 throws IOException, JSONException {
-            Conformance.known(expect, where + " expect", "outcome", "error", "status", "detail", "layout", "source", "validators", "delivered",
-                    "cache", "cacheUnchanged", "directory", "files", "installId", "events", "errors", "retryIn", "retryInBetween", "requests",
-                    "requestCount", "elapsedAtLeastMs", "elapsedAtMostMs", "nextSwitch", "switched", "prefetch", "errorTextAtMostBytes",
-                    "blocked", "revoked", "pendingRender", "guard", "reverted", "queued", "colors", "firstTab", "groups");
             List<String> f = failures;
             JSONObject colours = expect.optJSONObject("colors");
             for (Scheme scheme : colours == null ? new Scheme[0] : Scheme.values()) {
@@ -441,7 +429,6 @@ class ConformanceTest {
             }
             if (expect.has("firstTab")) {
                 JSONObject wanted = expect.getJSONObject("firstTab");
-                Conformance.known(wanted, where + " firstTab", "accessibilityLabel", "accessibilityLabelKey", "accessibilityHint", "role");
                 CompiledLayout.Tab tab = client.current().tabs.get(0);
                 String[][] values = {{"accessibilityLabel", tab.accessibilityLabel()}, {"accessibilityLabelKey", tab.accessibilityLabelKey()},
                         {"accessibilityHint", tab.accessibilityHint()}, {"role", tab.role()}};
@@ -468,7 +455,6 @@ class ConformanceTest {
                 if (queued.size() != wanted.length()) f.add(where + ": " + queued.size() + " reports queued (" + queued + "), expected " + wanted.length());
                 for (int i = 0; i < Math.min(queued.size(), wanted.length()); i++) {
                     JSONObject w = wanted.getJSONObject(i);
-                    Conformance.known(w, where + " queued", "version", "kind", "tab", "reason");
                     Report r = queued.get(i);
                     boolean same = (!w.has("version") || w.getInt("version") == r.version) && (!w.has("kind") || w.getString("kind").equals(r.kind))
                             && (!w.has("tab") || w.getString("tab").equals(r.tab)) && (!w.has("reason") || w.getString("reason").equals(r.reason));
@@ -551,7 +537,6 @@ class ConformanceTest {
                     f.add(where + ": no prefetch file " + file.getName());
                 } else {
                     JSONObject wanted = expect.getJSONObject("prefetch");
-                    Conformance.known(wanted, where + " prefetch", "etag", "version", "at", "revision");
                     JSONObject stored;
                     JSONObject body;
                     try {
@@ -588,7 +573,6 @@ class ConformanceTest {
                     f.add(where + ": no cache file " + cacheFile.getName());
                 } else {
                     JSONObject wanted = expect.getJSONObject("cache");
-                    Conformance.known(wanted, where + " cache", "etag", "version", "perInstall");
                     JSONObject stored;
                     try {
                         stored = Json.parseObject(new String(Files.readAllBytes(cacheFile.toPath()), StandardCharsets.UTF_8));
@@ -684,7 +668,6 @@ class ConformanceTest {
                 JSONArray wanted = expect.getJSONArray("requests");
                 for (int i = 0; i < wanted.length(); i++) {
                     JSONObject w = wanted.getJSONObject(i);
-                    Conformance.known(w, where + " request", "target", "headers", "absent", "gapAtLeastMs", "method", "json");
                     if (i >= requests.size()) {
                         f.add(where + ": request " + i + " never came (" + requests.size() + " requests)");
                         break;
