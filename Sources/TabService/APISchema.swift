@@ -96,6 +96,11 @@ indirect enum YAMLNode: Sendable, ExpressibleByStringLiteral {
 
     init(stringLiteral value: String) { self = .scalar(value) }
 
+    /// `{$ref: '#/components/<section>/<name>'}`: a shared entry of the document's `components`.
+    static func component(_ section: String, _ name: String) -> YAMLNode {
+        .map([("$ref", .scalar("'#/components/\(section)/\(name)'"))])
+    }
+
     /// The longest flow-style value kept on one line.
     private static let flowWidth = 100
 

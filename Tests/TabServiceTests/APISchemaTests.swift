@@ -53,4 +53,26 @@ struct APISchemaTests {
         #expect(operation.responses.map(\.status) == [200, 404, 422])
         #expect(operation.responses.dropFirst().allSatisfy { $0.yaml == APIOperation.problem })
     }
+
+    @Test func anAnswerWithoutABodyIsItsDescriptionAndAnOptionalBodySaysNothingOfRequired() {
+        #expect(APIOperation.answer("Not modified.") == "{description: 'Not modified.'}")
+        let operation = APIOperation("Rotate.", body: .object(["overlap": .string()], closed: true), bodyRequired: false)
+        #expect(
+            operation.requestBody == """
+                content:
+                  application/json: {schema: {type: object, properties: {overlap: {type: string}}, additionalProperties: false}}
+                """)
+    }
+
+    @Test func parametersAHandlerReadsItselfAreOneFlowLineEach() {
+        #expect(
+            APIParameter.query("locale", .array(.string(), maxItems: 64), exploded: true).yaml
+                == "{name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}")
+        #expect(
+            APIParameter.query("version", .integer(minimum: 1), required: true, description: "It's this.").yaml
+                == "{name: version, in: query, required: true, description: 'It''s this.', schema: {type: integer, minimum: 1}}")
+        #expect(APIParameter.header("If-None-Match").yaml == "{name: If-None-Match, in: header, schema: {type: string}}")
+        #expect(APIParameter.component("clientLocale").yaml == "$ref: '#/components/parameters/clientLocale'")
+        #expect(APIHeader.component("ETag").node.flow == "{$ref: '#/components/headers/ETag'}")
+    }
 }

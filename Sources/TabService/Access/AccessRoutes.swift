@@ -34,7 +34,7 @@ struct AccessRoutes: RouteCollection {
                         201,
                         APIOperation.json(
                             "The token and its secret (tsk_…), shown once.", .ref("Token"),
-                            headers: ["Location": "{schema: {type: string}}"])
+                            headers: ["Location": .schema(.string())])
                     )
                 ], problems: [400, 413, 422])
         ) { routes, request, match throws(Problem) in try routes.createToken(request, match) },
@@ -70,7 +70,7 @@ struct AccessRoutes: RouteCollection {
             APIOperation(
                 "Revoke the token, on every replica within a second.",
                 responses: [
-                    (204, "{description: Revoked.}")
+                    (204, APIOperation.answer("Revoked."))
                 ], problems: [404, 409])
         ) { routes, request, match throws(Problem) in try routes.revokeToken(request, match) },
         Route(

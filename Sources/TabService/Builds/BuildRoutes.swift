@@ -47,7 +47,7 @@ struct BuildRoutes: RouteCollection {
             APIOperation(
                 "Retire a build: the gate no longer checks it and its clients get every tab.",
                 responses: [
-                    (202, ManagementRoutes.heldForReview), (204, "{description: Retired.}"),
+                    (202, ManagementRoutes.heldForReview), (204, APIOperation.answer("Retired.")),
                 ], problems: [403, 404, 422, 503])
         ) { routes, _, match throws(Problem) in try routes.retireBuildRoute(match) },
     ]

@@ -51,20 +51,16 @@ struct ClientPlaneRoutes: RouteCollection {
     }
 
     /// The client's choices, as query parameters and the headers that stand for them.
-    static let clientChoices = [
-        "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
-        "$ref: '#/components/parameters/clientAppVersion'", environmentParameter, environmentHeader,
-    ]
+    static let clientChoices: [APIParameter] =
+        [.component("clientLocale"), .component("clientPlatform"), .component("clientAppVersion")] + environmentChoice
 
-    /// The environment a client reads (404 for one that does not exist).
-    static let environmentParameter = "{name: environment, in: query, schema: {type: string}}"
-    static let environmentHeader = "{name: Tabs-Environment, in: header, schema: {type: string}}"
+    /// The environment a client reads (404 for one that does not exist), as a query parameter or a header.
+    static let environmentChoice: [APIParameter] = [.query("environment"), .header("Tabs-Environment")]
 
     /// Headers and parameters of a conditional, negotiated read.
-    static let negotiatedRead = [
-        "{name: Accept-Language, in: header, schema: {type: string}}", "{name: X-Client-Platform, in: header, schema: {type: string}}",
-        "{name: X-App-Version, in: header, schema: {type: string}}", "{name: If-None-Match, in: header, schema: {type: string}}",
-        "{name: If-Modified-Since, in: header, schema: {type: string}}",
+    static let negotiatedRead: [APIParameter] = [
+        .header("Accept-Language"), .header("X-Client-Platform"), .header("X-App-Version"), .header("If-None-Match"),
+        .header("If-Modified-Since"),
     ]
 
     static let routes: [Route<ClientPlaneRoutes>] = [
@@ -73,29 +69,24 @@ struct ClientPlaneRoutes: RouteCollection {
             APIOperation(
                 "The compiled layout of an account (default's when it has none).",
                 parameters: clientChoices + negotiatedRead + [
-                    "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
-                    "{name: Prefer, in: header, description: 'wait=N (RFC 7240), as ?wait=N.', schema: {type: string}}",
-                    "{name: version, in: query, description: 'This version by number, while an environment serves it (immutable; not by install or environment).', schema: {type: integer, minimum: 1}}",
-                    "{name: installId, in: query, description: 'The install (as X-Install-Id): its rollout arm.', schema: {type: string}}",
-                    "{name: X-Install-Id, in: header, schema: {type: string}}",
+                    .query(
+                        "wait", .integer(minimum: 0),
+                        description: "Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current."),
+                    .header("Prefer", description: "wait=N (RFC 7240), as ?wait=N."),
+                    .query(
+                        "version", .integer(minimum: 1),
+                        description: "This version by number, while an environment serves it (immutable; not by install or environment)."),
+                    .query("installId", description: "The install (as X-Install-Id): its rollout arm."), .header("X-Install-Id"),
                 ],
                 responses: [
                     (
                         200,
-                        """
-                        description: The compiled layout.
-                        headers:
-                          ETag: {$ref: '#/components/headers/ETag'}
-                        content:
-                          application/json:
-                            schema: {$ref: '#/components/schemas/CompiledLayout'}
-                          application/x-plist:
-                            schema: {type: string}
-                        """
+                        APIOperation.answer(
+                            "The compiled layout.", ["application/json": .ref("CompiledLayout"), "application/x-plist": .string()],
+                            headers: ["ETag": .component("ETag")])
                     ),
-                    (304, "{description: 'Not modified (same ETag, no body).'}"), (400, APIOperation.problem),
-                    (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (304, APIOperation.answer("Not modified (same ETag, no body).")),
+                ], problems: [400, 404, 406, 503])
         ) { routes, request, match in
             routes.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
         },
@@ -103,23 +94,21 @@ struct ClientPlaneRoutes: RouteCollection {
             .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
             APIOperation(
                 "What every install needs to choose its arm itself: the stable version and the rollout's (the same bytes for every install).",
-                parameters: [
-                    environmentParameter, environmentHeader, "{name: If-None-Match, in: header, schema: {type: string}}",
-                    "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
+                parameters: environmentChoice + [
+                    .header("If-None-Match"),
+                    .query(
+                        "wait", .integer(minimum: 0), description: "Long-poll: hold up to this many seconds while If-None-Match is current."
+                    ),
                 ],
                 responses: [
                     (
                         200,
-                        """
-                        description: The manifest (Tabs-Signature when the server signs).
-                        content:
-                          application/json:
-                            schema: {type: object, required: [account, environment, layout, revision, stable, rollout]}
-                        """
+                        APIOperation.json(
+                            "The manifest (Tabs-Signature when the server signs).",
+                            .object(required: ["account", "environment", "layout", "revision", "stable", "rollout"]))
                     ),
-                    (304, "{description: 'Not modified.'}"), (400, APIOperation.problem), (404, APIOperation.problem),
-                    (503, APIOperation.problem),
-                ])
+                    (304, APIOperation.answer("Not modified.")),
+                ], problems: [400, 404, 503])
         ) { routes, request, match in routes.serveManifest(request, account: match["account"]) },
         Route(
             .get, "/v1/keys", .open, label: "keys",
@@ -128,13 +117,11 @@ struct ClientPlaneRoutes: RouteCollection {
                 responses: [
                     (
                         200,
-                        """
-                        description: The keys (none when the server signs nothing).
-                        content:
-                          application/json: {schema: {type: object, required: [keys], properties: {keys: {type: array, items: {type: object, required: [kid, alg, publicKey]}}}}}
-                        """
+                        APIOperation.json(
+                            "The keys (none when the server signs nothing).",
+                            .object(["keys": .array(.object(required: ["kid", "alg", "publicKey"]))], required: ["keys"]))
                     ),
-                    (304, "{description: Not modified.}"),
+                    (304, APIOperation.answer("Not modified.")),
                 ])
         ) { routes, request, _ in routes.keysReply(request) },
         Route(
@@ -142,17 +129,9 @@ struct ClientPlaneRoutes: RouteCollection {
             APIOperation(
                 "Seed 000's ApplicationHierarchy array, localized, as an XML property list.", parameters: clientChoices,
                 responses: [
-                    (
-                        200,
-                        """
-                        description: The array.
-                        content:
-                          application/x-plist: {schema: {type: string}}
-                        """
-                    ),
-                    (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
-                    (406, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (200, APIOperation.answer("The array.", ["application/x-plist": .string()])),
+                    (304, APIOperation.answer("Not modified.")),
+                ], problems: [400, 404, 406, 503])
         ) { routes, request, match in
             routes.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
         },
@@ -161,19 +140,11 @@ struct ClientPlaneRoutes: RouteCollection {
             inputs: [.query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours")],
             APIOperation(
                 "The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.",
-                parameters: clientChoices + ["{name: selected, in: query, schema: {type: string}}"],
+                parameters: clientChoices + [.query("selected")],
                 responses: [
-                    (
-                        200,
-                        """
-                        description: The drawing.
-                        content:
-                          image/svg+xml: {schema: {type: string}}
-                        """
-                    ),
-                    (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
-                    (406, APIOperation.problem), (503, APIOperation.problem),
-                ])
+                    (200, APIOperation.answer("The drawing.", ["image/svg+xml": .string()])),
+                    (304, APIOperation.answer("Not modified.")),
+                ], problems: [400, 404, 406, 503])
         ) { routes, request, match in
             routes.servePreview(request, account: match["account"], scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light)
         },
@@ -182,21 +153,10 @@ struct ClientPlaneRoutes: RouteCollection {
             APIOperation(
                 "What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.",
                 parameters: [
-                    "{name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}",
-                    "$ref: '#/components/parameters/clientPlatform'", "$ref: '#/components/parameters/clientAppVersion'",
-                    environmentParameter, environmentHeader,
-                ],
-                responses: [
-                    (
-                        200,
-                        """
-                        description: The bundle.
-                        content:
-                          application/json: {schema: {type: object}}
-                        """
-                    ),
-                    (400, APIOperation.problem), (404, APIOperation.problem),
-                ])
+                    .query("locale", .array(.string(), maxItems: 64), exploded: true), .component("clientPlatform"),
+                    .component("clientAppVersion"),
+                ] + environmentChoice,
+                responses: [(200, APIOperation.json("The bundle.", .anyObject))], problems: [400, 404])
         ) { routes, request, match in routes.serveBundle(request, account: match["account"]) },
     ]
 }

@@ -29,8 +29,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                                 "application/octet-stream": .any,
                             ],
                             headers: [
-                                "ETag": "{$ref: '#/components/headers/ETag'}",
-                                "Layout-Version": "{$ref: '#/components/headers/LayoutVersion'}",
+                                "ETag": .component("ETag"),
+                                "Layout-Version": .component("LayoutVersion"),
                             ])
                     )
                 ], problems: [400, 404])
@@ -62,7 +62,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "Delete the layout (history kept; the account falls back to default).",
                 responses: [
-                    (202, heldForReview), (204, "{description: Deleted.}"),
+                    (202, heldForReview), (204, APIOperation.answer("Deleted.")),
                 ], problems: [400, 403, 404, 409, 412, 422, 428])
         ) { routes, _, match throws(Problem) in try routes.deleteLayoutRoute(match) },
         Route(
@@ -80,7 +80,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
             APIOperation(
                 "One version's source.",
                 responses: [
-                    (200, "{description: 'The source, with its Content-Type, ETag and Layout-Version.'}")
+                    (200, APIOperation.answer("The source, with its Content-Type, ETag and Layout-Version."))
                 ], problems: [400, 404])
         ) { routes, _, match throws(Problem) in try routes.readLayoutRoute(match) },
         Route(
@@ -161,7 +161,7 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
                 APIOperation(
                     "A global strings table as uploaded.",
                     responses: [
-                        (200, "{description: 'The table, with its Content-Type and ETag.'}")
+                        (200, APIOperation.answer("The table, with its Content-Type and ETag."))
                     ], problems: [400, 404])
             ) { routes, _, match throws(Problem) in try routes.readStringsRoute(match) },
             Route(
@@ -182,8 +182,8 @@ struct ManagementRoutes: RouteCollection, ManagementOperations {
 protocol ManagementOperations {}
 
 extension ManagementOperations {
-    static var written: String { "{$ref: '#/components/responses/Written'}" }
-    static var sourceBody: String { "{$ref: '#/components/requestBodies/Source'}" }
+    static var written: String { APIOperation.response("Written") }
+    static var sourceBody: String { APIOperation.requestBody("Source") }
     static var account: RouteInput { ManagementInputs.accountPath }
     static var version: RouteInput { ManagementInputs.versionPath }
     static var locale: RouteInput { ManagementInputs.localePath }
@@ -197,7 +197,7 @@ extension ManagementOperations {
     static var heldForReview: String {
         APIOperation.json(
             "Held for review (a change request).", .object(required: ["changeRequest"]),
-            headers: ["Location": "{schema: {type: string}}"])
+            headers: ["Location": .schema(.string())])
     }
 
     /// An SVG drawing.

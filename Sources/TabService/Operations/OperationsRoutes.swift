@@ -17,13 +17,15 @@ struct OperationsRoutes: RouteCollection {
     let capabilityMetrics: @Sendable () -> String
 
     static let routes: [Route<OperationsRoutes>] = [
-        Route(.get, "/healthz", .open, label: "healthz", APIOperation("The process is alive.", responses: [(200, "{description: Alive.}")]))
-        {
+        Route(
+            .get, "/healthz", .open, label: "healthz",
+            APIOperation("The process is alive.", responses: [(200, APIOperation.answer("Alive."))])
+        ) {
             _, _, _ in .response(json(200, ["status": .string("ok")]))
         },
         Route(
             .get, "/readyz", .open, label: "readyz",
-            APIOperation("The store answers.", responses: [(200, "{description: Ready.}")], problems: [503])
+            APIOperation("The store answers.", responses: [(200, APIOperation.answer("Ready."))], problems: [503])
         ) { routes, _, _ in routes.readiness() },
         Route(
             .get, "/metrics", .open, label: "metrics",
@@ -43,7 +45,7 @@ struct OperationsRoutes: RouteCollection {
         },
         Route(
             .get, "/console", .open, label: "console_redirect",
-            APIOperation("Redirects to /console/.", responses: [(308, "{description: To /console/.}")])
+            APIOperation("Redirects to /console/.", responses: [(308, APIOperation.answer("To /console/."))])
         ) { _, _, _ in .response(HTTPResponse(status: 308, headers: [HTTPHeader("Location", "/console/")])) },
         Route(
             .get, "/console/", .open, label: "console",
@@ -55,7 +57,7 @@ struct OperationsRoutes: RouteCollection {
             .get, "/console/{file}", .open, label: "console",
             APIOperation(
                 "A file of the web console.",
-                responses: [(200, "{description: The file.}")], problems: [400, 404])
+                responses: [(200, APIOperation.answer("The file."))], problems: [400, 404])
         ) { routes, request, match in routes.console.reply(file: match["file"], ifNoneMatch: request.header("If-None-Match")) },
     ]
 }

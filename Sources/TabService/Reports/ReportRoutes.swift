@@ -16,9 +16,6 @@ struct ReportRoutes: RouteCollection {
     /// Who the client is behind the trusted proxies (the limits are per address).
     let addresses: ClientAddresses
 
-    static let environmentParameter = "{name: environment, in: query, schema: {type: string}}"
-    static let environmentHeader = "{name: Tabs-Environment, in: header, schema: {type: string}}"
-
     static let healthAnswer = APIOperation.json(
         "Each arm's reporting installs, failing installs, installs per kind and per failing tab.",
         .object(additionalProperties: .object(required: ["installs", "failed", "byKind", "byTab"])))
@@ -28,7 +25,7 @@ struct ReportRoutes: RouteCollection {
             .post, "/v1/accounts/{account}/tabs/reports", .open, label: "tabs_reports", changesState: false, touchesStore: true,
             APIOperation(
                 "What an install says about the versions it was given; counted once per install, kind and tab to the arm the server computes.",
-                parameters: [environmentParameter, environmentHeader],
+                parameters: ClientPlaneRoutes.environmentChoice,
                 body: .object(
                     [
                         "installId": .string(maxLength: 128), "platform": .string(), "appVersion": .string(),
@@ -54,7 +51,7 @@ struct ReportRoutes: RouteCollection {
             inputs: [ManagementInputs.accountPath, ManagementInputs.environmentQuery], touchesStore: true,
             APIOperation(
                 "What the apps reported about a version outside rollouts, by install.",
-                parameters: ["{name: version, in: query, required: true, schema: {type: integer, minimum: 1}}"],
+                parameters: [.query("version", .integer(minimum: 1), required: true)],
                 responses: [(200, healthAnswer)], problems: [400, 404])
         ) { routes, request, match throws(Problem) in try routes.healthRoute(request, match) },
     ]

@@ -49,7 +49,7 @@ struct WebhookRoutes: RouteCollection {
         Route(
             .delete, "/v1/webhooks/{id}", .scoped(.admin, .service), label: "webhook", inputs: [webhookID], touchesStore: true,
             APIOperation(
-                "Delete a webhook and its deliveries.", responses: [(204, "{description: Deleted.}")], problems: [404])
+                "Delete a webhook and its deliveries.", responses: [(204, APIOperation.answer("Deleted."))], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.deleteWebhook(request, match) },
         Route(
             .post, "/v1/webhooks/{id}/rotate-secret", .scoped(.admin, .service), label: "webhook_rotate", inputs: [webhookID],
@@ -73,7 +73,7 @@ struct WebhookRoutes: RouteCollection {
             APIOperation(
                 "Send a delivery again now.",
                 responses: [
-                    (202, "{description: 'Pending again; the worker sends it.', content: {application/json: {schema: {type: object}}}}")
+                    (202, APIOperation.json("Pending again; the worker sends it.", .anyObject))
                 ], problems: [404])
         ) { routes, request, match throws(Problem) in try routes.redeliver(request, match) },
     ]
