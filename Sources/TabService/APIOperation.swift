@@ -24,14 +24,13 @@ struct APIOperation: Sendable {
         self.responses = responses.map { (status: $0.0, yaml: $0.1) } + problems.map { (status: $0, yaml: Self.problem) }
     }
 
-    /// An operation whose request body is `body` (JSON), required unless `bodyRequired` is false (OpenAPI's default).
+    /// An operation whose request body is `body` (JSON), required unless `bodyRequired` is false, said either way.
     init(
         _ summary: String, parameters: [APIParameter] = [], body: APISchema, bodyRequired: Bool = true,
         responses: [(Int, String)] = [], problems: [Int] = []
     ) {
-        let content: (key: String, value: YAMLNode) = ("content", Self.content(["application/json": body]))
-        let requestBody = YAMLNode.map(bodyRequired ? [("required", "true"), content] : [content])
-        self.init(summary, parameters: parameters, requestBody: requestBody.block, responses: responses, problems: problems)
+        let requestBody = YAMLNode.map([("required", .scalar(String(bodyRequired))), ("content", Self.content(["application/json": body]))])
+        self.init(summary, parameters: parameters, requestBody: Self.value(requestBody), responses: responses, problems: problems)
     }
 
     /// A JSON answer: its description, headers and body's schema.
@@ -47,7 +46,7 @@ struct APIOperation: Sendable {
         var members: [(key: String, value: YAMLNode)] = [("description", .text(description))]
         if !headers.isEmpty { members.append(("headers", .map(headers.map { ($0.key, $0.value.node) }))) }
         if !content.isEmpty { members.append(("content", Self.content(content))) }
-        return members.count == 1 ? YAMLNode.map(members).flow : YAMLNode.map(members).block
+        return value(.map(members))
     }
 
     /// A required request body with a schema per media type, for `requestBody`.
@@ -60,6 +59,12 @@ struct APIOperation: Sendable {
 
     /// The shared request body `components/requestBodies/<name>`.
     static func requestBody(_ name: String) -> String { YAMLNode.component("requestBodies", name).flow }
+
+    /// A map as a member's value: block style, unless that is one line (then flow: `key: {a: b}`, not `key: a: b`).
+    private static func value(_ map: YAMLNode) -> String {
+        let block = map.block
+        return block.contains("\n") ? block : map.flow
+    }
 
     private static func content(_ content: KeyValuePairs<String, APISchema>) -> YAMLNode {
         .map(content.map { ($0.key, .map([("schema", $0.value.node)])) })

@@ -54,13 +54,20 @@ struct APISchemaTests {
         #expect(operation.responses.dropFirst().allSatisfy { $0.yaml == APIOperation.problem })
     }
 
-    @Test func anAnswerWithoutABodyIsItsDescriptionAndAnOptionalBodySaysNothingOfRequired() {
+    @Test func anAnswerWithoutABodyIsItsDescriptionAndAnOptionalBodySaysSo() {
         #expect(APIOperation.answer("Not modified.") == "{description: 'Not modified.'}")
         let operation = APIOperation("Rotate.", body: .object(["overlap": .string()], closed: true), bodyRequired: false)
         #expect(
             operation.requestBody == """
+                required: false
                 content:
                   application/json: {schema: {type: object, properties: {overlap: {type: string}}, additionalProperties: false}}
+                """)
+        let short = APIOperation("Roll back.", body: .object(["reason": .string()]), bodyRequired: false)
+        #expect(
+            short.requestBody == """
+                required: false
+                content: {application/json: {schema: {type: object, properties: {reason: {type: string}}}}}
                 """)
     }
 
