@@ -3,6 +3,14 @@ import TabAccess
 import TabDelivery
 import TabJSON
 
+/// How a promotion's outcome is decided inside the store's transaction: from `from`'s pointer, the id a new rollout in
+/// `to` would get, `to`'s pointer, its latest rollout and which versions exist
+/// (``PromotionRequest/decide(account:fromPointer:context:)``).
+public typealias PromotionDecision =
+    @Sendable (
+        _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?, _ availability: [Int: VersionAvailability]
+    ) throws(RolloutError) -> PromotionOutcome
+
 /// Environment pointers and rollouts inside one write transaction; each backend implements them.
 public protocol RolloutRows {
     /// The version an environment points at for an account (a deletion record's included), nil when none.
@@ -94,11 +102,7 @@ public protocol RolloutStore: Sendable {
     /// recorded in the same transaction (the pointer moved, or a rollout started), with `audit`.
     func promote(
         account: String, from: String, to: String, author: String, audit: AuditEntry?,
-        _ decide:
-            @escaping @Sendable (
-                _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
-                _ availability: [Int: VersionAvailability]
-            ) throws(RolloutError) -> PromotionOutcome
+        _ decide: @escaping PromotionDecision
     ) async throws(StoreError) -> Promotion
 }
 
@@ -198,11 +202,7 @@ extension StoreBackend {
 
     public func promote(
         account: String, from: String, to: String, author: String, audit: AuditEntry?,
-        _ decide:
-            @escaping @Sendable (
-                _ fromPointer: Pointer?, _ id: Int, _ current: Pointer?, _ latest: Rollout?,
-                _ availability: [Int: VersionAvailability]
-            ) throws(RolloutError) -> PromotionOutcome
+        _ decide: @escaping PromotionDecision
     ) async throws(StoreError) -> Promotion {
         try await transaction { (rows) throws(StoreError) in
             let latest = try rows.latestRollout(account: account, environment: to)
