@@ -1,3 +1,4 @@
+import MicroHTTPD
 import Synchronization
 
 /// Slots for held long-polls, in total and per client address, so that held requests can never take the last
@@ -24,6 +25,17 @@ final class HeldRequestBudget: Sendable {
     /// Why a request could not be held.
     enum Refusal: Equatable {
         case total, address
+    }
+
+    /// The answer to a long-poll refused for `refusal` (503, retry in 5 s). It closes its connection (libmicrohttpd
+    /// honours the response's `Connection: close`): a refused poll must not keep a slot of the reserve that keeps
+    /// /healthz and writes answering.
+    func problem(_ refusal: Refusal) -> Problem {
+        let whose = refusal == .total ? "this server holds" : "this client address holds"
+        let limit = refusal == .total ? total : perAddress
+        return Problem(
+            .tooManyHeld, detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
+            headers: [HTTPHeader("Retry-After", "5"), HTTPHeader("Connection", "close")])
     }
 
     /// Takes a slot for `address`, or says why there is none.

@@ -156,15 +156,7 @@ extension ClientPlaneRoutes {
             let address = addresses.address(of: request)
             if let refusal = heldBudget.reserve(address) {
                 snapshot.countServerError(account)
-                let whose = refusal == .total ? "this server holds" : "this client address holds"
-                let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
-                // The connection closes with the answer (libmicrohttpd honours the response's `Connection: close`):
-                // a refused poll must not keep a slot of the reserve that keeps /healthz and writes answering.
-                return .response(
-                    Problem(
-                        .tooManyHeld, detail: "\(whose) \(limit) long-polls already; poll again later or without wait",
-                        headers: [HTTPHeader("Retry-After", "5"), HTTPHeader("Connection", "close")]
-                    ).response)
+                return .response(heldBudget.problem(refusal).response)
             }
             return hold(
                 wanted, etag: form.etag, seconds: wait, since: published.sequence, preferred: request.query("wait") == nil, address: address

@@ -221,12 +221,7 @@ extension ClientPlaneRoutes {
         }
         let address = addresses.address(of: request)
         if let refusal = heldBudget.reserve(address) {
-            let limit = refusal == .total ? heldBudget.total : heldBudget.perAddress
-            return .response(
-                Problem(
-                    .tooManyHeld, detail: "\(limit) long-polls are held already; poll again later or without wait",
-                    headers: [HTTPHeader("Retry-After", "5"), HTTPHeader("Connection", "close")]
-                ).response)
+            return .response(heldBudget.problem(refusal).response)
         }
         let deadline = ContinuousClock.now + .seconds(wait)
         return .deferred {
