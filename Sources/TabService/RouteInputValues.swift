@@ -48,17 +48,22 @@ struct LocaleTag: RouteInputValue {
     static var schema: String { "{type: string, pattern: '^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$'}" }
 }
 
+/// Text that names something (an environment, a build's platform or version): a value that names nothing that
+/// exists, or can, is refused with 404.
+protocol NamingInputValue: RouteInputValue {}
+
+extension NamingInputValue {
+    static var schema: String { "{type: string}" }
+
+    static var refusals: [Int] { [404] }
+}
+
 /// `?environment=` of a management request: the name asked for, nil when empty (the entry environment then). Whether
 /// the service has it is the configuration's to say (404 from ``ManagementInputs/environment(_:in:)``).
-struct EnvironmentQuery: RouteInputValue {
+struct EnvironmentQuery: NamingInputValue {
     let named: String?
 
     init(input text: String, named name: String) { named = text.isEmpty ? nil : text }
-
-    static var schema: String { "{type: string}" }
-
-    /// An environment the service does not have.
-    static var refusals: [Int] { [404] }
 }
 
 /// `?publish=`: `true` moves the pointer, `false` stores a draft (400 for anything else).
@@ -130,7 +135,7 @@ struct ApplyAt: RouteInputValue {
 }
 
 /// A `{platform}` of a build's path (404 for one that is none: no such build can exist).
-struct BuildPlatform: RouteInputValue {
+struct BuildPlatform: NamingInputValue {
     let platform: Platform
 
     init(input text: String, named name: String) throws(InputRefusal) {
@@ -139,26 +144,16 @@ struct BuildPlatform: RouteInputValue {
         }
         self.platform = platform
     }
-
-    static var schema: String { "{type: string}" }
-
-    /// A platform no build can be declared for.
-    static var refusals: [Int] { [404] }
 }
 
 /// An `{appVersion}` of a build's path (404 for one that is not an app version).
-struct BuildVersion: RouteInputValue {
+struct BuildVersion: NamingInputValue {
     let version: AppVersion
 
     init(input text: String, named name: String) throws(InputRefusal) {
         guard let version = AppVersion(text) else { throw .problem(.notFound(BuildError.notAVersion(String(text.prefix(64))).description)) }
         self.version = version
     }
-
-    static var schema: String { "{type: string}" }
-
-    /// Not a version a build can have.
-    static var refusals: [Int] { [404] }
 }
 
 /// `?state=` of the change-request list (400 for a state there is none of).
