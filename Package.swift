@@ -153,7 +153,8 @@ let package = Package(
         // The tests' one socket client (RawConnection) and the HTTP/1.1 client over it.
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
-        // MicroHTTPD's pieces that open no socket (the PROXY header, the paced resumer, shared responses): in process.
+        // MicroHTTPD's pieces that open no socket and keep no deadline (the PROXY header parsed, the paced resumer,
+        // shared responses): in process.
         .testTarget(name: "MicroHTTPDUnitTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TabStoreTests",
