@@ -153,6 +153,9 @@ let package = Package(
         // The tests' one socket client (RawConnection) and the HTTP/1.1 client over it.
         .target(name: "TabTestSupport", path: "Tests/TabTestSupport", swiftSettings: strict),
         .testTarget(name: "MicroHTTPDTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
+        // MicroHTTPD's pieces that open no socket and keep no deadline (the PROXY header parsed, the paced resumer,
+        // shared responses): in process.
+        .testTarget(name: "MicroHTTPDUnitTests", dependencies: ["MicroHTTPD", "TabTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "TabStoreTests",
             dependencies: ["TabStore", "TabStorePostgres", "TabLayout", "TabWebhooks", "TabDelivery", "TabGuard", "TabTime", "TabJSON"],
@@ -166,20 +169,45 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "TabServerTests", dependencies: ["tabserver", "TabTestSupport"], swiftSettings: strict),
+        // The executable's flags, file checks and `validate` command, which open no socket: in process.
+        .testTarget(name: "TabServerUnitTests", dependencies: ["tabserver", "TabTestSupport"], swiftSettings: strict),
         .testTarget(name: "TabRuntimeTests", dependencies: ["TabRuntime"], swiftSettings: strict),
+        // Admin tokens, container limits and the log handler, which open no socket: in process.
+        .testTarget(name: "TabRuntimeUnitTests", dependencies: ["TabRuntime"], swiftSettings: strict),
         // The client against the real tabserver and tabs-watch (its own tests run in Clients/TabClient).
         .testTarget(
             name: "TabClientLiveTests",
             dependencies: [.product(name: "TabClient", package: "TabClient")],
             swiftSettings: strict
         ),
+        // The harnesses both TabService test targets use: the route collections over a memory store, run in process
+        // (CollectionHarness, WriteHarness), and a live service on a socket (ServiceHarness).
+        .target(
+            name: "TabServiceTestSupport",
+            dependencies: [
+                "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabTestSupport", "TabAccess", "TabWebhooks", "TabDelivery",
+                "TabSigning", "TabReview", .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TabServiceTestSupport",
+            swiftSettings: strict
+        ),
+        // The service over sockets and PostgreSQL: run one suite at a time (scripts/swift-tests).
         .testTarget(
             name: "TabServiceTests",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabStorePostgres", "TabLayout", "TabTestSupport", "TabAccess",
-                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview",
+                "TabWebhooks", "TabDelivery", "TabSigning", "TabReview", "TabServiceTestSupport",
             ],
             exclude: ["Fixtures"],
+            swiftSettings: strict
+        ),
+        // The service's routes, snapshot, tokens and decisions, which open no socket and use no PostgreSQL: in process.
+        .testTarget(
+            name: "TabServiceUnitTests",
+            dependencies: [
+                "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabLayout", "TabTestSupport", "TabAccess", "TabWebhooks",
+                "TabDelivery", "TabSigning", "TabReview", "TabTime", "TabServiceTestSupport",
+            ],
             swiftSettings: strict
         ),
     ],

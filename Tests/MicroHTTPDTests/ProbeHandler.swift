@@ -96,13 +96,3 @@ func startServer(
     configure(&configuration)
     return (try HTTPServer(configuration: configuration, handler: handler), handler)
 }
-
-/// Waits up to `seconds` for `condition`.
-func eventually(seconds: Double = 3, _ condition: () -> Bool) async throws -> Bool {
-    let deadline = now() + seconds
-    while !condition() {
-        if now() > deadline { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-    return true
-}

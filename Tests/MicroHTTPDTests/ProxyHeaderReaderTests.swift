@@ -1,4 +1,5 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -43,7 +44,7 @@ import Testing
         let (server, peer) = try socketPair()
         defer { close(server); close(peer) }
         let header =
-            ProxyHeaderTests.signature + [0x21, 0x11, 0x00, 0x0C] + ProxyHeaderTests.ipv4Block + Array("GET".utf8)
+            ProxyHeaderBytes.signature + [0x21, 0x11, 0x00, 0x0C] + ProxyHeaderBytes.ipv4Block + Array("GET".utf8)
         let writer = Task.detached {
             for byte in header {
                 _ = [byte].withUnsafeBytes { write(peer, $0.baseAddress, 1) }

@@ -26,7 +26,7 @@ import Testing
         }
 
         init(environment extra: [String: String] = [:]) async throws {
-            let built = try Self.builtBinary()
+            let built = try builtExecutable("tabserver")
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("lone-tabserver-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let copy = directory.appendingPathComponent("tabserver")
@@ -78,17 +78,6 @@ import Testing
         private static func port(in log: String) -> UInt16? {
             guard let range = log.range(of: " on 127.0.0.1:") else { return nil }
             return UInt16(log[range.upperBound...].prefix { $0.isNumber })
-        }
-
-        /// The `tabserver` built beside this test bundle.
-        static func builtBinary() throws -> URL {
-            var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            for _ in 0..<5 {
-                let candidate = directory.appendingPathComponent("tabserver")
-                if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-                directory = directory.deletingLastPathComponent()
-            }
-            throw Failure("no tabserver next to the test bundle: build with `swift build --build-tests`")
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MicroHTTPD
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Logging
 import MicroHTTPD
 import Synchronization
 import TabConfigs
+import TabServiceTestSupport
 import TabStore
 import TabWebhooks
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TabServiceTestSupport
 import TabStore
 import TabTestSupport
 import Testing

@@ -1,4 +1,5 @@
 import Synchronization
+import TabTestSupport
 import Testing
 
 @testable import TabService
@@ -29,28 +30,18 @@ import Testing
         }
     }
 
-    /// Waits (polling) until `condition` holds, at most `seconds`.
-    static func until(seconds: Double = 30, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return true
-    }
-
     @Test func thousandsWokenByOneChangeAreAllResumedASliceAtATime() async throws {
         // A patience beyond the test: no slice goes early, so the bound below holds on a loaded machine.
         let waiters = ChangeWaiters(slice: 16, patienceSeconds: 30)
         let woken = Self.hold(waiters, 3_000, account: "jack")
         let untouched = Self.hold(waiters, 200, account: "jill")
-        #expect(try await Self.until { waiters.held == 3_200 })
+        #expect(try await eventually(seconds: 30) { waiters.held == 3_200 })
         waiters.wake([Self.layoutChange("jack", sequence: 2)], sequence: 2)
         let wakes = await woken.value
         #expect(wakes.count == 3_000 && wakes.allSatisfy { $0 == .changed })
         #expect(waiters.held == 200 && waiters.queued == 0)
         // The pacer counts a slice once its `resume` returned, a moment after the last wait ended.
-        #expect(try await Self.until { waiters.paced.resumed == 3_000 })
+        #expect(try await eventually(seconds: 30) { waiters.paced.resumed == 3_000 })
         let paced = waiters.paced
         #expect(paced.resumed == 3_000, "\(paced)")
         #expect(paced.mostOutstanding <= 16 && paced.largestSlice == 16, "\(paced)")
@@ -63,7 +54,7 @@ import Testing
         let waiters = ChangeWaiters(slice: 8, patienceSeconds: 30)
         let accounts = ["a", "b", "c", "d"]
         let tasks = accounts.map { Self.hold(waiters, 500, account: $0) }
-        #expect(try await Self.until { waiters.held == 2_000 })
+        #expect(try await eventually(seconds: 30) { waiters.held == 2_000 })
         waiters.stop()
         var ended = 0
         for task in tasks {
@@ -72,7 +63,7 @@ import Testing
             ended += wakes.count
         }
         #expect(ended == 2_000 && waiters.held == 0)
-        #expect(try await Self.until { waiters.paced.resumed == 2_000 })
+        #expect(try await eventually(seconds: 30) { waiters.paced.resumed == 2_000 })
         // A wait that starts after the stop ends at once, without the wake thread.
         #expect(await waiters.wait(account: "a", after: 0, until: .now + .seconds(60)) == .stopping)
         #expect(waiters.paced.resumed == 2_000)
@@ -97,7 +88,7 @@ import Testing
         let waiters = ChangeWaiters()
         let started = ContinuousClock.now
         let long = Task { await waiters.wait(account: "jack", after: 0, until: started + .milliseconds(1_500)) }
-        #expect(try await Self.until { waiters.held == 1 })
+        #expect(try await eventually(seconds: 30) { waiters.held == 1 })
         let shortDeadline = ContinuousClock.now + .milliseconds(300)
         #expect(await waiters.wait(account: "jill", after: 0, until: shortDeadline) == .timedOut)
         let short = ContinuousClock.now - shortDeadline

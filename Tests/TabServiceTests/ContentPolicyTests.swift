@@ -1,4 +1,5 @@
 import Foundation
+import TabServiceTestSupport
 import Testing
 
 /// Every answer that is not JSON carries `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline';

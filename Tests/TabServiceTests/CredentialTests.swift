@@ -1,5 +1,6 @@
 import Foundation
 import TabAccess
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 

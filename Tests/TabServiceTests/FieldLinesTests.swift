@@ -2,6 +2,7 @@ import Foundation
 import HeaderFields
 import Logging
 import TabConfigs
+import TabServiceTestSupport
 import TabStore
 import TabTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTPD
 import Synchronization
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 
@@ -53,7 +54,7 @@ import Testing
         let polls = try HeldConnections.start(port: harness.port, count: count, request: request, spreadSources: true)
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 60) == "sent")
-        #expect(try await ChangeWaitersTests.until(seconds: 30) { harness.service.publisher.waiters.held == count })
+        #expect(try await eventually(seconds: 30) { harness.service.publisher.waiters.held == count })
         polls.writeLine("go")
 
         let prober = Prober(port: harness.port)

@@ -1,4 +1,5 @@
 import Foundation
+import TabServiceTestSupport
 import TabSigning
 import TabTestSupport
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MicroHTTPD
+import TabServiceTestSupport
 import TabStore
 import TabTestSupport
 import Testing
@@ -46,7 +47,7 @@ import Testing
         let polls = try HeldConnections.start(port: application.port, count: 4, request: try await Self.pollRequest(application))
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 30) == "sent")
-        #expect(try await ChangeWaitersTests.until(seconds: 30) { application.service.heldBudget.held == 3 })
+        #expect(try await eventually(seconds: 30) { application.service.heldBudget.held == 3 })
         polls.writeLine("go")
         try await Task.sleep(for: .milliseconds(100))
         #expect(application.service.heldBudget.held == 3)
@@ -63,7 +64,7 @@ import Testing
         let polls = try HeldConnections.start(port: application.port, count: count, request: try await Self.pollRequest(application))
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 60) == "sent")
-        #expect(try await ChangeWaitersTests.until(seconds: 30) { application.service.heldBudget.held == count })
+        #expect(try await eventually(seconds: 30) { application.service.heldBudget.held == count })
         polls.writeLine("go")
         try await Self.change(application)
         let outcome = try await HeldConnections.outcome(polls)

@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTPD
 import Synchronization
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 

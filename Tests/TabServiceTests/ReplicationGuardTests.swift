@@ -1,5 +1,6 @@
 import Foundation
 import TabDelivery
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 

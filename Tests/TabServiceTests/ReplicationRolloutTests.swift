@@ -1,4 +1,5 @@
 import Foundation
+import TabServiceTestSupport
 import TabTestSupport
 import Testing
 

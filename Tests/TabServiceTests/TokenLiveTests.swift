@@ -1,4 +1,5 @@
 import Foundation
+import TabServiceTestSupport
 import Testing
 
 /// Scoped tokens over a real socket (the in-process suite is `TokenTests`).

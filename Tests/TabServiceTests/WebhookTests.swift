@@ -1,4 +1,5 @@
 import Foundation
+import TabServiceTestSupport
 import TabStore
 import TabTestSupport
 import TabWebhooks
@@ -86,8 +87,6 @@ final class WebhookReceiver: @unchecked Sendable {
         }
     }
 }
-
-func jsonBody(_ object: [String: Any]) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object)) ?? Data()) }
 
 @Suite(.serialized) struct WebhookTests {
     static let json = ServiceHarness.admin([("Content-Type", "application/json")])

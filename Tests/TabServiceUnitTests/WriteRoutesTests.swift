@@ -1,6 +1,7 @@
 import Foundation
 import MicroHTTPD
 import TabLayout
+import TabServiceTestSupport
 import TabStore
 import Testing
 

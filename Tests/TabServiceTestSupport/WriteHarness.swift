@@ -13,21 +13,22 @@ import Testing
 /// The write side's collections (management, rollouts, builds, change requests) over one ``Changes`` and a memory
 /// store, run in process by a router of their own: no service, nothing in the background. The drawings and the change
 /// feed, the read side's handlers, answer 404 here.
-struct WriteHarness {
-    let store = MemoryStore()
-    let changes: Changes
-    let router: Router
+package struct WriteHarness {
+    package let store = MemoryStore()
+    package let changes: Changes
+    package let router: Router
     /// The apps' reports' limits and guards (``ReportLedger/evaluate(_:)`` is called by the test, not a clock).
-    let ledger = ReportLedger(limits: ReportLimits(installsPerAddress: 0, requestsPerMinute: 0, rowsPerArm: 100_000, retentionDays: 30))
+    package let ledger = ReportLedger(
+        limits: ReportLimits(installsPerAddress: 0, requestsPerMinute: 0, rowsPerArm: 100_000, retentionDays: 30))
 
     /// Bearer tokens of admins named `tester` (``ServiceHarness/token``) and `reviewer`.
-    static let reviewer = "reviewer-token-0123456789abcdef"
+    package static let reviewer = "reviewer-token-0123456789abcdef"
 
     /// - Parameters:
     ///   - environments: where changes enter first, the one apps get last.
     ///   - approvals: `--require-approval` items (`production`, `production:2`).
     ///   - maxBuilds: `--max-builds`.
-    init(environments: [String] = ["production"], approvals: [String] = [], maxBuilds: Int = 1_000) async throws {
+    package init(environments: [String] = ["production"], approvals: [String] = [], maxBuilds: Int = 1_000) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let list = try EnvironmentList(parsing: environments.joined(separator: ","))
@@ -53,10 +54,10 @@ struct WriteHarness {
             ], gate: gate, logger: logger)
     }
 
-    func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
+    package func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
 
     /// `method path` as the admin `token`, with a JSON or layout body.
-    func send(
+    package func send(
         _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: [UInt8] = [],
         token: String = ServiceHarness.token
     ) async -> TestResponse {

@@ -1,5 +1,6 @@
 import Foundation
 import TabAccess
+import TabServiceTestSupport
 import TabStore
 import Testing
 

@@ -3,6 +3,7 @@ import Logging
 import MicroHTTPD
 import Synchronization
 import TabAccess
+import TabServiceTestSupport
 import TabStore
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import TabAccess
 import TabConfigs
+import TabServiceTestSupport
 import TabStore
 import Testing
 

@@ -1,16 +1,13 @@
 import MicroHTTPD
+import TabTestSupport
 import Testing
 
 /// The PROXY protocol header parser: version 1 and 2 vectors, whole, cut short, oversized and malformed.
 @Suite struct ProxyHeaderTests {
-    static let signature: [UInt8] = [0x0D, 0x0A, 0x0D, 0x0A, 0x00, 0x0D, 0x0A, 0x51, 0x55, 0x49, 0x54, 0x0A]
-
     /// A version 2 header: `command` (0 LOCAL, 1 PROXY), `family`, then `block` (addresses and TLVs).
     static func version2(command: UInt8 = 1, family: UInt8, _ block: [UInt8]) -> [UInt8] {
-        signature + [0x20 | command, family, UInt8(block.count >> 8), UInt8(block.count & 0xFF)] + block
+        ProxyHeaderBytes.signature + [0x20 | command, family, UInt8(block.count >> 8), UInt8(block.count & 0xFF)] + block
     }
-
-    static let ipv4Block: [UInt8] = [203, 0, 113, 7, 192, 0, 2, 1, 0xC8, 0x22, 0x01, 0xBB]
 
     @Test func version1TCP4NamesTheClientAndItsLength() throws {
         let line = Array("PROXY TCP4 203.0.113.7 192.0.2.1 51234 443\r\n".utf8)
@@ -91,7 +88,7 @@ import Testing
 
     @Test func version2IPv4NamesTheClientAndSkipsTLVs() throws {
         let tlv: [UInt8] = [0x05, 0x00, 0x03, 0x61, 0x62, 0x63]  // PP2_TYPE_UNIQUE_ID "abc"
-        let header = Self.version2(family: 0x11, Self.ipv4Block + tlv)
+        let header = Self.version2(family: 0x11, ProxyHeaderBytes.ipv4Block + tlv)
         let parsed = try ProxyHeader.parse(header + Array("GET /".utf8))
         let source = ProxiedAddress(family: .inet4, bytes: [203, 0, 113, 7], port: 51234)
         let destination = ProxiedAddress(family: .inet4, bytes: [192, 0, 2, 1], port: 443)
@@ -113,13 +110,13 @@ import Testing
     @Test func version2LocalAndUnspecifiedAreTheProxyItself() throws {
         #expect(try ProxyHeader.parse(Self.version2(command: 0, family: 0x00, [])) == .complete(.local, length: 16))
         // LOCAL ignores whatever address block it carries.
-        let local = Self.version2(command: 0, family: 0x11, Self.ipv4Block)
+        let local = Self.version2(command: 0, family: 0x11, ProxyHeaderBytes.ipv4Block)
         #expect(try ProxyHeader.parse(local) == .complete(.local, length: 28))
         #expect(try ProxyHeader.parse(Self.version2(family: 0x00, [])) == .complete(.local, length: 16))
     }
 
     @Test func version2CutShortAsksForTheWholeLength() throws {
-        let header = Self.version2(family: 0x11, Self.ipv4Block)
+        let header = Self.version2(family: 0x11, ProxyHeaderBytes.ipv4Block)
         for cut in 0..<header.count {
             guard case .needMore(let atLeast) = try ProxyHeader.parse(header.prefix(cut)) else {
                 Issue.record("a header cut at \(cut) bytes is not complete")
@@ -131,20 +128,20 @@ import Testing
     }
 
     @Test func version2OversizedIsRefusedBeforeItsBytesArrive() {
-        let fixed = Self.signature + [0x21, 0x11, 0xFF, 0xFF]
+        let fixed = ProxyHeaderBytes.signature + [0x21, 0x11, 0xFF, 0xFF]
         #expect(throws: ProxyHeaderError.tooLong) { try ProxyHeader.parse(fixed) }
     }
 
     @Test func malformedVersion2IsRefused() {
-        let wrongVersion = Self.signature + [0x11, 0x11, 0x00, 0x0C] + Self.ipv4Block
+        let wrongVersion = ProxyHeaderBytes.signature + [0x11, 0x11, 0x00, 0x0C] + ProxyHeaderBytes.ipv4Block
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(wrongVersion) }
-        let wrongCommand = Self.signature + [0x22, 0x11, 0x00, 0x0C] + Self.ipv4Block
+        let wrongCommand = ProxyHeaderBytes.signature + [0x22, 0x11, 0x00, 0x0C] + ProxyHeaderBytes.ipv4Block
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(wrongCommand) }
-        let shortBlock = Self.version2(family: 0x11, Array(Self.ipv4Block.prefix(11)))
+        let shortBlock = Self.version2(family: 0x11, Array(ProxyHeaderBytes.ipv4Block.prefix(11)))
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(shortBlock) }
         let shortIPv6 = Self.version2(family: 0x21, [UInt8](repeating: 1, count: 35))
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(shortIPv6) }
-        let udp = Self.version2(family: 0x12, Self.ipv4Block)
+        let udp = Self.version2(family: 0x12, ProxyHeaderBytes.ipv4Block)
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(udp) }
         let unix = Self.version2(family: 0x31, [UInt8](repeating: 0x61, count: 216))
         #expect(throws: ProxyHeaderError.self) { try ProxyHeader.parse(unix) }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MicroHTTPD
+import TabServiceTestSupport
 import TabStore
 import Testing
 

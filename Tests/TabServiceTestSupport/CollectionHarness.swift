@@ -8,14 +8,14 @@ import Testing
 
 /// The access and webhook route collections over a memory store, run in process by a router of their own: no
 /// service, no snapshot, nothing in the background (Hummingbird's `.router` test framework idea).
-struct CollectionHarness {
-    let store = MemoryStore()
-    let router: Router
-    let audit: AuditLog
-    let directory: TokenDirectory
+package struct CollectionHarness {
+    package let store = MemoryStore()
+    package let router: Router
+    package let audit: AuditLog
+    package let directory: TokenDirectory
 
     /// - Parameter bootstrap: the bootstrap admin token (`tester`), nil for none.
-    init(
+    package init(
         bootstrap: String? = ServiceHarness.token, environments: [String] = ["production"], webhookPolicy: AddressPolicy = AddressPolicy()
     ) {
         var logger = Logger(label: "test")
@@ -35,19 +35,21 @@ struct CollectionHarness {
         router = Router([access, webhooks], gate: gate, logger: logger)
     }
 
-    func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
+    package func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }
 
-    static let admin = [("Authorization", "Bearer \(ServiceHarness.token)")]
+    package static let admin = [("Authorization", "Bearer \(ServiceHarness.token)")]
 
-    static func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
+    package static func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
     /// The answer's body as a JSON object (empty when it is none).
-    static func object(_ response: TestResponse) -> [String: Any] {
+    package static func object(_ response: TestResponse) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:]
     }
 
     /// Makes a token through the API with `headers` (the bootstrap token by default); returns its id and secret.
-    func makeToken(_ body: String, headers: [(String, String)] = CollectionHarness.admin) async throws -> (id: String, secret: String) {
+    package func makeToken(_ body: String, headers: [(String, String)] = CollectionHarness.admin) async throws -> (
+        id: String, secret: String
+    ) {
         let answer = await respond(
             to: TestRequest(.post, "/v1/tokens", headers: headers + [("Content-Type", "application/json")], body: Array(body.utf8)))
         try #require(answer.status == 201, "\(answer.text)")
@@ -56,7 +58,7 @@ struct CollectionHarness {
     }
 
     /// The audit log's entries as the bootstrap admin reads them.
-    func auditEntries() async throws -> [[String: Any]] {
+    package func auditEntries() async throws -> [[String: Any]] {
         let answer = await respond(to: TestRequest(.get, "/v1/audit", headers: Self.admin))
         try #require(answer.status == 200, "\(answer.text)")
         return Self.object(answer)["entries"] as? [[String: Any]] ?? []

@@ -10,19 +10,19 @@ import TabTestSupport
 import TabWebhooks
 
 /// A live service on 127.0.0.1, port 0, with the repository's `configs/` imported into `store`.
-struct ServiceHarness {
-    static let token = "test-admin-token-0123456789"
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+package struct ServiceHarness {
+    package static let token = "test-admin-token-0123456789"
+    package static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    let application: ServerApplication
-    let store: any TabStore
+    package let application: ServerApplication
+    package let store: any TabStore
 
-    var service: TabService { application.service }
-    var server: HTTPServer { application.server }
-    var port: UInt16 { application.port }
+    package var service: TabService { application.service }
+    package var server: HTTPServer { application.server }
+    package var port: UInt16 { application.port }
 
-    init(
+    package init(
         store: any TabStore = MemoryStore(),
         configuration: HTTPServerConfiguration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2),
         variantCacheBytes: Int = 512 << 20, webhookPolicy: AddressPolicy = AddressPolicy(), webhookDeliveries: Bool = true,
@@ -50,14 +50,15 @@ struct ServiceHarness {
             http: configuration, logger: logger)
     }
 
-    func client() -> HTTPTestClient { HTTPTestClient(port: port) }
+    package func client() -> HTTPTestClient { HTTPTestClient(port: port) }
 
-    static func admin(_ extra: [(String, String)] = []) -> [(String, String)] {
+    package static func admin(_ extra: [(String, String)] = []) -> [(String, String)] {
         [("Authorization", "Bearer \(token)")] + extra
     }
 }
 
-func document(_ titles: [String]) -> [UInt8] {
+/// A layout of one tab per title (ids `t0`, `t1`, …), as a request body.
+package func document(_ titles: [String]) -> [UInt8] {
     let tabs = titles.enumerated().map {
         #"{"id":"t\#($0.offset)","title":"\#($0.element)","rootViewController":"T\#($0.offset)ViewController"}"#
     }

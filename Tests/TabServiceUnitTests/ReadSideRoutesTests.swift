@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TabDelivery
+import TabServiceTestSupport
 import TabStore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import TabTestSupport
 import Testing
 
 /// `tabserver validate FILE` prints the lint's warnings and still exits 0; a file that does not compile exits 1.
@@ -8,7 +9,7 @@ import Testing
         try Data(source.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let process = Process()
-        process.executableURL = try SingleBinaryTests.LoneBinary.builtBinary()
+        process.executableURL = try builtExecutable("tabserver")
         process.arguments = ["validate", file.path]
         process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TABSERVER_") }
         let output = Pipe()
