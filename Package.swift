@@ -186,7 +186,7 @@ let package = Package(
             name: "TabServiceTestSupport",
             dependencies: [
                 "TabService", "TabConfigs", "MicroHTTPD", "TabStore", "TabTestSupport", "TabAccess", "TabWebhooks", "TabDelivery",
-                "TabSigning", "TabReview", .product(name: "Logging", package: "swift-log"),
+                "TabSigning", "TabReview", "TabTime", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TabServiceTestSupport",
             swiftSettings: strict

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TabStore
+import TabTime
 import TabWebhooks
 import Testing
 
@@ -14,22 +15,25 @@ package struct CollectionHarness {
     package let audit: AuditLog
     package let directory: TokenDirectory
 
-    /// - Parameter bootstrap: the bootstrap admin token (`tester`), nil for none.
+    /// - Parameters:
+    ///   - bootstrap: the bootstrap admin token (`tester`), nil for none.
+    ///   - clock: what tokens' expiry, the audit log and the webhooks read the time from (a test moves its own).
     package init(
-        bootstrap: String? = ServiceHarness.token, environments: [String] = ["production"], webhookPolicy: AddressPolicy = AddressPolicy()
+        bootstrap: String? = ServiceHarness.token, environments: [String] = ["production"], webhookPolicy: AddressPolicy = AddressPolicy(),
+        clock: TimeSource = .system
     ) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], clock: .system, logger: logger)
-        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: .system)
+        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], clock: clock, logger: logger)
+        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: clock)
         directory = credentials.directory
         let access = AccessRoutes(
             store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
-            environments: environments, failures: .ignored, logger: logger, now: { Date() })
-        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger, clock: .system)
+            environments: environments, failures: .ignored, logger: logger, now: { clock.date })
+        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger, clock: clock)
         let webhooks = WebhookRoutes(
             store: store, policy: webhookPolicy, resolver: SystemResolver(), outbox: outbox, audit: audit, failures: .ignored,
-            now: { Date() })
+            now: { clock.date })
         let gate = AccessGate(
             credentials: credentials, audit: audit, store: store, entryEnvironment: environments.first ?? "production", logger: logger)
         router = Router([access, webhooks], gate: gate, logger: logger)

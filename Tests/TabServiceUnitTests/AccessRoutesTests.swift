@@ -1,7 +1,9 @@
 import Foundation
+import Synchronization
 import TabAccess
 import TabServiceTestSupport
 import TabStore
+import TabTime
 import Testing
 
 @testable import TabService
@@ -74,7 +76,12 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
     }
 
     @Test func unknownMalformedWrongRevokedAndExpiredTokensAre401InvalidToken() async throws {
-        let harness = CollectionHarness()
+        // The harness's clock runs `skew` milliseconds ahead of the machine's: expiry is tested by moving it, not by
+        // sleeping past a moment (a busy machine running the suites in parallel can take longer than that moment).
+        let skew = Mutex<Int64>(0)
+        let clock = TimeSource(
+            wall: { Timestamp(unixMillis: TimeSource.system.unixMillis + skew.withLock { $0 }) }, monotonic: TimeSource.system.monotonic)
+        let harness = CollectionHarness(clock: clock)
         let made = try await harness.makeToken(#"{"name": "short lived", "scopes": ["read"]}"#)
         let wrongSecret = String(made.secret.dropLast()) + (made.secret.hasSuffix("A") ? "B" : "A")
         let unknown = "tsk_" + String(repeating: "a", count: 16) + String(made.secret.dropFirst(20))
@@ -95,16 +102,17 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         #expect(await harness.respond(to: TestRequest(.delete, "/v1/tokens/\(made.id)", headers: admin)).status == 204)
         #expect(await harness.respond(to: TestRequest(.delete, "/v1/tokens/aaaaaaaaaaaaaaaa", headers: admin)).status == 404)
 
-        // Expiry holds against the clock, with no store change: a token stored with an expiry a moment ahead.
+        // Expiry holds against the clock, with no store change: a token stored with an expiry a minute ahead, then
+        // the clock moved past it.
         let secret = IssuedSecret(for: TokenID.generate())
-        let now = Date()
+        let now = clock.date
         let expiring = AccessToken(
-            id: secret.id, name: "expiring", scopes: [.read], accounts: [.all], environments: nil, expiresAt: now.addingTimeInterval(1.5),
+            id: secret.id, name: "expiring", scopes: [.read], accounts: [.all], environments: nil, expiresAt: now.addingTimeInterval(60),
             createdAt: now, createdBy: "test", revokedAt: nil, lastUsedAt: nil, secrets: [.init(hash: secret.hash, createdAt: now)])
         try await harness.store.createToken(expiring.stored)
         try await harness.directory.reload(from: harness.store)
         #expect(await harness.respond(to: TestRequest(.get, "/v1/audit", headers: bearer(secret.token))).status == 200)
-        try await Task.sleep(for: .milliseconds(1600))
+        skew.withLock { $0 = 61_000 }
         let expired = await harness.respond(to: TestRequest(.get, "/v1/audit", headers: bearer(secret.token)))
         #expect(expired.status == 401 && expired.header("WWW-Authenticate")?.contains("the token has expired") == true)
     }
