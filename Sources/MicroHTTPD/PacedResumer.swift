@@ -130,6 +130,13 @@ public final class PacedResumer: @unchecked Sendable {
     /// What the resumer did so far.
     public var counted: Counters { counters.withLock { $0 } }
 
+    /// Whether its thread runs (or is starting): false once the thread ended after `idleSeconds` without work.
+    public var isRunning: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return running
+    }
+
     /// Items resumed by the thread and not yet picked up.
     public var unpicked: Int { outstanding.load(ordering: .relaxed) }
 

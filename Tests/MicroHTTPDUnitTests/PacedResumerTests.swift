@@ -112,7 +112,7 @@ import Testing
         owner.add(20)
         resumer.ready()
         #expect(try await eventually(seconds: 10) { owner.snapshot.resumed == 20 })
-        try await Task.sleep(for: .milliseconds(300))  // the thread ends after 50 ms without work
+        #expect(try await eventually(seconds: 10) { !resumer.isRunning })  // the thread ends after 50 ms without work
         owner.add(20)
         resumer.ready()
         #expect(try await eventually(seconds: 10) { owner.snapshot.resumed == 40 })

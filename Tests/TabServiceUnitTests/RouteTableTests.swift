@@ -3,6 +3,7 @@ import Logging
 import TabConfigs
 import TabServiceTestSupport
 import TabStore
+import TabTestSupport
 import Testing
 
 @testable import TabService
@@ -213,8 +214,7 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         let etag = try #require(current.header("ETag"))
         async let held = service.respond(
             to: TestRequest(.get, "/v1/accounts/lp/tabs", query: [("wait", "30")], headers: [("If-None-Match", etag)]))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(service.publisher.waiters.held == 1)
+        #expect(try await eventually(seconds: 10) { service.publisher.waiters.held == 1 })
         _ = await service.respond(
             to: TestRequest(
                 .put, "/v1/accounts/lp/layout",
@@ -225,7 +225,7 @@ private let iOS = [("Accept", "*/*"), ("Accept-Language", "fr-FR,fr;q=0.9,en;q=0
         let newTag = try #require(woken.header("ETag"))
         async let stopped = service.respond(
             to: TestRequest(.get, "/v1/accounts/lp/tabs", headers: [("If-None-Match", newTag), ("Prefer", "wait=30")]))
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await eventually(seconds: 10) { service.publisher.waiters.held == 1 })
         service.beginStopping()
         let answer = await stopped
         #expect(answer.status == 304 && answer.header("Preference-Applied") == "wait=30")
