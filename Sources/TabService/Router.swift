@@ -202,7 +202,7 @@ final class Router: Sendable {
         }
         let reply: HTTPReply
         do throws(Problem) {
-            // A route that declares no inputs (the client plane's) gets its match as it is: nothing to parse or copy.
+            // A route that declares no inputs gets its match as it is: nothing to parse or copy.
             let declared = matched.endpoint.inputs
             let match =
                 declared.isEmpty

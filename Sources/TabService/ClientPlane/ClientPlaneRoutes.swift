@@ -50,35 +50,12 @@ struct ClientPlaneRoutes: RouteCollection {
         return environment == environments.served ? top : top.environment(environment.text)
     }
 
-    /// The client's choices, as query parameters and the headers that stand for them.
-    static let clientChoices = [
-        "$ref: '#/components/parameters/clientLocale'", "$ref: '#/components/parameters/clientPlatform'",
-        "$ref: '#/components/parameters/clientAppVersion'", environmentParameter, environmentHeader,
-    ]
-
-    /// The environment a client reads (404 for one that does not exist).
-    static let environmentParameter = "{name: environment, in: query, schema: {type: string}}"
-    static let environmentHeader = "{name: Tabs-Environment, in: header, schema: {type: string}}"
-
-    /// Headers and parameters of a conditional, negotiated read.
-    static let negotiatedRead = [
-        "{name: Accept-Language, in: header, schema: {type: string}}", "{name: X-Client-Platform, in: header, schema: {type: string}}",
-        "{name: X-App-Version, in: header, schema: {type: string}}", "{name: If-None-Match, in: header, schema: {type: string}}",
-        "{name: If-Modified-Since, in: header, schema: {type: string}}",
-    ]
-
     static let routes: [Route<ClientPlaneRoutes>] = [
         Route(
             .get, "/v1/accounts/{account}/tabs", .open, label: "tabs", representation: true,
+            inputs: Inputs.choices + [Inputs.version, Inputs.wait] + Inputs.negotiated,
             APIOperation(
                 "The compiled layout of an account (default's when it has none).",
-                parameters: clientChoices + negotiatedRead + [
-                    "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
-                    "{name: Prefer, in: header, description: 'wait=N (RFC 7240), as ?wait=N.', schema: {type: string}}",
-                    "{name: version, in: query, description: 'This version by number, while an environment serves it (immutable; not by install or environment).', schema: {type: integer, minimum: 1}}",
-                    "{name: installId, in: query, description: 'The install (as X-Install-Id): its rollout arm.', schema: {type: string}}",
-                    "{name: X-Install-Id, in: header, schema: {type: string}}",
-                ],
                 responses: [
                     (
                         200,
@@ -96,17 +73,14 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: 'Not modified (same ETag, no body).'}"), (400, APIOperation.problem),
                     (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in
-            routes.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
+        ) { routes, request, match throws(Problem) in
+            try routes.serveTabs(request, ClientInputs(match.inputs), format: nil, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
+            inputs: [Inputs.account, Inputs.environment, Inputs.environmentHeader, Inputs.wait, .readInPlace(.header, "If-None-Match")],
             APIOperation(
                 "What every install needs to choose its arm itself: the stable version and the rollout's (the same bytes for every install).",
-                parameters: [
-                    environmentParameter, environmentHeader, "{name: If-None-Match, in: header, schema: {type: string}}",
-                    "{name: wait, in: query, description: 'Long-poll: hold up to this many seconds while If-None-Match is current.', schema: {type: integer, minimum: 0}}",
-                ],
                 responses: [
                     (
                         200,
@@ -120,9 +94,9 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: 'Not modified.'}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.serveManifest(request, account: match["account"]) },
+        ) { routes, request, match throws(Problem) in try routes.serveManifest(request, ClientInputs(match.inputs)) },
         Route(
-            .get, "/v1/keys", .open, label: "keys",
+            .get, "/v1/keys", .open, label: "keys", inputs: [.readInPlace(.header, "If-None-Match")],
             APIOperation(
                 "The public keys of --signing-key: the first signs Tabs-Signature, every one may be pinned.",
                 responses: [
@@ -139,8 +113,9 @@ struct ClientPlaneRoutes: RouteCollection {
         ) { routes, request, _ in routes.keysReply(request) },
         Route(
             .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
+            inputs: Inputs.choices + [Inputs.wait] + Inputs.negotiated,
             APIOperation(
-                "Seed 000's ApplicationHierarchy array, localized, as an XML property list.", parameters: clientChoices,
+                "Seed 000's ApplicationHierarchy array, localized, as an XML property list.",
                 responses: [
                     (
                         200,
@@ -153,15 +128,18 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in
-            routes.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
+        ) { routes, request, match throws(Problem) in
+            try routes.serveTabs(request, ClientInputs(match.inputs), format: .legacyPlist, remembering: match.memoSlot)
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
-            inputs: [.query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours")],
+            inputs: Inputs.choices + [
+                Inputs.wait,
+                .query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours"),
+                .query("selected", String.self, description: "The id of the tab drawn selected (drawn for the request, not shared)."),
+            ] + Inputs.negotiated,
             APIOperation(
                 "The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.",
-                parameters: clientChoices + ["{name: selected, in: query, schema: {type: string}}"],
                 responses: [
                     (
                         200,
@@ -174,18 +152,21 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (406, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match in
-            routes.servePreview(request, account: match["account"], scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light)
+        ) { routes, request, match throws(Problem) in
+            try routes.servePreview(
+                request, ClientInputs(match.inputs), scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light,
+                selected: match.inputs.query("selected", as: String.self))
         },
         Route(
             .get, "/v1/accounts/{account}/tabs/bundle", .open, label: "bundle",
+            inputs: [
+                Inputs.account, Inputs.platform, Inputs.appVersion, Inputs.environment, Inputs.environmentHeader,
+                .readInPlace(
+                    .query, "locale", schema: "{type: array, maxItems: \(bundleLocaleLimit), items: {type: string}}",
+                    description: "Repeated: the locales shipped (every locale of the layout without one)."),
+            ],
             APIOperation(
                 "What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.",
-                parameters: [
-                    "{name: locale, in: query, schema: {type: array, maxItems: 64, items: {type: string}}, style: form, explode: true}",
-                    "$ref: '#/components/parameters/clientPlatform'", "$ref: '#/components/parameters/clientAppVersion'",
-                    environmentParameter, environmentHeader,
-                ],
                 responses: [
                     (
                         200,
@@ -197,6 +178,6 @@ struct ClientPlaneRoutes: RouteCollection {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { routes, request, match in routes.serveBundle(request, account: match["account"]) },
+        ) { routes, request, match throws(Problem) in try routes.serveBundle(request, ClientInputs(match.inputs)) },
     ]
 }
