@@ -254,34 +254,64 @@ struct RouteInputs: Sendable {
         // By index, reading fields in place: a copy of each declaration would retain its schema and refusals, shared
         // by every worker thread, on every request.
         for index in declared.indices {
-            guard let type = declared[index].type else { continue }
-            var name = declared[index].name
-            var text: String?
-            switch declared[index].location {
-            case .path: text = match[name]
-            case .query: text = request.query(name)
-            case .header: text = declared[index].joinsRepeats ? request.headerList(name) : request.header(name)
-            }
-            if text == nil, let fallback = declared[index].fallbackHeader {
-                name = fallback
-                text = header(fallback, request, joined: declared[index].joinsRepeats)
-            }
-            guard let text else { continue }
+            guard let type = declared[index].type, let (text, name) = declared[index].text(in: request, match: match) else { continue }
             do throws(InputRefusal) {
                 inputs.set(index, try type.init(input: text, named: name))
             } catch {
-                switch error {
-                case .problem(let problem): throw problem
-                case .field(let message): wrong.append(FieldError(pointer: "/" + declared[index].name, message: message))
-                }
+                try refuse(error, declared[index].name, into: &wrong)
             }
         }
-        guard wrong.isEmpty else { throw .invalidFields(InvalidFields(errors: wrong), what: "\(label) query", kind: .badRequest) }
+        try finish(wrong, label: label)
         return inputs
     }
 
-    /// The header field `name` read in a query argument's absence, its values joined when `joined` as `Prefer` is read
-    /// for `?wait=` (a String only when the request has the field).
+    /// Reads `input` from the request as `Value`, nil when absent: what a handler that reads its declared inputs
+    /// itself calls (``Endpoint/readsItsInputs``). Specialized for `Value`, so that no value is boxed.
+    /// - Throws: the ``InputRefusal/problem(_:)`` that answers a bad value; a field refusal is added to `wrong`
+    ///   (answered by ``finish(_:label:)``).
+    static func read<Value: RouteInputValue>(
+        _ input: RouteInput, as type: Value.Type, _ request: borrowing HTTPRequest, _ match: RouteMatch, wrong: inout [FieldError]
+    ) throws(Problem) -> Value? {
+        guard let (text, name) = input.text(in: request, match: match) else { return nil }
+        do throws(InputRefusal) {
+            return try Value(input: text, named: name)
+        } catch {
+            try refuse(error, input.name, into: &wrong)
+            return nil
+        }
+    }
+
+    /// Throws a refusal's problem, or adds its field error at the input's pointer to `wrong`.
+    private static func refuse(_ refusal: InputRefusal, _ name: String, into wrong: inout [FieldError]) throws(Problem) {
+        switch refusal {
+        case .problem(let problem): throw problem
+        case .field(let message): wrong.append(FieldError(pointer: "/" + name, message: message))
+        }
+    }
+
+    /// One 400 for every field refusal of the route's inputs ("the `label` query has N problems"), if any.
+    static func finish(_ wrong: [FieldError], label: String) throws(Problem) {
+        guard wrong.isEmpty else { throw .invalidFields(InvalidFields(errors: wrong), what: "\(label) query", kind: .badRequest) }
+    }
+}
+
+extension RouteInput {
+    /// This input's text in the request and the name it was read under (its fallback header's when the query
+    /// argument is absent), nil when the request has neither.
+    func text(in request: borrowing HTTPRequest, match: RouteMatch) -> (text: String, name: String)? {
+        let text: String? =
+            switch location {
+            case .path: match[name]
+            case .query: request.query(name)
+            case .header: Self.header(name, request, joined: joinsRepeats)
+            }
+        if let text { return (text, name) }
+        guard let fallbackHeader, let text = Self.header(fallbackHeader, request, joined: joinsRepeats) else { return nil }
+        return (text, fallbackHeader)
+    }
+
+    /// The header field `name`, its values joined when `joined` (`If-Match`, and `Prefer` read for `?wait=`): a String
+    /// only when the request has the field.
     private static func header(_ name: String, _ request: borrowing HTTPRequest, joined: Bool) -> String? {
         joined ? request.withCombinedHeader(name) { $0.map { String(decoding: $0, as: UTF8.self) } } : request.header(name)
     }

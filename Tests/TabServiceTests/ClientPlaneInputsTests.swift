@@ -42,6 +42,22 @@ import Testing
         }
     }
 
+    @Test func everyOperationThatDeclaresIfMatchAnswersAndDocuments412() async {
+        let harness = ReadSideHarness()
+        let yaml = OpenAPIDocument.yaml
+        for path in ["tabs", "ApplicationHierarchy.plist", "tabs/preview.svg"] {
+            let answer = await harness.respond(to: TestRequest(.get, "/v1/accounts/jack/\(path)", headers: [("If-Match", "\"stale\"")]))
+            #expect(answer.status == 412, "\(path): \(answer.status)")
+            guard let start = yaml.range(of: "\n  /v1/accounts/{account}/\(path):\n") else {
+                Issue.record("\(path) is not in openapi.yaml")
+                continue
+            }
+            let rest = yaml[start.upperBound...]
+            let get = rest.range(of: "\n    head:").map { rest[..<$0.lowerBound] } ?? rest
+            #expect(get.contains("{name: If-Match, in: header") && get.contains("'412':"), "\(path) declares If-Match without a 412")
+        }
+    }
+
     @Test func openAPIListsEveryInputTheClientPlaneReads() {
         let representation = [
             "locale", "platform", "X-Client-Platform", "appVersion", "X-App-Version", "environment", "Tabs-Environment", "installId",

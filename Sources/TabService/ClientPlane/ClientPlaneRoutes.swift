@@ -52,8 +52,8 @@ struct ClientPlaneRoutes: RouteCollection {
 
     static let routes: [Route<ClientPlaneRoutes>] = [
         Route(
-            .get, "/v1/accounts/{account}/tabs", .open, label: "tabs", representation: true,
-            inputs: Inputs.choices + [Inputs.version, Inputs.wait] + Inputs.negotiated,
+            .get, "/v1/accounts/{account}/tabs", label: "tabs", representation: true, reads: [.choices, .version, .wait],
+            inPlace: Inputs.negotiated,
             APIOperation(
                 "The compiled layout of an account (default's when it has none).",
                 responses: [
@@ -71,14 +71,14 @@ struct ClientPlaneRoutes: RouteCollection {
                         """
                     ),
                     (304, "{description: 'Not modified (same ETag, no body).'}"), (400, APIOperation.problem),
-                    (404, APIOperation.problem), (406, APIOperation.problem), (503, APIOperation.problem),
+                    (404, APIOperation.problem), (406, APIOperation.problem), (412, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in
-            try routes.serveTabs(request, ClientInputs(match.inputs), format: nil, remembering: match.memoSlot)
+        ) { routes, request, match, inputs throws(Problem) in
+            try routes.serveTabs(request, inputs, format: nil, remembering: match.memoSlot)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
-            inputs: [Inputs.account, Inputs.environment, Inputs.environmentHeader, Inputs.wait, .readInPlace(.header, "If-None-Match")],
+            .get, "/v1/accounts/{account}/tabs/manifest", label: "tabs_manifest", reads: [.environment, .wait],
+            inPlace: [.readInPlace(.header, "If-None-Match")],
             APIOperation(
                 "What every install needs to choose its arm itself: the stable version and the rollout's (the same bytes for every install).",
                 responses: [
@@ -94,7 +94,7 @@ struct ClientPlaneRoutes: RouteCollection {
                     (304, "{description: 'Not modified.'}"), (400, APIOperation.problem), (404, APIOperation.problem),
                     (503, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in try routes.serveManifest(request, ClientInputs(match.inputs)) },
+        ) { routes, request, _, inputs throws(Problem) in try routes.serveManifest(request, inputs) },
         Route(
             .get, "/v1/keys", .open, label: "keys", inputs: [.readInPlace(.header, "If-None-Match")],
             APIOperation(
@@ -112,8 +112,8 @@ struct ClientPlaneRoutes: RouteCollection {
                 ])
         ) { routes, request, _ in routes.keysReply(request) },
         Route(
-            .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
-            inputs: Inputs.choices + [Inputs.wait] + Inputs.negotiated,
+            .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", label: "application_hierarchy", representation: true,
+            reads: [.choices, .wait], inPlace: Inputs.negotiated,
             APIOperation(
                 "Seed 000's ApplicationHierarchy array, localized, as an XML property list.",
                 responses: [
@@ -126,18 +126,14 @@ struct ClientPlaneRoutes: RouteCollection {
                         """
                     ),
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
-                    (406, APIOperation.problem), (503, APIOperation.problem),
+                    (406, APIOperation.problem), (412, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in
-            try routes.serveTabs(request, ClientInputs(match.inputs), format: .legacyPlist, remembering: match.memoSlot)
+        ) { routes, request, match, inputs throws(Problem) in
+            try routes.serveTabs(request, inputs, format: .legacyPlist, remembering: match.memoSlot)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
-            inputs: Inputs.choices + [
-                Inputs.wait,
-                .query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours"),
-                .query("selected", String.self, description: "The id of the tab drawn selected (drawn for the request, not shared)."),
-            ] + Inputs.negotiated,
+            .get, "/v1/accounts/{account}/tabs/preview.svg", label: "preview", representation: true,
+            reads: [.choices, .wait, .scheme, .selected], inPlace: Inputs.negotiated,
             APIOperation(
                 "The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.",
                 responses: [
@@ -150,20 +146,17 @@ struct ClientPlaneRoutes: RouteCollection {
                         """
                     ),
                     (304, "{description: Not modified.}"), (400, APIOperation.problem), (404, APIOperation.problem),
-                    (406, APIOperation.problem), (503, APIOperation.problem),
+                    (406, APIOperation.problem), (412, APIOperation.problem), (503, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in
-            try routes.servePreview(
-                request, ClientInputs(match.inputs), scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light,
-                selected: match.inputs.query("selected", as: String.self))
+        ) { routes, request, _, inputs throws(Problem) in
+            try routes.servePreview(request, inputs, scheme: inputs.scheme ?? .light, selected: inputs.selected)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/bundle", .open, label: "bundle",
-            inputs: [
-                Inputs.account, Inputs.platform, Inputs.appVersion, Inputs.environment, Inputs.environmentHeader,
+            .get, "/v1/accounts/{account}/tabs/bundle", label: "bundle", reads: [.platform, .appVersion, .environment],
+            inPlace: [
                 .readInPlace(
                     .query, "locale", schema: "{type: array, maxItems: \(bundleLocaleLimit), items: {type: string}}",
-                    description: "Repeated: the locales shipped (every locale of the layout without one)."),
+                    description: "Repeated: the locales shipped (every locale of the layout without one).")
             ],
             APIOperation(
                 "What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.",
@@ -178,6 +171,6 @@ struct ClientPlaneRoutes: RouteCollection {
                     ),
                     (400, APIOperation.problem), (404, APIOperation.problem),
                 ])
-        ) { routes, request, match throws(Problem) in try routes.serveBundle(request, ClientInputs(match.inputs)) },
+        ) { routes, request, _, inputs throws(Problem) in try routes.serveBundle(request, inputs) },
     ]
 }
