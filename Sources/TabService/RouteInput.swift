@@ -165,9 +165,9 @@ struct RouteInput: Sendable {
 
 /// The typed values of a route's declared inputs, parsed by the router before the handler runs: a handler reads
 /// only what its route declares (an undeclared name reads as nothing). Kept beside the declarations (the route's own
-/// array, shared): the first ``inline`` in inline slots, so that the read path's inputs cost no allocation per request
-/// (the client plane's are declared first, inputs read in place last);
-/// the rest (write routes, with their options) in an array.
+/// array, shared): the first ``inline`` in inline slots, each boxed as `any Sendable` when larger than three words;
+/// the rest (write routes, with their options) in an array. The client plane's handlers read theirs themselves
+/// (``Endpoint/readsItsInputs``), with no box and no lookup by name.
 struct RouteInputs: Sendable {
     /// How many inputs are held without an allocation.
     static let inline = 10
