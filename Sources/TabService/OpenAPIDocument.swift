@@ -342,7 +342,7 @@ enum OpenAPIDocument {
                 answers.append((status, body ? APIOperation.problem : "{description: \(quoted(headDescription(status)))}"))
             }
         }
-        let parameters = route.inputs.filter { $0.location != .path }.map(\.parameterYAML) + route.operation.parameters
+        let parameters = route.inputs.filter { $0.location != .path }.flatMap(\.parameterYAMLs) + route.operation.parameters
         if !parameters.isEmpty {
             out += "      parameters:\n" + parameters.map { "        - \($0)\n" }.joined()
         }

@@ -47,8 +47,12 @@ struct Endpoint: Sendable {
     let isRepresentation: Bool
     /// A request that changes what the service serves (logged as a committed change).
     let changesState: Bool
-    /// What the router parses for the handler, before it runs (``RouteInputs``); `openapi.yaml`'s parameters.
+    /// What the router parses for the handler, before it runs (``RouteInputs``), unless ``readsItsInputs``;
+    /// `openapi.yaml`'s parameters.
     let inputs: [RouteInput]
+    /// The handler reads its declared inputs itself, each typed (``RouteInputs/read(_:as:_:_:wrong:)``): the read
+    /// path's routes, whose inputs are then held in no box and looked up by no name.
+    let readsItsInputs: Bool
     /// Whether it reads or writes the store: then it can answer 503 (no answer) and 507 (disk full), listed in
     /// `openapi.yaml` from this.
     let touchesStore: Bool
@@ -73,17 +77,19 @@ struct Route<Owner: Sendable>: Sendable {
 
     /// - Parameters:
     ///   - inputs: the path, query and header inputs the handler reads (``RouteMatch/inputs``).
+    ///   - readsItsInputs: the handler reads `inputs` itself (``Endpoint/readsItsInputs``); the router does not.
     ///   - touchesStore: whether the handler reads or writes the store (503 and 507 in `openapi.yaml`).
     init(
         _ method: HTTPMethod, _ template: String, _ access: Access, label: String, representation: Bool = false,
-        changesState: Bool? = nil, inputs: [RouteInput] = [], touchesStore: Bool = false, environmentsInBody: Bool = false,
+        changesState: Bool? = nil, inputs: [RouteInput] = [], readsItsInputs: Bool = false, touchesStore: Bool = false,
+        environmentsInBody: Bool = false,
         _ operation: APIOperation,
         handler: @escaping @Sendable (Owner, borrowing HTTPRequest, RouteMatch) throws(Problem) -> HTTPReply
     ) {
         endpoint = Endpoint(
             method: method, template: template, access: access, label: label, isRepresentation: representation,
-            changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), inputs: inputs, touchesStore: touchesStore,
-            environmentsInBody: environmentsInBody, operation: operation)
+            changesState: changesState ?? [.put, .patch, .delete, .post].contains(method), inputs: inputs, readsItsInputs: readsItsInputs,
+            touchesStore: touchesStore, environmentsInBody: environmentsInBody, operation: operation)
         self.handler = handler
     }
 

@@ -64,11 +64,19 @@ struct RouteInput: Sendable {
     let description: String?
     /// A header field that may repeat (`If-Match`) is read whole: its values joined with ", " (RFC 9110 §5.3).
     let joinsRepeats: Bool
-    /// The type's parse.
-    let parse: @Sendable (String) throws(InputRefusal) -> any Sendable
+    /// The header field read when the query argument is absent (`X-Client-Platform` for `?platform=`): the value is
+    /// parsed with the header's name. Its OpenAPI schema and description follow.
+    let fallbackHeader: String?
+    let fallbackSchema: String?
+    let fallbackDescription: String?
+    /// The type whose parse reads it; nil for an input the handler reads in place
+    /// (``readInPlace(_:_:schema:description:)``). A metatype, not a closure: reading it on the read path touches no
+    /// reference count that every worker thread shares.
+    let type: (any RouteInputValue.Type)?
 
     private init<Value: RouteInputValue>(
-        _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false
+        _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false,
+        fallbackHeader: String? = nil, fallbackSchema: String? = nil, fallbackDescription: String? = nil
     ) {
         self.location = location
         self.name = name
@@ -77,7 +85,24 @@ struct RouteInput: Sendable {
         self.component = component
         self.description = description
         self.joinsRepeats = joinsRepeats
-        parse = { text throws(InputRefusal) in try Value(input: text, named: name) }
+        self.fallbackHeader = fallbackHeader
+        self.fallbackSchema = fallbackSchema ?? Value.schema
+        self.fallbackDescription = fallbackDescription
+        self.type = type
+    }
+
+    private init(_ location: Location, _ name: String, schema: String, description: String?) {
+        self.location = location
+        self.name = name
+        self.schema = schema
+        refusals = []
+        component = nil
+        self.description = description
+        joinsRepeats = false
+        fallbackHeader = nil
+        fallbackSchema = nil
+        fallbackDescription = nil
+        type = nil
     }
 
     /// The path template's `{name}`, read as `Value`; documented by the parameter `component` when given.
@@ -90,6 +115,28 @@ struct RouteInput: Sendable {
         _ name: String, _ type: Value.Type, component: String? = nil, description: String? = nil
     ) -> RouteInput {
         RouteInput(.query, name, type, component: component, description: description)
+    }
+
+    /// The query argument `name`, else the header field `header` (every value of it, joined, when it `repeats`), read as
+    /// `Value` when either is present (`?platform=` over `X-Client-Platform`); `Value` is given the name it was read
+    /// under. Documented as two parameters, the header's with `headerSchema` (`Value`'s unless given) and
+    /// `headerDescription` ("As ?name=" unless given).
+    static func query<Value: RouteInputValue>(
+        _ name: String, orHeader header: String, _ type: Value.Type, component: String? = nil, description: String? = nil,
+        headerSchema: String? = nil, headerDescription: String? = nil, repeats: Bool = false
+    ) -> RouteInput {
+        RouteInput(
+            .query, name, type, component: component, description: description, joinsRepeats: repeats, fallbackHeader: header,
+            fallbackSchema: headerSchema, fallbackDescription: headerDescription)
+    }
+
+    /// An input the handler reads from the request itself, declared so that `openapi.yaml` lists it: a negotiation or
+    /// conditional header field read as bytes where it is (`Accept-Language`, `If-None-Match`), a repeated query
+    /// argument. The router does not read it; it has no slot in ``RouteInputs``.
+    static func readInPlace(_ location: Location, _ name: String, schema: String = "{type: string}", description: String? = nil)
+        -> RouteInput
+    {
+        RouteInput(location, name, schema: schema, description: description)
     }
 
     /// The header field `name`, read as `Value` when present (every value of it, joined, when it `repeats`);
@@ -107,18 +154,30 @@ struct RouteInput: Sendable {
         let described = description.map { ", description: '\($0)'" } ?? ""
         return "{name: \(name), in: \(location.rawValue)\(required)\(described), schema: \(schema)}"
     }
+
+    /// Its OpenAPI `parameters` entries: ``parameterYAML``, then the header field read in its absence, if any.
+    var parameterYAMLs: [String] {
+        guard let fallbackHeader else { return [parameterYAML] }
+        let described = fallbackDescription ?? "As ?\(name)= (which wins)."
+        return [parameterYAML, "{name: \(fallbackHeader), in: header, description: '\(described)', schema: \(fallbackSchema ?? schema)}"]
+    }
 }
 
 /// The typed values of a route's declared inputs, parsed by the router before the handler runs: a handler reads
 /// only what its route declares (an undeclared name reads as nothing). Kept beside the declarations (the route's own
-/// array, shared): the first ``inline`` in inline slots, so that the read path's inputs cost no allocation per request;
-/// the rest (write routes, with their options) in an array.
+/// array, shared): the first ``inline`` in inline slots, each boxed as `any Sendable` when larger than three words;
+/// the rest (write routes, with their options) in an array. The client plane's handlers read theirs themselves
+/// (``Endpoint/readsItsInputs``), with no box and no lookup by name.
 struct RouteInputs: Sendable {
     /// How many inputs are held without an allocation.
-    static let inline = 4
+    static let inline = 10
 
     private var declared: [RouteInput] = []
-    private var values: ((any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?) = (nil, nil, nil, nil)
+    private var values:
+        (
+            (any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?, (any Sendable)?,
+            (any Sendable)?, (any Sendable)?, (any Sendable)?
+        ) = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
     /// The values of the inputs past the inline ones, by index − ``inline``.
     private var overflow: [(any Sendable)?] = []
 
@@ -127,7 +186,9 @@ struct RouteInputs: Sendable {
 
     private init(declared: [RouteInput]) {
         self.declared = declared
-        if declared.count > Self.inline { overflow = Array(repeating: nil, count: declared.count - Self.inline) }
+        // Inputs read in place come last and hold no value.
+        let held = declared.lastIndex { $0.type != nil }.map { $0 + 1 } ?? 0
+        if held > Self.inline { overflow = Array(repeating: nil, count: held - Self.inline) }
     }
 
     /// The value of the declared input at `location` named `name`, nil when absent or undeclared.
@@ -138,6 +199,12 @@ struct RouteInputs: Sendable {
         case 1: values.1
         case 2: values.2
         case 3: values.3
+        case 4: values.4
+        case 5: values.5
+        case 6: values.6
+        case 7: values.7
+        case 8: values.8
+        case 9: values.9
         default: overflow[index - Self.inline]
         }
     }
@@ -148,6 +215,12 @@ struct RouteInputs: Sendable {
         case 1: values.1 = value
         case 2: values.2 = value
         case 3: values.3 = value
+        case 4: values.4 = value
+        case 5: values.5 = value
+        case 6: values.6 = value
+        case 7: values.7 = value
+        case 8: values.8 = value
+        case 9: values.9 = value
         default: overflow[index - Self.inline] = value
         }
     }
@@ -178,24 +251,68 @@ struct RouteInputs: Sendable {
     {
         var inputs = RouteInputs(declared: declared)
         var wrong: [FieldError] = []
-        for (index, input) in declared.enumerated() {
-            let text: String?
-            switch input.location {
-            case .path: text = match[input.name]
-            case .query: text = request.query(input.name)
-            case .header: text = input.joinsRepeats ? request.headerList(input.name) : request.header(input.name)
-            }
-            guard let text else { continue }
+        // By index, reading fields in place: a copy of each declaration would retain its schema and refusals, shared
+        // by every worker thread, on every request.
+        for index in declared.indices {
+            guard let type = declared[index].type, let (text, name) = declared[index].text(in: request, match: match) else { continue }
             do throws(InputRefusal) {
-                inputs.set(index, try input.parse(text))
+                inputs.set(index, try type.init(input: text, named: name))
             } catch {
-                switch error {
-                case .problem(let problem): throw problem
-                case .field(let message): wrong.append(FieldError(pointer: "/" + input.name, message: message))
-                }
+                try refuse(error, declared[index].name, into: &wrong)
             }
         }
-        guard wrong.isEmpty else { throw .invalidFields(InvalidFields(errors: wrong), what: "\(label) query", kind: .badRequest) }
+        try finish(wrong, label: label)
         return inputs
+    }
+
+    /// Reads `input` from the request as `Value`, nil when absent: what a handler that reads its declared inputs
+    /// itself calls (``Endpoint/readsItsInputs``). Specialized for `Value`, so that no value is boxed.
+    /// - Throws: the ``InputRefusal/problem(_:)`` that answers a bad value; a field refusal is added to `wrong`
+    ///   (answered by ``finish(_:label:)``).
+    static func read<Value: RouteInputValue>(
+        _ input: RouteInput, as type: Value.Type, _ request: borrowing HTTPRequest, _ match: RouteMatch, wrong: inout [FieldError]
+    ) throws(Problem) -> Value? {
+        guard let (text, name) = input.text(in: request, match: match) else { return nil }
+        do throws(InputRefusal) {
+            return try Value(input: text, named: name)
+        } catch {
+            try refuse(error, input.name, into: &wrong)
+            return nil
+        }
+    }
+
+    /// Throws a refusal's problem, or adds its field error at the input's pointer to `wrong`.
+    private static func refuse(_ refusal: InputRefusal, _ name: String, into wrong: inout [FieldError]) throws(Problem) {
+        switch refusal {
+        case .problem(let problem): throw problem
+        case .field(let message): wrong.append(FieldError(pointer: "/" + name, message: message))
+        }
+    }
+
+    /// One 400 for every field refusal of the route's inputs ("the `label` query has N problems"), if any.
+    static func finish(_ wrong: [FieldError], label: String) throws(Problem) {
+        guard wrong.isEmpty else { throw .invalidFields(InvalidFields(errors: wrong), what: "\(label) query", kind: .badRequest) }
+    }
+}
+
+extension RouteInput {
+    /// This input's text in the request and the name it was read under (its fallback header's when the query
+    /// argument is absent), nil when the request has neither.
+    func text(in request: borrowing HTTPRequest, match: RouteMatch) -> (text: String, name: String)? {
+        let text: String? =
+            switch location {
+            case .path: match[name]
+            case .query: request.query(name)
+            case .header: Self.header(name, request, joined: joinsRepeats)
+            }
+        if let text { return (text, name) }
+        guard let fallbackHeader, let text = Self.header(fallbackHeader, request, joined: joinsRepeats) else { return nil }
+        return (text, fallbackHeader)
+    }
+
+    /// The header field `name`, its values joined when `joined` (`If-Match`, and `Prefer` read for `?wait=`): a String
+    /// only when the request has the field.
+    private static func header(_ name: String, _ request: borrowing HTTPRequest, joined: Bool) -> String? {
+        joined ? request.withCombinedHeader(name) { $0.map { String(decoding: $0, as: UTF8.self) } } : request.header(name)
     }
 }

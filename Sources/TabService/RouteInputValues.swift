@@ -225,9 +225,12 @@ struct ClientPlatform: RouteInputValue {
 /// `?appVersion=` of a drawing: a dotted version, as `X-App-Version` names one (400 otherwise, as on `…/tabs`).
 struct ClientAppVersion: RouteInputValue {
     let version: AppVersion
+    /// The text as `?appVersion=` gave it; nil when `X-App-Version` did (a bundle repeats the query's).
+    private(set) var query: String?
 
     init(input text: String, named name: String) throws(InputRefusal) {
         do throws(Problem) { try self.init(text) } catch { throw .problem(error) }
+        if name == "appVersion" { query = text }
     }
 
     /// The version `text` names, as the client plane reads `?appVersion=` and `X-App-Version`.

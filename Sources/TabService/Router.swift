@@ -202,10 +202,10 @@ final class Router: Sendable {
         }
         let reply: HTTPReply
         do throws(Problem) {
-            // A route that declares no inputs (the client plane's) gets its match as it is: nothing to parse or copy.
+            // A route that declares no inputs, or reads them itself, gets its match as it is: nothing to parse or copy.
             let declared = matched.endpoint.inputs
             let match =
-                declared.isEmpty
+                declared.isEmpty || matched.endpoint.readsItsInputs
                 ? matched.match
                 : matched.match.with(try RouteInputs.parse(declared, request: request, match: matched.match, label: matched.endpoint.label))
             reply = try handlers[matched.index](request, match)

@@ -97,4 +97,11 @@ import Testing
         #expect(control?.description.contains("U+0007") == true)
         #expect(failure { try InstallID.parse("abc\u{85}") }?.status == 400)
     }
+
+    @Test func aControlCharacterIsWhatUnicodeCallsOne() {
+        let disagreeing = (0...0x10FFFF).lazy.compactMap(Unicode.Scalar.init).filter {
+            InstallID.isControl($0) != ($0.properties.generalCategory == .control)
+        }
+        #expect(disagreeing.first == nil)
+    }
 }

@@ -101,7 +101,7 @@ import Testing
     /// RFC 7240: a quoted value and unknown parameters are a `wait` preference like any other.
     @Test(arguments: ["wait=\"1\"", "wait=1;foo", "wait = 1", "respond-async, wait=1", "wait=1; foo=\"a,b\""])
     func preferWaitAcceptsQuotedValuesAndParameters(field: String) async throws {
-        #expect(ClientPlaneRoutes.preferredWait(field) == "1", "\(field)")
+        #expect(WaitRequest.preferredWait(field) == "1", "\(field)")
         let service = try await Self.service()
         let first = await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs"))
         let etag = try #require(first.header("ETag"))

@@ -9,35 +9,27 @@ extension ClientPlaneRoutes {
     /// `GET …/tabs/bundle?locale=L&locale=M&platform=P&appVersion=V`: what an app ships so that its first launch
     /// needs no network and its first request is a 304 — per locale, the compiled layout and the tags `…/tabs`
     /// gives for it (identity and each coding).
-    func serveBundle(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        let platform: Platform?
-        let appVersion: AppVersion?
-        let environment: EnvironmentName
-        switch clientContext(request) {
-        case .success(let context): (platform, appVersion, environment) = context
-        case .failure(let problem): return .response(problem.response)
-        }
+    /// - Throws: 400 for a bad or an over-long list of locales, 404 for an environment or a layout there is none of.
+    func serveBundle(_ request: borrowing HTTPRequest, _ inputs: ClientInputs) throws(Problem) -> HTTPReply {
+        let (account, platform, appVersion) = (inputs.account, inputs.platform, inputs.appVersion?.version)
+        let environment = try self.environment(inputs)
+        // Repeated, so read here rather than as one declared value.
         let asked = request.queryValues("locale")
         guard asked.count <= Self.bundleLocaleLimit else {
-            return .response(
-                Problem.badRequest("a bundle is asked for at most \(Self.bundleLocaleLimit) locale parameters, not \(asked.count)").response
-            )
+            throw Problem.badRequest("a bundle is asked for at most \(Self.bundleLocaleLimit) locale parameters, not \(asked.count)")
         }
         for locale in asked where !isValidLocale(locale) {
-            return .response(Problem.badRequest("'\(locale.prefix(64))' is not a locale tag such as en or fr-CA").response)
+            throw Problem.badRequest("'\(locale.prefix(64))' is not a locale tag such as en or fr-CA")
         }
         let snapshot = self.snapshot(for: environment)
-        guard let entry = snapshot.entry(for: account) else {
-            return .response(Problem.noLayout(account).response)
-        }
+        guard let entry = snapshot.entry(for: account) else { throw Problem.noLayout(account) }
         // One representation per locale of the layout that the asked tags choose, in the order first asked: `fr`,
         // `fr-FR` and `fr` again are one entry (a repeated parameter cannot multiply the answer).
         var chosen: [Int] = []
         for index in asked.isEmpty ? Array(entry.locales.indices) : asked.map(entry.localeIndex(asked:)) where !chosen.contains(index) {
             chosen.append(index)
         }
-        let appVersionText = request.query("appVersion")
+        let appVersionText = inputs.appVersion?.query
         // Compiling and compressing each variant (brotli too, so that the bundle lists every coding's tag) is done
         // off libmicrohttpd's threads.
         let (locales, targetPlatform, targetVersion) = (chosen, platform, appVersion)
@@ -64,7 +56,7 @@ extension ClientPlaneRoutes {
             let wanted = VariantRequest(
                 account: account, format: .json, localeQuery: locale, acceptLanguage: nil, platform: platform, appVersion: appVersion,
                 acceptEncoding: "br", environment: environment)  // every coding made now, so that the bundle lists each one's tag
-            guard case .success(let (representation, _)) = select(wanted, in: snapshot) else { return Problem.internalError.response }
+            guard let (representation, _) = try? select(wanted, in: snapshot) else { return Problem.internalError.response }
             var etags: [String: JSONValue] = [:]
             for coded in representation.forms { etags[coded.coding.token ?? "identity"] = .string(coded.etag) }
             var members: [String: JSONValue] = [
@@ -102,29 +94,16 @@ extension ClientPlaneRoutes {
     /// `GET …/tabs/preview.svg`: the tab bar drawn, a representation like the others (shared, with its tag);
     /// `?scheme=dark` draws it in dark mode (a representation of its own); `?selected=<tab id>` draws another tab
     /// selected (drawn for the request).
-    func servePreview(_ request: borrowing HTTPRequest, account: String, scheme: ColourScheme) -> HTTPReply {
-        guard let selected = request.query("selected") else {
-            return serveTabs(request, account: account, format: scheme == .dark ? .previewDark : .preview)
-        }
-        let environment: EnvironmentName
-        switch chosenEnvironment(request) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        guard let entry = snapshot(for: environment).entry(for: account) else {
-            return .response(Problem.noLayout(account).response)
-        }
-        // The same choices as every client-plane answer: locale, platform and app version (a bad one is 400).
-        let localeIndex =
-            chosenLocale(request, entry)
-        let locale = entry.locales[localeIndex]
-        let platform: Platform?
-        let appVersion: AppVersion?
-        switch clientTargets(request) {
-        case .success(let targets): (platform, appVersion) = targets
-        case .failure(let problem): return .response(problem.response)
-        }
+    /// - Throws: what `…/tabs` answers (400, 404, 406, …).
+    func servePreview(_ request: borrowing HTTPRequest, _ inputs: ClientInputs, scheme: ColourScheme, selected: String?) throws(Problem)
+        -> HTTPReply
+    {
+        guard let selected else { return try serveTabs(request, inputs, format: scheme == .dark ? .previewDark : .preview) }
+        let environment = try self.environment(inputs)
+        guard let entry = snapshot(for: environment).entry(for: inputs.account) else { throw Problem.noLayout(inputs.account) }
+        // The same choices as every client-plane answer: locale, platform and app version.
+        let locale = entry.locales[chosenLocale(request, inputs, entry)]
+        let (account, platform, appVersion) = (inputs.account, inputs.platform, inputs.appVersion?.version)
         let cacheControl = self.cacheControl
         // Drawn for the request (not cached), so on the variant builder's turn, off libmicrohttpd's threads.
         return .deferred {

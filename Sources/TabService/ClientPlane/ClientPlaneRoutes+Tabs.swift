@@ -32,112 +32,153 @@ extension ClientPlaneRoutes {
 
     /// `GET|HEAD /v1/accounts/{account}/tabs`, `…/ApplicationHierarchy.plist` and `…/tabs/preview.svg`: a lookup in
     /// the snapshot, the variant compiled only on its first request, conditional requests decided from its
-    /// validators, and a long-poll held when asked for and the client already has the current representation.
+    /// validators, and a long-poll held when asked for and the client already has the current representation. In
+    /// order: ``selectEntry(_:_:environment:format:fixed:published:)`` (which layout version),
+    /// ``variant(of:_:_:format:buildHere:)`` (its representation), ``negotiateCoding(_:_:)``, then
+    /// ``hold(_:_:selection:form:wait:)`` or ``answer(_:_:selection:representation:form:decision:wait:generation:remembering:)``.
     /// - Parameter buildHere: build a missing variant on this thread (a request replayed on the builder's turn);
     ///   otherwise a miss is built by ``VariantBuilder`` and the request answered when it is done.
+    /// - Throws: the problem that is the answer (406, 404 for an environment or layout there is none of, …).
     func serveTabs(
-        _ request: borrowing HTTPRequest, account: String, format fixed: RepresentationFormat?, buildHere: Bool = false,
+        _ request: borrowing HTTPRequest, _ inputs: ClientInputs, format fixed: RepresentationFormat?, buildHere: Bool = false,
         remembering slot: Int? = nil
-    ) -> HTTPReply {
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
+    ) throws(Problem) -> HTTPReply {
         // Read before anything the answer is made of (see ``ReadMemo``).
         let generation = budget.generation
-        let format: RepresentationFormat
-        switch negotiateFormat(request, fixed: fixed) {
-        case .success(let chosen): format = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let platform: Platform?
-        let appVersion: AppVersion?
-        let environment: EnvironmentName
-        switch clientContext(request) {
-        case .success(let context): (platform, appVersion, environment) = context
-        case .failure(let problem): return .response(problem.response)
-        }
-        let install: InstallID?
-        switch installID(request) {
-        case .success(let named): install = named
-        case .failure(let problem): return .response(problem.response)
-        }
-        // `?version=N` (…/tabs only): that version as long as the environment asked for serves or served it, the
-        // same for every install, immutable; never held.
-        let pinned: Int?
-        switch fixed == nil ? requestedVersion(request) : .success(nil) {
-        case .success(let version): pinned = version
-        case .failure(let problem): return .response(problem.response)
-        }
-        let wait: Int?
-        switch requestedWait(request) {
-        case .success(let seconds): wait = pinned == nil ? seconds : nil
-        case .failure(let problem): return .response(problem.response)
-        }
+        let format = try negotiateFormat(request, fixed: fixed)
+        let environment = try self.environment(inputs)
         let published = publisher.snapshot
-        let snapshot = environment == environments.served ? published : published.environment(environment.text)
-        let choice = pinned == nil ? snapshot.entry(for: account, install: install, at: clock.now) : nil
-        var entry: LayoutEntry
-        if let pinned {
-            // Served now by the environment, else served before (read from the store once per publication); never
-            // once revoked.
-            let owner = historyOwner(of: account)
-            if published.revoked(owner)?.all.contains(pinned) == true {
-                return .response(Problem.revoked(owner, pinned).response)
-            }
-            switch servedVersion(account, pinned, in: environment).map(ServedHistory.Lookup.known)
-                ?? servedHistory.lookup(owner, version: pinned, in: published, environment: environment.text)
-            {
-            case .known(let found?): entry = found
-            case .known(nil):
-                return .response(
-                    Problem.notFound(
-                        "\(environment.text) does not serve and never served version \(pinned) of '\(account)' (drafts are not served)"
-                    ).response)
-            case .unknown:
-                return readHistoryThenServe(
-                    Self.replayable(request), account: account, owner: owner, version: pinned, format: fixed, snapshot: published)
-            }
-        } else {
-            guard let chosen = choice?.entry else { return .response(Problem.noLayout(account).response) }
-            entry = chosen
+        var selection: Selection
+        switch try selectEntry(request, inputs, environment: environment, format: format, fixed: fixed, published: published) {
+        case .ready(let selected): selection = selected
+        case .later(let reply): return reply
         }
-        let locale =
-            chosenLocale(request, entry)
         let representation: Representation
+        switch try variant(of: &selection, request, inputs, format: format, buildHere: buildHere) {
+        case .ready(let built): representation = built
+        case .later(let reply): return reply
+        }
+        selection.choice?.countServed()
+        let declared = builds.declared(platform: inputs.platform, appVersion: inputs.appVersion?.version)
+        if let declared { builds.note(declared, atMillis: clock.unixMillis, withheld: representation.withholds) }
+        let form = try negotiateCoding(request, representation)
+        let decision = conditional(request, representation: representation, form: form)
+        // `?version=N`: the same for every install, immutable; never held.
+        let wait = selection.pinned == nil ? inputs.wait?.seconds.map { min($0, maxWaitSeconds) } : nil
+        if let wait, decision == .notModified, request.withCombinedHeader("If-None-Match", { $0 != nil }) {
+            return try hold(request, inputs, selection: selection, form: form, wait: wait)
+        }
+        return try answer(
+            request, inputs, selection: selection, representation: representation, form: form, decision: decision, wait: wait,
+            generation: generation,
+            remembering: slot.map { (slot: $0, build: declared) })
+    }
+
+    /// What a client-plane request was found to read: the layout version, and the snapshot it was read in.
+    struct Selection {
+        var entry: LayoutEntry
+        let format: RepresentationFormat
+        /// The format the route fixes (nil for `…/tabs`, which negotiates JSON or plist).
+        let fixed: RepresentationFormat?
+        let environment: EnvironmentName
+        /// The snapshot published when the request was read, and the environment's snapshot within it.
+        let published: Snapshot
+        let snapshot: Snapshot
+        /// The account's rollout choice (none for a version by number).
+        let choice: ChosenEntry?
+        /// `?version=N`: that version as long as the environment asked for serves or served it.
+        let pinned: Int?
+    }
+
+    /// A step's outcome: what it found, or the answer later (after the store or the builder had its turn).
+    enum Step<Value> {
+        case ready(Value)
+        case later(HTTPReply)
+    }
+
+    /// The layout version a request reads: the one its install's arm gets now, or the version by number (served now by
+    /// the environment, else served before, read from the store once per publication; never once revoked).
+    /// - Throws: 404 when there is none, 410 for a revoked version.
+    private func selectEntry(
+        _ request: borrowing HTTPRequest, _ inputs: ClientInputs, environment: EnvironmentName, format: RepresentationFormat,
+        fixed: RepresentationFormat?, published: Snapshot
+    ) throws(Problem) -> Step<Selection> {
+        let account = inputs.account
+        let snapshot = environment == environments.served ? published : published.environment(environment.text)
+        guard let pinned = fixed == nil ? inputs.version : nil else {
+            let choice = snapshot.entry(for: account, install: inputs.install, at: clock.now)
+            guard let chosen = choice?.entry else { throw Problem.noLayout(account) }
+            return .ready(
+                Selection(
+                    entry: chosen, format: format, fixed: fixed, environment: environment, published: published, snapshot: snapshot,
+                    choice: choice,
+                    pinned: nil))
+        }
+        let owner = historyOwner(of: account)
+        if published.revoked(owner)?.all.contains(pinned) == true { throw Problem.revoked(owner, pinned) }
+        switch servedVersion(account, pinned, in: environment).map(ServedHistory.Lookup.known)
+            ?? servedHistory.lookup(owner, version: pinned, in: published, environment: environment.text)
+        {
+        case .known(let found?):
+            return .ready(
+                Selection(
+                    entry: found, format: format, fixed: fixed, environment: environment, published: published, snapshot: snapshot,
+                    choice: nil,
+                    pinned: pinned))
+        case .known(nil):
+            throw Problem.notFound(
+                "\(environment.text) does not serve and never served version \(pinned) of '\(account)' (drafts are not served)")
+        case .unknown:
+            return .later(
+                readHistoryThenServe(
+                    Self.replayable(request), inputs, owner: owner, version: pinned, format: fixed, snapshot: published))
+        }
+    }
+
+    /// The selection's representation: cached, or built on this thread when `buildHere`, else built by the
+    /// ``VariantBuilder`` and the request answered again then. A declared build that can open none of the current
+    /// tabs gets the newest earlier version of the environment that it opens whole (the selection's entry then).
+    private func variant(
+        of selection: inout Selection, _ request: borrowing HTTPRequest, _ inputs: ClientInputs, format: RepresentationFormat,
+        buildHere: Bool
+    ) throws(Problem) -> Step<Representation> {
+        let entry = selection.entry
+        let (platform, appVersion) = (inputs.platform, inputs.appVersion?.version)
+        let locale = chosenLocale(request, inputs, entry)
         let brotliNow = request.withCombinedHeader("Accept-Encoding", Self.wantsBrotliNow)
         let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
-        if let ready = entry.ready(key, brotliNow: brotliNow, metrics: metrics) {
-            representation = ready
-        } else if !buildHere {
-            return buildThenServe(Self.replayable(request), account: account, format: fixed)
-        } else {
-            switch self.representation(
-                entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow)
+        if let ready = entry.ready(key, brotliNow: brotliNow, metrics: metrics) { return .ready(ready) }
+        guard buildHere else { return .later(buildThenServe(Self.replayable(request), inputs, format: selection.fixed)) }
+        do throws(VariantFailure) {
+            return .ready(
+                try representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow))
+        } catch {
+            guard case .nothingToOpen(let problem) = error, selection.pinned == nil,
+                let current = selection.snapshot.record(entry.resolved.name)
+            else {
+                selection.snapshot.countServerError(inputs.account)
+                throw error.problem
+            }
+            let owner = entry.resolved.name
+            switch earlierVersion(
+                owner, environment: selection.environment.text, before: current.version, in: selection.published, request: request,
+                inputs, format: format, brotliNow: brotliNow)
             {
-            case .success(let built): representation = built
-            case .failure(let problem):
-                guard case .nothingToOpen? = problem.cause, pinned == nil, let current = snapshot.record(entry.resolved.name) else {
-                    snapshot.countServerError(account)
-                    return .response(problem.response)
-                }
-                // A declared build that can open none of the current tabs gets the newest earlier version of this
-                // environment that it opens whole.
-                let owner = entry.resolved.name
-                switch earlierVersion(
-                    owner, environment: environment.text, before: current.version, in: published, request: request, platform: platform,
-                    appVersion: appVersion, format: format, brotliNow: brotliNow)
-                {
-                case .found(let earlier, let built):
-                    entry = earlier
-                    representation = built
-                case .none: return .response(problem.response)
-                case .read(let version):
-                    return readHistoryThenServe(
-                        Self.replayable(request), account: account, owner: owner, version: version, format: fixed, snapshot: published)
-                }
+            case .found(let earlier, let built):
+                selection.entry = earlier
+                return .ready(built)
+            case .none: throw problem
+            case .read(let version):
+                return .later(
+                    readHistoryThenServe(
+                        Self.replayable(request), inputs, owner: owner, version: version, format: selection.fixed,
+                        snapshot: selection.published))
             }
         }
-        choice?.countServed()
-        let declared = builds.declared(platform: platform, appVersion: appVersion)
-        if let declared { builds.note(declared, atMillis: clock.unixMillis, withheld: representation.withholds) }
+    }
+    /// The coding of the representation the request accepts, as the form a client that holds one of its tags keeps.
+    /// - Throws: 406 when `Accept-Encoding` refuses every coding it has.
+    private func negotiateCoding(_ request: borrowing HTTPRequest, _ representation: Representation) throws(Problem) -> CodedForm {
         let chosen = request.withCombinedHeader("Accept-Encoding") { acceptEncoding in
             representation.form(acceptEncoding: acceptEncoding).map { preferred in
                 request.withCombinedHeader("If-None-Match") { ifNoneMatch in
@@ -145,24 +186,40 @@ extension ClientPlaneRoutes {
                 }
             }
         }
-        guard let form = chosen else { return .response(notAcceptableCoding.response) }
-        let decision = conditional(request, representation: representation, form: form)
-        if let wait, decision == .notModified, request.withCombinedHeader("If-None-Match", { $0 != nil }) {
-            let wanted = VariantRequest(
-                account: account, format: format, localeQuery: request.query("locale"),
-                acceptLanguage: request.headerList("Accept-Language"),
-                platform: platform, appVersion: appVersion, acceptEncoding: request.headerList("Accept-Encoding"), install: install,
-                environment: environment)
-            let address = addresses.address(of: request)
-            if let refusal = heldBudget.reserve(address) {
-                snapshot.countServerError(account)
-                return .response(heldBudget.problem(refusal).response)
-            }
-            return hold(
-                wanted, etag: form.etag, seconds: wait, since: published.sequence, preferred: request.query("wait") == nil, address: address
-            )
+        guard let chosen else { throw notAcceptableCoding }
+        return chosen
+    }
+
+    /// Holds a long-poll whose client has the current representation, within the held-request budget.
+    /// - Throws: 503 with `Connection: close` when the server, or the client's address, holds its share already.
+    private func hold(_ request: borrowing HTTPRequest, _ inputs: ClientInputs, selection: Selection, form: CodedForm, wait: Int)
+        throws(Problem) -> HTTPReply
+    {
+        let wanted = VariantRequest(
+            account: inputs.account, format: selection.format, localeQuery: inputs.locale,
+            acceptLanguage: request.headerList("Accept-Language"), platform: inputs.platform, appVersion: inputs.appVersion?.version,
+            acceptEncoding: request.headerList("Accept-Encoding"), install: inputs.install, environment: selection.environment)
+        let address = addresses.address(of: request)
+        if let refusal = heldBudget.reserve(address) {
+            selection.snapshot.countServerError(inputs.account)
+            throw heldBudget.problem(refusal)
         }
-        let signature = decision == .ok ? signatureHeaders(representation, account: account, environment: environment, format: format) : []
+        return waitForChange(
+            wanted, etag: form.etag, seconds: wait, since: selection.published.sequence, preferred: inputs.wait?.byPreference == true,
+            address: address)
+    }
+
+    /// The answer now: 200 or 304 as the shared response of its form (with its cache keys, and its signature on a
+    /// 200), remembered for the next identical request when only the request's bytes and the snapshot chose it.
+    /// - Parameter remembering: the read memo's slot, and the declared build whose sighting a hit notes.
+    /// - Throws: 412 when If-Match or If-Unmodified-Since does not hold.
+    private func answer(
+        _ request: borrowing HTTPRequest, _ inputs: ClientInputs, selection: Selection, representation: Representation, form: CodedForm,
+        decision: ConditionalOutcome, wait: Int?, generation: UInt64, remembering: (slot: Int, build: BuildRegistry.Declared?)?
+    ) throws(Problem) -> HTTPReply {
+        let (account, environment) = (inputs.account, selection.environment)
+        let signature =
+            decision == .ok ? signatureHeaders(representation, account: account, environment: environment, format: selection.format) : []
         switch decision {
         case .ok where wait != nil: return .response(HTTPResponse(longPoll: form.ok, extra: signature))
         case .notModified where wait != nil: return .response(HTTPResponse(longPoll: form.notModified))
@@ -172,12 +229,12 @@ extension ClientPlaneRoutes {
             let notModified = decision == .notModified
             var response = notModified ? form.notModified : form.ok
             let signed = signature.first.map { "\n" + $0.value } ?? ""
-            let owner = entry.resolved.name
-            if pinned != nil {
+            let owner = selection.entry.resolved.name
+            if selection.pinned != nil {
                 let keys = CacheKeys.headers(CacheKeys.pinned(account: account, owner: owner))
                 // Named by `Tabs-Environment` alone, the environment chose the answer (whether it is served, its
                 // signature) and the URL does not say which: a shared cache must keep them apart.
-                let byHeader = request.query("environment") == nil
+                let byHeader = inputs.environmentQuery == nil
                 let key = (byHeader ? "immutable-by-header\n" : "immutable\n") + keys[0].value + signed
                 guard
                     let immutable = form.derived(
@@ -199,18 +256,17 @@ extension ClientPlaneRoutes {
             // Remembered when only the request's bytes and this snapshot chose it: no token, no rollout of the account
             // (time and install), every coded form made (a brotli form made later would change the choice).
             // A declared build's sighting and withheld answer are noted by every hit too.
-            if let slot, representation.completer == nil, choice?.rollout == nil {
+            if let remembering, representation.completer == nil, selection.choice?.rollout == nil {
                 readMemo.remember(
-                    request, sequence: published.sequence, generation: generation,
-                    answer: ReadMemo.Answer(response: response, representation: representation, slot: slot, build: declared))
+                    request, sequence: selection.published.sequence, generation: generation,
+                    answer: ReadMemo.Answer(
+                        response: response, representation: representation, slot: remembering.slot, build: remembering.build))
             }
             return .prepared(response)
         case .preconditionFailed:
-            return .response(
-                Problem(
-                    .preconditionFailed, detail: "the current representation does not match If-Match / If-Unmodified-Since",
-                    headers: [HTTPHeader("ETag", form.etag)]
-                ).response)
+            throw Problem(
+                .preconditionFailed, detail: "the current representation does not match If-Match / If-Unmodified-Since",
+                headers: [HTTPHeader("ETag", form.etag)])
         }
     }
 
@@ -259,14 +315,18 @@ extension ClientPlaneRoutes {
 
     /// Builds the variant `request` needs on the ``VariantBuilder``, then answers it as if it had been cached
     /// (long-poll included); 503 when the layout already has its share of builds waiting.
-    private func buildThenServe(_ request: TestRequest, account: String, format fixed: RepresentationFormat?) -> HTTPReply {
+    private func buildThenServe(_ request: TestRequest, _ inputs: ClientInputs, format fixed: RepresentationFormat?) -> HTTPReply {
         .deferred {
-            let built = await self.builder.build(layout: account) {
-                self.serveTabs(request.request, account: account, format: fixed, buildHere: true)
+            let built = await self.builder.build(layout: inputs.account) { () -> HTTPReply in
+                do throws(Problem) {
+                    return try self.serveTabs(request.request, inputs, format: fixed, buildHere: true)
+                } catch {
+                    return .response(error.response)
+                }
             }
             switch built {
             case nil:
-                self.publisher.snapshot.countServerError(account)
+                self.publisher.snapshot.countServerError(inputs.account)
                 return Problem(
                     .busy, detail: "this layout has \(self.builder.perLayout) new variants being built; retry shortly",
                     headers: [HTTPHeader("Retry-After", "1")]
@@ -297,16 +357,16 @@ extension ClientPlaneRoutes {
     /// whole (no tab withheld), from ``servedHistory``.
     func earlierVersion(
         _ owner: String, environment: String, before current: Int, in snapshot: Snapshot, request: borrowing HTTPRequest,
-        platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
+        _ inputs: ClientInputs, format: RepresentationFormat, brotliNow: Bool
     ) -> EarlierVersion {
         guard let known = servedHistory.known(owner, in: snapshot) else { return .read(version: nil) }
         for served in known.versions where served.environment == environment && served.version < current {
             guard let read = known.entries[served.version] else { return .read(version: served.version) }
             guard let earlier = read?.value(in: snapshot.context) else { continue }
-            let built = representation(
-                earlier, locale: chosenLocale(request, earlier), platform: platform, appVersion: appVersion, format: format,
-                brotliNow: brotliNow)
-            if case .success(let representation) = built, !representation.withholds { return .found(earlier, representation) }
+            let built = try? representation(
+                earlier, locale: chosenLocale(request, inputs, earlier), platform: inputs.platform, appVersion: inputs.appVersion?.version,
+                format: format, brotliNow: brotliNow)
+            if let built, !built.withholds { return .found(earlier, built) }
         }
         return .none
     }
@@ -314,7 +374,8 @@ extension ClientPlaneRoutes {
     /// Reads what `owner`'s environments served before (and the record of `version`) into ``servedHistory``, then
     /// answers `request` again.
     private func readHistoryThenServe(
-        _ request: TestRequest, account: String, owner: String, version: Int?, format fixed: RepresentationFormat?, snapshot: Snapshot
+        _ request: TestRequest, _ inputs: ClientInputs, owner: String, version: Int?, format fixed: RepresentationFormat?,
+        snapshot: Snapshot
     ) -> HTTPReply {
         .deferred {
             do throws(StoreError) {
@@ -322,7 +383,11 @@ extension ClientPlaneRoutes {
             } catch {
                 return self.failures.problem(error).response
             }
-            return await self.serveTabs(request.request, account: account, format: fixed).response()
+            do throws(Problem) {
+                return try await self.serveTabs(request.request, inputs, format: fixed).response()
+            } catch {
+                return error.response
+            }
         }
     }
 
@@ -330,7 +395,7 @@ extension ClientPlaneRoutes {
     /// first request).
     func representation(
         _ entry: LayoutEntry, locale: Int, platform: Platform?, appVersion: AppVersion?, format: RepresentationFormat, brotliNow: Bool
-    ) -> Result<Representation, ProblemError> {
+    ) throws(VariantFailure) -> Representation {
         let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
         let declared = builds.declared(platform: platform, appVersion: appVersion)
         do throws(RepresentationError) {
@@ -338,17 +403,29 @@ extension ClientPlaneRoutes {
                 key, platform: platform, appVersion: appVersion, cacheControl: cacheControl, metrics: metrics,
                 brotliNow: brotliNow, build: declared?.build, buildsDeclared: !builds.isEmpty)
             if sweep { Task.detached { self.sweepVariants() } }
-            return .success(representation)
+            return representation
         } catch .nothingToOpen {
             let build = declared.map { "\($0.build.id)" } ?? "this build"
-            return .failure(
-                ProblemError(
-                    Problem.notFound(
-                        "\(build) declares none of the view controllers of \(entry.resolved.name)'s tabs, nor of an earlier version's"),
-                    cause: .nothingToOpen))
+            throw .nothingToOpen(
+                Problem.notFound(
+                    "\(build) declares none of the view controllers of \(entry.resolved.name)'s tabs, nor of an earlier version's"))
         } catch {
             logger.error("building a representation of \(entry.resolved.name) failed: \(error)")
-            return .failure(ProblemError(Problem.internalError))
+            throw .failed(Problem.internalError)
+        }
+    }
+
+    /// Why a variant could not be built, with the problem that answers it.
+    enum VariantFailure: Error {
+        /// A declared build can open none of the layout's tabs (404): an earlier version it opens may serve instead.
+        case nothingToOpen(Problem)
+        /// Building it failed (500).
+        case failed(Problem)
+
+        var problem: Problem {
+            switch self {
+            case .nothingToOpen(let problem), .failed(let problem): problem
+            }
         }
     }
 
@@ -361,25 +438,6 @@ extension ClientPlaneRoutes {
         if dropped > 0 { budget.swept() }
         budget.sweepFinished()
         logger.debug("variant cache swept: \(dropped) dropped, \(budget.bytes) bytes held (limit \(budget.limit))")
-    }
-
-    /// The install a request names (`?installId=` over `X-Install-Id`); nil when none (the stable version), 400 for
-    /// one over 128 characters or with a control character.
-    func installID(_ request: borrowing HTTPRequest) -> Result<InstallID?, ProblemError> {
-        guard let text = request.query("installId") ?? request.header("X-Install-Id") else { return .success(nil) }
-        do throws(RolloutError) {
-            return .success(try InstallID.parse(text))
-        } catch {
-            return .failure(ProblemError(Problem.rollout(error)))
-        }
-    }
-
-    /// `?version=N`: a version number (1 to 9 digits); nil when not asked, 400 for anything else.
-    func requestedVersion(_ request: borrowing HTTPRequest) -> Result<Int?, ProblemError> {
-        guard let text = request.query("version") else { return .success(nil) }
-        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let version = Int(text), version > 0
-        else { return .failure(ProblemError(Problem.badRequest("version is a version number (1, 2, …), not '\(text.prefix(64))'"))) }
-        return .success(version)
     }
 
     /// A shared response's header fields as the answer for a version by number: `public, max-age=31536000,
@@ -400,38 +458,9 @@ extension ClientPlaneRoutes {
         }
     }
 
-    /// `?wait=N` or `Prefer: wait=N`: seconds to hold (lowered to `--max-wait`); nil when not asked.
-    func requestedWait(_ request: borrowing HTTPRequest) -> Result<Int?, ProblemError> {
-        var text = request.query("wait")
-        // The read path asks libmicrohttpd for the field's bytes: a String only when a client sends `Prefer`.
-        if text == nil, let prefer = request.withCombinedHeader("Prefer", { $0.map { String(decoding: $0, as: UTF8.self) } }) {
-            text = Self.preferredWait(prefer)
-        }
-        guard let text else { return .success(nil) }
-        guard !text.isEmpty, text.utf8.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(text) else {
-            return .failure(ProblemError(Problem.badRequest("wait is a whole number of seconds ≥ 0, not '\(text)'")))
-        }
-        return .success(min(seconds, maxWaitSeconds))
-    }
-
-    /// The value of the `wait` preference in a `Prefer` field (RFC 7240 §2: `token [BWS "=" BWS word]` and
-    /// `;`-separated parameters, which are ignored; a word may be a quoted string). The last `wait` wins.
-    static func preferredWait(_ field: String) -> String? {
-        var found: String?
-        for preference in field.split(separator: ",") {
-            let head = preference.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let parts = head.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0].trimmingCharacters(in: " \t").lowercased() == "wait" else { continue }
-            var value = parts[1].trimmingCharacters(in: " \t")
-            if value.utf8.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-            found = value
-        }
-        return found
-    }
-
-    private func negotiateFormat(_ request: borrowing HTTPRequest, fixed: RepresentationFormat?) -> Result<
-        RepresentationFormat, ProblemError
-    > {
+    /// The format `Accept` chooses among those the route offers (JSON or plist for `…/tabs`).
+    /// - Throws: 406 when it accepts none.
+    private func negotiateFormat(_ request: borrowing HTTPRequest, fixed: RepresentationFormat?) throws(Problem) -> RepresentationFormat {
         let offers: MediaTypeOffers
         let formats: [RepresentationFormat]
         switch fixed {
@@ -446,33 +475,31 @@ extension ClientPlaneRoutes {
         }
         guard let index else {
             let offered = formats.map(\.contentType).joined(separator: " or ")
-            return .failure(
-                ProblemError(
-                    Problem(.notAcceptable, detail: "this resource is available as \(offered)")))
+            throw Problem(.notAcceptable, detail: "this resource is available as \(offered)")
         }
-        return .success(formats[index])
+        return formats[index]
     }
 
     /// The representation `wanted` selects in `snapshot`, and the coding to send it in (a held long-poll's view).
-    func select(_ wanted: VariantRequest, in snapshot: Snapshot) -> Result<(Representation, CodedForm), ProblemError> {
+    /// - Throws: the problem that answers the poll instead (404 when the layout is gone).
+    func select(_ wanted: VariantRequest, in snapshot: Snapshot) throws(Problem) -> (Representation, CodedForm) {
         guard let entry = snapshot.entry(for: wanted.account, install: wanted.install, at: clock.now)?.entry else {
-            return .failure(ProblemError(Problem.noLayout(wanted.account)))
+            throw Problem.noLayout(wanted.account)
         }
         let locale =
             wanted.localeQuery.map(entry.localeIndex(asked:))
             ?? Self.withBytes(wanted.acceptLanguage, entry.localeIndex(acceptLanguage:))
-        let representation: Representation
         let brotliNow = Self.withBytes(wanted.acceptEncoding, Self.wantsBrotliNow)
-        switch self.representation(
-            entry, locale: locale, platform: wanted.platform, appVersion: wanted.appVersion, format: wanted.format, brotliNow: brotliNow)
-        {
-        case .success(let built): representation = built
-        case .failure(let problem): return .failure(problem)
+        let representation: Representation
+        do throws(VariantFailure) {
+            representation = try self.representation(
+                entry, locale: locale, platform: wanted.platform, appVersion: wanted.appVersion, format: wanted.format, brotliNow: brotliNow
+            )
+        } catch {
+            throw error.problem
         }
-        guard let form = Self.withBytes(wanted.acceptEncoding, representation.form(acceptEncoding:)) else {
-            return .failure(ProblemError(notAcceptableCoding))
-        }
-        return .success((representation, form))
+        guard let form = Self.withBytes(wanted.acceptEncoding, representation.form(acceptEncoding:)) else { throw notAcceptableCoding }
+        return (representation, form)
     }
 
     /// Whether a client accepts br but not gzip (what a cache sends after reducing `Accept-Encoding` to `br`): its
@@ -526,7 +553,7 @@ extension ClientPlaneRoutes {
     /// Holds a long-poll: answers when `wanted`'s representation gets a tag other than `etag` (200 with it), when
     /// `seconds` pass (304), or at once with 304 when the service stops. Costs no thread while held.
     /// The slot ``HeldRequestBudget`` gave `address` is given back when the answer is made.
-    private func hold(
+    private func waitForChange(
         _ wanted: VariantRequest, etag: String, seconds: Int, since sequence: UInt64, preferred: Bool, address: String
     ) -> HTTPReply {
         let deadline = ContinuousClock.now + .seconds(seconds)
@@ -538,7 +565,7 @@ extension ClientPlaneRoutes {
                 let wake = await self.publisher.waiters.wait(account: wanted.account, after: seen, until: deadline)
                 let published = self.publisher.snapshot
                 seen = published.sequence
-                switch self.select(wanted, in: self.snapshot(for: wanted.environment)) {
+                switch Result(catching: { () throws(Problem) in try self.select(wanted, in: self.snapshot(for: wanted.environment)) }) {
                 case .failure(let problem):
                     return problem.response
                 case .success(let (representation, preferred)):

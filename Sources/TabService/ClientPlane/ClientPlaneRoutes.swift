@@ -50,34 +50,16 @@ struct ClientPlaneRoutes: RouteCollection {
         return environment == environments.served ? top : top.environment(environment.text)
     }
 
-    /// The client's choices, as query parameters and the headers that stand for them.
-    static let clientChoices: [APIParameter] =
-        [.component("clientLocale"), .component("clientPlatform"), .component("clientAppVersion")] + environmentChoice
-
-    /// The environment a client reads (404 for one that does not exist), as a query parameter or a header.
+    /// The environment a client reads (404 for one that does not exist), as a query parameter or a header: for
+    /// routes that read it through the router (the reports); the client plane's own routes declare theirs by `reads`.
     static let environmentChoice: [APIParameter] = [.query("environment"), .header("Tabs-Environment")]
-
-    /// Headers and parameters of a conditional, negotiated read.
-    static let negotiatedRead: [APIParameter] = [
-        .header("Accept-Language"), .header("X-Client-Platform"), .header("X-App-Version"), .header("If-None-Match"),
-        .header("If-Modified-Since"),
-    ]
 
     static let routes: [Route<ClientPlaneRoutes>] = [
         Route(
-            .get, "/v1/accounts/{account}/tabs", .open, label: "tabs", representation: true,
+            .get, "/v1/accounts/{account}/tabs", label: "tabs", representation: true, reads: [.choices, .version, .wait],
+            inPlace: Inputs.negotiated,
             APIOperation(
                 "The compiled layout of an account (default's when it has none).",
-                parameters: clientChoices + negotiatedRead + [
-                    .query(
-                        "wait", .integer(minimum: 0),
-                        description: "Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current."),
-                    .header("Prefer", description: "wait=N (RFC 7240), as ?wait=N."),
-                    .query(
-                        "version", .integer(minimum: 1),
-                        description: "This version by number, while an environment serves it (immutable; not by install or environment)."),
-                    .query("installId", description: "The install (as X-Install-Id): its rollout arm."), .header("X-Install-Id"),
-                ],
                 responses: [
                     (
                         200,
@@ -86,20 +68,15 @@ struct ClientPlaneRoutes: RouteCollection {
                             headers: ["ETag": .component("ETag")])
                     ),
                     (304, APIOperation.answer("Not modified (same ETag, no body).")),
-                ], problems: [400, 404, 406, 503])
-        ) { routes, request, match in
-            routes.serveTabs(request, account: match["account"], format: nil, remembering: match.memoSlot)
+                ], problems: [400, 404, 406, 412, 503])
+        ) { routes, request, match, inputs throws(Problem) in
+            try routes.serveTabs(request, inputs, format: nil, remembering: match.memoSlot)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/manifest", .open, label: "tabs_manifest",
+            .get, "/v1/accounts/{account}/tabs/manifest", label: "tabs_manifest", reads: [.environment, .wait],
+            inPlace: [.readInPlace(.header, "If-None-Match")],
             APIOperation(
                 "What every install needs to choose its arm itself: the stable version and the rollout's (the same bytes for every install).",
-                parameters: environmentChoice + [
-                    .header("If-None-Match"),
-                    .query(
-                        "wait", .integer(minimum: 0), description: "Long-poll: hold up to this many seconds while If-None-Match is current."
-                    ),
-                ],
                 responses: [
                     (
                         200,
@@ -109,9 +86,9 @@ struct ClientPlaneRoutes: RouteCollection {
                     ),
                     (304, APIOperation.answer("Not modified.")),
                 ], problems: [400, 404, 503])
-        ) { routes, request, match in routes.serveManifest(request, account: match["account"]) },
+        ) { routes, request, _, inputs throws(Problem) in try routes.serveManifest(request, inputs) },
         Route(
-            .get, "/v1/keys", .open, label: "keys",
+            .get, "/v1/keys", .open, label: "keys", inputs: [.readInPlace(.header, "If-None-Match")],
             APIOperation(
                 "The public keys of --signing-key: the first signs Tabs-Signature, every one may be pinned.",
                 responses: [
@@ -125,38 +102,39 @@ struct ClientPlaneRoutes: RouteCollection {
                 ])
         ) { routes, request, _ in routes.keysReply(request) },
         Route(
-            .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", .open, label: "application_hierarchy", representation: true,
+            .get, "/v1/accounts/{account}/ApplicationHierarchy.plist", label: "application_hierarchy", representation: true,
+            reads: [.choices, .wait], inPlace: Inputs.negotiated,
             APIOperation(
-                "Seed 000's ApplicationHierarchy array, localized, as an XML property list.", parameters: clientChoices,
+                "Seed 000's ApplicationHierarchy array, localized, as an XML property list.",
                 responses: [
                     (200, APIOperation.answer("The array.", ["application/x-plist": .string()])),
                     (304, APIOperation.answer("Not modified.")),
-                ], problems: [400, 404, 406, 503])
-        ) { routes, request, match in
-            routes.serveTabs(request, account: match["account"], format: .legacyPlist, remembering: match.memoSlot)
+                ], problems: [400, 404, 406, 412, 503])
+        ) { routes, request, match, inputs throws(Problem) in
+            try routes.serveTabs(request, inputs, format: .legacyPlist, remembering: match.memoSlot)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/preview.svg", .open, label: "preview", representation: true,
-            inputs: [.query("scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours")],
+            .get, "/v1/accounts/{account}/tabs/preview.svg", label: "preview", representation: true,
+            reads: [.choices, .wait, .scheme, .selected], inPlace: Inputs.negotiated,
             APIOperation(
                 "The compiled layout drawn as a tab bar (SVG 1.1), same negotiation as tabs.",
-                parameters: clientChoices + [.query("selected")],
                 responses: [
                     (200, APIOperation.answer("The drawing.", ["image/svg+xml": .string()])),
                     (304, APIOperation.answer("Not modified.")),
-                ], problems: [400, 404, 406, 503])
-        ) { routes, request, match in
-            routes.servePreview(request, account: match["account"], scheme: match.inputs.query("scheme", as: ColourScheme.self) ?? .light)
+                ], problems: [400, 404, 406, 412, 503])
+        ) { routes, request, _, inputs throws(Problem) in
+            try routes.servePreview(request, inputs, scheme: inputs.scheme ?? .light, selected: inputs.selected)
         },
         Route(
-            .get, "/v1/accounts/{account}/tabs/bundle", .open, label: "bundle",
+            .get, "/v1/accounts/{account}/tabs/bundle", label: "bundle", reads: [.platform, .appVersion, .environment],
+            inPlace: [
+                .readInPlace(
+                    .query, "locale", schema: "{type: array, maxItems: \(bundleLocaleLimit), items: {type: string}}",
+                    description: "Repeated: the locales shipped (every locale of the layout without one).")
+            ],
             APIOperation(
                 "What an app ships in its bundle, per locale: the compiled layout and the ETags tabs gives for it.",
-                parameters: [
-                    .query("locale", .array(.string(), maxItems: 64), exploded: true), .component("clientPlatform"),
-                    .component("clientAppVersion"),
-                ] + environmentChoice,
                 responses: [(200, APIOperation.json("The bundle.", .anyObject))], problems: [400, 404])
-        ) { routes, request, match in routes.serveBundle(request, account: match["account"]) },
+        ) { routes, request, _, inputs throws(Problem) in try routes.serveBundle(request, inputs) },
     ]
 }

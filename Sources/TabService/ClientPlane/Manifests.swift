@@ -179,22 +179,15 @@ final class ManifestMemo: Sendable {
 extension ClientPlaneRoutes {
     /// `GET|HEAD /v1/accounts/{account}/tabs/manifest`: the same bytes for every install, `public, max-age` never
     /// beyond the next step, signed when the service signs, and held like `…/tabs` with `?wait=` while current.
-    func serveManifest(_ request: borrowing HTTPRequest, account: String) -> HTTPReply {
-        guard isValidAccountName(account) else { return .response(Problem.invalidAccount.response) }
-        let environment: EnvironmentName
-        switch chosenEnvironment(request) {
-        case .success(let chosen): environment = chosen
-        case .failure(let problem): return .response(problem.response)
-        }
-        let wait: Int?
-        switch requestedWait(request) {
-        case .success(let seconds): wait = seconds
-        case .failure(let problem): return .response(problem.response)
-        }
+    /// - Throws: 404 for an environment or a layout there is none of.
+    func serveManifest(_ request: borrowing HTTPRequest, _ inputs: ClientInputs) throws(Problem) -> HTTPReply {
+        let account = inputs.account
+        let environment = try self.environment(inputs)
+        let wait = inputs.wait?.seconds.map { min($0, maxWaitSeconds) }
         let published = publisher.snapshot
         let now = clock.now
         guard let kept = manifests.manifest(account: account, environment: environment.text, snapshot: snapshot(for: environment), at: now)
-        else { return .response(Problem.noLayout(account).response) }
+        else { throw Problem.noLayout(account) }
         let manifest = kept.manifest
         let current =
             kept.entityTag.map { tag in
@@ -221,7 +214,7 @@ extension ClientPlaneRoutes {
         }
         let address = addresses.address(of: request)
         if let refusal = heldBudget.reserve(address) {
-            return .response(heldBudget.problem(refusal).response)
+            throw heldBudget.problem(refusal)
         }
         let deadline = ContinuousClock.now + .seconds(wait)
         return .deferred {

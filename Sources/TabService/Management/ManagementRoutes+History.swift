@@ -3,19 +3,6 @@ import MicroHTTPD
 import TabLayout
 import TabStore
 
-/// A problem carried as an error (for `Result`): the client plane's (``ClientChoices``); the management routes throw
-/// ``Problem``.
-struct ProblemError: Error {
-    let problem: Problem
-    /// Why a representation could not be built, when that is what the problem reports.
-    var cause: RepresentationError?
-    init(_ problem: Problem, cause: RepresentationError? = nil) {
-        self.problem = problem
-        self.cause = cause
-    }
-    var response: HTTPResponse { problem.response }
-}
-
 extension ManagementHeaders {
     private static let diffOffers = MediaTypeOffers(["application/json", "text/plain"])
 
