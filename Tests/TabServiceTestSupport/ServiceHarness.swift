@@ -52,6 +52,22 @@ package struct ServiceHarness {
 
     package func client() -> HTTPTestClient { HTTPTestClient(port: port) }
 
+    /// The service alone, in process (no server, no socket): over `store`, with the repository's `configs/` imported
+    /// first unless `importingConfigs` is false, the admin token ``token`` and what `configure` sets. The one place
+    /// the in-process suites make their service.
+    package static func inProcess(
+        store: MemoryStore = MemoryStore(), importingConfigs: Bool = true, _ configure: (inout ServiceConfiguration) -> Void = { _ in }
+    ) async throws -> TabService {
+        if importingConfigs {
+            _ = try await ConfigsDirectory.load(repository.appendingPathComponent("configs").path).importInto(store, force: false)
+        }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        var configuration = ServiceConfiguration(adminTokens: [("tester", token)])
+        configure(&configuration)
+        return try await TabService(store: store, configuration: configuration, logger: logger)
+    }
+
     package static func admin(_ extra: [(String, String)] = []) -> [(String, String)] {
         [("Authorization", "Bearer \(token)")] + extra
     }

@@ -41,17 +41,12 @@ import Testing
     }
 
     static func service(purgingWith recorder: Recorder? = nil) async throws -> TabService {
-        let store = MemoryStore()
-        _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(
-            store, force: false)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)])
-        if let recorder {
-            configuration.purgeURLs = ["http://cache-a.test/", "http://cache-b.test/"]
-            configuration.purgeSender = recorder.send
+        try await ServiceHarness.inProcess { configuration in
+            if let recorder {
+                configuration.purgeURLs = ["http://cache-a.test/", "http://cache-b.test/"]
+                configuration.purgeSender = recorder.send
+            }
         }
-        return try await TabService(store: store, configuration: configuration, logger: logger)
     }
 
     static let json = [("Content-Type", "application/json")]

@@ -12,15 +12,7 @@ import Testing
 /// A field sent on several lines is one list (RFC 9110 §5.3), `Accept` included; of codings a client
 /// weighs equally, the smallest form is sent. In process and over a real socket.
 @Suite struct FieldLinesTests {
-    private static func inProcessService() async throws -> TabService {
-        let store = MemoryStore()
-        _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(
-            store, force: false)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return try await TabService(
-            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)]), logger: logger)
-    }
+    private static func inProcessService() async throws -> TabService { try await ServiceHarness.inProcess() }
 
     /// The raw request for jack's tabs with `lines` as its header lines.
     private static func rawRequest(_ lines: [String]) -> [UInt8] {

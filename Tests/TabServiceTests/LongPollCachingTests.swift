@@ -14,14 +14,7 @@ import Testing
     static let shared = "max-age=0, s-maxage=3"
 
     static func service() async throws -> TabService {
-        let store = MemoryStore()
-        _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(
-            store, force: false)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)])
-        configuration.cacheControl = shared
-        return try await TabService(store: store, configuration: configuration, logger: logger)
+        try await ServiceHarness.inProcess { $0.cacheControl = shared }
     }
 
     @Test func aPlainRequestKeepsTheConfiguredCacheControl() async throws {

@@ -14,14 +14,7 @@ import Testing
     static let wrong = [("Authorization", "Bearer wrong-token-0123456789")]
 
     static func service(_ configure: (inout ServiceConfiguration) -> Void = { _ in }) async throws -> TabService {
-        let store = MemoryStore()
-        _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(
-            store, force: false)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        var configuration = ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)])
-        configure(&configuration)
-        return try await TabService(store: store, configuration: configuration, logger: logger)
+        try await ServiceHarness.inProcess(configure)
     }
 
     /// `Last-Event-ID: 18446744073709551615` trapped in the feed's catch-up (`sequence + 1`).

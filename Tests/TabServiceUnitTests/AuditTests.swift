@@ -11,15 +11,7 @@ import Testing
 @Suite struct AuditTests {
     let bootstrap = [("Authorization", "Bearer \(ServiceHarness.token)")]
 
-    func service() async throws -> TabService {
-        let store = MemoryStore()
-        _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(
-            store, force: false)
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return try await TabService(
-            store: store, configuration: ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)]), logger: logger)
-    }
+    func service() async throws -> TabService { try await ServiceHarness.inProcess() }
 
     func entries(_ service: TabService, _ query: [(String, String)] = [], token: [(String, String)]? = nil) async throws -> [[String: Any]]
     {

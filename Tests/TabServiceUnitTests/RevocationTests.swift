@@ -89,12 +89,7 @@ private func object(_ response: TestResponse) -> [String: Any] { CollectionHarne
         #expect(again.status == 422, "a revoked version is no candidate: \(again.text)")
     }
 
-    private func service() async throws -> TabService {
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
-        return try await TabService(
-            store: MemoryStore(), configuration: ServiceConfiguration(adminTokens: [("tester", ServiceHarness.token)]), logger: logger)
-    }
+    private func service() async throws -> TabService { try await ServiceHarness.inProcess(importingConfigs: false) }
 
     @Test func theClientPlaneAnswersGoneListsAndNamesIt() async throws {
         let service = try await service()

@@ -10,13 +10,7 @@ import Testing
 
 /// A service over a memory store with the repository's configs, run in process through the route table.
 private func inProcessService(maxWait: Int = 300) async throws -> TabService {
-    let store = MemoryStore()
-    _ = try await ConfigsDirectory.load(ServiceHarness.repository.appendingPathComponent("configs").path).importInto(store, force: false)
-    var logger = Logger(label: "test")
-    logger.logLevel = .critical
-    return try await TabService(
-        store: store, configuration: ServiceConfiguration(maxWaitSeconds: maxWait, adminTokens: [("tester", ServiceHarness.token)]),
-        logger: logger)
+    try await ServiceHarness.inProcess { $0.maxWaitSeconds = maxWait }
 }
 
 private let admin = [("Authorization", "Bearer \(ServiceHarness.token)")]
