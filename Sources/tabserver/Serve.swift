@@ -103,6 +103,8 @@ struct Serve: AsyncParsableCommand {
     var auditRetention: Int?
     @Option(help: "New install ids one client address may bring into one rollout's reports; 0 = no limit (default 100).")
     var reportInstallsPerAddress: Int?
+    @Option(help: "Report requests one client address may send a minute, on each replica; 0 = no limit (default 600).")
+    var reportRequestsPerMinute: Int?
     @Option(help: "Days the apps' report counts of an ended rollout or a version are kept after the last report (default 30).")
     var reportRetention: Int?
     @Option(help: "The most entries the audit log keeps, the oldest pruned first (env TABSERVER_AUDIT_MAX_ROWS; default 1000000).")
@@ -188,6 +190,15 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// `--max-header-bytes` or `TABSERVER_MAX_HEADER_BYTES`, 2,048 to 65,536 (nil: the configuration's 16 KiB).
+    /// `--report-installs-per-address` (default 100) and `--report-requests-per-minute` (default 600); 0 is no limit.
+    func reportLimitsPerAddress() throws -> (installs: Int, requestsPerMinute: Int) {
+        let installs = reportInstallsPerAddress ?? 100
+        guard installs >= 0 else { throw ValidationError("--report-installs-per-address is 0 (no limit) or more") }
+        let requests = reportRequestsPerMinute ?? 600
+        guard requests >= 0 else { throw ValidationError("--report-requests-per-minute is 0 (no limit) or more") }
+        return (installs, requests)
+    }
+
     func headerLimit(_ environment: Environment) throws -> Int? {
         guard let bytes = try maxHeaderBytes ?? environment.integer("TABSERVER_MAX_HEADER_BYTES") else { return nil }
         guard (2048...65_536).contains(bytes) else { throw ValidationError("--max-header-bytes is 2048 to 65536, not \(bytes)") }
@@ -304,8 +315,7 @@ struct Serve: AsyncParsableCommand {
         service.forwardedHeader = forwarded
         service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
         guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
-        service.reportInstallsPerAddress = reportInstallsPerAddress ?? 100
-        guard service.reportInstallsPerAddress >= 0 else { throw ValidationError("--report-installs-per-address is 0 (no limit) or more") }
+        (service.reportInstallsPerAddress, service.reportRequestsPerMinute) = try reportLimitsPerAddress()
         service.reportRetentionDays = reportRetention ?? 30
         guard service.reportRetentionDays >= 1 else { throw ValidationError("--report-retention is a number of days, 1 or more") }
         service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000
