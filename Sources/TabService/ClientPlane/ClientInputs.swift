@@ -149,15 +149,23 @@ extension ClientPlaneRoutes {
     /// name is given, so nothing varies on it.
     /// - Throws: 404 for an environment the service does not have.
     func environment(_ inputs: ClientInputs) throws(Problem) -> EnvironmentName {
-        do throws(RolloutError) {
-            return try environments.forReading(query: inputs.environmentQuery, header: inputs.environmentHeader).environment
-        } catch {
-            throw Problem(.notFound, detail: error.description)
-        }
+        try environments.forClient(query: inputs.environmentQuery, header: inputs.environmentHeader)
     }
 
     /// The locale a client asks for, as an index into `entry`'s locales: `?locale=` over `Accept-Language`.
     func chosenLocale(_ request: borrowing HTTPRequest, _ inputs: ClientInputs, _ entry: LayoutEntry) -> Int {
         inputs.locale.map(entry.localeIndex(asked:)) ?? request.withCombinedHeader("Accept-Language", entry.localeIndex)
+    }
+}
+
+extension EnvironmentList {
+    /// The environment a client reads: `?environment=` (when not empty) over `Tabs-Environment`, else the one served.
+    /// - Throws: 404 for an environment the service does not have.
+    func forClient(query: String?, header: String?) throws(Problem) -> EnvironmentName {
+        do throws(RolloutError) {
+            return try forReading(query: query, header: header).environment
+        } catch {
+            throw Problem(.notFound, detail: error.description)
+        }
     }
 }

@@ -50,10 +50,6 @@ struct ClientPlaneRoutes: RouteCollection {
         return environment == environments.served ? top : top.environment(environment.text)
     }
 
-    /// The environment a client reads (404 for one that does not exist), as a query parameter or a header: for
-    /// routes that read it through the router (the reports); the client plane's own routes declare theirs by `reads`.
-    static let environmentChoice: [APIParameter] = [.query("environment"), .header("Tabs-Environment")]
-
     static let routes: [Route<ClientPlaneRoutes>] = [
         Route(
             .get, "/v1/accounts/{account}/tabs", label: "tabs", representation: true, reads: [.choices, .version, .wait],

@@ -22,10 +22,10 @@ struct ReportRoutes: RouteCollection {
 
     static let routes: [Route<ReportRoutes>] = [
         Route(
-            .post, "/v1/accounts/{account}/tabs/reports", .open, label: "tabs_reports", changesState: false, touchesStore: true,
+            .post, "/v1/accounts/{account}/tabs/reports", .open, label: "tabs_reports", changesState: false,
+            inputs: [ClientPlaneRoutes.Inputs.environment, ClientPlaneRoutes.Inputs.environmentHeader], touchesStore: true,
             APIOperation(
                 "What an install says about the versions it was given; counted once per install, kind and tab to the arm the server computes.",
-                parameters: ClientPlaneRoutes.environmentChoice,
                 body: .object(
                     [
                         "installId": .string(maxLength: 128), "platform": .string(), "appVersion": .string(),
@@ -45,7 +45,7 @@ struct ReportRoutes: RouteCollection {
                             .object(["accepted": .integer(), "ignored": .integer()], required: ["accepted", "ignored"]))
                     )
                 ], problems: [400, 404, 413, 415, 422, 429, 503])
-        ) { routes, request, match throws(Problem) in try routes.reportsRoute(request, account: match["account"]) },
+        ) { routes, request, match throws(Problem) in try routes.reportsRoute(request, match) },
         Route(
             .get, "/v1/accounts/{account}/layout/health", .scoped(.read, .account), label: "layout_health",
             inputs: [ManagementInputs.accountPath, ManagementInputs.environmentQuery], touchesStore: true,
@@ -58,15 +58,11 @@ struct ReportRoutes: RouteCollection {
 
     /// `POST …/tabs/reports`: the body read whole (nothing counted from a bad one), the arm computed, the reports
     /// counted in one store transaction.
-    func reportsRoute(_ request: borrowing HTTPRequest, account: String) throws(Problem) -> HTTPReply {
-        let environment: EnvironmentName
-        do throws(RolloutError) {
-            environment = try changes.environments.forReading(
-                query: request.query("environment"), header: request.header("Tabs-Environment")
-            ).environment
-        } catch {
-            throw Problem(.notFound, detail: error.description)
-        }
+    func reportsRoute(_ request: borrowing HTTPRequest, _ match: RouteMatch) throws(Problem) -> HTTPReply {
+        let account = match["account"]
+        let environment = try changes.environments.forClient(
+            query: match.inputs.query("environment", as: EnvironmentChoice.self)?.text,
+            header: match.inputs.header("Tabs-Environment", as: EnvironmentChoice.self)?.text)
         if request.body.count > ClientReports.maximumBodyBytes {
             throw Problem(.tooLarge, detail: "a report body has at most \(ClientReports.maximumBodyBytes) bytes")
         }
