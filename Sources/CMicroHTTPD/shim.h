@@ -96,12 +96,6 @@ static inline int cmhd_tls_supported(void) {
     return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
 }
 
-/// MHD_get_daemon_info is variadic: the port the daemon listens on (useful after binding port 0).
-static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
-    return info == NULL ? 0 : info->port;
-}
-
 /// MHD_get_daemon_info is variadic: how many connections the daemon holds open right now.
 static inline unsigned int cmhd_current_connections(struct MHD_Daemon *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);

@@ -13,13 +13,12 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     private let core: ServerCore
     private let daemons: Mutex<DaemonSet>
-    /// The listening socket and its accepting threads when connections begin with a PROXY protocol header
-    /// (``HTTPServerConfiguration/proxyProtocol``); nil when libmicrohttpd listens itself.
-    private let listener: ProxyProtocolListener?
+    /// The listening socket and its accepting threads (``ConnectionListener``): the daemons have none of their own.
+    private let listener: ConnectionListener
 
     /// Starts listening and serving with `handler`.
-    /// Behind a PROXY protocol balancer (``HTTPServerConfiguration/proxyProtocol``) the server listens on its own
-    /// socket and hands each connection to libmicrohttpd once its header named the client.
+    /// The server listens on its own socket and hands each connection to libmicrohttpd (behind a PROXY protocol
+    /// balancer, ``HTTPServerConfiguration/proxyProtocol``, once its header named the client).
     /// - Throws: ``MicroHTTPDError/invalidHost(_:)``, ``MicroHTTPDError/startFailed(host:port:)``, or for HTTPS
     ///   ``MicroHTTPDError/tlsUnsupported`` and ``MicroHTTPDError/tlsIncomplete``.
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws(MicroHTTPDError) {
@@ -30,47 +29,61 @@ public final class HTTPServer: Sendable {
         default: throw .tlsIncomplete
         }
         let core = ServerCore(handler: handler, configuration: configuration)
-        // Behind a PROXY protocol balancer the server listens itself and hands connections to the daemon.
-        let listener = try configuration.proxyProtocol.map { settings throws(MicroHTTPDError) in
-            try ProxyProtocolListener(host: configuration.host, port: configuration.port, settings: settings, clock: configuration.clock)
-        }
+        let listener = try ConnectionListener(
+            host: configuration.host, port: configuration.port, proxy: configuration.proxyProtocol, clock: configuration.clock)
         let daemon: Daemon
         do {
-            daemon = try Daemon.start(core: core, port: configuration.port, tls: tls, listening: listener == nil)
+            daemon = try Daemon.start(core: core, tls: tls)
         } catch {
-            listener?.stop()
+            listener.stop()
             throw error
         }
         self.core = core
-        self.port = listener?.port ?? cmhd_bound_port(daemon.pointer)
+        self.port = listener.port
         self.daemons = Mutex(DaemonSet(current: daemon, tls: tls != nil))
         self.listener = listener
-        if let listener {
-            let accepting = listener.start { [weak self] socket, address in
+        let accepting = listener.start(
+            admits: { [weak self] in (self?.room ?? 0) > 0 },
+            handoff: { [weak self] socket, address in
                 guard let self else {
                     close(socket)
                     return
                 }
                 self.addConnection(socket, from: address)
-            }
-            guard accepting else {
-                stop()
-                throw .startFailed(host: configuration.host, port: port)
-            }
+            })
+        guard accepting else {
+            stop()
+            throw .startFailed(host: configuration.host, port: port)
         }
         core.watchdog.start()
     }
 
-    /// Hands a connection whose PROXY header was read to the daemon accepting now (it owns the socket from
-    /// here, and closes it if it cannot take it); closes it when the server stopped. Under the daemons' lock, so
-    /// no daemon is stopped while it is being given one.
-    private func addConnection(_ socket: Int32, from address: ClientSocketAddress) {
-        let added = daemons.withLock { set in
-            guard !set.stopped, let current = set.current else { return false }
-            _ = address.withSocketAddress { MHD_add_connection(current.pointer, socket, $0, $1) }
-            return true
+    /// How many more connections the daemon accepting now takes before the connection limit (0 once stopped): the
+    /// listener hands none off while there is no room, so that further connections wait in the kernel's backlog.
+    /// Counted are the daemon's connections and those handed off that its workers have not yet taken
+    /// (``ServerCore/connectionsUntaken``).
+    private var room: Int {
+        daemons.withLock { set in
+            guard !set.stopped, let current = set.current else { return 0 }
+            let open = Int(cmhd_current_connections(current.pointer)) + core.connectionsUntaken
+            return core.configuration.effectiveConnectionLimit - open
         }
-        if !added { close(socket) }
+    }
+
+    /// Hands an accepted connection (behind a balancer, one whose PROXY header was read) to the daemon accepting
+    /// now (it owns the socket from here, and closes it if it cannot take it); closes it when the server stopped.
+    /// The handoff is under the daemons' lock, so no daemon is stopped while it is being given one.
+    private func addConnection(_ socket: Int32, from address: ClientSocketAddress) {
+        // nil: the server stopped (the socket is still the listener's); false: libmicrohttpd refused and closed it.
+        let added: Bool? = daemons.withLock { set in
+            guard !set.stopped, let current = set.current else { return nil }
+            // Counted before the worker can take it (and count it started).
+            core.handingOff()
+            let added = address.withSocketAddress { MHD_add_connection(current.pointer, socket, $0, $1) } == MHD_Result.YES
+            if !added { core.handOffFailed() }
+            return added
+        }
+        if added == nil { close(socket) }
     }
 
     /// Requests begun and not yet completed.
@@ -94,14 +107,10 @@ public final class HTTPServer: Sendable {
     }
 
     /// Serves new connections with a new certificate and key (PEM) while connections already open keep theirs
-    /// and are not dropped: a second libmicrohttpd daemon binds the same port (`SO_REUSEPORT`, which both
-    /// daemons set) and the old one stops accepting and drains; it is stopped once its last connection closed
-    /// (checked every second; idle kept-alive connections end at the header deadline, open ones at ``stop()``).
-    ///
-    /// A connection that reached the old daemon's accept queue in the microseconds between the new daemon's
-    /// start and the old listener's close is reset by the kernel unless `net.ipv4.tcp_migrate_req` is 1. Behind the
-    /// PROXY protocol (``HTTPServerConfiguration/proxyProtocol``) the server's own socket stays open and hands new
-    /// connections to the new daemon, so none is reset.
+    /// and are not dropped: the server's listening socket stays open and hands new connections to a second
+    /// libmicrohttpd daemon, and the old one drains; it is stopped once its last connection closed (checked every
+    /// second; idle kept-alive connections end at the header deadline, open ones at ``stop()``). No connection is
+    /// reset by the reload.
     /// - Throws: ``MicroHTTPDError/notServingTLS`` for a plain-HTTP or stopped server,
     ///   ``MicroHTTPDError/startFailed(host:port:)`` when GnuTLS refuses the certificate or key (the old
     ///   certificate stays in service).
@@ -109,8 +118,7 @@ public final class HTTPServer: Sendable {
         let material = try TLSMaterial(certificate: certificate, privateKey: privateKey)
         try daemons.withLock { set throws(MicroHTTPDError) in
             guard set.tls, !set.stopped, let old = set.current else { throw .notServingTLS }
-            let fresh = try Daemon.start(core: core, port: port, tls: material, listening: listener == nil)
-            old.closeListener()
+            let fresh = try Daemon.start(core: core, tls: material)
             set.current = fresh
             set.draining.append(old)
         }
@@ -154,8 +162,7 @@ public final class HTTPServer: Sendable {
             return set.all
         }
         guard let all else { return }
-        listener?.stop()
-        for daemon in all { daemon.closeListener() }
+        listener.stop()
         core.handler.serverWillStop()
         let deadline = core.configuration.clock.seconds + core.configuration.stopGraceSeconds
         while core.inFlight.load(ordering: .acquiring) > 0 || core.deferred.load(ordering: .acquiring) > 0,
@@ -204,13 +211,13 @@ private struct TLSMaterial {
     }
 }
 
-/// One running libmicrohttpd daemon. Safety (`@unchecked Sendable`): `pointer` is used only through
-/// libmicrohttpd's thread-safe entry points, and `closeListener`/`stop` run under ``HTTPServer``'s `daemons`
-/// lock or after the daemon left it (once each, guarded by `listenerClosed`/`stopped`).
+/// One running libmicrohttpd daemon, without a listening socket: connections come through `MHD_add_connection`
+/// (``ConnectionListener``). Safety (`@unchecked Sendable`): `pointer` is used only through libmicrohttpd's
+/// thread-safe entry points, and `stop` runs under ``HTTPServer``'s `daemons` lock or after the daemon left it
+/// (once, guarded by `stopped`).
 private final class Daemon: @unchecked Sendable {
     let pointer: OpaquePointer
     private let core: Unmanaged<ServerCore>
-    private var listenerClosed = false
     private var stopped = false
 
     private init(pointer: OpaquePointer, core: Unmanaged<ServerCore>) {
@@ -218,14 +225,13 @@ private final class Daemon: @unchecked Sendable {
         self.core = core
     }
 
-    /// Starts a daemon serving `core` on `port` (of the configured host), with TLS when `tls` is given.
-    /// With `listening` false the daemon has no listening socket: connections come through `MHD_add_connection`
-    /// (``ProxyProtocolListener``), from another thread, which `MHD_USE_ITC` lets wake the daemon's threads.
-    static func start(core: ServerCore, port: UInt16, tls: TLSMaterial?, listening: Bool = true) throws(MicroHTTPDError) -> Daemon {
+    /// Starts a daemon serving `core`, with TLS when `tls` is given. It has no listening socket: connections come
+    /// through `MHD_add_connection` from the listener's thread, which `MHD_USE_ITC` lets wake the daemon's threads.
+    static func start(core: ServerCore, tls: TLSMaterial?) throws(MicroHTTPDError) -> Daemon {
         let configuration = core.configuration
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
-        let started = try withSocketAddress(configuration.host, port) { address, _, isIPv6 in
+        let started: OpaquePointer? = {
             // HTTPS polls with poll(2), not epoll: libmicrohttpd 0.9.75 leaves a connection whose TLS handshake waits
             // for more bytes (gnutls_handshake → GNUTLS_E_AGAIN) marked read-ready in its epoll ready list, so its
             // worker retries it in a loop without waiting: one client that sends part of a ClientHello and stops kept
@@ -233,11 +239,10 @@ private final class Daemon: @unchecked Sendable {
             // turn asks the kernel again, and a stalled handshake costs nothing until the handshake deadline.
             let polling = tls == nil ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+            flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
-            if !listening { flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue }
             var options: [MHD_OptionItem] = [
-                MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.effectiveConnectionLimit, ptr_value: nil),
+                MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.daemonConnectionLimit, ptr_value: nil),
                 MHD_OptionItem(
                     option: MHD_OPTION.CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
                 // libmicrohttpd 0.9.75 zeroes the whole pool after every request: sized to the header limit plus
@@ -250,41 +255,26 @@ private final class Daemon: @unchecked Sendable {
                 // A pool of `workerThreads`; one is libmicrohttpd's single internal polling thread.
                 MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: configuration.workerThreads, ptr_value: nil),
             ]
-            if listening {
-                options += [
-                    MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
-                    MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(address)),
-                ]
-            }
             if configuration.perIPConnectionLimit > 0 {
                 options.append(
                     MHD_OptionItem(
                         option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil))
             }
             return withTLSOptions(tls, options) { items in
-                cmhd_start_daemon(flags, listening ? port : 0, accessHandler, coreReference.toOpaque(), items.baseAddress)
+                cmhd_start_daemon(flags, 0, accessHandler, coreReference.toOpaque(), items.baseAddress)
             }
-        }
+        }()
         guard let started else {
             coreReference.release()  // pairs with passRetained above: the daemon never started
-            throw .startFailed(host: configuration.host, port: port)
+            throw .startFailed(host: configuration.host, port: configuration.port)
         }
         return Daemon(pointer: started, core: coreReference)
-    }
-
-    /// Stops accepting: new connections go to another daemon on the port, or are refused.
-    func closeListener() {
-        guard !listenerClosed else { return }
-        listenerClosed = true
-        let listener = MHD_quiesce_daemon(pointer)
-        if listener >= 0 { close(listener) }
     }
 
     /// Closes every connection and ends the daemon's threads; its suspended connections must have been resumed.
     func stop() {
         guard !stopped else { return }
         stopped = true
-        closeListener()
         MHD_stop_daemon(pointer)
         // Pairs with Unmanaged.passRetained in `start`: no callback can run after MHD_stop_daemon.
         core.release()
@@ -312,8 +302,6 @@ private func withTLSOptions<R>(
                         MHD_OptionItem(
                             option: MHD_OPTION.HTTPS_PRIORITIES, value: 0,
                             ptr_value: UnsafeMutableRawPointer(mutating: priorities.baseAddress)),
-                        // SO_REUSEPORT: a reload's new daemon binds the same port while this one drains.
-                        MHD_OptionItem(option: MHD_OPTION.LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
                         MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil),
                     ]
                 return items.withUnsafeBufferPointer(body)

@@ -15,6 +15,12 @@ final class ServerCore: Sendable {
     let deferred = Atomic<Int>(0)
     /// Bytes of request bodies reserved (see ``HTTPServerConfiguration/bodyBudgetBytes``).
     let bodyBytesReserved = Atomic<Int>(0)
+    /// Connections handed to libmicrohttpd so far (``HTTPServer``'s listener), and those it reported started: the
+    /// difference is handed off and not yet taken by a worker (``connectionsUntaken``).
+    let connectionsHandedOff = Atomic<Int>(0)
+    let connectionsStarted = Atomic<Int>(0)
+    /// When the last connection was handed off (the clock's monotonic milliseconds).
+    private let lastHandoffMillis = Atomic<Int>(0)
     let watchdog: SlowClientWatchdog
     let suspensions: SuspendedConnections
     /// Resumes the connections of paced answers (thousands of long-polls one change wakes) a slice at a time from
@@ -34,6 +40,27 @@ final class ServerCore: Sendable {
         self.watchdog = SlowClientWatchdog(
             headerDeadlineSeconds: configuration.headerDeadlineSeconds, bodyDeadlineSeconds: configuration.bodyDeadlineSeconds,
             handshakeDeadlineSeconds: configuration.tlsHandshakeDeadlineSeconds, clock: configuration.clock)
+    }
+
+    /// Counts a connection about to be handed to libmicrohttpd.
+    func handingOff() {
+        lastHandoffMillis.store(Int(configuration.clock.seconds * 1000), ordering: .relaxed)
+        connectionsHandedOff.add(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// libmicrohttpd refused the connection just counted (it closed it).
+    func handOffFailed() { connectionsHandedOff.subtract(1, ordering: .acquiringAndReleasing) }
+
+    /// Connections handed off that no worker has taken yet: the listener counts them with the daemon's own, which
+    /// grows only once a worker takes one. libmicrohttpd 0.9.75 must never find a worker at its limit when it takes
+    /// one: that path (`new_connection_process_`) leaves the worker's cleanup mutex locked and the worker deadlocks,
+    /// so the daemon's limit is set above the server's (``HTTPServerConfiguration/daemonConnectionLimit``) and the
+    /// listener keeps to the server's. A connection libmicrohttpd drops before it starts (out of memory) is never
+    /// reported: a second after the last handoff none is counted any more.
+    var connectionsUntaken: Int {
+        let now = Int(configuration.clock.seconds * 1000)
+        guard now - lastHandoffMillis.load(ordering: .relaxed) < 1000 else { return 0 }
+        return max(0, connectionsHandedOff.load(ordering: .acquiring) - connectionsStarted.load(ordering: .acquiring))
     }
 
     /// Takes `bytes` from the body budget; false (nothing taken) when it would go over.

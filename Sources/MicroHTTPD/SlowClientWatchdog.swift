@@ -200,6 +200,7 @@ let connectionNotified: MHD_NotifyConnectionCallback = { cls, connection, socket
     guard let cls, let connection, let socketContext else { return }
     let core = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue()
     if event == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
+        core.connectionsStarted.add(1, ordering: .releasing)
         let clock = ConnectionClock(
             fd: cmhd_connection_fd(connection), tls: core.configuration.tlsCertificate != nil, clock: core.watchdog.clock)
         // Released below when libmicrohttpd reports the connection closed.

@@ -85,6 +85,29 @@ import Testing
         withExtendedLifetime(drippers) {}
     }
 
+    /// At the connection limit the next connection is not accepted and closed: it waits in the kernel's backlog
+    /// and is served once a connection ends.
+    @Test func pastTheLimitAConnectionWaitsAndIsServedWhenOneCloses() async throws {
+        let (server, _) = try startServer {
+            $0.connectionLimit = 16  // the least the server takes
+            $0.perIPConnectionLimit = 0
+        }
+        defer { server.stop() }
+        var holders: [RawConnection] = []
+        for _ in 0..<16 {
+            let holder = try RawConnection(port: server.port)
+            try holder.send("GET / HTTP/1.1\r\nHo")
+            holders.append(holder)
+        }
+        #expect(try await eventually { server.openConnections == 16 })
+        let waiting = try RawConnection(port: server.port)
+        try waiting.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(!waiting.waitReadable(seconds: 0.5), "answered or closed at the limit")
+        holders.removeFirst()
+        #expect(try await waiting.response(seconds: 2).status == 200)
+        withExtendedLifetime(holders) {}
+    }
+
     /// A client sending one header byte every 100 ms is cut off once the header deadline (0.5 s) passed
     /// (the watchdog sweeps four times a second).
     @Test func drippingHeadersAreCutOffAtTheDeadline() async throws {

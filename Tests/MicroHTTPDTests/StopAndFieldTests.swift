@@ -27,6 +27,44 @@ import Testing
         #expect(await connection.untilClosed(seconds: 1).closed)
     }
 
+    /// While a held request keeps the stop in its grace, a new connection is refused by the kernel (the listening
+    /// socket is closed first), not accepted and left unanswered.
+    @Test func aStoppingServerRefusesNewConnections() async throws {
+        let (server, _) = try startServer { $0.stopGraceSeconds = 1 }
+        let held = try RawConnection(port: server.port)
+        try held.send("GET /defer HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(try await eventually { server.suspendedConnections == 1 })
+        let port = server.port
+        async let took = timedStop(server)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(throws: RawConnection.Failure.self, "a connection during the stop's grace") { try RawConnection(port: port) }
+        #expect(await took < 1.6)
+        #expect(try await held.response().status == 503)
+    }
+
+    /// Stopping while clients connect and send on both workers, again and again, ends every time (with
+    /// libmicrohttpd's own listener, the stop's `MHD_quiesce_daemon` raced the epoll workers over the listening
+    /// socket and could abort the process).
+    @Test func stoppingWhileClientsConnectNeverAborts() async throws {
+        for _ in 0..<40 {
+            let (server, _) = try startServer { $0.stopGraceSeconds = 0.2 }
+            let port = server.port
+            let clients = (0..<4).map { _ in
+                Thread {
+                    for _ in 0..<200 {
+                        guard let connection = try? RawConnection(port: port) else { return }
+                        connection.sendTolerant(Array("GET /a HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                        _ = try? connection.readResponse(seconds: 1)
+                    }
+                }
+            }
+            for client in clients { client.start() }
+            try await Task.sleep(for: .milliseconds(15))
+            let took = await timedStop(server)
+            #expect(took < 1, "stop took \(took) s")
+        }
+    }
+
     @Test func heldRequestsAreAnsweredThroughTheStoppingHook() async throws {
         let handler = ProbeHandler(answerOnStop: HTTPResponse(status: 304))
         let (server, _) = try startServer(handler) { $0.stopGraceSeconds = 5 }
