@@ -181,7 +181,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // The harnesses both TabService test targets use: the route collections over a memory store, run in process
-        // (CollectionHarness, WriteHarness), and a live service on a socket (ServiceHarness).
+        // (CollectionHarness, WriteHarness), a live service on a socket (ServiceHarness), and test bodies that run both
+        // ways through a ServiceClient (in process or over a socket).
         .target(
             name: "TabServiceTestSupport",
             dependencies: [

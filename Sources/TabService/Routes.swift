@@ -11,45 +11,16 @@ extension TabService {
 
     static let routeTable = RouteTable(routeSections.flatMap(\.endpoints))
 
-    /// The write commands, made once in ``init``, of what they need.
-    func makeChanges() -> Changes {
-        Changes(
-            store: store, publisher: publisher, environments: environmentList, approvals: configuration.approvals, builds: builds,
-            buildLiveDays: configuration.buildLiveDays, budget: budget, outbox: webhookWorker, armCounts: armCounts, replicaID: replicaID,
-            metrics: metrics, failures: StoreFailures { [weak self] error in self?.noteStoreFailure(error) }, clock: clock,
-            logger: logger, maxBuilds: configuration.maxBuilds)
+    /// The dispatcher over every route, each handler bound to its collection (``ServiceParts`` makes them).
+    func bindRoutes() -> Router {
+        parts.router(
+            parts.collections(
+                changes: changes, failures: storeFailures, isStopping: { [weak self] in self?.isStopping ?? true },
+                capabilityMetrics: { [weak self] in self?.capabilityMetrics() ?? "" }))
     }
 
-    /// The dispatcher over every route, each handler bound to its collection (made here, of what each needs).
-    func bindRoutes() -> Router {
-        let failures = StoreFailures { [weak self] error in self?.noteStoreFailure(error) }
-        let now: @Sendable () -> Date = { [clock] in clock.date }
-        let collections = ServiceCollections(
-            management: ManagementRoutes(changes: changes), rollouts: RolloutRoutes(changes: changes, audit: audit),
-            reports: ReportRoutes(changes: changes, ledger: reportLedger, addresses: audit.addresses),
-            builds: BuildRoutes(changes: changes), changeRequests: ChangeRequestRoutes(changes: changes),
-            clientPlane: ClientPlaneRoutes(
-                publisher: publisher, store: store, environments: environmentList, budget: budget, metrics: metrics, builds: builds,
-                builder: builder, readMemo: readMemo, manifests: manifests, servedHistory: servedHistory, heldBudget: heldBudget,
-                longPolls: longPolls, addresses: audit.addresses, cacheControl: configuration.cacheControl,
-                maxWaitSeconds: configuration.maxWaitSeconds, manifestMaxAgeSeconds: configuration.manifestMaxAgeSeconds,
-                signer: configuration.signer, failures: failures, logger: logger, clock: clock),
-            access: AccessRoutes(
-                store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
-                environments: configuration.environments, failures: failures, logger: logger, now: now),
-            webhooks: WebhookRoutes(
-                store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, outbox: webhookWorker,
-                audit: audit, failures: failures, now: now),
-            operations: OperationsRoutes(
-                store: store, publisher: publisher, metrics: metrics, budget: budget, console: console,
-                isStopping: { [weak self] in self?.isStopping ?? true },
-                capabilityMetrics: { [weak self] in self?.capabilityMetrics() ?? "" }))
-        let gate = AccessGate(
-            credentials: credentials, audit: audit, store: store, entryEnvironment: environmentList.entry.text, logger: logger)
-        return Router(
-            table: Self.routeTable, handlers: Self.routeSections.flatMap { $0.bind(collections) }, gate: gate, metrics: metrics,
-            logger: logger, requestIDs: requestIDs, errorCacheControl: configuration.errorCacheControl, clock: clock)
-    }
+    /// Hears of the store's failures for the write commands and the collections (``noteStoreFailure(_:)``).
+    var storeFailures: StoreFailures { StoreFailures { [weak self] error in self?.noteStoreFailure(error) } }
 
     /// What the capabilities not in a collection yet add to `/metrics` (``OperationsRoutes/capabilityMetrics``).
     private func capabilityMetrics() -> String {

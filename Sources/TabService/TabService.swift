@@ -111,43 +111,11 @@ public struct ServiceConfiguration: Sendable {
 /// The tab-layout service: the client plane served from an immutable snapshot of compiled layouts, the
 /// management plane writing through the store (off libmicrohttpd's threads) and swapping in a new snapshot.
 public final class TabService: HTTPHandler {
-    let store: any TabStore
-    let configuration: ServiceConfiguration
-    /// What the service reads the time from (``ServiceConfiguration/clock``), and hands to its collections.
-    let clock: TimeSource
-    let logger: Logger
-    let metrics: Metrics
-    let publisher: Publisher
-    let budget: VariantBudget
-    let credentials: Credentials
-    let console = ConsoleFiles.load()
-    let requestIDs = RequestIDs()
+    /// What the service is made of (``ServiceParts``: its components, collections and gate, wired there alone).
+    let parts: ServiceParts
     let stopping = Atomic<Bool>(false)
-    let heldBudget: HeldRequestBudget
-    let builder = VariantBuilder()
-    /// ``ServiceConfiguration/environments`` checked.
-    let environmentList: EnvironmentList
-    /// The audit log: changes' entries, refusals, pruning.
-    let audit: AuditLog
-    let webhookWorker: WebhookWorker
-    /// This replica's answers per rollout arm.
-    let armCounts = ArmCountsRegistry()
-    /// The apps' reports: per-address limits, the guards to evaluate, their metrics.
-    let reportLedger: ReportLedger
-    /// Names this replica's rows of answer counts in a shared store.
-    let replicaID = StoredWebhook.newID()
-    /// Answers to repeated reads (see ``ReadMemo``).
-    let readMemo = ReadMemo()
-    /// Manifests made for the current snapshot (see ``ManifestMemo``).
-    let manifests: ManifestMemo
-    /// The declared app builds (see ``BuildRegistry``).
-    let builds = BuildRegistry()
-    /// The versions environments served before, for `?version=N` and a build's earlier version.
-    let servedHistory = ServedHistory()
     /// Change requests per state, as the schedule's clock last read them.
     let changeRequestCounts = Mutex<[String: Int]>([:])
-    /// The answers of held long-polls, shared by the polls one change wakes (see ``LongPollResponses``).
-    let longPolls = LongPollResponses()
     /// The dispatcher, stored once at the end of the first phase of ``init`` (see ``router``).
     private let boundRouter = AtomicLazyReference<Router>()
     /// The write commands, stored once at the end of the first phase of ``init`` (see ``changes``).
@@ -156,37 +124,8 @@ public final class TabService: HTTPHandler {
     /// Loads every current layout and strings table from `store` and compiles the first snapshot.
     /// - Throws: ``StoreError`` when the store cannot be read.
     public init(store: any TabStore, configuration: ServiceConfiguration, logger: Logger) async throws(StoreError) {
-        self.store = store
-        self.configuration = configuration
-        clock = configuration.clock
-        let environments = (try? EnvironmentList(parsing: configuration.environments.joined(separator: ","))) ?? .default
-        environmentList = environments
-        self.logger = logger
-        let metrics = Metrics()
-        self.metrics = metrics
-        self.credentials = Credentials(
-            tokens: configuration.adminTokens, failureLimit: configuration.authFailuresPerMinute, clock: configuration.clock,
-            logger: logger)
-        audit = AuditLog(
-            store: store,
-            addresses: ClientAddresses(trustedProxies: configuration.trustedProxies, forwardedHeader: configuration.forwardedHeader),
-            metrics: metrics, logger: logger, clock: configuration.clock)
-        let budget = VariantBudget(limit: configuration.variantCacheBytes)
-        self.budget = budget
-        manifests = ManifestMemo(fallbackLimit: max(2, configuration.maxFallbackManifests))
-        heldBudget = HeldRequestBudget(total: configuration.heldRequestLimit, perAddress: configuration.heldRequestsPerAddress)
-        reportLedger = ReportLedger(
-            limits: ReportLimits(
-                installsPerAddress: configuration.reportInstallsPerAddress, requestsPerMinute: configuration.reportRequestsPerMinute,
-                rowsPerArm: configuration.reportRowsPerArm, retentionDays: configuration.reportRetentionDays))
-        publisher = Publisher(
-            try await Snapshot.load(from: store, environments: environments, budget: budget, logger: logger),
-            purger: configuration.purgeURLs.isEmpty
-                ? nil : CachePurger(targets: configuration.purgeURLs, metrics: metrics, logger: logger, send: configuration.purgeSender))
-        webhookWorker = WebhookWorker(
-            store: store, policy: configuration.webhookPolicy, resolver: configuration.webhookResolver, logger: logger,
-            retention: .seconds(configuration.webhookRetentionDays * 86_400), clock: configuration.clock)
-        _ = madeChanges.storeIfNil(makeChanges())
+        parts = try await ServiceParts(store: store, configuration: configuration, logger: logger)
+        _ = madeChanges.storeIfNil(parts.makeChanges(failures: storeFailures))
         _ = boundRouter.storeIfNil(bindRoutes())
         try await reloadTokens()
         try await changes.reloadBuilds()
@@ -200,13 +139,38 @@ public final class TabService: HTTPHandler {
         if configuration.webhookDeliveries { webhookWorker.start() }
     }
 
+    // The components, as ``parts`` made them.
+    var store: any TabStore { parts.store }
+    var configuration: ServiceConfiguration { parts.configuration }
+    var clock: TimeSource { parts.clock }
+    var logger: Logger { parts.logger }
+    var metrics: Metrics { parts.metrics }
+    var publisher: Publisher { parts.publisher }
+    var budget: VariantBudget { parts.budget }
+    var credentials: Credentials { parts.credentials }
+    var console: ConsoleFiles { parts.console }
+    var requestIDs: RequestIDs { parts.requestIDs }
+    var heldBudget: HeldRequestBudget { parts.heldBudget }
+    var builder: VariantBuilder { parts.builder }
+    var environmentList: EnvironmentList { parts.environments }
+    var audit: AuditLog { parts.audit }
+    var webhookWorker: WebhookWorker { parts.webhookWorker }
+    var armCounts: ArmCountsRegistry { parts.armCounts }
+    var reportLedger: ReportLedger { parts.reportLedger }
+    var replicaID: String { parts.replicaID }
+    var readMemo: ReadMemo { parts.readMemo }
+    var manifests: ManifestMemo { parts.manifests }
+    var builds: BuildRegistry { parts.builds }
+    var servedHistory: ServedHistory { parts.servedHistory }
+    var longPolls: LongPollResponses { parts.longPolls }
+
     /// The dispatcher: the route table bound to the collections' handlers (``bindRoutes()``).
     var router: Router {
         guard let router = boundRouter.load() else { preconditionFailure("the routes are bound in init, before any request") }
         return router
     }
 
-    /// The write commands (``makeChanges()``).
+    /// The write commands (``ServiceParts/makeChanges(failures:)``).
     var changes: Changes {
         guard let changes = madeChanges.load() else { preconditionFailure("the write commands are made in init, before any request") }
         return changes

@@ -39,6 +39,12 @@ public struct TestResponse: Sendable {
     public var headers: [HTTPHeader]
     public var body: [UInt8]
 
+    public init(status: Int, headers: [HTTPHeader], body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     /// A header's value (names compare case-insensitively).
     public func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value

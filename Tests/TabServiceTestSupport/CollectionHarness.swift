@@ -7,8 +7,9 @@ import Testing
 
 @testable import TabService
 
-/// The access and webhook route collections over a memory store, run in process by a router of their own: no
-/// service, no snapshot, nothing in the background (Hummingbird's `.router` test framework idea).
+/// The access and webhook route collections over a memory store, run in process by a router of their own
+/// (``ServiceParts/router(_:only:)``): no service, nothing in the background (Hummingbird's `.router` test framework
+/// idea).
 package struct CollectionHarness {
     package let store = MemoryStore()
     package let router: Router
@@ -24,19 +25,16 @@ package struct CollectionHarness {
     ) {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let credentials = Credentials(tokens: bootstrap.map { [("tester", $0)] } ?? [], clock: clock, logger: logger)
-        audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: clock)
-        directory = credentials.directory
-        let access = AccessRoutes(
-            store: store, directory: credentials.directory, bootstrap: credentials.bootstrapTokens, audit: audit,
-            environments: environments, failures: .ignored, logger: logger, now: { clock.date })
-        let outbox = WebhookWorker(store: store, policy: webhookPolicy, resolver: SystemResolver(), logger: logger, clock: clock)
-        let webhooks = WebhookRoutes(
-            store: store, policy: webhookPolicy, resolver: SystemResolver(), outbox: outbox, audit: audit, failures: .ignored,
-            now: { clock.date })
-        let gate = AccessGate(
-            credentials: credentials, audit: audit, store: store, entryEnvironment: environments.first ?? "production", logger: logger)
-        router = Router([access, webhooks], gate: gate, logger: logger)
+        var configuration = ServiceConfiguration(adminTokens: bootstrap.map { [("tester", $0)] } ?? [])
+        configuration.environments = environments
+        configuration.webhookPolicy = webhookPolicy
+        configuration.clock = clock
+        let parts = ServiceParts.withoutLayouts(store: store, configuration: configuration, logger: logger)
+        audit = parts.audit
+        directory = parts.credentials.directory
+        router = parts.router(
+            parts.collections(changes: parts.makeChanges(failures: .ignored), failures: .ignored),
+            only: [.collection(\.access), .collection(\.webhooks)])
     }
 
     package func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }

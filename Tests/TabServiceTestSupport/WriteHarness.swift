@@ -10,16 +10,16 @@ import Testing
 
 @testable import TabService
 
-/// The write side's collections (management, rollouts, builds, change requests) over one ``Changes`` and a memory
-/// store, run in process by a router of their own: no service, nothing in the background. The drawings and the change
-/// feed, the read side's handlers, answer 404 here.
+/// The write side's collections (management, rollouts, builds, change requests, reports) over one ``Changes`` and a
+/// memory store, run in process by a router of their own (``ServiceParts/router(_:only:)``): no service, nothing in the
+/// background. The drawings and the change feed, the read side's handlers, answer 404 here.
 package struct WriteHarness {
     package let store = MemoryStore()
     package let changes: Changes
     package let router: Router
-    /// The apps' reports' limits and guards (``ReportLedger/evaluate(_:)`` is called by the test, not a clock).
-    package let ledger = ReportLedger(
-        limits: ReportLimits(installsPerAddress: 0, requestsPerMinute: 0, rowsPerArm: 100_000, retentionDays: 30))
+    /// The apps' reports' limits and guards (``ReportLedger/evaluate(_:)`` is called by the test, not a clock): no
+    /// limit per address or minute.
+    package let ledger: ReportLedger
 
     /// Bearer tokens of admins named `tester` (``ServiceHarness/token``) and `reviewer`.
     package static let reviewer = "reviewer-token-0123456789abcdef"
@@ -31,27 +31,23 @@ package struct WriteHarness {
     package init(environments: [String] = ["production"], approvals: [String] = [], maxBuilds: Int = 1_000) async throws {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let list = try EnvironmentList(parsing: environments.joined(separator: ","))
-        var policy = ApprovalPolicy()
-        for item in approvals { try policy.add(item) }
-        let budget = VariantBudget(limit: 64 << 20)
-        let metrics = Metrics()
-        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: metrics, logger: logger, clock: .system)
-        changes = Changes(
-            store: store, publisher: Publisher(try await Snapshot.load(from: store, environments: list, budget: budget, logger: logger)),
-            environments: list, approvals: policy, builds: BuildRegistry(), buildLiveDays: 30, budget: budget,
-            outbox: WebhookWorker(store: store, policy: AddressPolicy(), resolver: SystemResolver(), logger: logger, clock: .system),
-            armCounts: ArmCountsRegistry(), replicaID: "replica-test", metrics: metrics, failures: .ignored, clock: .system, logger: logger,
-            maxBuilds: maxBuilds)
-        let credentials = Credentials(
-            tokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], clock: .system, logger: logger)
-        let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: list.entry.text, logger: logger)
-        router = Router(
-            [
-                ManagementRoutes(changes: changes),
-                RolloutRoutes(changes: changes, audit: audit), BuildRoutes(changes: changes), ChangeRequestRoutes(changes: changes),
-                ReportRoutes(changes: changes, ledger: ledger, addresses: ClientAddresses()),
-            ], gate: gate, logger: logger)
+        var configuration = ServiceConfiguration(
+            adminTokens: [("tester", ServiceHarness.token), ("reviewer", Self.reviewer)], variantCacheBytes: 64 << 20)
+        _ = try EnvironmentList(parsing: environments.joined(separator: ","))  // a list the test got wrong throws here
+        configuration.environments = environments
+        for item in approvals { try configuration.approvals.add(item) }
+        configuration.maxBuilds = maxBuilds
+        configuration.reportInstallsPerAddress = 0
+        configuration.reportRequestsPerMinute = 0
+        let parts = try await ServiceParts(store: store, configuration: configuration, logger: logger)
+        changes = parts.makeChanges(failures: .ignored)
+        ledger = parts.reportLedger
+        router = parts.router(
+            parts.collections(changes: changes, failures: .ignored),
+            only: [
+                .collection(\.management), .collection(\.rollouts), .collection(\.builds), .collection(\.changeRequests),
+                .collection(\.reports),
+            ])
     }
 
     package func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }

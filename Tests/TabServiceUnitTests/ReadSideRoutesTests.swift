@@ -7,8 +7,8 @@ import Testing
 
 @testable import TabService
 
-/// The client plane and operations collections over a snapshot of their own, run in process by a router of their own:
-/// no service, nothing in the background.
+/// The client plane and operations collections over a snapshot of their own, run in process by a router of their own
+/// (``ServiceParts/router(_:only:)``): no service, nothing in the background.
 struct ReadSideHarness {
     let store = MemoryStore()
     let publisher: Publisher
@@ -23,26 +23,23 @@ struct ReadSideHarness {
         logger.logLevel = .critical
         let layouts = SnapshotTests()
         let budget = VariantBudget(limit: .max)
-        publisher = Publisher(
-            Snapshot.build(
+        var configuration = ServiceConfiguration()
+        configuration.heldRequestLimit = 10
+        configuration.heldRequestsPerAddress = 10
+        configuration.clock = .fixed(Self.instant)
+        let parts = ServiceParts(
+            store: store, configuration: configuration, logger: logger, budget: budget,
+            firstSnapshot: Snapshot.build(
                 layouts: [
                     layouts.record("jack", version: 1, layouts.layout("home")), layouts.record("default", version: 1, layouts.layout("d")),
                 ],
                 strings: [], budget: budget, logger: logger))
-        let metrics = Metrics()
-        let clientPlane = ClientPlaneRoutes(
-            publisher: publisher, store: store, environments: .default, budget: budget, metrics: metrics, builds: BuildRegistry(),
-            builder: VariantBuilder(), readMemo: ReadMemo(), manifests: ManifestMemo(), servedHistory: ServedHistory(),
-            heldBudget: HeldRequestBudget(total: 10, perAddress: 10), longPolls: LongPollResponses(), addresses: ClientAddresses(),
-            cacheControl: "no-cache", maxWaitSeconds: 300, manifestMaxAgeSeconds: 30, signer: nil, failures: .ignored, logger: logger,
-            clock: .fixed(Self.instant))
-        let operations = OperationsRoutes(
-            store: store, publisher: publisher, metrics: metrics, budget: budget, console: ConsoleFiles.load(), isStopping: { stopping },
-            capabilityMetrics: { "# the other capabilities' lines\n" })
-        let credentials = Credentials(tokens: [], clock: .system, logger: logger)
-        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: metrics, logger: logger, clock: .system)
-        let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: "production", logger: logger)
-        router = Router([clientPlane, operations], gate: gate, logger: logger)
+        publisher = parts.publisher
+        router = parts.router(
+            parts.collections(
+                changes: parts.makeChanges(failures: .ignored), failures: .ignored, isStopping: { stopping },
+                capabilityMetrics: { "# the other capabilities' lines\n" }),
+            only: [.collection(\.clientPlane), .collection(\.operations)])
     }
 
     func respond(to request: TestRequest) async -> TestResponse { await router.respond(to: request) }

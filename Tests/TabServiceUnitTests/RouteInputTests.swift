@@ -70,11 +70,8 @@ private final class ProbeHarness: Sendable {
     init() {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let store = MemoryStore()
-        let credentials = Credentials(tokens: [], clock: .system, logger: logger)
-        let audit = AuditLog(store: store, addresses: ClientAddresses(), metrics: Metrics(), logger: logger, clock: .system)
-        let gate = AccessGate(credentials: credentials, audit: audit, store: store, entryEnvironment: "production", logger: logger)
-        router = Router([probe], gate: gate, logger: logger)
+        router = ServiceParts.withoutLayouts(store: MemoryStore(), configuration: ServiceConfiguration(), logger: logger)
+            .router(over: [probe])
     }
 
     var runs: [Handed] { probe.log.runs.withLock { $0 } }
