@@ -159,13 +159,8 @@ struct BuildVersion: NamingInputValue {
 /// `?state=` of the change-request list (400 for a state there is none of).
 extension ChangeRequestState: RouteInputValue {
     init(input text: String, named name: String) throws(InputRefusal) {
-        guard let state = ChangeRequestState(rawValue: text) else {
-            throw .problem(.badRequest("state is one of \(ChangeRequestState.allCases.map(\.rawValue).joined(separator: ", "))"))
-        }
-        self = state
+        try self.init(case: text) { "state is one of \($0)" }
     }
-
-    static var schema: APISchema { .string(values: ChangeRequestState.allCases.map(\.rawValue)) }
 }
 
 /// `?limit=` of the accounts and version lists: an integer from 1 to 1000 (400 otherwise).
@@ -265,11 +260,19 @@ struct EventPosition: RouteInputValue {
 /// `?scheme=` of a drawing: `light` or `dark` (400 otherwise).
 extension ColourScheme: RouteInputValue {
     init(input text: String, named name: String) throws(InputRefusal) {
-        guard let scheme = ColourScheme(rawValue: text) else {
-            throw .problem(.badRequest("\(name) '\(text)' is not one of \(ColourScheme.allCases.map(\.rawValue).joined(separator: ", "))"))
-        }
-        self = scheme
+        try self.init(case: text) { "\(name) '\(text)' is not one of \($0)" }
     }
+}
 
-    static var schema: APISchema { .string(values: ColourScheme.allCases.map(\.rawValue)) }
+/// An input that names one case of a string enumeration: its schema lists the cases.
+extension RouteInputValue where Self: RawRepresentable & CaseIterable, RawValue == String {
+    static var schema: APISchema { .string(values: allCases.map(\.rawValue)) }
+
+    /// The case `text` names; else 400 whose detail is `refusal` of the cases' names ("a, b").
+    init(case text: String, else refusal: (String) -> String) throws(InputRefusal) {
+        guard let value = Self(rawValue: text) else {
+            throw .problem(.badRequest(refusal(Self.allCases.map(\.rawValue).joined(separator: ", "))))
+        }
+        self = value
+    }
 }
