@@ -55,31 +55,9 @@ public enum StoreSchema {
     /// `{table-options}`, and the change requests' due time: `{record-apply-at-function}`, `{record-apply-at}`,
     /// `{generated}`).
     static let migrations: [String] = [
-        """
-        CREATE TABLE layout_versions (
-            account TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source {bytes} NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms {int64} NOT NULL,
-            author TEXT,
-            message TEXT,
-            restored_from INTEGER,
-            deleted {bool} NOT NULL DEFAULT {false},
-            PRIMARY KEY (account, version)
-        ){table-options};
-        CREATE TABLE strings_versions (
-            locale TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source {bytes} NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms {int64} NOT NULL,
-            author TEXT,
-            PRIMARY KEY (locale, version)
-        ){table-options};
-        """,
+        sourceVersions(
+            "layout_versions", key: "account", more: ["message TEXT", "restored_from INTEGER", "deleted {bool} NOT NULL DEFAULT {false}"])
+            + "\n" + sourceVersions("strings_versions", key: "locale"),
         // What each version extends, so that a deletion can be refused inside its transaction.
         """
         ALTER TABLE layout_versions ADD COLUMN extends TEXT;
@@ -285,6 +263,17 @@ public enum StoreSchema {
         CREATE INDEX change_requests_due ON change_requests (state, apply_at_ms);
         """,
     ]
+
+    /// A table of the versions of each `key`'s source (an account's layout, a locale's strings table) as uploaded, with
+    /// `more` columns.
+    private static func sourceVersions(_ table: String, key: String, more: [String] = []) -> String {
+        let columns =
+            [
+                "\(key) TEXT NOT NULL", "version INTEGER NOT NULL", "source {bytes} NOT NULL", "content_type TEXT NOT NULL",
+                "etag TEXT NOT NULL", "created_at_ms {int64} NOT NULL", "author TEXT",
+            ] + more + ["PRIMARY KEY (\(key), version)"]
+        return "CREATE TABLE \(table) (\n" + columns.map { "    " + $0 }.joined(separator: ",\n") + "\n){table-options};"
+    }
 
     /// A table pointing each environment at one version of each `key` (an account's layout, a locale's strings table)
     /// of `versions`, created with `production` pointing at each one's latest version.
