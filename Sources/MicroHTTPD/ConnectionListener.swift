@@ -172,7 +172,8 @@ extension ConnectionListener {
     }
 }
 
-/// A client's socket address as libmicrohttpd takes it (`struct sockaddr *` and its length).
+/// A socket address as libmicrohttpd and the socket calls take it (`struct sockaddr *` and its length): a client's, or the
+/// one a server binds.
 struct ClientSocketAddress: @unchecked Sendable {
     // Safety (`@unchecked Sendable`): a plain C value with no pointers.
     var storage = sockaddr_storage()
@@ -182,24 +183,30 @@ struct ClientSocketAddress: @unchecked Sendable {
 
     /// The source address a PROXY header names.
     init(_ address: ProxiedAddress) {
+        self.init(isIPv6: address.family == .inet6, address: address.bytes, port: address.port)
+    }
+
+    /// An IPv4 (the first 4 of `address`, network order) or IPv6 (the first 16) address and `port`: the one place a
+    /// `sockaddr_in` or `sockaddr_in6` is filled in, for a PROXY header's source and for the address a server binds.
+    init(isIPv6: Bool, address: some Collection<UInt8>, port: UInt16) {
+        let layout =
+            isIPv6
+            ? (
+                family: AF_INET6, size: MemoryLayout<sockaddr_in6>.size, familyAt: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_family)!,
+                portAt: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, addressAt: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)!,
+                addressSize: 16
+            )
+            : (
+                family: AF_INET, size: MemoryLayout<sockaddr_in>.size, familyAt: MemoryLayout<sockaddr_in>.offset(of: \.sin_family)!,
+                portAt: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, addressAt: MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!,
+                addressSize: 4
+            )
         withUnsafeMutableBytes(of: &storage) { raw in
-            switch address.family {
-            case .inet4:
-                var v4 = sockaddr_in()
-                v4.sin_family = sa_family_t(AF_INET)
-                v4.sin_port = address.port.bigEndian
-                withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyBytes(from: address.bytes.prefix(4)) }
-                raw.storeBytes(of: v4, as: sockaddr_in.self)
-                length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            case .inet6:
-                var v6 = sockaddr_in6()
-                v6.sin6_family = sa_family_t(AF_INET6)
-                v6.sin6_port = address.port.bigEndian
-                withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyBytes(from: address.bytes.prefix(16)) }
-                raw.storeBytes(of: v6, as: sockaddr_in6.self)
-                length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            }
+            raw.storeBytes(of: sa_family_t(layout.family), toByteOffset: layout.familyAt, as: sa_family_t.self)
+            raw.storeBytes(of: port.bigEndian, toByteOffset: layout.portAt, as: UInt16.self)
+            UnsafeMutableRawBufferPointer(rebasing: raw[layout.addressAt...]).copyBytes(from: address.prefix(layout.addressSize))
         }
+        length = socklen_t(layout.size)
     }
 
     /// The address in network order (4 bytes for IPv4, 16 for IPv6), nil for another family.

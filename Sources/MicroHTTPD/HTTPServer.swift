@@ -317,21 +317,18 @@ private let tlsPriorities: [CChar] = Array("NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-
 func withSocketAddress<R>(
     _ host: String, _ port: UInt16, _ body: (UnsafeMutablePointer<sockaddr>, socklen_t, Bool) -> R
 ) throws(MicroHTTPDError) -> R {
-    var v4 = sockaddr_in()
-    v4.sin_family = sa_family_t(AF_INET)
-    v4.sin_port = port.bigEndian
-    if inet_pton(AF_INET, host, &v4.sin_addr) == 1 {
-        return withUnsafeMutablePointer(to: &v4) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size), false) }
-        }
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let isIPv6: Bool
+    if inet_pton(AF_INET, host, &bytes) == 1 {
+        isIPv6 = false
+    } else if inet_pton(AF_INET6, host, &bytes) == 1 {
+        isIPv6 = true
+    } else {
+        throw .invalidHost(host)
     }
-    var v6 = sockaddr_in6()
-    v6.sin6_family = sa_family_t(AF_INET6)
-    v6.sin6_port = port.bigEndian
-    if inet_pton(AF_INET6, host, &v6.sin6_addr) == 1 {
-        return withUnsafeMutablePointer(to: &v6) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size), true) }
-        }
+    var address = ClientSocketAddress(isIPv6: isIPv6, address: bytes, port: port)
+    let length = address.length
+    return withUnsafeMutablePointer(to: &address.storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length, isIPv6) }
     }
-    throw .invalidHost(host)
 }

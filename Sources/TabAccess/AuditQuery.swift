@@ -2,7 +2,7 @@ import TabJSON
 
 /// An opaque place in the audit log: `a1.` and the URL-safe base64 of the last id seen. Opaque so clients do not
 /// build them, URL-safe so they go in `?after=` as they are, versioned (`a1`) so the form can change.
-public struct AuditCursor: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
+public struct AuditCursor: Sendable, Equatable, Hashable, TextCodable {
     /// Entries after this id come next.
     public let afterID: Int64
 
@@ -22,18 +22,7 @@ public struct AuditCursor: Sendable, Equatable, Hashable, Codable, CustomStringC
         "a1." + Base64.encodeURLSafe((0..<8).map { UInt8(truncatingIfNeeded: afterID >> Int64(56 - 8 * $0)) })
     }
 
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let cursor = AuditCursor(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a cursor"))
-        }
-        self = cursor
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(description)
-    }
+    public static let textKind = "a cursor"
 }
 
 /// `GET /v1/audit?after=&limit=&account=&actor=` as a value: the page wanted and the filters, each applied by

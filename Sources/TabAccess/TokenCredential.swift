@@ -3,7 +3,7 @@ import ContentHash
 /// A token's public id: 16 characters of lower-case base32 (80 random bits), shown in lists, audit entries and
 /// `DELETE /v1/tokens/{id}`. It is part of every secret made for the token, so a presented token names the one
 /// stored record to compare it with.
-public struct TokenID: Hashable, Sendable, Codable, CustomStringConvertible {
+public struct TokenID: Hashable, Sendable, TextCodable {
     /// The characters of an id.
     public static let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567".utf8)
     /// The length of an id in characters.
@@ -26,18 +26,7 @@ public struct TokenID: Hashable, Sendable, Codable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    public init(from decoder: any Decoder) throws {
-        let text = try decoder.singleValueContainer().decode(String.self)
-        guard let id = TokenID(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a token id"))
-        }
-        self = id
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
+    public static let textKind = "a token id"
 }
 
 /// The SHA-256 of a token's whole text: all the store keeps of a secret. SHA-256 is right here (not a slow

@@ -139,40 +139,37 @@ public struct ConfigsDirectory: Sendable {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
                 continue
             }
-            // Stored once, into the first environment that lacks it; every other environment that lacks it is pointed
-            // at that version (one version, not one per environment).
-            var stored: (StoredVersion, String)?
-            var kept = 0
-            for environment in environments {
-                let current = try await store.pointed(account: file.name, environment: environment)
-                if current != nil, !force {
-                    kept += 1
-                    continue
-                }
-                let precondition: WritePrecondition = current.map { $0.deleted ? .none : .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
-                if let (record, from) = stored {
-                    _ = try await store.promote(account: file.name, from: from, to: environment, author: "configs", audit: nil) {
+            let account = file.name
+            let written = try await Self.seed(
+                environments,
+                precondition: { (environment) async throws(StoreError) -> WritePrecondition? in
+                    let current = try await store.pointed(account: account, environment: environment)
+                    if current != nil, !force { return nil }
+                    return current.map { $0.deleted ? .none : .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
+                },
+                store: { (environment, precondition) async throws(StoreError) -> StoredVersion in
+                    var write = LayoutWrite(
+                        account: account, source: file.bytes, contentType: file.contentType, precondition: precondition,
+                        author: "configs", message: "imported from \(file.path)", extends: valid[account]?.extends ?? "")
+                    write.environment = environment
+                    return try await store.append(write)
+                },
+                point: { (record, from, environment, precondition) async throws(StoreError) in
+                    _ = try await store.promote(account: account, from: from, to: environment, author: "configs", audit: nil) {
                         (source, id, target, latest, _) throws(RolloutError) in
                         try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
-                            account: file.name, fromPointer: source,
+                            account: account, fromPointer: source,
                             context: RolloutStartContext(
-                                account: file.name, environment: EnvironmentName(environment)!, id: id, current: target,
+                                account: account, environment: EnvironmentName(environment)!, id: id, current: target,
                                 latest: latest, precondition: precondition,
                                 now: store.clock.now,
                                 availability: { $0 == record.version ? .available : .missing }))
                     }
-                } else {
-                    var write = LayoutWrite(
-                        account: file.name, source: file.bytes, contentType: file.contentType, precondition: precondition,
-                        author: "configs", message: "imported from \(file.path)", extends: valid[file.name]?.extends ?? "")
-                    write.environment = environment
-                    stored = (try await store.append(write), environment)
-                }
-            }
-            if kept == environments.count {
-                report.skipped.append(file.name)
-            } else {
+                })
+            if written {
                 report.imported.append(file.name)
+            } else {
+                report.skipped.append(file.name)
             }
         }
         for file in strings {
@@ -180,36 +177,58 @@ public struct ConfigsDirectory: Sendable {
                 report.refused.append("\(file.path): not a valid strings table")
                 continue
             }
-            // Like layouts: stored once, then every other environment that lacks the table points at that version.
-            var stored: (StoredStrings, String)?
-            var kept = 0
-            for environment in environments {
-                let existing = try await store.pointedStrings(locale: file.name, environment: environment)
-                if existing != nil && !force {
-                    kept += 1
-                    continue
-                }
-                let precondition: WritePrecondition = existing.map { .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
-                if let (_, from) = stored {
-                    _ = try await store.promoteStrings(locale: file.name, from: from, to: environment, author: "configs", audit: nil) {
+            let locale = file.name
+            let written = try await Self.seed(
+                environments,
+                precondition: { (environment) async throws(StoreError) -> WritePrecondition? in
+                    let existing = try await store.pointedStrings(locale: locale, environment: environment)
+                    if existing != nil, !force { return nil }
+                    return existing.map { .ifMatch([$0.etag]) } ?? .ifNoneMatchAny
+                },
+                store: { (environment, precondition) async throws(StoreError) -> StoredStrings in
+                    try await store.appendStrings(
+                        locale: locale, environment: environment, source: file.bytes, contentType: file.contentType,
+                        precondition: precondition, author: "configs", audit: nil)
+                },
+                point: { (_, from, environment, precondition) async throws(StoreError) in
+                    _ = try await store.promoteStrings(locale: locale, from: from, to: environment, author: "configs", audit: nil) {
                         (source, current) throws(RolloutError) in
                         try PromotionRequest(from: EnvironmentName(from)!, to: EnvironmentName(environment)!).decide(
-                            locale: file.name, fromPointer: source, current: current, precondition: precondition)
+                            locale: locale, fromPointer: source, current: current, precondition: precondition)
                     }
-                } else {
-                    let record = try await store.appendStrings(
-                        locale: file.name, environment: environment, source: file.bytes, contentType: file.contentType,
-                        precondition: precondition, author: "configs", audit: nil)
-                    stored = (record, environment)
-                }
-            }
-            if kept == environments.count {
-                report.skipped.append("strings/\(file.name)")
-            } else {
+                })
+            if written {
                 report.imported.append("strings/\(file.name)")
+            } else {
+                report.skipped.append("strings/\(file.name)")
             }
         }
         return report
+    }
+
+    /// Writes one file into each of `environments` that lacks it (each one, with `force`): stored once, into the first
+    /// of them, and every other pointed at that version (one version, not one per environment).
+    /// - Parameters:
+    ///   - precondition: the write's precondition in an environment, nil when the environment keeps what it has.
+    ///   - store: stores the file into an environment.
+    ///   - point: points an environment (the third argument) at what `store` stored into another (the second).
+    /// - Returns: whether any environment was written.
+    private static func seed<Stored>(
+        _ environments: [String],
+        precondition: (String) async throws(StoreError) -> WritePrecondition?,
+        store: (String, WritePrecondition) async throws(StoreError) -> Stored,
+        point: (Stored, String, String, WritePrecondition) async throws(StoreError) -> Void
+    ) async throws(StoreError) -> Bool {
+        var stored: (Stored, String)?
+        for environment in environments {
+            guard let precondition = try await precondition(environment) else { continue }
+            if let (record, from) = stored {
+                try await point(record, from, environment, precondition)
+            } else {
+                stored = (try await store(environment, precondition), environment)
+            }
+        }
+        return stored != nil
     }
 }
 

@@ -71,26 +71,9 @@ public struct ClientReports: Sendable, Hashable {
         reader.refuseUnknown(object, known: ["version", "kind", "tab", "reason", "at"], at: base)
         let version = object["version"].flatMap { reader.version($0, at: BodyReader.pointer(base, "version")) }
         if object["version"] == nil { reader.fail(base, "\"version\" is required: the version reported on") }
-        var kind: ReportKind?
-        if let value = object["kind"] {
-            let pointer = BodyReader.pointer(base, "kind")
-            if let text = reader.string(value, at: pointer, maximumLength: 32) {
-                kind = ReportKind(rawValue: text)
-                if kind == nil {
-                    reader.fail(
-                        pointer, "must be one of \(ReportKind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'"
-                    )
-                }
-            }
-        } else {
-            reader.fail(base, "\"kind\" is required (rendered, tabFailed, reverted or refused)")
-        }
-        var tab: String?
-        if let value = object["tab"] {
-            let pointer = BodyReader.pointer(base, "tab")
-            tab = reader.string(value, at: pointer, maximumLength: maximumTabLength)
-            if tab?.isEmpty == true { reader.fail(pointer, "is empty") }
-        }
+        let kind = reader.oneOf(ReportKind.self, object, "kind", at: base)
+        if object["kind"] == nil { reader.fail(base, "\"kind\" is required (rendered, tabFailed, reverted or refused)") }
+        let tab = reader.nonEmptyString(object, "tab", at: base, maximumLength: maximumTabLength)
         if kind == .tabFailed, object["tab"] == nil { reader.fail(base, "\"tab\" is required for tabFailed: the tab that failed") }
         let reason = object["reason"].flatMap {
             reader.string($0, at: BodyReader.pointer(base, "reason"), maximumLength: maximumReasonLength)

@@ -64,6 +64,31 @@ struct BodyReader {
         return text
     }
 
+    /// The string member `key` of `object`, nil when absent (or not a string); an empty one is refused, saying `whenEmpty`.
+    mutating func nonEmptyString(
+        _ object: [String: JSONValue], _ key: String, at base: String, maximumLength: Int, whenEmpty: String = "is empty"
+    ) -> String? {
+        guard let value = object[key] else { return nil }
+        let pointer = Self.pointer(base, key)
+        let text = string(value, at: pointer, maximumLength: maximumLength)
+        if text?.isEmpty == true { fail(pointer, whenEmpty) }
+        return text
+    }
+
+    /// The member `key` of `object` as the case of `Case` it names, nil when absent or wrong (refused as "must be one
+    /// of "a", "b", not 'x'").
+    mutating func oneOf<Case: RawRepresentable & CaseIterable>(
+        _ type: Case.Type, _ object: [String: JSONValue], _ key: String, at base: String
+    ) -> Case? where Case.RawValue == String {
+        let pointer = Self.pointer(base, key)
+        guard let value = object[key], let text = string(value, at: pointer, maximumLength: 32) else { return nil }
+        guard let named = Case(rawValue: text) else {
+            fail(pointer, "must be one of \(Case.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'")
+            return nil
+        }
+        return named
+    }
+
     mutating func bool(_ value: JSONValue, at pointer: String) -> Bool? {
         guard case .bool(let flag) = value else {
             fail(pointer, "must be true or false, not \(value.kind)")

@@ -15,19 +15,8 @@ extension GuardRule {
         }
         let before = reader.problems.count
         reader.refuseUnknown(object, known: knownMembers, at: base)
-        var kind: Kind?
-        if let value = object["kind"] {
-            let pointer = BodyReader.pointer(base, "kind")
-            if let text = reader.string(value, at: pointer, maximumLength: 32) {
-                kind = Kind(rawValue: text)
-                if kind == nil {
-                    reader.fail(
-                        pointer, "must be one of \(Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), not '\(text)'")
-                }
-            }
-        } else {
-            reader.fail(base, "\"kind\" is required (tabFailed, reverted, refused or failures)")
-        }
+        let kind = reader.oneOf(Kind.self, object, "kind", at: base)
+        if object["kind"] == nil { reader.fail(base, "\"kind\" is required (tabFailed, reverted, refused or failures)") }
         let maxRatio = object["maxRatio"].flatMap { number($0, at: BodyReader.pointer(base, "maxRatio"), upTo: 1_000_000, &reader) }
         let maxRate = object["maxRate"].flatMap { number($0, at: BodyReader.pointer(base, "maxRate"), upTo: 1, &reader) }
         if object["maxRatio"] == nil, object["maxRate"] == nil {

@@ -105,12 +105,8 @@ public struct RolloutPlan: Sendable, Hashable {
                 reader.fail(pointer, "\(time.rfc3339) is more than a year ahead (now is \(now.rfc3339))")
             }
         }
-        var seed: String?
-        if let value = object["seed"] {
-            let pointer = BodyReader.pointer(base, "seed")
-            seed = reader.string(value, at: pointer, maximumLength: maximumSeedLength)
-            if seed?.isEmpty == true { reader.fail(pointer, "is empty; leave it out for the default seed") }
-        }
+        let seed = reader.nonEmptyString(
+            object, "seed", at: base, maximumLength: maximumSeedLength, whenEmpty: "is empty; leave it out for the default seed")
         let installs = readInstalls(object["installs"], at: BodyReader.pointer(base, "installs"), &reader)
         var guardRule: GuardRule?
         if let value = object["guard"], value != .null { guardRule = GuardRule.read(value, at: BodyReader.pointer(base, "guard"), &reader) }

@@ -33,15 +33,7 @@ public struct JSONReader {
     }
 
     private mutating func skipWhitespace() {
-        while index < bytes.count {
-            switch bytes[index] {
-            case 0x20, 0x09, 0x0D: index += 1
-            case 0x0A:
-                line += 1
-                index += 1
-            default: return
-            }
-        }
+        TextDecoding.skipWhitespace(bytes, &index, line: &line)
     }
 
     private mutating func value(depth: Int) throws(LayoutError) -> SourceNode {

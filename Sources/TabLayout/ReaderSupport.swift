@@ -32,6 +32,19 @@ struct KeySet {
 
 /// Text formats' shared decoding steps.
 enum TextDecoding {
+    /// Moves `index` past spaces, tabs, CRs and LFs (whitespace in JSON and XML alike), counting each LF in `line`.
+    static func skipWhitespace(_ bytes: [UInt8], _ index: inout Int, line: inout Int) {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0D: index += 1
+            case 0x0A:
+                line += 1
+                index += 1
+            default: return
+            }
+        }
+    }
+
     /// UTF-16 text with a byte order mark (`FE FF` big-endian, `FF FE` little-endian) as UTF-8 bytes; nil when
     /// `bytes` has no UTF-16 byte order mark.
     /// - Throws: ``LayoutError`` for an odd byte count or invalid UTF-16 (a lone surrogate).

@@ -175,32 +175,18 @@ public enum LayoutResolver {
         result.extends = nil
         result.remove = []
         result.order = []
-        if let initial = overlay.initialTab { result.initialTab = initial }
-        if let n = overlay.maxVisibleTabs { result.maxVisibleTabs = n }
-        if let locale = overlay.defaultLocale { result.defaultLocale = locale }
+        result = overlaying(result, with: overlay, \.initialTab, \.maxVisibleTabs, \.defaultLocale)
         if let more = overlay.moreTab {
-            var merged = base.moreTab ?? MoreTab()
-            if let v = more.title { merged.title = v }
-            if let v = more.image { merged.image = v }
-            if let v = more.selectedImage { merged.selectedImage = v }
-            if let v = more.accessibilityLabel { merged.accessibilityLabel = v }
-            if let v = more.accessibilityHint { merged.accessibilityHint = v }
+            var merged = overlaying(
+                base.moreTab ?? MoreTab(), with: more, \.title, \.image, \.selectedImage, \.accessibilityLabel, \.accessibilityHint)
             merged.extensions.merge(more.extensions) { $1 }
             result.moreTab = merged
         }
         if let look = overlay.appearance {
-            var merged = base.appearance ?? Appearance()
-            if let v = look.height { merged.height = v }
-            if let v = look.backgroundColor { merged.backgroundColor = v }
-            if let v = look.tintColor { merged.tintColor = v }
-            if let v = look.unselectedTintColor { merged.unselectedTintColor = v }
-            if let v = look.animator { merged.animator = v }
+            var merged = overlaying(
+                base.appearance ?? Appearance(), with: look, \.height, \.backgroundColor, \.tintColor, \.unselectedTintColor, \.animator)
             if let dark = look.dark {
-                var colours = merged.dark ?? DarkColours()
-                if let v = dark.backgroundColor { colours.backgroundColor = v }
-                if let v = dark.tintColor { colours.tintColor = v }
-                if let v = dark.unselectedTintColor { colours.unselectedTintColor = v }
-                merged.dark = colours
+                merged.dark = overlaying(merged.dark ?? DarkColours(), with: dark, \.backgroundColor, \.tintColor, \.unselectedTintColor)
             }
             merged.extensions.merge(look.extensions) { $1 }
             result.appearance = merged
@@ -216,4 +202,14 @@ public enum LayoutResolver {
         result.extensions.merge(overlay.extensions) { $1 }
         return result
     }
+}
+
+/// `base` with each of `members` that `overlay` sets taken from `overlay`: how an extending layout replaces single
+/// members of the layout, more tab and appearance it extends, leaving the rest inherited.
+func overlaying<Root, each Value>(_ base: Root, with overlay: Root, _ members: repeat WritableKeyPath<Root, (each Value)?>) -> Root {
+    var result = base
+    for member in repeat each members {
+        if let value = overlay[keyPath: member] { result[keyPath: member] = value }
+    }
+    return result
 }

@@ -18,6 +18,11 @@ public struct Environment {
         guard let value = Int(text) else { throw ConfigurationError("\(name)=\(text) is not an integer") }
         return value
     }
+
+    /// A comma-separated list variable's items, trimmed, empty ones left out: none when it is not set.
+    public func list(_ name: String) -> [String] {
+        (self[name] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
 }
 
 /// Admin tokens from `TABSERVER_ADMIN_TOKEN` or `TABSERVER_ADMIN_TOKENS_FILE` (`name:token` lines), or one

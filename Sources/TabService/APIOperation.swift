@@ -98,7 +98,11 @@ struct APIParameter: Sendable {
 
     private init(yaml: String) { self.yaml = yaml }
 
-    private init(_ name: String, in location: String, _ schema: APISchema, required: Bool, description: String?, exploded: Bool) {
+    /// The parameter `name` read from `location` (`path`, `query`, `header`).
+    init(
+        _ name: String, in location: String, _ schema: APISchema, required: Bool = false, description: String? = nil,
+        exploded: Bool = false
+    ) {
         var members: [(key: String, value: YAMLNode)] = [("name", .scalar(name)), ("in", .scalar(location))]
         if required { members.append(("required", "true")) }
         if let description { members.append(("description", .text(description))) }

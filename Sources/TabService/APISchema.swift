@@ -33,25 +33,32 @@ struct APISchema: Sendable {
         return APISchema(keywords: keywords)
     }
 
-    /// A string: `format` (`date-time`, `uri`), length bounds, or one of `values`.
+    /// A string: `format` (`date-time`, `uri`), length bounds, a regular expression it matches (`pattern`), or one
+    /// of `values`.
     static func string(
-        format: String? = nil, minLength: Int? = nil, maxLength: Int? = nil, values: [String] = []
+        format: String? = nil, minLength: Int? = nil, maxLength: Int? = nil, pattern: String? = nil, values: [String] = []
     ) -> APISchema {
         var keywords: [(key: String, value: YAMLNode)] = [("type", "string")]
         if let format { keywords.append(("format", .scalar(format))) }
         if let minLength { keywords.append(("minLength", .scalar(String(minLength)))) }
         if let maxLength { keywords.append(("maxLength", .scalar(String(maxLength)))) }
+        if let pattern { keywords.append(("pattern", .text(pattern))) }
         if !values.isEmpty { keywords.append(("enum", .list(values))) }
         return APISchema(keywords: keywords)
     }
 
-    static func integer(minimum: Int? = nil) -> APISchema {
-        APISchema(keywords: [("type", "integer")] + (minimum.map { [("minimum", .scalar(String($0)))] } ?? []))
+    /// An integer within `minimum`…`maximum` when given.
+    static func integer(minimum: Int? = nil, maximum: Int? = nil) -> APISchema {
+        bounded("integer", minimum: minimum, maximum: maximum)
     }
 
     /// A number within `minimum`…`maximum` when given.
     static func number(minimum: Int? = nil, maximum: Int? = nil) -> APISchema {
-        var keywords: [(key: String, value: YAMLNode)] = [("type", "number")]
+        bounded("number", minimum: minimum, maximum: maximum)
+    }
+
+    private static func bounded(_ type: YAMLNode, minimum: Int?, maximum: Int?) -> APISchema {
+        var keywords: [(key: String, value: YAMLNode)] = [("type", type)]
         if let minimum { keywords.append(("minimum", .scalar(String(minimum)))) }
         if let maximum { keywords.append(("maximum", .scalar(String(maximum)))) }
         return APISchema(keywords: keywords)

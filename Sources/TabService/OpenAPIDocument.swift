@@ -362,7 +362,7 @@ enum OpenAPIDocument {
     /// A path parameter of a template: the shared component where there is one.
     private static func pathParameter(_ name: String) -> String {
         ["account", "version", "locale"].contains(name)
-            ? "$ref: '#/components/parameters/\(name)'" : "{name: \(name), in: path, required: true, schema: {type: string}}"
+            ? APIParameter.component(name).yaml : APIParameter(name, in: "path", .string(), required: true).yaml
     }
 
     private static func headDescription(_ status: Int) -> String {

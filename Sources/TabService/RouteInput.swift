@@ -11,8 +11,8 @@ protocol RouteInputValue: Sendable {
     /// - Throws: ``InputRefusal``: the problem a bad value gets.
     init(input text: String, named name: String) throws(InputRefusal)
 
-    /// The OpenAPI `schema` of the input, YAML in flow style.
-    static var schema: String { get }
+    /// The OpenAPI `schema` of the input.
+    static var schema: APISchema { get }
 
     /// The statuses a value of it can be refused with, listed in the operations of the routes that declare it
     /// (400 unless said).
@@ -36,7 +36,7 @@ enum InputRefusal: Error {
 extension String: RouteInputValue {
     init(input text: String, named name: String) { self = text }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// One input a route declares: where it is read, its name, and its type's parse and schema. A handler reads the value
@@ -55,7 +55,7 @@ struct RouteInput: Sendable {
     let location: Location
     let name: String
     /// The OpenAPI schema of its type.
-    let schema: String
+    let schema: APISchema
     /// The statuses a bad value of it gets (``RouteInputValue/refusals``).
     let refusals: [Int]
     /// The shared `components/parameters` entry that documents it, when one does (`ifMatch`, `account`).
@@ -67,7 +67,7 @@ struct RouteInput: Sendable {
     /// The header field read when the query argument is absent (`X-Client-Platform` for `?platform=`): the value is
     /// parsed with the header's name. Its OpenAPI schema and description follow.
     let fallbackHeader: String?
-    let fallbackSchema: String?
+    let fallbackSchema: APISchema?
     let fallbackDescription: String?
     /// The type whose parse reads it; nil for an input the handler reads in place
     /// (``readInPlace(_:_:schema:description:)``). A metatype, not a closure: reading it on the read path touches no
@@ -76,7 +76,7 @@ struct RouteInput: Sendable {
 
     private init<Value: RouteInputValue>(
         _ location: Location, _ name: String, _ type: Value.Type, component: String?, description: String?, joinsRepeats: Bool = false,
-        fallbackHeader: String? = nil, fallbackSchema: String? = nil, fallbackDescription: String? = nil
+        fallbackHeader: String? = nil, fallbackSchema: APISchema? = nil, fallbackDescription: String? = nil
     ) {
         self.location = location
         self.name = name
@@ -91,7 +91,7 @@ struct RouteInput: Sendable {
         self.type = type
     }
 
-    private init(_ location: Location, _ name: String, schema: String, description: String?) {
+    private init(_ location: Location, _ name: String, schema: APISchema, description: String?) {
         self.location = location
         self.name = name
         self.schema = schema
@@ -123,7 +123,7 @@ struct RouteInput: Sendable {
     /// `headerDescription` ("As ?name=" unless given).
     static func query<Value: RouteInputValue>(
         _ name: String, orHeader header: String, _ type: Value.Type, component: String? = nil, description: String? = nil,
-        headerSchema: String? = nil, headerDescription: String? = nil, repeats: Bool = false
+        headerSchema: APISchema? = nil, headerDescription: String? = nil, repeats: Bool = false
     ) -> RouteInput {
         RouteInput(
             .query, name, type, component: component, description: description, joinsRepeats: repeats, fallbackHeader: header,
@@ -133,7 +133,7 @@ struct RouteInput: Sendable {
     /// An input the handler reads from the request itself, declared so that `openapi.yaml` lists it: a negotiation or
     /// conditional header field read as bytes where it is (`Accept-Language`, `If-None-Match`), a repeated query
     /// argument. The router does not read it; it has no slot in ``RouteInputs``.
-    static func readInPlace(_ location: Location, _ name: String, schema: String = "{type: string}", description: String? = nil)
+    static func readInPlace(_ location: Location, _ name: String, schema: APISchema = .string(), description: String? = nil)
         -> RouteInput
     {
         RouteInput(location, name, schema: schema, description: description)
@@ -149,17 +149,17 @@ struct RouteInput: Sendable {
 
     /// Its OpenAPI `parameters` entry (path parameters are required): its shared component's `$ref` when it has one.
     var parameterYAML: String {
-        if let component { return "$ref: '#/components/parameters/\(component)'" }
-        let required = location == .path ? ", required: true" : ""
-        let described = description.map { ", description: '\($0)'" } ?? ""
-        return "{name: \(name), in: \(location.rawValue)\(required)\(described), schema: \(schema)}"
+        guard let component else {
+            return APIParameter(name, in: location.rawValue, schema, required: location == .path, description: description).yaml
+        }
+        return APIParameter.component(component).yaml
     }
 
     /// Its OpenAPI `parameters` entries: ``parameterYAML``, then the header field read in its absence, if any.
     var parameterYAMLs: [String] {
         guard let fallbackHeader else { return [parameterYAML] }
         let described = fallbackDescription ?? "As ?\(name)= (which wins)."
-        return [parameterYAML, "{name: \(fallbackHeader), in: header, description: '\(described)', schema: \(fallbackSchema ?? schema)}"]
+        return [parameterYAML, APIParameter.header(fallbackHeader, fallbackSchema ?? schema, description: described).yaml]
     }
 }
 

@@ -19,7 +19,7 @@ struct AccountName: RouteInputValue, CustomStringConvertible {
 
     var description: String { text }
 
-    static var schema: String { "{type: string, pattern: '^[A-Za-z0-9._-]{1,128}$'}" }
+    static var schema: APISchema { .string(pattern: "^[A-Za-z0-9._-]{1,128}$") }
 }
 
 /// A `{version}` of a path: a version number, an integer ≥ 1 (400 otherwise).
@@ -33,7 +33,7 @@ struct VersionNumber: RouteInputValue {
         self.value = value
     }
 
-    static var schema: String { "{type: integer, minimum: 1}" }
+    static var schema: APISchema { .integer(minimum: 1) }
 }
 
 /// A `{locale}` of a strings table's path: a locale tag such as `en` or `fr-CA` (400 otherwise).
@@ -45,7 +45,7 @@ struct LocaleTag: RouteInputValue {
         self.text = text
     }
 
-    static var schema: String { "{type: string, pattern: '^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$'}" }
+    static var schema: APISchema { .string(pattern: "^[A-Za-z]{2,8}([-_][A-Za-z0-9]{1,8})*$") }
 }
 
 /// Text that names something (an environment, a build's platform or version): a value that names nothing that
@@ -53,7 +53,7 @@ struct LocaleTag: RouteInputValue {
 protocol NamingInputValue: RouteInputValue {}
 
 extension NamingInputValue {
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 
     static var refusals: [Int] { [404] }
 }
@@ -76,7 +76,7 @@ extension PublishMode: RouteInputValue {
         }
     }
 
-    static var schema: String { "{type: boolean}" }
+    static var schema: APISchema { .boolean }
 }
 
 /// A query flag that only `true` turns on (`?dryRun=true`, `?allowIncompatible=true`): any other value leaves it off,
@@ -86,7 +86,7 @@ struct OptIn: RouteInputValue {
 
     init(input text: String, named name: String) { isOn = text == "true" }
 
-    static var schema: String { "{type: boolean}" }
+    static var schema: APISchema { .boolean }
 }
 
 /// `If-Match`: the entity tags listed (`*` among them matches any).
@@ -95,7 +95,7 @@ struct IfMatchTags: RouteInputValue {
 
     init(input text: String, named name: String) { tags = ManagementHeaders.entityTags(text) }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `If-None-Match`: whether it is `*` (create only); any other value asks nothing of a write.
@@ -104,7 +104,7 @@ struct IfNoneMatchAny: RouteInputValue {
 
     init(input text: String, named name: String) { isAny = text.trimmingCharacters(in: " \t") == "*" }
 
-    static var schema: String { "{type: string, enum: ['*']}" }
+    static var schema: APISchema { .string(values: ["*"]) }
 }
 
 /// An `Apply-At` (or a body's `applyAt`): an RFC 3339 time (422 at the field's pointer otherwise); how far ahead it
@@ -128,7 +128,7 @@ struct ApplyAt: RouteInputValue {
         self.time = time
     }
 
-    static var schema: String { "{type: string, format: date-time}" }
+    static var schema: APISchema { .string(format: "date-time") }
 
     /// Not an RFC 3339 time, at the field's pointer.
     static var refusals: [Int] { [422] }
@@ -159,13 +159,8 @@ struct BuildVersion: NamingInputValue {
 /// `?state=` of the change-request list (400 for a state there is none of).
 extension ChangeRequestState: RouteInputValue {
     init(input text: String, named name: String) throws(InputRefusal) {
-        guard let state = ChangeRequestState(rawValue: text) else {
-            throw .problem(.badRequest("state is one of \(ChangeRequestState.allCases.map(\.rawValue).joined(separator: ", "))"))
-        }
-        self = state
+        try self.init(case: text) { "state is one of \($0)" }
     }
-
-    static var schema: String { "{type: string, enum: [open, approved, applied, rejected, cancelled, failed]}" }
 }
 
 /// `?limit=` of the accounts and version lists: an integer from 1 to 1000 (400 otherwise).
@@ -179,7 +174,7 @@ struct ListPageSize: RouteInputValue {
         self.value = value
     }
 
-    static var schema: String { "{type: integer, minimum: 1, maximum: 1000}" }
+    static var schema: APISchema { .integer(minimum: 1, maximum: 1000) }
 }
 
 /// `?limit=` of the change-request list: brought within 1–500; a value that is no integer is the default, 100.
@@ -188,7 +183,7 @@ struct ChangeRequestPageSize: RouteInputValue {
 
     init(input text: String, named name: String) { value = Int(text).map { min(max($0, 1), 500) } ?? 100 }
 
-    static var schema: String { "{type: integer, minimum: 1}" }
+    static var schema: APISchema { .integer(minimum: 1) }
 }
 
 /// `?before=` of the version list: a version number ≥ 1 (400 otherwise).
@@ -200,7 +195,7 @@ struct VersionCursor: RouteInputValue {
         self.value = value
     }
 
-    static var schema: String { "{type: integer, minimum: 1}" }
+    static var schema: APISchema { .integer(minimum: 1) }
 }
 
 /// `?platform=` of a drawing: a client platform, as `X-Client-Platform` names one (400 otherwise, as on `…/tabs`).
@@ -219,7 +214,7 @@ struct ClientPlatform: RouteInputValue {
         self.platform = platform
     }
 
-    static var schema: String { "{type: string, enum: [\(Platform.allCases.map(\.rawValue).joined(separator: ", "))]}" }
+    static var schema: APISchema { .string(values: Platform.allCases.map(\.rawValue)) }
 }
 
 /// `?appVersion=` of a drawing: a dotted version, as `X-App-Version` names one (400 otherwise, as on `…/tabs`).
@@ -241,7 +236,7 @@ struct ClientAppVersion: RouteInputValue {
         self.version = version
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `Last-Event-ID` (or `?lastEventId=`) of the change feed: a sequence number this feed gave, in decimal digits (400
@@ -259,17 +254,25 @@ struct EventPosition: RouteInputValue {
         sequence = parsed
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `?scheme=` of a drawing: `light` or `dark` (400 otherwise).
 extension ColourScheme: RouteInputValue {
     init(input text: String, named name: String) throws(InputRefusal) {
-        guard let scheme = ColourScheme(rawValue: text) else {
-            throw .problem(.badRequest("\(name) '\(text)' is not one of \(ColourScheme.allCases.map(\.rawValue).joined(separator: ", "))"))
-        }
-        self = scheme
+        try self.init(case: text) { "\(name) '\(text)' is not one of \($0)" }
     }
+}
 
-    static var schema: String { "{type: string, enum: [\(ColourScheme.allCases.map(\.rawValue).joined(separator: ", "))]}" }
+/// An input that names one case of a string enumeration: its schema lists the cases.
+extension RouteInputValue where Self: RawRepresentable & CaseIterable, RawValue == String {
+    static var schema: APISchema { .string(values: allCases.map(\.rawValue)) }
+
+    /// The case `text` names; else 400 whose detail is `refusal` of the cases' names ("a, b").
+    init(case text: String, else refusal: (String) -> String) throws(InputRefusal) {
+        guard let value = Self(rawValue: text) else {
+            throw .problem(.badRequest(refusal(Self.allCases.map(\.rawValue).joined(separator: ", "))))
+        }
+        self = value
+    }
 }

@@ -55,31 +55,9 @@ public enum StoreSchema {
     /// `{table-options}`, and the change requests' due time: `{record-apply-at-function}`, `{record-apply-at}`,
     /// `{generated}`).
     static let migrations: [String] = [
-        """
-        CREATE TABLE layout_versions (
-            account TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source {bytes} NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms {int64} NOT NULL,
-            author TEXT,
-            message TEXT,
-            restored_from INTEGER,
-            deleted {bool} NOT NULL DEFAULT {false},
-            PRIMARY KEY (account, version)
-        ){table-options};
-        CREATE TABLE strings_versions (
-            locale TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            source {bytes} NOT NULL,
-            content_type TEXT NOT NULL,
-            etag TEXT NOT NULL,
-            created_at_ms {int64} NOT NULL,
-            author TEXT,
-            PRIMARY KEY (locale, version)
-        ){table-options};
-        """,
+        sourceVersions(
+            "layout_versions", key: "account", more: ["message TEXT", "restored_from INTEGER", "deleted {bool} NOT NULL DEFAULT {false}"])
+            + "\n" + sourceVersions("strings_versions", key: "locale"),
         // What each version extends, so that a deletion can be refused inside its transaction.
         """
         ALTER TABLE layout_versions ADD COLUMN extends TEXT;
@@ -172,49 +150,33 @@ public enum StoreSchema {
         // pointing at each account's latest record. A rollout is one JSON record (TabDelivery's `Rollout.record`) beside
         // the columns it is looked up and updated by; `revision` makes each recorded change conditional. `rollout_served`
         // holds each replica's answers per arm, summed when read.
-        """
-        CREATE TABLE layout_pointers (
-            account TEXT NOT NULL,
-            environment TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            PRIMARY KEY (account, environment)
-        ){table-options};
-        INSERT INTO layout_pointers (account, environment, version)
-            SELECT account, 'production', MAX(version) FROM layout_versions GROUP BY account;
-        CREATE TABLE rollouts (
-            account TEXT NOT NULL,
-            environment TEXT NOT NULL,
-            id {int64} NOT NULL,
-            revision {int64} NOT NULL,
-            ended {int64} NOT NULL,
-            record {bytes} NOT NULL,
-            updated_at_ms {int64} NOT NULL,
-            PRIMARY KEY (account, environment, id)
-        ){table-options};
-        CREATE INDEX rollouts_under_way ON rollouts (ended) WHERE ended = 0;
-        CREATE TABLE rollout_served (
-            account TEXT NOT NULL,
-            environment TEXT NOT NULL,
-            id {int64} NOT NULL,
-            replica TEXT NOT NULL,
-            candidate {int64} NOT NULL,
-            stable {int64} NOT NULL,
-            updated_at_ms {int64} NOT NULL,
-            PRIMARY KEY (account, environment, id, replica)
-        ){table-options};
-        """,
+        environmentPointers("layout_pointers", key: "account", versions: "layout_versions") + """
+
+            CREATE TABLE rollouts (
+                account TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                id {int64} NOT NULL,
+                revision {int64} NOT NULL,
+                ended {int64} NOT NULL,
+                record {bytes} NOT NULL,
+                updated_at_ms {int64} NOT NULL,
+                PRIMARY KEY (account, environment, id)
+            ){table-options};
+            CREATE INDEX rollouts_under_way ON rollouts (ended) WHERE ended = 0;
+            CREATE TABLE rollout_served (
+                account TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                id {int64} NOT NULL,
+                replica TEXT NOT NULL,
+                candidate {int64} NOT NULL,
+                stable {int64} NOT NULL,
+                updated_at_ms {int64} NOT NULL,
+                PRIMARY KEY (account, environment, id, replica)
+            ){table-options};
+            """,
         // Strings tables per environment, like layouts: each environment points at one version of each table; a store
         // written before had `production` pointing at each table's latest version.
-        """
-        CREATE TABLE strings_pointers (
-            locale TEXT NOT NULL,
-            environment TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            PRIMARY KEY (locale, environment)
-        ){table-options};
-        INSERT INTO strings_pointers (locale, environment, version)
-            SELECT locale, 'production', MAX(version) FROM strings_versions GROUP BY locale;
-        """,
+        environmentPointers("strings_pointers", key: "locale", versions: "strings_versions"),
         // App builds and the screens they declare (docs/builds.md): the gate checks every live one before a change
         // moves what apps get.
         """
@@ -301,6 +263,32 @@ public enum StoreSchema {
         CREATE INDEX change_requests_due ON change_requests (state, apply_at_ms);
         """,
     ]
+
+    /// A table of the versions of each `key`'s source (an account's layout, a locale's strings table) as uploaded, with
+    /// `more` columns.
+    private static func sourceVersions(_ table: String, key: String, more: [String] = []) -> String {
+        let columns =
+            [
+                "\(key) TEXT NOT NULL", "version INTEGER NOT NULL", "source {bytes} NOT NULL", "content_type TEXT NOT NULL",
+                "etag TEXT NOT NULL", "created_at_ms {int64} NOT NULL", "author TEXT",
+            ] + more + ["PRIMARY KEY (\(key), version)"]
+        return "CREATE TABLE \(table) (\n" + columns.map { "    " + $0 }.joined(separator: ",\n") + "\n){table-options};"
+    }
+
+    /// A table pointing each environment at one version of each `key` (an account's layout, a locale's strings table)
+    /// of `versions`, created with `production` pointing at each one's latest version.
+    private static func environmentPointers(_ table: String, key: String, versions: String) -> String {
+        """
+        CREATE TABLE \(table) (
+            \(key) TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (\(key), environment)
+        ){table-options};
+        INSERT INTO \(table) (\(key), environment, version)
+            SELECT \(key), 'production', MAX(version) FROM \(versions) GROUP BY \(key);
+        """
+    }
 
     /// The schema version this build writes: the number of migrations.
     public static var currentVersion: Int { migrations.count }

@@ -263,10 +263,7 @@ struct Serve: AsyncParsableCommand {
             http.maxTargetBytes = min(http.maxTargetBytes, headerBytes - 64)  // the target is part of the header block
         }
         if let slice = try resumeSliceSize(environment) { http.resumeSlice = slice }
-        let trustedProxies =
-            trustedProxy.isEmpty
-            ? (environment["TABSERVER_TRUSTED_PROXIES"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty } : trustedProxy
+        let trustedProxies = trustedProxy.isEmpty ? environment.list("TABSERVER_TRUSTED_PROXIES") : trustedProxy
         http.proxyProtocol = try proxyProtocolSettings(environment, trustedProxies: trustedProxies)
         HTTPServerConfiguration.raiseOpenFileLimit()
         let (connections, held) = try connectionLimits(
@@ -313,31 +310,30 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--forwarded-header is x-forwarded-for or forwarded, not '\(header)'")
         }
         service.forwardedHeader = forwarded
-        service.auditRetentionDays = try auditRetention ?? environment.integer("TABSERVER_AUDIT_RETENTION") ?? 400
-        guard service.auditRetentionDays >= 1 else { throw ValidationError("--audit-retention is a number of days, 1 or more") }
+        service.auditRetentionDays = try environment.integer(
+            auditRetention, "TABSERVER_AUDIT_RETENTION", default: 400, atLeast: 1, else: "--audit-retention is a number of days, 1 or more")
         (service.reportInstallsPerAddress, service.reportRequestsPerMinute) = try reportLimitsPerAddress()
         service.reportRetentionDays = reportRetention ?? 30
         guard service.reportRetentionDays >= 1 else { throw ValidationError("--report-retention is a number of days, 1 or more") }
-        service.auditMaxRows = try auditMaxRows ?? environment.integer("TABSERVER_AUDIT_MAX_ROWS") ?? 1_000_000
-        guard service.auditMaxRows >= 1000 else { throw ValidationError("--audit-max-rows is 1000 or more") }
-        service.webhookRetentionDays = try webhookRetention ?? environment.integer("TABSERVER_WEBHOOK_RETENTION") ?? 30
-        guard service.webhookRetentionDays >= 1 else { throw ValidationError("--webhook-retention is a number of days, 1 or more") }
+        service.auditMaxRows = try environment.integer(
+            auditMaxRows, "TABSERVER_AUDIT_MAX_ROWS", default: 1_000_000, atLeast: 1000, else: "--audit-max-rows is 1000 or more")
+        service.webhookRetentionDays = try environment.integer(
+            webhookRetention, "TABSERVER_WEBHOOK_RETENTION", default: 30, atLeast: 1,
+            else: "--webhook-retention is a number of days, 1 or more")
         service.webhookDeliveries = true
         service.signer = signer
-        service.manifestMaxAgeSeconds = try manifestMaxAge ?? environment.integer("TABSERVER_MANIFEST_MAX_AGE") ?? 30
-        guard service.manifestMaxAgeSeconds >= 0 else { throw ValidationError("--manifest-max-age is a number of seconds ≥ 0") }
-        service.buildLiveDays = try buildLiveDays ?? environment.integer("TABSERVER_BUILD_LIVE_DAYS") ?? 30
-        guard service.buildLiveDays >= 1 else { throw ValidationError("--build-live-days is a number of days, 1 or more") }
-        service.maxBuilds = try maxBuilds ?? environment.integer("TABSERVER_MAX_BUILDS") ?? 1_000
-        guard service.maxBuilds >= 1 else { throw ValidationError("--max-builds is a number of builds, 1 or more") }
-        service.maxFallbackManifests = try maxFallbackManifests ?? environment.integer("TABSERVER_MAX_FALLBACK_MANIFESTS") ?? 10_000
-        guard service.maxFallbackManifests >= 2 else {
-            throw ValidationError("--max-fallback-manifests is a number of manifests, 2 or more")
-        }
-        service.changeRequestRetentionDays = try changeRequestRetention ?? environment.integer("TABSERVER_CHANGE_REQUEST_RETENTION") ?? 90
-        guard service.changeRequestRetentionDays >= 1 else {
-            throw ValidationError("--change-request-retention is a number of days, 1 or more")
-        }
+        service.manifestMaxAgeSeconds = try environment.integer(
+            manifestMaxAge, "TABSERVER_MANIFEST_MAX_AGE", default: 30, atLeast: 0, else: "--manifest-max-age is a number of seconds ≥ 0")
+        service.buildLiveDays = try environment.integer(
+            buildLiveDays, "TABSERVER_BUILD_LIVE_DAYS", default: 30, atLeast: 1, else: "--build-live-days is a number of days, 1 or more")
+        service.maxBuilds = try environment.integer(
+            maxBuilds, "TABSERVER_MAX_BUILDS", default: 1_000, atLeast: 1, else: "--max-builds is a number of builds, 1 or more")
+        service.maxFallbackManifests = try environment.integer(
+            maxFallbackManifests, "TABSERVER_MAX_FALLBACK_MANIFESTS", default: 10_000, atLeast: 2,
+            else: "--max-fallback-manifests is a number of manifests, 2 or more")
+        service.changeRequestRetentionDays = try environment.integer(
+            changeRequestRetention, "TABSERVER_CHANGE_REQUEST_RETENTION", default: 90, atLeast: 1,
+            else: "--change-request-retention is a number of days, 1 or more")
         // The environments first: --require-approval names one of them.
         if let named = environments ?? environment["TABSERVER_ENVIRONMENTS"] {
             do throws(RolloutError) {
@@ -346,10 +342,7 @@ struct Serve: AsyncParsableCommand {
                 throw ValidationError(error.description)
             }
         }
-        let protected =
-            requireApproval.isEmpty
-            ? (environment["TABSERVER_REQUIRE_APPROVAL"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty } : requireApproval
+        let protected = requireApproval.isEmpty ? environment.list("TABSERVER_REQUIRE_APPROVAL") : requireApproval
         for item in protected {
             do throws(ReviewError.Parse) {
                 try service.approvals.add(item)
@@ -362,10 +355,7 @@ struct Serve: AsyncParsableCommand {
                 "--require-approval names '\(name)', which is not one of the environments (\(service.environments.joined(separator: ", ")))"
             )
         }
-        service.purgeURLs =
-            purgeURLs.isEmpty
-            ? (environment["TABSERVER_PURGE_URLS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty } : purgeURLs
+        service.purgeURLs = purgeURLs.isEmpty ? environment.list("TABSERVER_PURGE_URLS") : purgeURLs
         for url in service.purgeURLs where !(url.hasPrefix("http://") || url.hasPrefix("https://")) {
             throw ValidationError("--purge-url '\(url)' is not an http or https URL")
         }
@@ -499,4 +489,13 @@ final class SignalLatch: Sendable {
     }
 
     func fire(_ number: Int32) { state.withLock { $0.continuation.take() }?.resume(returning: number) }
+}
+
+extension Environment {
+    /// `flag`, else the integer variable `name`, else `fallback`; one under `minimum` is refused with `refusal`.
+    func integer(_ flag: Int?, _ name: String, default fallback: Int, atLeast minimum: Int, else refusal: String) throws -> Int {
+        let value = try flag ?? integer(name) ?? fallback
+        guard value >= minimum else { throw ValidationError(refusal) }
+        return value
+    }
 }

@@ -1,4 +1,5 @@
 import ContentHash
+import Foundation
 import TabAccess
 import Testing
 
@@ -14,6 +15,25 @@ import Testing
         #expect(encoded.utf8.allSatisfy(Self.urlSafe.contains))
         #expect(!encoded.contains("="))
         #expect(try #require(Base64.decodeURLSafe(encoded)).count == 32)
+    }
+
+    @Test func idsAndCursorsAreTheirTextInJSONAndOtherTextIsRefusedByName() throws {
+        let id = TokenID.generate()
+        let cursor = AuditCursor(after: 42)
+        #expect(try JSONEncoder().encode(id) == JSONEncoder().encode(id.rawValue))
+        #expect(try JSONDecoder().decode(AuditCursor.self, from: JSONEncoder().encode(cursor)) == cursor)
+        do {
+            _ = try JSONDecoder().decode(TokenID.self, from: Data(#""NOT-AN-ID""#.utf8))
+            Issue.record("decoded an id from text that is none")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.debugDescription == "'NOT-AN-ID' is not a token id")
+        }
+        do {
+            _ = try JSONDecoder().decode(AuditCursor.self, from: Data(#""b2.x""#.utf8))
+            Issue.record("decoded a cursor from text that is none")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.debugDescription == "'b2.x' is not a cursor")
+        }
     }
 
     @Test func theStoreKeepsTheSHA256OfTheWholeTokenText() {

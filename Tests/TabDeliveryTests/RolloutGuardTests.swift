@@ -97,4 +97,17 @@ import Testing
         #expect(pointers(bad) == ["/installId", "/reports/0/version", "/reports/0", "/reports/1/at"], "\(messages(bad))")
         #expect(failure { try ClientReports.decode(Array(repeating: 0x20, count: 16 * 1024 + 1)) } == .tooLarge(limit: 16 * 1024))
     }
+
+    @Test func anUnknownKindAndAnEmptyTabOrSeedAreRefusedSayingWhatIsAllowed() {
+        let bad = failure {
+            try ClientReports.decode(
+                bytes(
+                    #"{"installId": "a", "reports": [{"version": 2, "kind": "crashed"}, {"version": 2, "kind": "tabFailed", "tab": ""}]}"#))
+        }
+        #expect(pointers(bad) == ["/reports/0/kind", "/reports/1/tab"])
+        #expect(messages(bad) == #"must be one of "rendered", "tabFailed", "reverted", "refused", not 'crashed' | is empty"#)
+        let seedless = failure { try RolloutFixture.start(#"{"version": 5, "percent": 50, "seed": ""}"#, at: Self.now) }
+        #expect(pointers(seedless) == ["/seed"])
+        #expect(messages(seedless) == "is empty; leave it out for the default seed")
+    }
 }

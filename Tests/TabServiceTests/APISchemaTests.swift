@@ -1,3 +1,4 @@
+import TabAccess
 import Testing
 
 @testable import TabService
@@ -81,5 +82,17 @@ struct APISchemaTests {
         #expect(APIParameter.header("If-None-Match").yaml == "{name: If-None-Match, in: header, schema: {type: string}}")
         #expect(APIParameter.component("clientLocale").yaml == "$ref: '#/components/parameters/clientLocale'")
         #expect(APIHeader.component("ETag").node.flow == "{$ref: '#/components/headers/ETag'}")
+    }
+
+    @Test func aRouteInputsSchemaIsAValueRenderedAsItsParameter() {
+        #expect(APISchema.string(pattern: "^[a-z2-7]{16}$").node.yaml == "{type: string, pattern: '^[a-z2-7]{16}$'}")
+        #expect(APISchema.integer(minimum: 1, maximum: 1000).node.yaml == "{type: integer, minimum: 1, maximum: 1000}")
+        #expect(
+            RouteInput.path("id", TokenID.self).parameterYAML
+                == "{name: id, in: path, required: true, schema: {type: string, pattern: '^[a-z2-7]{16}$'}}")
+        #expect(
+            RouteInput.query("platform", orHeader: "X-Client-Platform", ClientPlatform.self).parameterYAMLs.last
+                == "{name: X-Client-Platform, in: header, description: 'As ?platform= (which wins).', "
+                + "schema: {type: string, enum: [iphone, ipad, mac, tv, vision, android]}}")
     }
 }

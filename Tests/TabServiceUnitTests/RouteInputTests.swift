@@ -18,7 +18,7 @@ private struct ProbeNumber: RouteInputValue {
         self.value = value
     }
 
-    static var schema: String { "{type: integer}" }
+    static var schema: APISchema { .integer() }
 }
 
 /// What the probe's handler was handed, one entry per run.

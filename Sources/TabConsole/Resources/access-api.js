@@ -1,63 +1,46 @@
 // Tokens, audit and webhooks as the console uses them (contract: docs/security.md, "Scoped API tokens", and
 // docs/webhooks.md). Requests go through api.js's `send`, with the token this tab signed in with.
 
-import { send } from "./api.js";
-
-/** `?a=b&…` without empty values. */
-function queryString(values) {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(values)) {
-    if (value !== undefined && value !== null && value !== "") query.set(name, String(value));
-  }
-  const text = query.toString();
-  return text ? `?${text}` : "";
-}
-
-async function json(path, { method = "GET", body } = {}) {
-  const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return response.status === 204 ? null : response.json();
-}
+import { queryString, sendJSON } from "./api.js";
 
 /** `GET /v1/tokens` (`admin`) → `[{id, name, scopes, accounts, environments, expiresAt, createdAt, createdBy, lastUsedAt, revokedAt}]`. */
 export async function listTokens() {
-  return (await json("/v1/tokens")).tokens ?? [];
+  return (await sendJSON("/v1/tokens")).tokens ?? [];
 }
 
 /** `POST /v1/tokens` `{name, scopes, accounts?, environments?, expiresAt?}` → the token with its secret in `token` (shown once). */
 export function createToken(spec) {
-  return json("/v1/tokens", { method: "POST", body: spec });
+  return sendJSON("/v1/tokens", { method: "POST", body: spec });
 }
 
 /** `DELETE /v1/tokens/{id}`: revoked on every replica within a second. */
 export async function revokeToken(id) {
-  await json(`/v1/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
+  await sendJSON(`/v1/tokens/${encodeURIComponent(id)}`, { method: "DELETE" });
 }
 
 /** `POST /v1/tokens/{id}/rotate` `{overlap?}` → the token with its new secret; the old one stays valid for `overlap`. */
 export function rotateToken(id, overlap) {
-  return json(`/v1/tokens/${encodeURIComponent(id)}/rotate`, { method: "POST", body: overlap ? { overlap } : {} });
+  return sendJSON(`/v1/tokens/${encodeURIComponent(id)}/rotate`, { method: "POST", body: overlap ? { overlap } : {} });
 }
 
 /** `GET /v1/audit?after=&limit=&account=&actor=` → `{entries: [...], next}`, oldest first. */
 export function listAudit({ after, limit, account, actor }) {
-  return json(`/v1/audit${queryString({ after, limit, account, actor })}`);
+  return sendJSON(`/v1/audit${queryString({ after, limit, account, actor })}`);
 }
 
 /** `GET /v1/webhooks` (`admin`) → `[{id, url, events, accounts, active, createdAt}]`. */
 export async function listWebhooks() {
-  return (await json("/v1/webhooks")).webhooks ?? [];
+  return (await sendJSON("/v1/webhooks")).webhooks ?? [];
 }
 
 /** `GET /v1/webhooks/{id}/deliveries?after=&limit=` → `{deliveries: [...], next}`. */
 export function listDeliveries(id, { after, limit }) {
-  return json(`/v1/webhooks/${encodeURIComponent(id)}/deliveries${queryString({ after, limit })}`);
+  return sendJSON(`/v1/webhooks/${encodeURIComponent(id)}/deliveries${queryString({ after, limit })}`);
 }
 
 /** `POST /v1/webhooks/{id}/deliveries/{d}/redeliver`: sends that delivery again now. */
 export async function redeliver(id, delivery) {
-  await json(`/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}/redeliver`, { method: "POST" });
+  await sendJSON(`/v1/webhooks/${encodeURIComponent(id)}/deliveries/${encodeURIComponent(delivery)}/redeliver`, { method: "POST" });
 }
 
 /**
@@ -68,7 +51,7 @@ export async function redeliver(id, delivery) {
  *   accounts: string[], environments: string[] | null}>}
  */
 export async function whoAmI() {
-  const token = await json("/v1/tokens/self");
+  const token = await sendJSON("/v1/tokens/self");
   const implied = new Set(token.implied ?? []);
   return {
     name: String(token.name ?? ""),

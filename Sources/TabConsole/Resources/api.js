@@ -45,14 +45,14 @@ function accountPath(account, tail) {
   return `/v1/accounts/${encodeURIComponent(account)}/${tail}`;
 }
 
-/** `?a=b&…` without empty values. */
 /** `scheme=dark` is asked for; light is the drawings' default, so it is left out (the URL stays the one a light
  * preview always had, and its cached answer with it). */
 export function darkOnly(scheme) {
   return scheme === "dark" ? "dark" : undefined;
 }
 
-function queryString(values) {
+/** `?a=b&…` without empty values. */
+export function queryString(values) {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(values)) {
     if (value !== undefined && value !== null && value !== "") query.set(name, String(value));
@@ -89,6 +89,18 @@ export async function send(path, { method = "GET", headers = {}, body, admin = t
     problem = { detail: (await response.text()).slice(0, 500) };
   }
   throw new ApiError(response.status, problem, response.headers);
+}
+
+/**
+ * A JSON request through `send`: `body`, when given, sent as JSON; resolves to the answer's JSON (null for 204).
+ * @param {string} path
+ * @param {{method?: string, body?: unknown, headers?: Record<string, string>}} options
+ */
+export async function sendJSON(path, { method = "GET", body, headers = {} } = {}) {
+  const fields = { Accept: "application/json", ...headers };
+  if (body !== undefined) fields["Content-Type"] = "application/json";
+  const response = await send(path, { method, headers: fields, body: body === undefined ? undefined : JSON.stringify(body) });
+  return response.status === 204 ? null : response.json();
 }
 
 async function json(path, options) {

@@ -1,14 +1,7 @@
 // Change requests and stored versions drawn, as the console uses them (contract: docs/change-requests.md).
 // Requests go through api.js's `send`, with the token this tab signed in with.
 
-import { send } from "./api.js";
-
-async function json(path, { method = "GET", body } = {}) {
-  const headers = { Accept: "application/json" };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await send(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return response.json();
-}
+import { send, sendJSON } from "./api.js";
 
 const requestPath = (id, step = "") => `/v1/change-requests/${encodeURIComponent(id)}${step}`;
 
@@ -17,33 +10,33 @@ const requestPath = (id, step = "") => `/v1/change-requests/${encodeURIComponent
  * environment, account, action, version?, approvals: [{by, at}], required, applyAt?, reason?}]`.
  */
 export async function listChangeRequests(state) {
-  return (await json(`/v1/change-requests?state=${encodeURIComponent(state)}`)).changeRequests ?? [];
+  return (await sendJSON(`/v1/change-requests?state=${encodeURIComponent(state)}`)).changeRequests ?? [];
 }
 
 /** `POST …/{id}/approve` (`approve`; never by its author): the request as it is now. */
 export function approve(id) {
-  return json(requestPath(id, "/approve"), { method: "POST", body: {} });
+  return sendJSON(requestPath(id, "/approve"), { method: "POST", body: {} });
 }
 
 /** `POST …/{id}/reject` `{reason}` (`approve`). */
 export function reject(id, reason) {
-  return json(requestPath(id, "/reject"), { method: "POST", body: { reason } });
+  return sendJSON(requestPath(id, "/reject"), { method: "POST", body: { reason } });
 }
 
 /** `POST …/{id}/cancel` (its author or an admin). */
 export function cancel(id) {
-  return json(requestPath(id, "/cancel"), { method: "POST" });
+  return sendJSON(requestPath(id, "/cancel"), { method: "POST" });
 }
 
 /** `POST …/{id}/apply` (`write`; once approved): runs the change against the environment as it is now. */
 export function apply(id) {
-  return json(requestPath(id, "/apply"), { method: "POST" });
+  return sendJSON(requestPath(id, "/apply"), { method: "POST" });
 }
 
 /** `GET …/layout/versions` of `account` → `[{version, environments, …}]`, newest first; [] when it has none (404). */
 export async function versionsOf(account) {
   try {
-    return (await json(`/v1/accounts/${encodeURIComponent(account)}/layout/versions`)).versions ?? [];
+    return (await sendJSON(`/v1/accounts/${encodeURIComponent(account)}/layout/versions`)).versions ?? [];
   } catch (error) {
     if (error.status === 404) return [];
     throw error;

@@ -1,19 +1,12 @@
 // A layout's rollout as the console uses it (contract: docs/rollouts.md). Requests go
 // through api.js's `send`, with the token this tab signed in with; every change needs the `deploy` scope.
 
-import { darkOnly, send, svgDataURL } from "./api.js";
+import { darkOnly, send, sendJSON, svgDataURL } from "./api.js";
 
 /** `…/layout/rollout` + `tail`, in `environment` when one is named (else the server's default: the first). */
 function rolloutPath(account, environment, tail = "") {
   const query = environment ? `?environment=${encodeURIComponent(environment)}` : "";
   return `/v1/accounts/${encodeURIComponent(account)}/layout/rollout${tail}${query}`;
-}
-
-async function json(path, { method = "GET", body, headers = {} } = {}) {
-  const fields = { Accept: "application/json", ...headers };
-  if (body !== undefined) fields["Content-Type"] = "application/json";
-  const response = await send(path, { method, headers: fields, body: body === undefined ? undefined : JSON.stringify(body) });
-  return response.json();
 }
 
 /**
@@ -28,7 +21,7 @@ async function json(path, { method = "GET", body, headers = {} } = {}) {
  */
 export async function getRollout(account, environment) {
   try {
-    return await json(rolloutPath(account, environment));
+    return await sendJSON(rolloutPath(account, environment));
   } catch (error) {
     if (error.status === 404) return null;
     throw error;
@@ -40,22 +33,22 @@ export async function getRollout(account, environment) {
  * `{version, percent}` or `{version, steps: [{percent, hold}]}`.
  */
 export function startRollout(account, environment, plan, etag) {
-  return json(rolloutPath(account, environment), { method: "POST", body: plan, headers: etag ? { "If-Match": etag } : {} });
+  return sendJSON(rolloutPath(account, environment), { method: "POST", body: plan, headers: etag ? { "If-Match": etag } : {} });
 }
 
 /** `PATCH …/layout/rollout` `{percent}` (upward only) or `{paused}`. */
 export function patchRollout(account, environment, change) {
-  return json(rolloutPath(account, environment), { method: "PATCH", body: change });
+  return sendJSON(rolloutPath(account, environment), { method: "PATCH", body: change });
 }
 
 /** `POST …/layout/rollout/complete` (no body): the candidate becomes the stable version for everyone. */
 export function completeRollout(account, environment) {
-  return json(rolloutPath(account, environment, "/complete"), { method: "POST" });
+  return sendJSON(rolloutPath(account, environment, "/complete"), { method: "POST" });
 }
 
 /** `POST …/layout/rollout/rollback` `{reason}`: everyone gets the stable version at once. */
 export function rollBack(account, environment, reason) {
-  return json(rolloutPath(account, environment, "/rollback"), { method: "POST", body: { reason } });
+  return sendJSON(rolloutPath(account, environment, "/rollback"), { method: "POST", body: { reason } });
 }
 
 /**

@@ -50,7 +50,7 @@ extension AuditCursor: RouteInputValue {
         self = cursor
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `?limit=`: how many entries a page of the audit log holds, 1 to ``AuditQuery/maximumLimit``.
@@ -64,7 +64,7 @@ struct AuditPageSize: RouteInputValue {
         value = number
     }
 
-    static var schema: String { "{type: integer, minimum: 1, maximum: \(AuditQuery.maximumLimit)}" }
+    static var schema: APISchema { .integer(minimum: 1, maximum: AuditQuery.maximumLimit) }
 }
 
 /// `?account=` or `?actor=`: only the audit entries about that account, or by that actor; never empty.
@@ -76,5 +76,5 @@ struct AuditFilter: RouteInputValue {
         self.text = text
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }

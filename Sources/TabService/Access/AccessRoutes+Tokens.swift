@@ -177,7 +177,7 @@ extension TokenID: RouteInputValue {
         self = id
     }
 
-    static var schema: String { "{type: string, pattern: '^[a-z2-7]{16}$'}" }
+    static var schema: APISchema { .string(pattern: "^[a-z2-7]{16}$") }
 
     /// An id no token can have.
     static var refusals: [Int] { [404] }

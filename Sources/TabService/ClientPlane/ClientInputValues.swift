@@ -16,7 +16,7 @@ struct InstallChoice: RouteInputValue {
         }
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `?version=N` of `…/tabs`: a version number of 1 to 9 digits (400 otherwise).
@@ -36,7 +36,7 @@ struct PinnedVersion: RouteInputValue {
         return Int(text)
     }
 
-    static var schema: String { "{type: integer, minimum: 1}" }
+    static var schema: APISchema { .integer(minimum: 1) }
 }
 
 /// `?wait=N`, or the `wait` preference of `Prefer` (RFC 7240) in its absence: how long a long-poll may be held, in
@@ -59,7 +59,7 @@ struct WaitRequest: RouteInputValue {
         self.seconds = seconds
     }
 
-    static var schema: String { "{type: integer, minimum: 0}" }
+    static var schema: APISchema { .integer(minimum: 0) }
 
     /// The value of the `wait` preference in a `Prefer` field (RFC 7240 §2: `token [BWS "=" BWS word]` and
     /// `;`-separated parameters, which are ignored; a word may be a quoted string). The last `wait` wins.
@@ -84,7 +84,7 @@ struct EnvironmentChoice: RouteInputValue {
 
     init(input text: String, named name: String) { self.text = text }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 
     /// An environment the service does not have.
     static var refusals: [Int] { [404] }

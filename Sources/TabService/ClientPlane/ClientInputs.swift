@@ -129,7 +129,7 @@ extension ClientPlaneRoutes {
         static let wait = RouteInput.query(
             "wait", orHeader: "Prefer", WaitRequest.self,
             description: "Long-poll: hold up to this many seconds (lowered to --max-wait) while If-None-Match is current.",
-            headerSchema: "{type: string}", headerDescription: "wait=N (RFC 7240), as ?wait=N (which wins).", repeats: true)
+            headerSchema: .string(), headerDescription: "wait=N (RFC 7240), as ?wait=N (which wins).", repeats: true)
 
         static let scheme = RouteInput.query(
             "scheme", ColourScheme.self, description: "light (default) or dark: appearance.dark over the light colours")

@@ -125,7 +125,7 @@ struct ClientPlaneRoutes: RouteCollection {
             .get, "/v1/accounts/{account}/tabs/bundle", label: "bundle", reads: [.platform, .appVersion, .environment],
             inPlace: [
                 .readInPlace(
-                    .query, "locale", schema: "{type: array, maxItems: \(bundleLocaleLimit), items: {type: string}}",
+                    .query, "locale", schema: .array(.string(), maxItems: bundleLocaleLimit),
                     description: "Repeated: the locales shipped (every locale of the layout without one).")
             ],
             APIOperation(

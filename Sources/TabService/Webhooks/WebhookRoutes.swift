@@ -90,7 +90,7 @@ struct DeliveryCursor: RouteInputValue {
         eventID = value
     }
 
-    static var schema: String { "{type: string}" }
+    static var schema: APISchema { .string() }
 }
 
 /// `?limit=` of a webhook's deliveries: a whole number from 1 to 1000 (default 100).
@@ -104,5 +104,5 @@ struct DeliveryPageSize: RouteInputValue {
         self.value = value
     }
 
-    static var schema: String { "{type: integer, minimum: 1, maximum: 1000}" }
+    static var schema: APISchema { .integer(minimum: 1, maximum: 1000) }
 }
