@@ -720,7 +720,7 @@ def main():
     p.add_argument("--tls-key")
     p.add_argument("--ca", help="CA file to verify both servers with")
     p.add_argument("--title", default="Read path, real client headers")
-    p.add_argument("--targets", choices=("issue14", "tls"), default="issue14",
+    p.add_argument("--targets", choices=("read", "tls"), default="read",
                    help="which targets to count: the read path's (docs/performance.md), or HTTPS throughput ≥ 0.8× nginx")
     p.add_argument("--pin", default="off",
                    help="auto (the first two CPUs this process may use), SERVER_CPU,LOAD_CPU, or off: the pinned phase")
