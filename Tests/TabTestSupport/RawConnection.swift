@@ -28,10 +28,7 @@ public final class RawConnection: @unchecked Sendable {
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard bound == 0 else {
-                Glibc.close(fd)
-                throw Failure(description: "bind \(source): errno \(errno)")
-            }
+            guard bound == 0 else { throw Failure(description: "bind \(source): errno \(errno)") }
         }
         var remote = sockaddr_in()
         remote.sin_family = sa_family_t(AF_INET)
@@ -40,14 +37,12 @@ public final class RawConnection: @unchecked Sendable {
         let connected = withUnsafePointer(to: &remote) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw Failure(description: "connect: errno \(error)")
-        }
+        guard connected == 0 else { throw Failure(description: "connect: errno \(errno)") }
     }
 
-    deinit { Glibc.close(fd) }
+    /// Also when `init` threw after `fd` was set (Swift runs it then): closing it there too closed, a second time, a
+    /// descriptor another thread may have been given meanwhile (once, a libmicrohttpd daemon's wake-up channel).
+    deinit { if fd >= 0 { Glibc.close(fd) } }
 
     /// Sends every byte (MSG_NOSIGNAL: a server that closed early is an error here, not a SIGPIPE).
     public func send(_ bytes: [UInt8]) throws {
