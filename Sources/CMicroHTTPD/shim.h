@@ -11,9 +11,10 @@
 /// MHD_start_daemon is variadic and is not imported into Swift: this passes every option
 /// as one typed MHD_OPTION_ARRAY instead.
 static inline struct MHD_Daemon *cmhd_start_daemon(unsigned int flags, uint16_t port,
+                                                   MHD_AcceptPolicyCallback policy, void *policy_cls,
                                                    MHD_AccessHandlerCallback handler, void *handler_cls,
                                                    const struct MHD_OptionItem *options) {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, port, policy, policy_cls, handler, handler_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
@@ -94,6 +95,12 @@ static inline enum MHD_Result cmhd_set_response_flags(struct MHD_Response *respo
 /// libmicrohttpd was built with GnuTLS (HTTPS).
 static inline int cmhd_tls_supported(void) {
     return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
+/// MHD_get_daemon_info is variadic: the port the daemon listens on (useful after binding port 0).
+static inline uint16_t cmhd_bound_port(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info == NULL ? 0 : info->port;
 }
 
 /// MHD_get_daemon_info is variadic: how many connections the daemon holds open right now.

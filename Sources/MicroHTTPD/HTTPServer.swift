@@ -13,12 +13,16 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     private let core: ServerCore
     private let daemons: Mutex<DaemonSet>
-    /// The listening socket and its accepting threads (``ConnectionListener``): the daemons have none of their own.
-    private let listener: ConnectionListener
+    /// The listening socket and its accepting threads when connections begin with a PROXY protocol header
+    /// (``HTTPServerConfiguration/proxyProtocol``); nil when libmicrohttpd listens itself.
+    private let listener: ProxyProtocolListener?
+    /// Set when the server stops: libmicrohttpd's accept policy closes every connection accepted from then on
+    /// (see ``stop()``).
+    private let refusing: Unmanaged<RefusalFlag>
 
     /// Starts listening and serving with `handler`.
-    /// The server listens on its own socket and hands each connection to libmicrohttpd (behind a PROXY protocol
-    /// balancer, ``HTTPServerConfiguration/proxyProtocol``, once its header named the client).
+    /// Behind a PROXY protocol balancer (``HTTPServerConfiguration/proxyProtocol``) the server listens on its own
+    /// socket and hands each connection to libmicrohttpd once its header named the client.
     /// - Throws: ``MicroHTTPDError/invalidHost(_:)``, ``MicroHTTPDError/startFailed(host:port:)``, or for HTTPS
     ///   ``MicroHTTPDError/tlsUnsupported`` and ``MicroHTTPDError/tlsIncomplete``.
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws(MicroHTTPDError) {
@@ -29,39 +33,47 @@ public final class HTTPServer: Sendable {
         default: throw .tlsIncomplete
         }
         let core = ServerCore(handler: handler, configuration: configuration)
-        let listener = try ConnectionListener(
-            host: configuration.host, port: configuration.port, proxy: configuration.proxyProtocol, clock: configuration.clock)
+        // Behind a PROXY protocol balancer the server listens itself and hands connections to the daemon.
+        let listener = try configuration.proxyProtocol.map { settings throws(MicroHTTPDError) in
+            try ProxyProtocolListener(host: configuration.host, port: configuration.port, proxy: settings, clock: configuration.clock)
+        }
+        // Released in deinit: the daemons' accept policy reads it until the last one stopped.
+        let refusing = Unmanaged.passRetained(RefusalFlag())
         let daemon: Daemon
         do {
-            daemon = try Daemon.start(core: core, tls: tls)
+            daemon = try Daemon.start(core: core, port: configuration.port, tls: tls, listening: listener == nil, refusing: refusing)
         } catch {
-            listener.stop()
+            listener?.stop()
+            refusing.release()
             throw error
         }
         self.core = core
-        self.port = listener.port
+        self.port = listener?.port ?? cmhd_bound_port(daemon.pointer)
         self.daemons = Mutex(DaemonSet(current: daemon, tls: tls != nil))
         self.listener = listener
-        let accepting = listener.start(
-            admits: { [weak self] in (self?.room ?? 0) > 0 },
-            handoff: { [weak self] socket, address in
-                guard let self else {
-                    close(socket)
-                    return
-                }
-                self.addConnection(socket, from: address)
-            })
-        guard accepting else {
-            stop()
-            throw .startFailed(host: configuration.host, port: port)
+        self.refusing = refusing
+        if let listener {
+            let accepting = listener.start(
+                admits: { [weak self] in (self?.room ?? 0) > 0 },
+                handoff: { [weak self] socket, address in
+                    guard let self else {
+                        close(socket)
+                        return
+                    }
+                    self.addConnection(socket, from: address)
+                })
+            guard accepting else {
+                stop()
+                throw .startFailed(host: configuration.host, port: port)
+            }
         }
         core.watchdog.start()
     }
 
-    /// How many more connections the daemon accepting now takes before the connection limit (0 once stopped): the
-    /// listener hands none off while there is no room, so that further connections wait in the kernel's backlog.
-    /// Counted are the daemon's connections and those handed off that its workers have not yet taken
-    /// (``ServerCore/connectionsUntaken``).
+    /// How many more connections the daemon accepting now takes before the connection limit (0 once stopped),
+    /// behind a PROXY protocol balancer: the listener hands none off while there is no room, so that further
+    /// connections wait in the kernel's backlog. Counted are the daemon's connections and those handed off that its
+    /// workers have not yet taken (``ServerCore/connectionsUntaken``).
     private var room: Int {
         daemons.withLock { set in
             guard !set.stopped, let current = set.current else { return 0 }
@@ -70,9 +82,9 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Hands an accepted connection (behind a balancer, one whose PROXY header was read) to the daemon accepting
-    /// now (it owns the socket from here, and closes it if it cannot take it); closes it when the server stopped.
-    /// The handoff is under the daemons' lock, so no daemon is stopped while it is being given one.
+    /// Hands a connection whose PROXY header was read to the daemon accepting now (it owns the socket from
+    /// here, and closes it if it cannot take it); closes it when the server stopped. The handoff is under the
+    /// daemons' lock, so no daemon is stopped while it is being given one.
     private func addConnection(_ socket: Int32, from address: ClientSocketAddress) {
         // nil: the server stopped (the socket is still the listener's); false: libmicrohttpd refused and closed it.
         let added: Bool? = daemons.withLock { set in
@@ -107,10 +119,14 @@ public final class HTTPServer: Sendable {
     }
 
     /// Serves new connections with a new certificate and key (PEM) while connections already open keep theirs
-    /// and are not dropped: the server's listening socket stays open and hands new connections to a second
-    /// libmicrohttpd daemon, and the old one drains; it is stopped once its last connection closed (checked every
-    /// second; idle kept-alive connections end at the header deadline, open ones at ``stop()``). No connection is
-    /// reset by the reload.
+    /// and are not dropped: a second libmicrohttpd daemon binds the same port (`SO_REUSEPORT`, which both
+    /// daemons set) and the old one stops accepting and drains; it is stopped once its last connection closed
+    /// (checked every second; idle kept-alive connections end at the header deadline, open ones at ``stop()``).
+    ///
+    /// A connection that reached the old daemon's accept queue in the microseconds between the new daemon's
+    /// start and the old listener's close is reset by the kernel unless `net.ipv4.tcp_migrate_req` is 1. Behind the
+    /// PROXY protocol (``HTTPServerConfiguration/proxyProtocol``) the server's own socket stays open and hands new
+    /// connections to the new daemon, so none is reset.
     /// - Throws: ``MicroHTTPDError/notServingTLS`` for a plain-HTTP or stopped server,
     ///   ``MicroHTTPDError/startFailed(host:port:)`` when GnuTLS refuses the certificate or key (the old
     ///   certificate stays in service).
@@ -118,7 +134,8 @@ public final class HTTPServer: Sendable {
         let material = try TLSMaterial(certificate: certificate, privateKey: privateKey)
         try daemons.withLock { set throws(MicroHTTPDError) in
             guard set.tls, !set.stopped, let old = set.current else { throw .notServingTLS }
-            let fresh = try Daemon.start(core: core, tls: material)
+            let fresh = try Daemon.start(core: core, port: port, tls: material, listening: listener == nil, refusing: refusing)
+            old.closeListener()
             set.current = fresh
             set.draining.append(old)
         }
@@ -162,7 +179,9 @@ public final class HTTPServer: Sendable {
             return set.all
         }
         guard let all else { return }
-        listener.stop()
+        listener?.stop()
+        refusing.takeUnretainedValue().set()
+        for daemon in all { daemon.closeListener() }
         core.handler.serverWillStop()
         let deadline = core.configuration.clock.seconds + core.configuration.stopGraceSeconds
         while core.inFlight.load(ordering: .acquiring) > 0 || core.deferred.load(ordering: .acquiring) > 0,
@@ -181,7 +200,23 @@ public final class HTTPServer: Sendable {
         for daemon in all { daemon.stop() }
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        refusing.release()  // pairs with passRetained in init: every daemon has stopped
+    }
+}
+
+/// Whether the daemons' accept policy closes every connection they accept (the server is stopping).
+final class RefusalFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    func set() { flag.store(true, ordering: .releasing) }
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+}
+
+/// libmicrohttpd's accept policy: every connection, until the server stops.
+private let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+    guard let cls else { return MHD_Result.YES }
+    return Unmanaged<RefusalFlag>.fromOpaque(cls).takeUnretainedValue().isSet ? MHD_Result.NO : MHD_Result.YES
 }
 
 /// The daemons of one server: the one accepting, and those draining after a certificate reload.
@@ -211,27 +246,34 @@ private struct TLSMaterial {
     }
 }
 
-/// One running libmicrohttpd daemon, without a listening socket: connections come through `MHD_add_connection`
-/// (``ConnectionListener``). Safety (`@unchecked Sendable`): `pointer` is used only through libmicrohttpd's
-/// thread-safe entry points, and `stop` runs under ``HTTPServer``'s `daemons` lock or after the daemon left it
-/// (once, guarded by `stopped`).
+/// One running libmicrohttpd daemon. Safety (`@unchecked Sendable`): `pointer` is used only through
+/// libmicrohttpd's thread-safe entry points, and `closeListener`/`stop` run under ``HTTPServer``'s `daemons`
+/// lock or after the daemon left it (once each, guarded by `listenerClosed`/`stopped`).
 private final class Daemon: @unchecked Sendable {
     let pointer: OpaquePointer
     private let core: Unmanaged<ServerCore>
+    /// The daemon polls with epoll (plain HTTP): see ``closeListener()``.
+    private let epoll: Bool
+    private var listenerClosed = false
     private var stopped = false
 
-    private init(pointer: OpaquePointer, core: Unmanaged<ServerCore>) {
+    private init(pointer: OpaquePointer, core: Unmanaged<ServerCore>, epoll: Bool) {
         self.pointer = pointer
         self.core = core
+        self.epoll = epoll
     }
 
-    /// Starts a daemon serving `core`, with TLS when `tls` is given. It has no listening socket: connections come
-    /// through `MHD_add_connection` from the listener's thread, which `MHD_USE_ITC` lets wake the daemon's threads.
-    static func start(core: ServerCore, tls: TLSMaterial?) throws(MicroHTTPDError) -> Daemon {
+    /// Starts a daemon serving `core` on `port` (of the configured host), with TLS when `tls` is given.
+    /// With `listening` false the daemon has no listening socket: connections come through `MHD_add_connection`
+    /// (``ProxyProtocolListener``), from another thread, which `MHD_USE_ITC` lets wake the daemon's threads.
+    /// Its accept policy closes every connection accepted once `refusing` is set.
+    static func start(
+        core: ServerCore, port: UInt16, tls: TLSMaterial?, listening: Bool = true, refusing: Unmanaged<RefusalFlag>
+    ) throws(MicroHTTPDError) -> Daemon {
         let configuration = core.configuration
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
-        let started: OpaquePointer? = {
+        let started = try withSocketAddress(configuration.host, port) { address, _, isIPv6 in
             // HTTPS polls with poll(2), not epoll: libmicrohttpd 0.9.75 leaves a connection whose TLS handshake waits
             // for more bytes (gnutls_handshake → GNUTLS_E_AGAIN) marked read-ready in its epoll ready list, so its
             // worker retries it in a loop without waiting: one client that sends part of a ClientHello and stops kept
@@ -239,10 +281,13 @@ private final class Daemon: @unchecked Sendable {
             // turn asks the kernel again, and a stalled handshake costs nothing until the handshake deadline.
             let polling = tls == nil ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue
+            if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
+            if !listening { flags |= MHD_USE_NO_LISTEN_SOCKET.rawValue | MHD_USE_ITC.rawValue }
             var options: [MHD_OptionItem] = [
-                MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: configuration.daemonConnectionLimit, ptr_value: nil),
+                MHD_OptionItem(
+                    option: MHD_OPTION.CONNECTION_LIMIT,
+                    value: listening ? configuration.effectiveConnectionLimit : configuration.daemonConnectionLimit, ptr_value: nil),
                 MHD_OptionItem(
                     option: MHD_OPTION.CONNECTION_TIMEOUT, value: configuration.connectionTimeoutSeconds, ptr_value: nil),
                 // libmicrohttpd 0.9.75 zeroes the whole pool after every request: sized to the header limit plus
@@ -255,26 +300,48 @@ private final class Daemon: @unchecked Sendable {
                 // A pool of `workerThreads`; one is libmicrohttpd's single internal polling thread.
                 MHD_OptionItem(option: MHD_OPTION.THREAD_POOL_SIZE, value: configuration.workerThreads, ptr_value: nil),
             ]
+            if listening {
+                options += [
+                    MHD_OptionItem(option: MHD_OPTION.LISTEN_BACKLOG_SIZE, value: 1024, ptr_value: nil),
+                    MHD_OptionItem(option: MHD_OPTION.SOCK_ADDR, value: 0, ptr_value: UnsafeMutableRawPointer(address)),
+                ]
+            }
             if configuration.perIPConnectionLimit > 0 {
                 options.append(
                     MHD_OptionItem(
                         option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: configuration.perIPConnectionLimit, ptr_value: nil))
             }
             return withTLSOptions(tls, options) { items in
-                cmhd_start_daemon(flags, 0, accessHandler, coreReference.toOpaque(), items.baseAddress)
+                cmhd_start_daemon(
+                    flags, listening ? port : 0, acceptPolicy, refusing.toOpaque(), accessHandler, coreReference.toOpaque(),
+                    items.baseAddress)
             }
-        }()
+        }
         guard let started else {
             coreReference.release()  // pairs with passRetained above: the daemon never started
-            throw .startFailed(host: configuration.host, port: configuration.port)
+            throw .startFailed(host: configuration.host, port: port)
         }
-        return Daemon(pointer: started, core: coreReference)
+        return Daemon(pointer: started, core: coreReference, epoll: tls == nil)
+    }
+
+    /// Stops accepting: new connections go to another daemon on the port, or are refused. An epoll daemon is not
+    /// quiesced: libmicrohttpd 0.9.75's `MHD_quiesce_daemon` deletes the listening socket from each worker's epoll set
+    /// while the worker may be deleting it too, and aborts the process when the worker was first (seen under load at
+    /// a stop). Its listening socket stays open until `MHD_stop_daemon`, and the accept policy closes every
+    /// connection it accepts meanwhile (the server set its ``RefusalFlag`` before), unanswered.
+    func closeListener() {
+        guard !listenerClosed else { return }
+        listenerClosed = true
+        guard !epoll else { return }
+        let listener = MHD_quiesce_daemon(pointer)
+        if listener >= 0 { close(listener) }
     }
 
     /// Closes every connection and ends the daemon's threads; its suspended connections must have been resumed.
     func stop() {
         guard !stopped else { return }
         stopped = true
+        closeListener()
         MHD_stop_daemon(pointer)
         // Pairs with Unmanaged.passRetained in `start`: no callback can run after MHD_stop_daemon.
         core.release()
@@ -302,6 +369,8 @@ private func withTLSOptions<R>(
                         MHD_OptionItem(
                             option: MHD_OPTION.HTTPS_PRIORITIES, value: 0,
                             ptr_value: UnsafeMutableRawPointer(mutating: priorities.baseAddress)),
+                        // SO_REUSEPORT: a reload's new daemon binds the same port while this one drains.
+                        MHD_OptionItem(option: MHD_OPTION.LISTENING_ADDRESS_REUSE, value: 1, ptr_value: nil),
                         MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil),
                     ]
                 return items.withUnsafeBufferPointer(body)

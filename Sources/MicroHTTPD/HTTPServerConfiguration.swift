@@ -156,8 +156,8 @@ extension HTTPServerConfiguration {
         return max(16, min(connectionLimit, openFiles - Self.reservedFileDescriptors))
     }
 
-    /// The limit libmicrohttpd's daemon is given: every worker's share of it (the daemon divides it among them) is
-    /// above ``effectiveConnectionLimit``, which the server's listener keeps to. Its workers must never reach their
+    /// The limit libmicrohttpd's daemon is given behind a PROXY protocol balancer: every worker's share of it (the
+    /// daemon divides it among them) is above ``effectiveConnectionLimit``, which the server's listener keeps to. Its workers must never reach their
     /// own limit (``ServerCore/connectionsUntaken`` says why).
     public var daemonConnectionLimit: Int { (effectiveConnectionLimit + 64) * workerThreads }
 

@@ -54,6 +54,30 @@ final class AddressEcho: HTTPHandler {
         return try await connection.response().text
     }
 
+    /// At the connection limit the next connection waits (in the backlog, or accepted and not handed off) and is
+    /// served once one ends. The listener keeps to the limit itself: libmicrohttpd 0.9.75 deadlocks a worker that
+    /// takes a handed-off connection at its own limit (its cleanup mutex is left locked).
+    @Test func pastTheLimitAConnectionWaitsAndIsServedWhenOneCloses() async throws {
+        let server = try Self.start {
+            $0.connectionLimit = 16  // the least the server takes
+            $0.perIPConnectionLimit = 0
+        }
+        defer { server.stop() }
+        var holders: [RawConnection] = []
+        for _ in 0..<16 {
+            let holder = try RawConnection(port: server.port)
+            try holder.send(Array(Self.version1.utf8) + Array("GET / HTTP/1.1\r\nHo".utf8))
+            holders.append(holder)
+        }
+        #expect(try await eventually { server.openConnections == 16 })
+        let waiting = try RawConnection(port: server.port)
+        try waiting.send(Array(Self.version1.utf8) + Array(Self.request.utf8))
+        #expect(!waiting.waitReadable(seconds: 0.5), "answered or closed at the limit")
+        holders.removeFirst()
+        #expect(try await waiting.response(seconds: 2).text == "203.0.113.7")
+        withExtendedLifetime(holders) {}
+    }
+
     @Test func version1And2HeadersNameTheClient() async throws {
         let server = try Self.start()
         defer { server.stop() }

@@ -6,24 +6,17 @@ import TabTime
     import Glibc
 #endif
 
-/// The server's listening socket and the threads that accept on it; libmicrohttpd's daemons run without one of their
-/// own. Each thread waits while the daemon is at its connection limit (the connection waits in the kernel's backlog,
-/// as libmicrohttpd's own listener lets it), accepts a connection and hands it to libmicrohttpd. Behind a PROXY
-/// protocol balancer (``ProxyProtocolSettings``) it first closes the connection unless its peer is trusted and reads
-/// its header (within the deadline, leaving the request behind it in the socket): libmicrohttpd then sees the
+/// The listening socket of a server whose connections begin with a PROXY protocol header, and the threads that
+/// accept on it: each waits while the daemon is at its connection limit (the connection waits in the kernel's
+/// backlog, as with libmicrohttpd's own listener), accepts a connection, closes it unless its peer is trusted, reads its
+/// header (within the deadline, leaving the request behind it in the socket) and hands it to libmicrohttpd with the
 /// client's address the header names. The kernel gives each connection to one waiting thread, so a peer that stalls
-/// holds one thread only.
-///
-/// Why not libmicrohttpd's own listening socket: stopping it to accept (`MHD_quiesce_daemon`) races the epoll
-/// workers in libmicrohttpd 0.9.75 (both delete the socket from a worker's epoll set, and the quiesce aborts the
-/// process when the worker was first); a socket of the server's own is closed with no such race, and it stays open
-/// across a certificate reload (new connections go to the new daemon, none is reset).
-final class ConnectionListener: Sendable {
+/// holds one thread only. libmicrohttpd's daemon runs without a listening socket of its own.
+final class ProxyProtocolListener: Sendable {
     /// The port bound (the one the kernel picked when asked for 0).
     let port: UInt16
     private let socket: Int32
-    /// Connections begin with a PROXY protocol header (nil: they do not).
-    private let proxy: ProxyProtocolSettings?
+    private let proxy: ProxyProtocolSettings
     private let clock: TimeSource
     private let threads = Mutex<[pthread_t]>([])
     /// The connection whose header each thread reads right now (-1: none); ``stop()`` shuts them down, so no
@@ -32,7 +25,7 @@ final class ConnectionListener: Sendable {
 
     /// Binds and listens on `host:port` (`SO_REUSEADDR`, a backlog of 1024; an IPv6 host listens on IPv6 only, as
     /// libmicrohttpd's own socket does). No connection is accepted before ``start(handoff:)``.
-    init(host: String, port: UInt16, proxy: ProxyProtocolSettings?, clock: TimeSource) throws(MicroHTTPDError) {
+    init(host: String, port: UInt16, proxy: ProxyProtocolSettings, clock: TimeSource) throws(MicroHTTPDError) {
         let socket = try withSocketAddress(host, port) { address, length, isIPv6 -> Int32 in
             let socket = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard socket >= 0 else { return -1 }
@@ -58,18 +51,18 @@ final class ConnectionListener: Sendable {
         self.socket = socket
         self.proxy = proxy
         self.clock = clock
-        self.reading = Mutex(([Int32](repeating: -1, count: proxy?.threads ?? 1), false))
+        self.reading = Mutex(([Int32](repeating: -1, count: proxy.threads), false))
     }
 
-    /// Starts the accepting threads (one, or ``ProxyProtocolSettings/threads`` behind a balancer); each connection
-    /// (with a whole header behind a balancer) goes to `handoff` (which owns the socket from then on) with the
+    /// Starts the accepting threads (``ProxyProtocolSettings/threads``); each connection with a whole header goes
+    /// to `handoff` (which owns the socket from then on) with the
     /// address libmicrohttpd is to see as the client's. While `admits` is false (the daemon is at its connection
     /// limit) no connection is accepted, and one accepted meanwhile is not handed off: it is asked again every
     /// millisecond until it is true or the listener stops.
     /// - Returns: false when no thread could be started.
     func start(admits: @escaping @Sendable () -> Bool, handoff: @escaping @Sendable (Int32, ClientSocketAddress) -> Void) -> Bool {
         var started: [pthread_t] = []
-        for index in 0..<(proxy?.threads ?? 1) {
+        for index in 0..<proxy.threads {
             let thread = AcceptThread(listener: self, index: index, admits: admits, handoff: handoff)
             let context = Unmanaged.passRetained(thread).toOpaque()
             var handle = pthread_t()
@@ -98,10 +91,9 @@ final class ConnectionListener: Sendable {
         close(socket)
     }
 
-    /// One thread's loop: wait for room, accept, (behind a balancer: check the peer, read the header,) hand off;
-    /// until ``stop()``.
+    /// One thread's loop: wait for room, accept, check the peer, read the header, hand off; until ``stop()``.
     fileprivate func serve(thread index: Int, admits: @Sendable () -> Bool, handoff: @Sendable (Int32, ClientSocketAddress) -> Void) {
-        cmhd_name_current_thread(proxy == nil ? "tabserver-accept" : "proxy-accept")
+        cmhd_name_current_thread("proxy-accept")
         while true {
             guard waitForRoom(admits) else { return }
             var peer = ClientSocketAddress()
@@ -118,16 +110,6 @@ final class ConnectionListener: Sendable {
                 continue
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)  // as libmicrohttpd's own accepted sockets (accept4 is not imported)
-            guard let proxy else {
-                // The room seen before the accept may have been taken since (the thread waited in accept).
-                guard waitForRoom(admits) else {
-                    close(connection)
-                    return
-                }
-                _ = fcntl(connection, F_SETFL, fcntl(connection, F_GETFL) | O_NONBLOCK)
-                handoff(connection, peer)
-                continue
-            }
             guard let peerAddress = peer.addressBytes, proxy.trusts(peerAddress) else {
                 close(connection)
                 continue
@@ -160,7 +142,7 @@ final class ConnectionListener: Sendable {
     }
 }
 
-extension ConnectionListener {
+extension ProxyProtocolListener {
     /// Waits while `admits` is false (at the connection limit: the next connection waits in the backlog, or an
     /// accepted one in its socket); false when the listener stops meanwhile.
     fileprivate func waitForRoom(_ admits: @Sendable () -> Bool) -> Bool {
@@ -228,13 +210,13 @@ struct ClientSocketAddress: @unchecked Sendable {
 
 /// An accepting thread's context (`pthread_create` takes one pointer).
 private final class AcceptThread: Sendable {
-    let listener: ConnectionListener
+    let listener: ProxyProtocolListener
     let index: Int
     let admits: @Sendable () -> Bool
     let handoff: @Sendable (Int32, ClientSocketAddress) -> Void
 
     init(
-        listener: ConnectionListener, index: Int, admits: @escaping @Sendable () -> Bool,
+        listener: ProxyProtocolListener, index: Int, admits: @escaping @Sendable () -> Bool,
         handoff: @escaping @Sendable (Int32, ClientSocketAddress) -> Void
     ) {
         self.listener = listener
