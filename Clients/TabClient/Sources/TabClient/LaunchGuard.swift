@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the launch guard keeps in the cache file, under `"guard"`, written atomically with the layout:
-/// `{"pending":n,"launches":k,"blocked":[…],"revoked":[…]}` (each member only when it holds something).
+/// `{"pending":n,"launches":k,"blocked":[…],"revoked":[…],"gone":[…]}` (each member only when it holds something).
 ///
 /// A layout newly shown from the network, a prefetch or a switch is *pending* until the app calls
 /// ``TabClient/markRendered()``. A launch (a new client over the same cache directory) that finds it still pending counts
@@ -14,8 +14,8 @@ import Foundation
 /// While a layout is pending, the file also keeps, after its `"layout"`, `"previous"`: the cache entry (etag, signature,
 /// layout) of the last layout that rendered, which a revert makes the file's layout again (at launch too).
 ///
-/// `revoked` holds the versions the server said are revoked (the manifest's `"revoked"`, the `Tabs-Revoked` header):
-/// never shown either, and dropped at once when shown.
+/// `revoked` holds the versions the server said are revoked (the manifest's `"revoked"`, the `Tabs-Revoked` header, a
+/// `410 Gone` to `…/tabs?version=N`): never shown either, and dropped at once when shown.
 struct GuardRecord: Sendable, Equatable, Codable {
     /// The version shown and not rendered yet.
     var pending: Int?
@@ -23,11 +23,13 @@ struct GuardRecord: Sendable, Equatable, Codable {
     var launches: Int?
     var blocked: [Int]?
     var revoked: [Int]?
+    /// The versions of ``revoked`` learnt from a `410 Gone` to `…/tabs?version=N` that the server's lists have not named yet.
+    var gone: [Int]?
 
     /// At most this many versions are kept blocked (and revoked): the oldest go first.
     static let limit = 32
 
-    var isEmpty: Bool { pending == nil && (blocked ?? []).isEmpty && (revoked ?? []).isEmpty }
+    var isEmpty: Bool { pending == nil && (blocked ?? []).isEmpty && (revoked ?? []).isEmpty && (gone ?? []).isEmpty }
 
     /// Whether `version` must not be shown.
     func refuses(_ version: Int?) -> Bool {
@@ -42,12 +44,26 @@ struct GuardRecord: Sendable, Equatable, Codable {
         blocked = Array(list.suffix(Self.limit))
     }
 
-    /// Replaces the revoked list with the server's newest (at most ``limit``). Returns whether it changed.
+    /// Replaces the revoked list with the server's newest (at most ``limit``), keeping the versions ``gone`` it does not
+    /// name yet: a list the server made before a version's revoke must not bring it back. A version the list names leaves
+    /// ``gone`` (the server's lists speak for it from now on, an un-revoke too). Returns whether it changed.
     mutating func setRevoked(_ versions: [Int]) -> Bool {
-        let list = Array(versions.suffix(Self.limit))
-        let now = list.isEmpty ? nil : list
-        guard now != revoked else { return false }
-        revoked = now
+        let stillGone = (gone ?? []).filter { !versions.contains($0) }
+        let list = Array((versions + stillGone).suffix(Self.limit))
+        let nowRevoked = list.isEmpty ? nil : list
+        let nowGone = stillGone.isEmpty ? nil : stillGone
+        guard nowRevoked != revoked || nowGone != gone else { return false }
+        revoked = nowRevoked
+        gone = nowGone
+        return true
+    }
+
+    /// Adds `version` to the revoked list and to ``gone`` (at most ``limit``, the oldest dropped): what a `410 Gone` to
+    /// `…/tabs?version=N` says of it. Returns whether it changed.
+    mutating func markGone(_ version: Int) -> Bool {
+        guard !(gone ?? []).contains(version) else { return false }
+        gone = Array(((gone ?? []) + [version]).suffix(Self.limit))
+        revoked = Array(((revoked ?? []).filter { $0 != version } + [version]).suffix(Self.limit))
         return true
     }
 

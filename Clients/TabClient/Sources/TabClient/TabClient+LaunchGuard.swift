@@ -152,9 +152,22 @@ extension TabClient {
     /// The server's newest list of revoked versions (a manifest's `revoked`, a `Tabs-Revoked` header): kept, and a version
     /// of it shown or prefetched is dropped at once (the one shown for the last layout that rendered, else the bundle), each a
     /// ``TabClientEvent/revoked(version:shown:)``.
-    func learnRevoked(_ versions: [Int]) {
+    func learnRevoked(_ versions: [Int]) { revoke { $0.setRevoked(versions) } }
+
+    /// `…/tabs?version=N` (a manifest's choice or a prefetch) answered `410 Gone`: `version` is revoked, learnt as a list
+    /// naming it would be (kept, dropped at once when shown or prefetched, never asked for again), and a
+    /// ``TabClientEvent/revoked(version:shown:)`` says so even when it was not shown. Returns the layout shown now.
+    func learnGone(_ version: Int) -> LayoutReference {
+        revoke(asked: version) { $0.markGone(version) }
+        return reference
+    }
+
+    /// Applies `change` to the revoked list; when it changed, drops what it now refuses that is shown or prefetched (the one
+    /// shown for the last layout that rendered, else the bundle), and reports each version dropped, and `asked` (the version
+    /// a request was for), with a ``TabClientEvent/revoked(version:shown:)``.
+    private func revoke(asked: Int? = nil, _ change: (inout GuardRecord) -> Bool) {
         let dropped = storing.withLock { _ -> [(Int, LayoutReference)] in
-            let next = record.withLock { record -> GuardRecord? in record.setRevoked(versions) ? record : nil }
+            let next = record.withLock { record -> GuardRecord? in change(&record) ? record : nil }
             guard let next else { return [] }
             var dropped: [(Int, LayoutReference)] = []
             let current = state.withLock { $0 }
@@ -163,22 +176,25 @@ extension TabClient {
                 prefetchCache?.remove()
                 dropped.append((version, current.reference))
             }
-            guard let version = current.layout.version, current.source != .bundle, next.refuses(version) else {
+            if let version = current.layout.version, current.source != .bundle, next.refuses(version) {
+                var cleared = next
+                if cleared.pending == version {
+                    cleared.pending = nil
+                    cleared.launches = nil
+                    record.withLock { $0 = cleared }
+                }
+                try? cache?.storeGuard(cleared, dropLayout: true)
+                let back = current.fallback.flatMap { next.refuses($0.layout.version) ? nil : $0 } ?? floor
+                dropped.append((version, show(back)))
+                readyTimer.withLock { timer in
+                    timer?.cancel()
+                    timer = nil
+                }
+            } else {
                 try? cache?.storeGuard(next)
-                return dropped
             }
-            var cleared = next
-            if cleared.pending == version {
-                cleared.pending = nil
-                cleared.launches = nil
-                record.withLock { $0 = cleared }
-            }
-            try? cache?.storeGuard(cleared, dropLayout: true)
-            let back = current.fallback.flatMap { next.refuses($0.layout.version) ? nil : $0 } ?? floor
-            dropped.append((version, show(back)))
-            readyTimer.withLock { timer in
-                timer?.cancel()
-                timer = nil
+            if let asked, next.refuses(asked), !dropped.contains(where: { $0.0 == asked }) {
+                dropped.append((asked, state.withLock { $0.reference }))
             }
             return dropped
         }

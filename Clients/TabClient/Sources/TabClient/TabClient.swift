@@ -39,6 +39,10 @@ public final class TabClient: Sendable {
         case droppedOlderManifest(revision: Int, kept: Int)
         /// `200` (or a manifest's choice) of a version the launch guard blocked or the server revoked: nothing changed.
         case blocked(LayoutReference)
+        /// Manifest mode: `…/tabs?version=N` answered `410 Gone`: `version` was revoked meanwhile. It is refused from now on
+        /// (``revokedVersions``) as if the server had listed it, with a ``TabClientEvent/revoked(version:shown:)``; `shown` is
+        /// the layout shown now: the one before, or, when it was `version`, the last layout that rendered, else the bundle.
+        case revoked(version: Int, shown: LayoutReference)
     }
 
     struct State {
@@ -522,13 +526,16 @@ public final class TabClient: Sendable {
     }
 
     /// A `…/tabs` answer to a request that sent `validators`: `304` confirms the layout shown, `200` is verified,
-    /// decoded and published; `version`: the one asked for by number (manifest mode, with the manifest's `revision`).
+    /// decoded and published; `version`: the one asked for by number (manifest mode, with the manifest's `revision`), whose
+    /// `410 Gone` says it is revoked.
     private func take(_ answer: HTTPAnswer, sent validators: [String], version: Int? = nil, revision: Int? = nil) throws(TabClientError)
         -> RefreshOutcome
     {
         if answer.status == 200 || answer.status == 304, let revoked = GuardRecord.revoked(header: answer.header("Tabs-Revoked")) {
             learnRevoked(revoked)
         }
+        // Only a version asked for by number is gone for good: a plain `…/tabs` answering 410 is a fault like any other.
+        if answer.status == 410, let version { return .revoked(version: version, shown: learnGone(version)) }
         switch answer.status {
         case 304:
             try Self.refuseUnsolicited(answer, sent: validators)
@@ -676,6 +683,11 @@ public final class TabClient: Sendable {
         configuration.onEvent?(.requestSent(url: url, longPoll: false, shown: reference))
         do throws(TabClientError) {
             let answer = try await exchange(request(url, wait: nil, validators: [], install: false))
+            if answer.status == 410 {
+                // Revoked since the manifest scheduled it: never prefetched, nor asked for again.
+                _ = learnGone(move.version)
+                return
+            }
             guard answer.status == 200 else {
                 throw .unexpectedStatus(answer.status, detail: answer.problemDetail, retryAfter: answer.retryAfter)
             }

@@ -61,7 +61,7 @@ public enum TabClientEvent: Sendable, Equatable {
     case reverted(version: Int, reason: String, shown: LayoutReference)
     /// An answer (or a manifest's choice, or a prefetch) of a blocked or revoked version: refused, nothing changed.
     case blocked(LayoutReference, kept: LayoutReference)
-    /// The server said `version` is revoked: dropped from the cache, the prefetch and the layout shown; `shown` is the
-    /// layout shown now.
+    /// The server said `version` is revoked (its list, or a `410 Gone` to `…/tabs?version=N`, also for a version not shown
+    /// yet): dropped from the cache, the prefetch and the layout shown; `shown` is the layout shown now.
     case revoked(version: Int, shown: LayoutReference)
 }

@@ -402,6 +402,7 @@ final class ScenarioRun {
         case .droppedOlder: "droppedOlder"
         case .droppedOlderManifest: "droppedOlderManifest"
         case .blocked: "blocked"
+        case .revoked: "revoked"
         }
     }
 

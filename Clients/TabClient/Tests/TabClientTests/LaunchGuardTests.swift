@@ -57,6 +57,27 @@ import Testing
         #expect(String(decoding: record.fragment, as: UTF8.self) == #","guard":{"blocked":[2],"launches":1,"pending":3,"revoked":[5,7]}"#)
     }
 
+    @Test func aVersionGoneOutlivesOlderListsUntilTheServerNamesIt() throws {
+        var record = GuardRecord(revoked: [5])
+        let marked = record.markGone(7)
+        let markedAgain = record.markGone(7)
+        #expect(marked && !markedAgain)
+        #expect(record.revoked == [5, 7] && record.gone == [7] && record.refuses(7))
+        #expect(String(decoding: record.fragment, as: UTF8.self) == #","guard":{"gone":[7],"revoked":[5,7]}"#)
+        let read = try JSONDecoder().decode(GuardRecord.self, from: Data(#"{"gone":[7],"revoked":[5,7]}"#.utf8))
+        #expect(read == record)
+        // A list made before the revoke (it does not name 7) keeps it.
+        let sameList = record.setRevoked([5])
+        let emptyList = record.setRevoked([])
+        #expect(!sameList && emptyList)
+        #expect(record.revoked == [7] && record.gone == [7])
+        // Once the server's list names it, the list speaks for it: a later list without it un-revokes it.
+        let named = record.setRevoked([7])
+        #expect(named && record.revoked == [7] && record.gone == nil)
+        let unrevoked = record.setRevoked([])
+        #expect(unrevoked && record.revoked == nil && !record.refuses(7) && record.isEmpty)
+    }
+
     @Test func aRevokedHeaderIsReadAsTheServerWritesIt() {
         #expect(GuardRecord.revoked(header: "5, 7") == [5, 7])
         #expect(GuardRecord.revoked(header: "5,x, 9") == [5, 9])

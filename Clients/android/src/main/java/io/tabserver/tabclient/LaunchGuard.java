@@ -11,7 +11,7 @@ import org.json.JSONObject;
 
 /**
  * What the launch guard keeps in the cache file, under {@code "guard"}, written atomically with the layout, as TabClient
- * (Swift) writes it: {@code {"blocked":[…],"launches":k,"pending":n,"revoked":[…]}} (each member only when it holds
+ * (Swift) writes it: {@code {"blocked":[…],"gone":[…],"launches":k,"pending":n,"revoked":[…]}} (each member only when it holds
  * something, keys sorted).
  *
  * <p>A layout newly shown from the network, a prefetch or a switch is <em>pending</em> until the app calls
@@ -20,7 +20,7 @@ import org.json.JSONObject;
  * run, the client goes back to the last layout that rendered (else the bundle) and <b>blocks</b> that version: never shown
  * again, from the network, the cache, a prefetch or a switch. The bundle's own version is never blocked (the floor), and
  * a revert never starts another: what the client goes back to is never pending. {@code revoked} holds what the server
- * said is revoked (the manifest's {@code "revoked"}, the {@code Tabs-Revoked} header). Immutable: a change makes a new one.
+ * said is revoked (the manifest's {@code "revoked"}, the {@code Tabs-Revoked} header, a {@code 410 Gone} to {@code …/tabs?version=N}). Immutable: a change makes a new one.
  */
 final class LaunchGuard {
     /** At most this many versions are kept blocked (and revoked): the oldest go first. */
@@ -30,36 +30,66 @@ final class LaunchGuard {
     final Integer launches;
     final List<Integer> blocked;
     final List<Integer> revoked;
+    /** The versions of {@link #revoked} learnt from a {@code 410 Gone} to {@code …/tabs?version=N} that the server's lists have not named yet. */
+    final List<Integer> gone;
 
     static final LaunchGuard EMPTY = new LaunchGuard(null, null, Collections.<Integer>emptyList(), Collections.<Integer>emptyList());
 
     LaunchGuard(Integer pending, Integer launches, List<Integer> blocked, List<Integer> revoked) {
+        this(pending, launches, blocked, revoked, Collections.<Integer>emptyList());
+    }
+
+    LaunchGuard(Integer pending, Integer launches, List<Integer> blocked, List<Integer> revoked, List<Integer> gone) {
         this.pending = pending;
         this.launches = launches;
         this.blocked = Collections.unmodifiableList(new ArrayList<Integer>(last(blocked)));
         this.revoked = Collections.unmodifiableList(new ArrayList<Integer>(last(revoked)));
+        this.gone = Collections.unmodifiableList(new ArrayList<Integer>(last(gone)));
     }
 
     private static List<Integer> last(List<Integer> list) {
         return list.size() <= LIMIT ? list : list.subList(list.size() - LIMIT, list.size());
     }
 
-    boolean isEmpty() { return pending == null && blocked.isEmpty() && revoked.isEmpty(); }
+    boolean isEmpty() { return pending == null && blocked.isEmpty() && revoked.isEmpty() && gone.isEmpty(); }
 
     /** Whether {@code version} must not be shown. */
     boolean refuses(Integer version) { return version != null && (blocked.contains(version) || revoked.contains(version)); }
 
-    LaunchGuard withPending(Integer version, Integer launchCount) { return new LaunchGuard(version, launchCount, blocked, revoked); }
+    LaunchGuard withPending(Integer version, Integer launchCount) { return new LaunchGuard(version, launchCount, blocked, revoked, gone); }
 
     /** This record with {@code version} blocked (and not pending). */
     LaunchGuard blocking(int version) {
         List<Integer> list = new ArrayList<Integer>(blocked);
         list.remove(Integer.valueOf(version));
         list.add(version);
-        return new LaunchGuard(null, null, list, revoked);
+        return new LaunchGuard(null, null, list, revoked, gone);
     }
 
-    LaunchGuard withRevoked(List<Integer> versions) { return new LaunchGuard(pending, launches, blocked, versions); }
+    /**
+     * This record with the server's newest list of revoked versions, keeping the versions {@link #gone} it does not name
+     * yet: a list the server made before a version's revoke must not bring it back. A version the list names leaves
+     * {@link #gone} (the server's lists speak for it from now on, an un-revoke too).
+     */
+    LaunchGuard withRevoked(List<Integer> versions) {
+        List<Integer> stillGone = new ArrayList<Integer>();
+        for (Integer version : gone) {
+            if (!versions.contains(version)) stillGone.add(version);
+        }
+        List<Integer> list = new ArrayList<Integer>(versions);
+        list.addAll(stillGone);
+        return new LaunchGuard(pending, launches, blocked, list, stillGone);
+    }
+
+    /** This record with {@code version} revoked and {@link #gone}: what a {@code 410 Gone} to {@code …/tabs?version=N} says of it. */
+    LaunchGuard withGone(int version) {
+        List<Integer> list = new ArrayList<Integer>(revoked);
+        list.remove(Integer.valueOf(version));
+        list.add(version);
+        List<Integer> goneNow = new ArrayList<Integer>(gone);
+        if (!goneNow.contains(version)) goneNow.add(version);
+        return new LaunchGuard(pending, launches, blocked, list, goneNow);
+    }
 
     /** {@code ,"guard":{…}} to append to a cache file, or "" when the record is empty. */
     String fragment() {
@@ -67,6 +97,7 @@ final class LaunchGuard {
         StringBuilder text = new StringBuilder(",\"guard\":{");
         int members = 0;
         if (!blocked.isEmpty()) members = member(text, members, "blocked", list(blocked));
+        if (!gone.isEmpty()) members = member(text, members, "gone", list(gone));
         if (launches != null) members = member(text, members, "launches", launches.toString());
         if (pending != null) members = member(text, members, "pending", pending.toString());
         if (!revoked.isEmpty()) member(text, members, "revoked", list(revoked));
@@ -93,7 +124,7 @@ final class LaunchGuard {
         JSONObject member = document == null ? null : document.optJSONObject("guard");
         if (member == null) return EMPTY;
         return new LaunchGuard(integer(member, "pending"), integer(member, "launches"), integers(member.optJSONArray("blocked")),
-                integers(member.optJSONArray("revoked")));
+                integers(member.optJSONArray("revoked")), integers(member.optJSONArray("gone")));
     }
 
     private static Integer integer(JSONObject object, String name) {

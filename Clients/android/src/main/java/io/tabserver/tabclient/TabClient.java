@@ -716,9 +716,14 @@ public final class TabClient {
     /**
      * A {@code …/tabs} answer to a request that sent {@code validators}: {@code 304} confirms the layout shown, {@code 200}
      * is verified, parsed and published; {@code version}: the one asked for by number (manifest mode, with the manifest's
-     * {@code revision}), or null.
+     * {@code revision}), or null; a {@code 410 Gone} to it says it is revoked.
      */
     private RefreshOutcome take(Http.Answer answer, List<String> validators, Integer version, Long revision) throws TabClientException {
+        // Only a version asked for by number is gone for good: a plain …/tabs answering 410 is a fault like any other.
+        if (answer.status == 410 && version != null) {
+            LayoutReference shown = learnGone(version);
+            return new RefreshOutcome(RefreshOutcome.Kind.REVOKED, null, new LayoutReference(shown.layout, version, null, Source.SERVER), shown);
+        }
         if (answer.status == 200 || answer.status == 304) {
             List<Integer> revoked = LaunchGuard.revokedHeader(answer.header("Tabs-Revoked"));
             if (revoked != null) learnRevoked(revoked);
@@ -891,6 +896,11 @@ public final class TabClient {
         if (record().refuses(move.version)) return;
         try {
             Http.Answer answer = exchange(configuration.tabsURL(move.version, environment), headers(Collections.<String>emptyList(), false), null, poller, before);
+            if (answer.status == 410) {
+                // Revoked since the manifest scheduled it: never prefetched, nor asked for again.
+                learnGone(move.version);
+                return;
+            }
             if (answer.status != 200) throw TabClientException.status(answer.status, answer.problemDetail(), answer.retryAfterMillis());
             String etag = answer.header("ETag");
             if (etag == null || etag.isEmpty()) {
@@ -1214,14 +1224,30 @@ public final class TabClient {
      * shown or prefetched is dropped at once (the one shown for the last layout that rendered, else the bundle), each a
      * REVOKED event.
      */
-    private void learnRevoked(List<Integer> versions) {
+    private void learnRevoked(List<Integer> versions) { revoke(versions, null); }
+
+    /**
+     * {@code …/tabs?version=N} (a manifest's choice or a prefetch) answered {@code 410 Gone}: {@code version} is revoked,
+     * learnt as a list naming it would be (kept, dropped at once when shown or prefetched, never asked for again), and a
+     * REVOKED event says so even when it was not shown. Returns the layout shown now.
+     */
+    private LayoutReference learnGone(int version) {
+        revoke(null, version);
+        return state.reference();
+    }
+
+    /**
+     * Takes the server's list of revoked versions {@code versions} (null: {@code asked} answered 410 Gone); when it changed, drops what it now
+     * refuses that is shown or prefetched (the one shown for the last layout that rendered, else the bundle), and reports
+     * each version dropped, and {@code asked} (the version a request was for, or null), with a REVOKED event.
+     */
+    private void revoke(List<Integer> versions, Integer asked) {
         List<TabClientEvent> events = new ArrayList<TabClientEvent>();
         boolean changedShown = false;
         synchronized (storing) {
             LaunchGuard record = record();
-            List<Integer> newest = versions.size() <= LaunchGuard.LIMIT ? versions : versions.subList(versions.size() - LaunchGuard.LIMIT, versions.size());
-            if (newest.equals(record.revoked)) return;
-            LaunchGuard next = record.withRevoked(newest);
+            LaunchGuard next = versions == null ? record.withGone(asked) : record.withRevoked(versions);
+            if (next.revoked.equals(record.revoked) && next.gone.equals(record.gone)) return;
             State current = state;
             if (current.pending != null && next.refuses(current.pending.layout.version)) {
                 state = current.withPending(null);
@@ -1241,9 +1267,18 @@ public final class TabClient {
                 events.add(TabClientEvent.revoked(version, show(back)));
                 changedShown = true;
             }
+            if (asked != null && next.refuses(asked) && !names(events, asked)) events.add(TabClientEvent.revoked(asked, state.reference()));
         }
         for (TabClientEvent event : events) emit(event);
         if (changedShown) notifyListeners(state.layout, state.source);
+    }
+
+    /** Whether one of {@code events} is about {@code version}. */
+    private static boolean names(List<TabClientEvent> events, int version) {
+        for (TabClientEvent event : events) {
+            if (event.version == version) return true;
+        }
+        return false;
     }
 
     // Reports (ReportQueue): whether a layout worked on this phone, sent to POST …/tabs/reports so that a guarded rollout

@@ -41,7 +41,10 @@ public final class TabClientEvent {
         REVERTED,
         /** An answer (or a manifest's choice, or a prefetch) of a blocked or revoked version ({@link #layout}): refused, nothing changed. */
         BLOCKED,
-        /** The server said {@link #version} is revoked: dropped from the cache, the prefetch and the layout shown ({@link #shown}). */
+        /**
+         * The server said {@link #version} is revoked (its list, or a {@code 410 Gone} to {@code …/tabs?version=N}, also for a
+         * version not shown yet): dropped from the cache, the prefetch and the layout shown ({@link #shown}).
+         */
         REVOKED
     }
 

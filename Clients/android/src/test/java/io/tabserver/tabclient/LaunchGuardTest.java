@@ -57,4 +57,27 @@ class LaunchGuardTest {
         assertEquals(Arrays.asList(5, 9), LaunchGuard.revokedHeader("5,x, 9"));
         assertNull(LaunchGuard.revokedHeader(null));
     }
+
+    @Test
+    void aVersionGoneOutlivesOlderListsUntilTheServerNamesIt() throws Exception {
+        LaunchGuard record = new LaunchGuard(null, null, Collections.<Integer>emptyList(), Arrays.asList(5)).withGone(7);
+        assertEquals(Arrays.asList(5, 7), record.revoked);
+        assertEquals(Arrays.asList(7), record.gone);
+        assertTrue(record.refuses(7));
+        assertEquals(Arrays.asList(7), record.withGone(7).gone);
+        assertEquals(",\"guard\":{\"gone\":[7],\"revoked\":[5,7]}", record.fragment());
+        LaunchGuard read = LaunchGuard.of(new org.json.JSONObject("{" + record.fragment().substring(1) + "}"));
+        assertEquals(record.fragment(), read.fragment());
+        // A list made before the revoke (it does not name 7) keeps it.
+        record = record.withRevoked(Collections.<Integer>emptyList());
+        assertEquals(Arrays.asList(7), record.revoked);
+        assertEquals(Arrays.asList(7), record.gone);
+        // Once the server's list names it, the list speaks for it: a later list without it un-revokes it.
+        record = record.withRevoked(Arrays.asList(7));
+        assertEquals(Arrays.asList(7), record.revoked);
+        assertTrue(record.gone.isEmpty());
+        record = record.withRevoked(Collections.<Integer>emptyList());
+        assertFalse(record.refuses(7));
+        assertTrue(record.isEmpty());
+    }
 }
