@@ -93,13 +93,7 @@ import Testing
             $0.perIPConnectionLimit = 0
         }
         defer { server.stop() }
-        var holders: [RawConnection] = []
-        for _ in 0..<16 {
-            let holder = try RawConnection(port: server.port)
-            try holder.send("GET / HTTP/1.1\r\nHo")
-            holders.append(holder)
-        }
-        #expect(try await eventually { server.openConnections == 16 })
+        var holders = try await holdEverySlot(of: server, limit: 16)
         let waiting = try RawConnection(port: server.port)
         try waiting.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(!waiting.waitReadable(seconds: 0.5), "answered or closed at the limit")

@@ -96,3 +96,16 @@ func startServer(
     configure(&configuration)
     return (try HTTPServer(configuration: configuration, handler: handler), handler)
 }
+
+/// Opens `limit` connections to `server` that each send `prefix` and part of a request head, then stop: they hold
+/// every slot of a server whose connection limit is `limit`. Returns once the server counts them all.
+func holdEverySlot(of server: HTTPServer, limit: Int, after prefix: [UInt8] = []) async throws -> [RawConnection] {
+    var holders: [RawConnection] = []
+    for _ in 0..<limit {
+        let holder = try RawConnection(port: server.port)
+        try holder.send(prefix + Array("GET / HTTP/1.1\r\nHo".utf8))
+        holders.append(holder)
+    }
+    #expect(try await eventually { server.openConnections == limit })
+    return holders
+}

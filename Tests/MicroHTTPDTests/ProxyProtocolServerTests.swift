@@ -63,13 +63,7 @@ final class AddressEcho: HTTPHandler {
             $0.perIPConnectionLimit = 0
         }
         defer { server.stop() }
-        var holders: [RawConnection] = []
-        for _ in 0..<16 {
-            let holder = try RawConnection(port: server.port)
-            try holder.send(Array(Self.version1.utf8) + Array("GET / HTTP/1.1\r\nHo".utf8))
-            holders.append(holder)
-        }
-        #expect(try await eventually { server.openConnections == 16 })
+        var holders = try await holdEverySlot(of: server, limit: 16, after: Array(Self.version1.utf8))
         let waiting = try RawConnection(port: server.port)
         try waiting.send(Array(Self.version1.utf8) + Array(Self.request.utf8))
         #expect(!waiting.waitReadable(seconds: 0.5), "answered or closed at the limit")
