@@ -3,8 +3,8 @@ SHELL := /bin/bash
 SWIFT ?= swift
 APT_PACKAGES := libmicrohttpd-dev libsqlite3-dev libpq-dev libbrotli-dev zlib1g-dev postgresql pkg-config python3 libcurl4-openssl-dev
 ## what the tests use besides: decoders for the compressed forms, the SVG 1.1 DTD and xmllint, openssl and curl for TLS
-## gcc: the no-network shim the in-process tests run under (scripts/no-network.c)
-TEST_PACKAGES := gcc sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish varnish-modules squid apache2 haproxy prometheus-alertmanager
+## gcc: the no-network shim the in-process tests run under (scripts/no-network.c); h2load (nghttp2-client): proxy-test's bursts of connections
+TEST_PACKAGES := gcc sqlite3 brotli gzip libxml2-utils w3c-sgml-lib openssl curl nginx varnish varnish-modules squid apache2 haproxy prometheus-alertmanager nghttp2-client
 PORT ?= 8080
 
 .PHONY: deps test-deps build release run test test-client test-android lint format acceptance bench fuzz clean browser-test previews k8s-check docs-test link-check proxy-test abuse bench-readers bench-held signature-test

@@ -279,7 +279,11 @@ private final class Daemon: @unchecked Sendable {
             // worker retries it in a loop without waiting: one client that sends part of a ClientHello and stops kept
             // a core at 100% (MHD_run_tls_handshake_ never clears MHD_EPOLL_STATE_READ_READY). With poll(2) each
             // turn asks the kernel again, and a stalled handshake costs nothing until the handshake deadline.
-            let polling = tls == nil ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
+            //
+            // Behind a PROXY protocol balancer (no listening socket: connections come through MHD_add_connection) it
+            // polls with poll(2) too: with epoll, libmicrohttpd 0.9.75 left connections handed over in a burst (256
+            // or 1,024 at once, through HAProxy) registered in a worker's epoll set with their request unread, for good.
+            let polling = tls == nil && listening ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
@@ -321,7 +325,7 @@ private final class Daemon: @unchecked Sendable {
             coreReference.release()  // pairs with passRetained above: the daemon never started
             throw .startFailed(host: configuration.host, port: port)
         }
-        return Daemon(pointer: started, core: coreReference, epoll: tls == nil)
+        return Daemon(pointer: started, core: coreReference, epoll: tls == nil && listening)
     }
 
     /// Stops accepting: new connections go to another daemon on the port, or are refused. An epoll daemon is not
