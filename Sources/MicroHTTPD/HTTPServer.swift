@@ -16,9 +16,6 @@ public final class HTTPServer: Sendable {
     /// The listening socket and its accepting threads when connections begin with a PROXY protocol header
     /// (``HTTPServerConfiguration/proxyProtocol``); nil when libmicrohttpd listens itself.
     private let listener: ProxyProtocolListener?
-    /// Set when the server stops: libmicrohttpd's accept policy closes every connection accepted from then on
-    /// (see ``stop()``).
-    private let refusing: Unmanaged<RefusalFlag>
 
     /// Starts listening and serving with `handler`.
     /// Behind a PROXY protocol balancer (``HTTPServerConfiguration/proxyProtocol``) the server listens on its own
@@ -35,23 +32,19 @@ public final class HTTPServer: Sendable {
         let core = ServerCore(handler: handler, configuration: configuration)
         // Behind a PROXY protocol balancer the server listens itself and hands connections to the daemon.
         let listener = try configuration.proxyProtocol.map { settings throws(MicroHTTPDError) in
-            try ProxyProtocolListener(host: configuration.host, port: configuration.port, proxy: settings, clock: configuration.clock)
+            try ProxyProtocolListener(host: configuration.host, port: configuration.port, settings: settings, clock: configuration.clock)
         }
-        // Released in deinit: the daemons' accept policy reads it until the last one stopped.
-        let refusing = Unmanaged.passRetained(RefusalFlag())
         let daemon: Daemon
         do {
-            daemon = try Daemon.start(core: core, port: configuration.port, tls: tls, listening: listener == nil, refusing: refusing)
+            daemon = try Daemon.start(core: core, port: configuration.port, tls: tls, listening: listener == nil)
         } catch {
             listener?.stop()
-            refusing.release()
             throw error
         }
         self.core = core
         self.port = listener?.port ?? cmhd_bound_port(daemon.pointer)
         self.daemons = Mutex(DaemonSet(current: daemon, tls: tls != nil))
         self.listener = listener
-        self.refusing = refusing
         if let listener {
             let accepting = listener.start(
                 admits: { [weak self] in (self?.room ?? 0) > 0 },
@@ -134,7 +127,7 @@ public final class HTTPServer: Sendable {
         let material = try TLSMaterial(certificate: certificate, privateKey: privateKey)
         try daemons.withLock { set throws(MicroHTTPDError) in
             guard set.tls, !set.stopped, let old = set.current else { throw .notServingTLS }
-            let fresh = try Daemon.start(core: core, port: port, tls: material, listening: listener == nil, refusing: refusing)
+            let fresh = try Daemon.start(core: core, port: port, tls: material, listening: listener == nil)
             old.closeListener()
             set.current = fresh
             set.draining.append(old)
@@ -180,7 +173,7 @@ public final class HTTPServer: Sendable {
         }
         guard let all else { return }
         listener?.stop()
-        refusing.takeUnretainedValue().set()
+        core.refusingConnections.store(true, ordering: .releasing)
         for daemon in all { daemon.closeListener() }
         core.handler.serverWillStop()
         let deadline = core.configuration.clock.seconds + core.configuration.stopGraceSeconds
@@ -200,23 +193,14 @@ public final class HTTPServer: Sendable {
         for daemon in all { daemon.stop() }
     }
 
-    deinit {
-        stop()
-        refusing.release()  // pairs with passRetained in init: every daemon has stopped
-    }
+    deinit { stop() }
 }
 
-/// Whether the daemons' accept policy closes every connection they accept (the server is stopping).
-final class RefusalFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    func set() { flag.store(true, ordering: .releasing) }
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-}
-
-/// libmicrohttpd's accept policy: every connection, until the server stops.
+/// libmicrohttpd's accept policy: every connection, until the server stops (``ServerCore/refusingConnections``).
 private let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
     guard let cls else { return MHD_Result.YES }
-    return Unmanaged<RefusalFlag>.fromOpaque(cls).takeUnretainedValue().isSet ? MHD_Result.NO : MHD_Result.YES
+    let refusing = Unmanaged<ServerCore>.fromOpaque(cls).takeUnretainedValue().refusingConnections.load(ordering: .acquiring)
+    return refusing ? MHD_Result.NO : MHD_Result.YES
 }
 
 /// The daemons of one server: the one accepting, and those draining after a certificate reload.
@@ -266,13 +250,12 @@ private final class Daemon: @unchecked Sendable {
     /// Starts a daemon serving `core` on `port` (of the configured host), with TLS when `tls` is given.
     /// With `listening` false the daemon has no listening socket: connections come through `MHD_add_connection`
     /// (``ProxyProtocolListener``), from another thread, which `MHD_USE_ITC` lets wake the daemon's threads.
-    /// Its accept policy closes every connection accepted once `refusing` is set.
-    static func start(
-        core: ServerCore, port: UInt16, tls: TLSMaterial?, listening: Bool = true, refusing: Unmanaged<RefusalFlag>
-    ) throws(MicroHTTPDError) -> Daemon {
+    /// Its accept policy closes every connection accepted once the server stops.
+    static func start(core: ServerCore, port: UInt16, tls: TLSMaterial?, listening: Bool = true) throws(MicroHTTPDError) -> Daemon {
         let configuration = core.configuration
         // Retained for the daemon's callbacks; released in `stop()` after MHD_stop_daemon (or below on failure).
         let coreReference = Unmanaged.passRetained(core)
+        let epoll = tls == nil && listening
         let started = try withSocketAddress(configuration.host, port) { address, _, isIPv6 in
             // HTTPS polls with poll(2), not epoll: libmicrohttpd 0.9.75 leaves a connection whose TLS handshake waits
             // for more bytes (gnutls_handshake → GNUTLS_E_AGAIN) marked read-ready in its epoll ready list, so its
@@ -283,7 +266,7 @@ private final class Daemon: @unchecked Sendable {
             // Behind a PROXY protocol balancer (no listening socket: connections come through MHD_add_connection) it
             // polls with poll(2) too: with epoll, libmicrohttpd 0.9.75 left connections handed over in a burst (256
             // or 1,024 at once, through HAProxy) registered in a worker's epoll set with their request unread, for good.
-            let polling = tls == nil && listening ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
+            let polling = epoll ? MHD_USE_EPOLL.rawValue : MHD_USE_POLL.rawValue
             var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | polling | MHD_ALLOW_SUSPEND_RESUME.rawValue
             if isIPv6 { flags |= MHD_USE_IPv6.rawValue }
             if tls != nil { flags |= MHD_USE_TLS.rawValue }
@@ -317,7 +300,7 @@ private final class Daemon: @unchecked Sendable {
             }
             return withTLSOptions(tls, options) { items in
                 cmhd_start_daemon(
-                    flags, listening ? port : 0, acceptPolicy, refusing.toOpaque(), accessHandler, coreReference.toOpaque(),
+                    flags, listening ? port : 0, acceptPolicy, coreReference.toOpaque(), accessHandler, coreReference.toOpaque(),
                     items.baseAddress)
             }
         }
@@ -325,14 +308,14 @@ private final class Daemon: @unchecked Sendable {
             coreReference.release()  // pairs with passRetained above: the daemon never started
             throw .startFailed(host: configuration.host, port: port)
         }
-        return Daemon(pointer: started, core: coreReference, epoll: tls == nil && listening)
+        return Daemon(pointer: started, core: coreReference, epoll: epoll)
     }
 
     /// Stops accepting: new connections go to another daemon on the port, or are refused. An epoll daemon is not
     /// quiesced: libmicrohttpd 0.9.75's `MHD_quiesce_daemon` deletes the listening socket from each worker's epoll set
     /// while the worker may be deleting it too, and aborts the process when the worker was first (seen under load at
     /// a stop). Its listening socket stays open until `MHD_stop_daemon`, and the accept policy closes every
-    /// connection it accepts meanwhile (the server set its ``RefusalFlag`` before), unanswered.
+    /// connection it accepts meanwhile (the server set ``ServerCore/refusingConnections`` before), unanswered.
     func closeListener() {
         guard !listenerClosed else { return }
         listenerClosed = true

@@ -157,8 +157,8 @@ extension HTTPServerConfiguration {
     }
 
     /// The limit libmicrohttpd's daemon is given behind a PROXY protocol balancer: every worker's share of it (the
-    /// daemon divides it among them) is above ``effectiveConnectionLimit``, which the server's listener keeps to. Its workers must never reach their
-    /// own limit (``ServerCore/connectionsUntaken`` says why).
+    /// daemon divides it among them) is above ``effectiveConnectionLimit``, which the server's listener keeps to. Its
+    /// workers must never reach their own limit (``ServerCore/connectionsUntaken`` says why).
     public var daemonConnectionLimit: Int { (effectiveConnectionLimit + 64) * workerThreads }
 
     /// Raises this process's soft open-file limit to its hard limit (a server holds one descriptor per client).

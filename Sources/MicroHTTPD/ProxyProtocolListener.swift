@@ -8,15 +8,15 @@ import TabTime
 
 /// The listening socket of a server whose connections begin with a PROXY protocol header, and the threads that
 /// accept on it: each waits while the daemon is at its connection limit (the connection waits in the kernel's
-/// backlog, as with libmicrohttpd's own listener), accepts a connection, closes it unless its peer is trusted, reads its
-/// header (within the deadline, leaving the request behind it in the socket) and hands it to libmicrohttpd with the
-/// client's address the header names. The kernel gives each connection to one waiting thread, so a peer that stalls
+/// backlog, as with libmicrohttpd's own listener), accepts a connection, closes it unless its peer is trusted, reads
+/// its header (within the deadline, leaving the request behind it in the socket) and hands it to libmicrohttpd with
+/// the client's address the header names. The kernel gives each connection to one waiting thread, so a peer that stalls
 /// holds one thread only. libmicrohttpd's daemon runs without a listening socket of its own.
 final class ProxyProtocolListener: Sendable {
     /// The port bound (the one the kernel picked when asked for 0).
     let port: UInt16
     private let socket: Int32
-    private let proxy: ProxyProtocolSettings
+    private let settings: ProxyProtocolSettings
     private let clock: TimeSource
     private let threads = Mutex<[pthread_t]>([])
     /// The connection whose header each thread reads right now (-1: none); ``stop()`` shuts them down, so no
@@ -25,7 +25,7 @@ final class ProxyProtocolListener: Sendable {
 
     /// Binds and listens on `host:port` (`SO_REUSEADDR`, a backlog of 1024; an IPv6 host listens on IPv6 only, as
     /// libmicrohttpd's own socket does). No connection is accepted before ``start(handoff:)``.
-    init(host: String, port: UInt16, proxy: ProxyProtocolSettings, clock: TimeSource) throws(MicroHTTPDError) {
+    init(host: String, port: UInt16, settings: ProxyProtocolSettings, clock: TimeSource) throws(MicroHTTPDError) {
         let socket = try withSocketAddress(host, port) { address, length, isIPv6 -> Int32 in
             let socket = Glibc.socket(isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard socket >= 0 else { return -1 }
@@ -49,20 +49,19 @@ final class ProxyProtocolListener: Sendable {
             UInt16(bigEndian: raw.load(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self))
         }
         self.socket = socket
-        self.proxy = proxy
+        self.settings = settings
         self.clock = clock
-        self.reading = Mutex(([Int32](repeating: -1, count: proxy.threads), false))
+        self.reading = Mutex(([Int32](repeating: -1, count: settings.threads), false))
     }
 
-    /// Starts the accepting threads (``ProxyProtocolSettings/threads``); each connection with a whole header goes
-    /// to `handoff` (which owns the socket from then on) with the
-    /// address libmicrohttpd is to see as the client's. While `admits` is false (the daemon is at its connection
-    /// limit) no connection is accepted, and one accepted meanwhile is not handed off: it is asked again every
-    /// millisecond until it is true or the listener stops.
+    /// Starts the accepting threads; each connection with a whole header goes to `handoff` (which owns the socket
+    /// from then on) with the address libmicrohttpd is to see as the client's. While `admits` is false (the daemon is
+    /// at its connection limit) no connection is accepted, and one accepted meanwhile is not handed off: it is asked
+    /// again every millisecond until it is true or the listener stops.
     /// - Returns: false when no thread could be started.
     func start(admits: @escaping @Sendable () -> Bool, handoff: @escaping @Sendable (Int32, ClientSocketAddress) -> Void) -> Bool {
         var started: [pthread_t] = []
-        for index in 0..<proxy.threads {
+        for index in 0..<settings.threads {
             let thread = AcceptThread(listener: self, index: index, admits: admits, handoff: handoff)
             let context = Unmanaged.passRetained(thread).toOpaque()
             var handle = pthread_t()
@@ -110,7 +109,7 @@ final class ProxyProtocolListener: Sendable {
                 continue
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)  // as libmicrohttpd's own accepted sockets (accept4 is not imported)
-            guard let peerAddress = peer.addressBytes, proxy.trusts(peerAddress) else {
+            guard let peerAddress = peer.addressBytes, settings.trusts(peerAddress) else {
                 close(connection)
                 continue
             }
@@ -123,7 +122,7 @@ final class ProxyProtocolListener: Sendable {
                 close(connection)
                 return
             }
-            let header = try? ProxyHeaderReader.read(socket: connection, within: proxy.headerDeadlineSeconds, clock: clock)
+            let header = try? ProxyHeaderReader.read(socket: connection, within: settings.headerDeadlineSeconds, clock: clock)
             reading.withLock { $0.sockets[index] = -1 }
             guard let header else {
                 close(connection)

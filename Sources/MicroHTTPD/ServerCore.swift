@@ -19,6 +19,8 @@ final class ServerCore: Sendable {
     /// difference is handed off and not yet taken by a worker (``connectionsUntaken``).
     let connectionsHandedOff = Atomic<Int>(0)
     let connectionsStarted = Atomic<Int>(0)
+    /// Set when the server stops: the daemons' accept policy closes every connection accepted from then on.
+    let refusingConnections = Atomic<Bool>(false)
     /// When the last connection was handed off (the clock's monotonic milliseconds).
     private let lastHandoffMillis = Atomic<Int>(0)
     let watchdog: SlowClientWatchdog
