@@ -149,20 +149,13 @@ public final class TabService: HTTPHandler {
     var budget: VariantBudget { parts.budget }
     var credentials: Credentials { parts.credentials }
     var console: ConsoleFiles { parts.console }
-    var requestIDs: RequestIDs { parts.requestIDs }
-    var heldBudget: HeldRequestBudget { parts.heldBudget }
-    var builder: VariantBuilder { parts.builder }
     var environmentList: EnvironmentList { parts.environments }
     var audit: AuditLog { parts.audit }
     var webhookWorker: WebhookWorker { parts.webhookWorker }
-    var armCounts: ArmCountsRegistry { parts.armCounts }
     var reportLedger: ReportLedger { parts.reportLedger }
-    var replicaID: String { parts.replicaID }
     var readMemo: ReadMemo { parts.readMemo }
     var manifests: ManifestMemo { parts.manifests }
     var builds: BuildRegistry { parts.builds }
-    var servedHistory: ServedHistory { parts.servedHistory }
-    var longPolls: LongPollResponses { parts.longPolls }
 
     /// The dispatcher: the route table bound to the collections' handlers (``bindRoutes()``).
     var router: Router {

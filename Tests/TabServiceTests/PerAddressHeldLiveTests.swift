@@ -47,10 +47,10 @@ import Testing
         let polls = try HeldConnections.start(port: application.port, count: 4, request: try await Self.pollRequest(application))
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 30) == "sent")
-        #expect(try await eventually(seconds: 30) { application.service.heldBudget.held == 3 })
+        #expect(try await eventually(seconds: 30) { application.service.parts.heldBudget.held == 3 })
         polls.writeLine("go")
         try await Task.sleep(for: .milliseconds(100))
-        #expect(application.service.heldBudget.held == 3)
+        #expect(application.service.parts.heldBudget.held == 3)
         try await Self.change(application)  // wakes the held polls with 200
         let outcome = try await HeldConnections.outcome(polls)
         #expect(outcome["200"] == 3 && outcome["503"] == 1 && outcome.statuses.count == 2, "\(outcome)")
@@ -60,11 +60,11 @@ import Testing
         let count = 600
         let application = try await Self.application(perAddress: 0, perAddressConnections: 0, connections: count * 2 + 256)
         defer { application.stop() }
-        #expect(application.service.heldBudget.perAddress == 0)
+        #expect(application.service.parts.heldBudget.perAddress == 0)
         let polls = try HeldConnections.start(port: application.port, count: count, request: try await Self.pollRequest(application))
         defer { polls.end() }
         #expect(try await polls.readLine(seconds: 60) == "sent")
-        #expect(try await eventually(seconds: 30) { application.service.heldBudget.held == count })
+        #expect(try await eventually(seconds: 30) { application.service.parts.heldBudget.held == count })
         polls.writeLine("go")
         try await Self.change(application)
         let outcome = try await HeldConnections.outcome(polls)

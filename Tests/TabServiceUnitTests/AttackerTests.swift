@@ -114,17 +114,17 @@ import Testing
             TestRequest(.get, "/v1/accounts/jack/tabs", query: [("wait", "30")], headers: [("If-None-Match", etag)], clientAddress: address)
         }
         let held = (0..<2).map { _ in Task { await service.respond(to: poll("192.0.2.1")) } }
-        while service.heldBudget.held < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        while service.parts.heldBudget.held < 2 { try await Task.sleep(for: .milliseconds(5)) }
         let sameAddress = await service.respond(to: poll("192.0.2.1"))
         #expect(sameAddress.status == 503 && sameAddress.header("Retry-After") != nil)
         let third = Task { await service.respond(to: poll("192.0.2.2")) }
-        while service.heldBudget.held < 3 { try await Task.sleep(for: .milliseconds(5)) }
+        while service.parts.heldBudget.held < 3 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(await service.respond(to: poll("192.0.2.3")).status == 503)
         #expect(await service.respond(to: TestRequest(.get, "/healthz")).status == 200)
         #expect(await service.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs")).status == 200)
         service.serverWillStop()  // held requests answer 304 at once and give their slots back
         for task in held + [third] { #expect(await task.value.status == 304) }
-        #expect(service.heldBudget.held == 0)
+        #expect(service.parts.heldBudget.held == 0)
     }
 
     /// A 330 KB source whose 4,096 titles each expand through a 4 KiB string would compile to ~17 MB: refused at
