@@ -135,11 +135,10 @@ public struct ConfigsDirectory: Sendable {
         for file in layouts where valid[file.name] != nil {
             done += 1
             progress?(done, total)
-            guard isValidAccountName(file.name) else {
+            guard let account = AccountName(file.name)?.text else {
                 report.refused.append("\(file.path): '\(file.name)' is not an account name")
                 continue
             }
-            let account = file.name
             let written = try await Self.seed(
                 environments,
                 precondition: { (environment) async throws(StoreError) -> WritePrecondition? in

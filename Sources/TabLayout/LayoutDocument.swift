@@ -170,14 +170,29 @@ public struct LayoutDocument: Sendable, Equatable {
     }
 }
 
-/// A name that accounts, `extends` and the service's paths accept: `[A-Za-z0-9._-]{1,128}`.
-@inlinable  // specialised in the caller: the read path checks every request's account
-public func isValidAccountName(_ name: some StringProtocol) -> Bool {
-    (1...128).contains(name.utf8.count)
-        && name.utf8.allSatisfy { byte in
-            (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
-        }
+/// An account's name, the one rule for it wherever a name arrives (a path, a configs file's name, `extends`):
+/// `[A-Za-z0-9._-]{1,128}`.
+public struct AccountName: Hashable, Sendable, CustomStringConvertible {
+    /// The name as given.
+    public let text: String
+
+    /// The name, or nil when `text` breaks the rule.
+    @inlinable  // specialised in the caller: the read path checks every request's account
+    public init?(_ text: some StringProtocol) {
+        guard Self.accepts(text.utf8) else { return nil }
+        self.text = String(text)
+    }
+
+    public var description: String { text }
+
+    @inlinable
+    static func accepts(_ bytes: some Collection<UInt8>) -> Bool {
+        (1...128).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+                    || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            }
+    }
 }
 
 /// A locale tag as tables and `defaultLocale` name it: `en`, `fr-CA`, `zh_Hant_TW`.

@@ -86,7 +86,7 @@ struct LayoutValidator {
                 }
             case "extends":
                 if let name = string(node, pointer()) {
-                    if isValidAccountName(name) {
+                    if AccountName(name) != nil {
                         document.extends = name
                     } else {
                         report(pointer(), node, "'\(name)' is not an account name ([A-Za-z0-9._-]{1,128})")

@@ -9,15 +9,11 @@ import TabTime
 // problem its routes have always answered.
 
 /// An `{account}` of a path: `[A-Za-z0-9._-]{1,128}` (400 otherwise).
-struct AccountName: RouteInputValue, CustomStringConvertible {
-    let text: String
-
+extension AccountName: RouteInputValue {
     init(input text: String, named name: String) throws(InputRefusal) {
-        guard isValidAccountName(text) else { throw .problem(.invalidAccount) }
-        self.text = text
+        guard let accepted = AccountName(text) else { throw .problem(.invalidAccount) }
+        self = accepted
     }
-
-    var description: String { text }
 
     static var schema: APISchema { .string(pattern: "^[A-Za-z0-9._-]{1,128}$") }
 }

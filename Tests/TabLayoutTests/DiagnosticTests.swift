@@ -158,6 +158,21 @@ import Testing
         #expect(d.message.hasPrefix("binary plist:"))
     }
 
+    @Test func extendsNamesAnAccountOrIsRefusedAtItsPointer() throws {
+        let d = try only(Fixtures.diagnostics(#"{"extends":"a b","tabs":[{"title":"A","rootViewController":"A"}]}"#))
+        #expect(d.pointer == "/extends")
+        #expect(d.message == "'a b' is not an account name ([A-Za-z0-9._-]{1,128})")
+        #expect(Fixtures.diagnostics(#"{"extends":"base.v2_x-1","tabs":[{"title":"A","rootViewController":"A"}]}"#).isEmpty)
+    }
+
+    @Test func anAccountNameIsOneTo128OfItsCharacters() {
+        #expect(AccountName("acme-1.b_c")?.text == "acme-1.b_c")
+        #expect(AccountName(String(repeating: "a", count: 128)) != nil)
+        for refused in ["", String(repeating: "a", count: 129), "a b", "a/b", "é", "a%2F"] {
+            #expect(AccountName(refused) == nil, "\(refused) accepted")
+        }
+    }
+
     @Test func truncatedBinaryPlistIsAnError() throws {
         let bytes = try Fixtures.bytes("sources/jack.bplist")
         for cut in [8, 40, bytes.count / 2, bytes.count - 1] {

@@ -1,4 +1,5 @@
 import TabDelivery
+import TabLayout
 import TabReview
 import Testing
 
