@@ -48,6 +48,20 @@ struct ReadSideHarness {
 /// The read side's routes through their collections' own router, in process and without a service (over a socket, with
 /// the read memo in front: `ReadPathTests`, `ReadMemoTests`, `ManifestLiveTests`, `StartupProbeTests`).
 @Suite struct ReadSideRoutesTests {
+    /// A cold start behind a load balancer: every phone's first request for one layout arrives before its variant is
+    /// built. They share one build and all get the layout (before, all but the first four got 503).
+    @Test func aHerdOfFirstRequestsForOneVariantSharesItsBuild() async {
+        let harness = ReadSideHarness()
+        let request = TestRequest(
+            .get, "/v1/accounts/jack/tabs", headers: [("Accept-Language", "fr-FR,fr;q=0.9"), ("Accept-Encoding", "gzip")])
+        let answers = await withTaskGroup(of: TestResponse.self) { group in
+            for _ in 0..<64 { group.addTask { await harness.respond(to: request) } }
+            return await group.reduce(into: [TestResponse]()) { $0.append($1) }
+        }
+        #expect(answers.filter { $0.status != 200 }.map(\.status) == [])
+        #expect(Set(answers.compactMap { $0.header("ETag") }).count == 1, "one variant, one tag")
+    }
+
     @Test func tabsAnswers200Then304ForItsETag() async throws {
         let harness = ReadSideHarness()
         let first = await harness.respond(to: TestRequest(.get, "/v1/accounts/jack/tabs", headers: [("Accept-Encoding", "identity")]))

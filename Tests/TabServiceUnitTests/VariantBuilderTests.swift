@@ -25,6 +25,11 @@ import Testing
         func leave() { running.withLock { $0 -= 1 } }
     }
 
+    /// The builds that ended, by index.
+    final class Built: Sendable {
+        let indices = Mutex(Set<Int>())
+    }
+
     @Test func buildsRunOneAtATimeWhateverTheNumberOfCallers() async {
         let builder = VariantBuilder(perLayout: 4)
         let observed = Observed()
@@ -67,5 +72,38 @@ import Testing
         for task in blocked { #expect(await task.value == true) }
         #expect(await other.value == true)
         #expect(await builder.build(layout: "big") { true } == true, "slots are given back when builds end")
+    }
+
+    @Test func requestsForABuildUnderWayWaitForItAndTakeNoSlot() async throws {
+        let builder = VariantBuilder(perLayout: 4)
+        let release = DispatchSemaphore(value: 0)
+        let started = Observed()
+        let built = Built()
+        let entry = ObjectIdentifier(builder)
+        @Sendable func job(_ index: Int) -> VariantBuilder.Job {
+            VariantBuilder.Job(entry: entry, variant: VariantKey(locale: UInt16(index), platform: 0, versionClass: 0, format: .json))
+        }
+        // Four distinct builds of "big" hold its slots; the first is blocked on the queue, the others wait behind it.
+        let distinct = (0..<4).map { index in
+            Task {
+                await builder.build(layout: "big", job: job(index)) { () -> Bool in
+                    started.enter()
+                    if index == 0 { release.wait() }
+                    built.indices.withLock { _ = $0.insert(index) }
+                    return true
+                }
+            }
+        }
+        while started.running.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(2)) }
+        // Forty more requests for job 0: none refused; each runs after job 0's build, finding what it made.
+        let joined = (0..<40).map { _ in
+            Task { await builder.build(layout: "big", job: job(0)) { built.indices.withLock { $0.contains(0) } } }
+        }
+        let fifth = await builder.build(layout: "big", job: job(4)) { true }
+        #expect(fifth == nil, "a fifth distinct build is still refused")
+        release.signal()
+        for task in distinct { #expect(await task.value == true) }
+        for task in joined { #expect(await task.value == true, "a joined request runs after the build it waited for") }
+        #expect(await builder.build(layout: "big", job: job(4)) { true } == true, "slots are given back when builds end")
     }
 }

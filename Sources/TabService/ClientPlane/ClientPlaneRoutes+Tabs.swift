@@ -148,7 +148,10 @@ extension ClientPlaneRoutes {
         let brotliNow = request.withCombinedHeader("Accept-Encoding", Self.wantsBrotliNow)
         let key = variantKey(entry, locale: locale, platform: platform, appVersion: appVersion, format: format)
         if let ready = entry.ready(key, brotliNow: brotliNow, metrics: metrics) { return .ready(ready) }
-        guard buildHere else { return .later(buildThenServe(Self.replayable(request), inputs, format: selection.fixed)) }
+        guard buildHere else {
+            let job = VariantBuilder.Job(entry: ObjectIdentifier(entry), variant: key)
+            return .later(buildThenServe(Self.replayable(request), inputs, format: selection.fixed, job: job))
+        }
         do throws(VariantFailure) {
             return .ready(
                 try representation(entry, locale: locale, platform: platform, appVersion: appVersion, format: format, brotliNow: brotliNow))
@@ -314,10 +317,15 @@ extension ClientPlaneRoutes {
     ]
 
     /// Builds the variant `request` needs on the ``VariantBuilder``, then answers it as if it had been cached
-    /// (long-poll included); 503 when the layout already has its share of builds waiting.
-    private func buildThenServe(_ request: TestRequest, _ inputs: ClientInputs, format fixed: RepresentationFormat?) -> HTTPReply {
+    /// (long-poll included), sharing the build of a request for the same `job`; 503 when the layout already has its
+    /// share of builds waiting.
+    private func buildThenServe(
+        _ request: TestRequest, _ inputs: ClientInputs, format fixed: RepresentationFormat?, job: VariantBuilder.Job
+    )
+        -> HTTPReply
+    {
         .deferred {
-            let built = await self.builder.build(layout: inputs.account) { () -> HTTPReply in
+            let built = await self.builder.build(layout: inputs.account, job: job) { () -> HTTPReply in
                 do throws(Problem) {
                     return try self.serveTabs(request.request, inputs, format: fixed, buildHere: true)
                 } catch {
