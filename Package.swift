@@ -34,6 +34,8 @@ let package = Package(
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
         ),
+        // The process's epoll_wait: ends libmicrohttpd's wait after a full batch of events (see its source file).
+        .target(name: "CEpollBatch"),
         .systemLibrary(
             name: "CLibPQ",
             pkgConfig: "libpq",
@@ -63,7 +65,7 @@ let package = Package(
         .testTarget(name: "ProblemDocumentTests", dependencies: ["ProblemDocument"], swiftSettings: strict),
         .target(
             name: "MicroHTTPD",
-            dependencies: ["CMicroHTTPD", "ProblemDocument", "TabTime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CMicroHTTPD", "CEpollBatch", "ProblemDocument", "TabTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         // SHA-256 and strong entity tags: all the stores need of the layout code.

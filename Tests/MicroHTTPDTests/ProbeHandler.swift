@@ -1,11 +1,12 @@
+import Foundation
 import MicroHTTPD
 import Synchronization
 import TabTestSupport
 import Testing
 
 /// A handler that answers with what it saw (`METHOD path body=N accept=<combined Accept>`, or under `/query` the
-/// values of the query argument `q`), refuses paths under `/refuse` at admission, and holds paths under `/defer`
-/// until its gate opens.
+/// values of the query argument `q`), refuses paths under `/refuse` at admission, holds paths under `/defer`
+/// until its gate opens, and under `/block` keeps its worker thread busy for 300 ms before answering.
 final class ProbeHandler: HTTPHandler {
     let gate = Gate()
     /// Requests ``handle(_:)`` saw.
@@ -23,6 +24,7 @@ final class ProbeHandler: HTTPHandler {
             let gate = gate
             return .deferred { await gate.wait() }
         }
+        if request.path.hasPrefix("/block") { usleep(300_000) }
         if request.path.hasPrefix("/query") {
             // Every value of `q` and the first, as the handler reads them.
             let text = "q=\(request.queryValues("q").joined(separator: "|")) first=\(request.query("q") ?? "nil")"
