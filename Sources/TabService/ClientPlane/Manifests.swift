@@ -23,9 +23,7 @@ struct Manifest: Sendable {
     /// sorted; `revoked` (the layout's newest revoked versions, ascending) only when there are any.
     struct Body: Encodable {
         struct Stable: Encodable { var version: Int }
-        var account: String
-        var environment: String
-        var layout: String
+        var account, environment, layout: String
         var revision: Int64
         var stable: Stable
         var rollout: ManifestRollout?
