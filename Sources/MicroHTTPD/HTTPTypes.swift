@@ -185,30 +185,18 @@ extension HTTPHandler {
 extension RequestRefusal {
     /// An `application/problem+json` (RFC 9457) answer with `Cache-Control: no-store`, and `Retry-After` for 503.
     public var defaultResponse: HTTPResponse {
-        let title: String
-        let detail: String
         var headers = [HTTPHeader("Content-Type", ProblemDocument.mediaType), HTTPHeader("Cache-Control", "no-store")]
-        switch self {
-        case .malformed(let what):
-            title = "Bad Request"
-            detail = what
-        case .transferCodingNotImplemented(let coding):
-            title = "Not Implemented"
-            detail = "transfer coding '\(coding)' is not implemented (only chunked is)"
-        case .targetTooLong(let limit):
-            title = "URI Too Long"
-            detail = "the request target exceeds \(limit) bytes"
-        case .tooManyQueryParameters(let limit):
-            title = "URI Too Long"
-            detail = "the query has more than \(limit) parameters"
-        case .bodyBudgetExhausted(let seconds):
-            title = "Service Unavailable"
-            detail = "too many request bodies in flight; retry later"
-            headers.append(HTTPHeader("Retry-After", String(seconds)))
-        case .serverStopping:
-            title = "Service Unavailable"
-            detail = "the server is stopping"
-        }
+        let (title, detail): (String, String) =
+            switch self {
+            case .malformed(let what): ("Bad Request", what)
+            case .transferCodingNotImplemented(let coding):
+                ("Not Implemented", "transfer coding '\(coding)' is not implemented (only chunked is)")
+            case .targetTooLong(let limit): ("URI Too Long", "the request target exceeds \(limit) bytes")
+            case .tooManyQueryParameters(let limit): ("URI Too Long", "the query has more than \(limit) parameters")
+            case .bodyBudgetExhausted: ("Service Unavailable", "too many request bodies in flight; retry later")
+            case .serverStopping: ("Service Unavailable", "the server is stopping")
+            }
+        if case .bodyBudgetExhausted(let seconds) = self { headers.append(HTTPHeader("Retry-After", String(seconds))) }
         let document = ProblemDocument(type: "about:blank", title: title, status: status, detail: detail)
         return HTTPResponse(status: status, headers: headers, body: document.json)
     }

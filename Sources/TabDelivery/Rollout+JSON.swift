@@ -24,9 +24,9 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var stableVersion: Int
     public var percent: Percent
     public var steps: [RolloutStep]
-    public var step: Int?
+    @NullWhenAbsent public var step: Int?
     /// RFC 3339: when the share changes next by the clock.
-    public var nextStepAt: String?
+    @NullWhenAbsent public var nextStepAt: String?
     public var state: RolloutState
     public var seed: String
     /// RFC 3339: when the share began, or begins for a scheduled rollout.
@@ -35,7 +35,7 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
     public var reason: String?
     public var history: [HistoryLine]
     /// The rollout's guard; `null` when it has none.
-    public var guardRule: GuardDocument?
+    @NullWhenAbsent public var guardRule: GuardDocument?
     /// What each arm's installs reported; nil where the caller did not read it.
     public var health: HealthDocument?
 
@@ -52,30 +52,10 @@ public struct RolloutDocument: Sendable, Hashable, Encodable {
         public var reason: String?
     }
 
-    private enum Key: String, CodingKey {
+    private enum CodingKeys: String, CodingKey {
         case id, environment, version, stableVersion, percent, steps, step, nextStepAt, state, seed, startedAt, served, reason, history
         case guardRule = "guard"
         case health
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: Key.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(environment, forKey: .environment)
-        try container.encode(version, forKey: .version)
-        try container.encode(stableVersion, forKey: .stableVersion)
-        try container.encode(percent, forKey: .percent)
-        try container.encode(steps, forKey: .steps)
-        try container.encode(step, forKey: .step)
-        try container.encode(nextStepAt, forKey: .nextStepAt)
-        try container.encode(state, forKey: .state)
-        try container.encode(seed, forKey: .seed)
-        try container.encode(startedAt, forKey: .startedAt)
-        try container.encode(served, forKey: .served)
-        try container.encodeIfPresent(reason, forKey: .reason)
-        try container.encode(history, forKey: .history)
-        try container.encode(guardRule, forKey: .guardRule)
-        try container.encodeIfPresent(health, forKey: .health)
     }
 
     /// The document as JSON, keys sorted.

@@ -16,33 +16,46 @@ extension Rollout {
     }
 }
 
-/// The stored form of a ``Rollout``, version 1.
+/// The stored form of a ``Rollout``, version 1: its keys written sorted (``RolloutJSON``), times in Unix
+/// milliseconds, percents in basis points (0–10,000). Records written by earlier releases lack the fields added since;
+/// each such field is optional and says what its absence reads as.
 private struct StoredRollout: Codable {
+    /// One step of a stepped schedule: its percent in basis points and its hold, an ISO 8601 duration (`PT10M`).
     struct Step: Codable {
         var basisPoints: Int
         var hold: String
     }
 
+    /// The record's layout: always 1; a record of another is not read (a later release wrote it).
     var format = 1
     var id: Int
-    var account: String
-    var environment: String
-    var candidateVersion: Int
-    var stableVersion: Int
+    /// The account, and the environment by name (an ``EnvironmentName``'s text).
+    var account, environment: String
+    /// The version the share gets, and the one the others keep (and all get back after a rollback).
+    var candidateVersion, stableVersion: Int
+    /// The schedule: exactly one of the two is present, the steps or the fixed percent; both or neither is no rollout.
     var steps: [Step]?
     var fixedBasisPoints: Int?
+    /// Hashed with an install's id to place it in or out of the share.
     var seed: String
+    /// Install ids, as sent, that get the candidate whatever their bucket.
     var testers: [String]
-    var createdAt: Int64
-    var startAt: Int64
+    /// Unix milliseconds: when the rollout was created, and when its share starts.
+    var createdAt, startAt: Int64
+    /// Whether the start has been recorded (false while `startAt` is ahead).
     var started: Bool
+    /// The index of the current step in `steps`; 0 for a fixed percent.
     var step: Int
+    /// Unix milliseconds: when the current step's hold began (moved later by the time spent paused).
     var stepBegan: Int64
+    /// Basis points: the lowest percent an operator raised the share to; a fixed rollout's percent.
     var floorBasisPoints: Int
-    var pausedAt: Int64?
-    var completedAt: Int64?
-    var rolledBackAt: Int64?
+    /// Unix milliseconds, nil when it did not happen: since when the rollout is paused, and how it ended (completed or
+    /// rolled back; at most one of the two).
+    var pausedAt, completedAt, rolledBackAt: Int64?
+    /// Why it was rolled back, nil when no reason was given (or it was not rolled back).
     var reason: String?
+    /// ``Rollout/revision``: one more with every recorded change.
     var revision: Int
     /// Absent in records written before the history was kept (they read as an empty history).
     var history: [Entry]?
@@ -52,12 +65,16 @@ private struct StoredRollout: Codable {
 
     /// A ``RolloutHistoryEntry``: the transition's kind and state by name, its percent in basis points.
     struct Entry: Codable {
-        var kind: String
+        /// The ``RolloutTransition/Kind`` and the ``RolloutState`` right after it, by raw value.
+        var kind, state: String
+        /// Unix milliseconds: when it happened (for the clock's changes, when they were due).
         var at: Int64
-        var state: String
+        /// The share right after it.
         var basisPoints: Int
+        /// The step it reached, and why the rollout was rolled back; nil where the transition has none.
         var step: Int?
         var reason: String?
+        /// The token's name (the service's for the clock's changes), and the ``Rollout/revision`` that recorded it.
         var author: String
         var revision: Int
 

@@ -108,9 +108,8 @@ struct TabBarModel: Equatable {
     var version: Int64?
     var locale: String
     var height: Double
-    var background: Paint
-    var tint: Paint
-    var unselected: Paint
+    /// The bar's fill, the selected item's colour, and the other items'.
+    var background, tint, unselected: Paint
     var animator: String
     var items: [BarItem]
     var selectedIndex: Int?

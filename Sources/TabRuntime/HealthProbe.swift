@@ -79,27 +79,21 @@ public struct HealthProbe {
     }
 
     private func connect(deadline: Double) throws(HealthProbeError) -> Int32 {
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
+        let (storage, length, family): (sockaddr_storage, socklen_t, Int32)
         if host.contains(":") {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { throw .badAddress(host) }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            (length, family) = (socklen_t(MemoryLayout<sockaddr_in6>.size), AF_INET6)
+            (storage, length, family) = try socketAddress(address, family: AF_INET6, at: \.sin6_addr)
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw .badAddress(host) }
-            withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
-            (length, family) = (socklen_t(MemoryLayout<sockaddr_in>.size), AF_INET)
+            (storage, length, family) = try socketAddress(address, family: AF_INET, at: \.sin_addr)
         }
         let socketFD = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else { throw .connect("\(host):\(port)", errno: errno) }
-        let result = withUnsafePointer(to: &storage) {
+        let result = withUnsafePointer(to: storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socketFD, $0, length) }
         }
         do throws(HealthProbeError) {
@@ -116,6 +110,19 @@ public struct HealthProbe {
             throw error
         }
         return socketFD
+    }
+
+    /// `address` (its family and port set) with ``host`` parsed into its field at `field`, as a `sockaddr_storage`, with
+    /// its length and family.
+    /// - Throws: `.badAddress` when ``host`` is not an address of `family`.
+    private func socketAddress<Address, Field>(
+        _ address: Address, family: Int32, at field: WritableKeyPath<Address, Field>
+    ) throws(HealthProbeError) -> (sockaddr_storage, socklen_t, Int32) {
+        var address = address
+        guard withUnsafeMutablePointer(to: &address[keyPath: field], { inet_pton(family, host, $0) }) == 1 else { throw .badAddress(host) }
+        var storage = sockaddr_storage()
+        withUnsafeBytes(of: address) { bytes in withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) } }
+        return (storage, socklen_t(MemoryLayout<Address>.size), family)
     }
 
     /// Polls until the socket is ready for `events` or the deadline (monotonic seconds) passes.

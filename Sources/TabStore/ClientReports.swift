@@ -3,8 +3,8 @@ import TabGuard
 /// Where a batch of one install's reports counts: a rollout's arm (`rollout:ID`, arm `candidate`, `stable` or
 /// `testers`) or, outside rollouts, a version (`version:N`, arm `version`).
 public struct ReportSubject: Sendable, Hashable {
-    public var account: String
-    public var environment: String
+    /// The account, and the environment by name.
+    public var account, environment: String
     /// `rollout:ID` or `version:N`.
     public var key: String
 

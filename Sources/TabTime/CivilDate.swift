@@ -1,11 +1,8 @@
 /// A day of the proleptic Gregorian calendar and its count of days from 1970-01-01: the one place the calendar is
 /// computed (Howard Hinnant's `days_from_civil` and `civil_from_days`), for RFC 3339 times and HTTP dates alike.
 public struct CivilDate: Sendable, Hashable {
-    public var year: Int64
-    /// 1 to 12.
-    public var month: Int64
-    /// 1 to the month's length.
-    public var day: Int64
+    /// The year, the month (1 to 12) and the day (1 to the month's length).
+    public var year, month, day: Int64
 
     public init(year: Int64, month: Int64, day: Int64) {
         self.year = year

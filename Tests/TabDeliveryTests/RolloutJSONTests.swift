@@ -114,6 +114,22 @@ import Testing
         #expect(Rollout(record: bytes(newer))?.history == [])
     }
 
+    @Test func theStoredRecordKeepsItsBytes() throws {
+        // Stores hold these bytes: a release must read the previous one's and write the same for the same rollout.
+        let started = try RolloutFixture.start(RolloutFixture.steps, at: t0).recorded(by: "deployer").rollout
+        let back = try started.rolledBack(reason: "crashes", at: t0.adding(milliseconds: 60_000)).recorded(by: "ops").rollout
+        let stored =
+            #"{"account":"jack","candidateVersion":5,"createdAt":1795622400000,"environment":"production","floorBasisPoints":0,"format":1,"#
+            + #""history":[{"at":1795622400000,"author":"deployer","basisPoints":500,"kind":"started","revision":1,"state":"running","step":0},"#
+            + #"{"at":1795622460000,"author":"ops","basisPoints":0,"kind":"rolledBack","reason":"crashes","revision":2,"state":"rolledBack"}],"#
+            + #""id":1,"reason":"crashes","revision":2,"rolledBackAt":1795622460000,"seed":"jack:production:1","stableVersion":3,"#
+            + #""startAt":1795622400000,"started":true,"step":0,"stepBegan":1795622400000,"#
+            + #""steps":[{"basisPoints":500,"hold":"PT10M"},{"basisPoints":2500,"hold":"PT30M"},{"basisPoints":10000,"hold":"PT1H"}],"#
+            + #""testers":[]}"#
+        #expect(text(back.record) == stored)
+        #expect(Rollout(record: bytes(stored)) == back)
+    }
+
     @Test func everyTransitionHasAHistoryMessage() throws {
         let rollout = try RolloutFixture.running(at: t0)
         let change = try rollout.rolledBack(reason: "too many crashes", at: t0.adding(milliseconds: 11 * 60_000))

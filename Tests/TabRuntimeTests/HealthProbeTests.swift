@@ -100,4 +100,23 @@ struct HealthProbeTests {
     @Test func anAddressThatIsNotALiteralIsRefused() {
         #expect(throws: HealthProbeError.self) { try HealthProbe(host: "not-an-address", port: 80, timeout: 1).status(of: "/") }
     }
+
+    @Test func anIPv6LiteralIsDialledAndAMalformedOneRefusedOfEitherFamily() throws {
+        let closedPort = try Listener(answer: nil).port
+        // Parsed, then dialled: refused, or unreachable where the host has no IPv6, but never a bad address.
+        do {
+            try HealthProbe(host: "::1", port: closedPort, timeout: 2).accepts()
+            Issue.record("a connection with no listener")
+        } catch {
+            guard case .connect = error else { throw error }
+        }
+        for host in ["::1::2", "127.0.0.256"] {
+            do {
+                try HealthProbe(host: host, port: closedPort, timeout: 2).accepts()
+                Issue.record("\(host) was dialled")
+            } catch {
+                guard case .badAddress(host) = error else { throw error }
+            }
+        }
+    }
 }

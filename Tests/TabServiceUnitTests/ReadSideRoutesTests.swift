@@ -92,6 +92,8 @@ struct ReadSideHarness {
         let manifest = CollectionHarness.object(first)
         #expect(manifest["account"] as? String == "jack" && manifest["layout"] as? String == "jack")
         #expect((manifest["stable"] as? [String: Any])?["version"] as? Int == 1 && manifest["rollout"] is NSNull)
+        // `rollout` stands as null; `revoked` only when a version is revoked.
+        #expect(manifest.keys.sorted() == ["account", "environment", "layout", "revision", "rollout", "stable"])
         #expect(first.header("Cache-Control") == "public, max-age=30")
         let etag = try #require(first.header("ETag"))
         let other = await harness.respond(to: TestRequest(.get, path, headers: [("X-Install-Id", "two")]))

@@ -26,15 +26,15 @@ struct ChangeOrder: Sendable {
     /// The request's body as sent, when the command's text may not be byte for byte it (a strings table in UTF-16 is
     /// written as sent when it is not held).
     var sentBody: [UInt8]?
+}
 
+// In an extension, so that the struct keeps its memberwise initializer, which both of these call.
+extension ChangeOrder {
     /// A layout write (its account, environment, precondition, author and options are the upload's).
     init(_ upload: Changes.LayoutUpload) {
-        change = .layout(upload)
-        account = upload.account
-        environment = upload.environment
-        precondition = upload.precondition
-        author = upload.author
-        options = upload.options
+        self.init(
+            change: .layout(upload), account: upload.account, environment: upload.environment, precondition: upload.precondition,
+            author: upload.author, options: upload.options)
     }
 
     /// Any other change (`account` empty for a strings table or a build).
@@ -42,12 +42,9 @@ struct ChangeOrder: Sendable {
         _ command: HeldCommand, account: String, environment: EnvironmentName, precondition: WritePrecondition, author: String,
         options: WriteOptions
     ) {
-        change = .command(command)
-        self.account = account
-        self.environment = environment
-        self.precondition = precondition
-        self.author = author
-        self.options = options
+        self.init(
+            change: .command(command), account: account, environment: environment, precondition: precondition, author: author,
+            options: options)
     }
 }
 

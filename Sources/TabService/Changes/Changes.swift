@@ -20,10 +20,9 @@ final class Changes: Sendable {
     let approvals: ApprovalPolicy
     /// The declared app builds this replica knows (shared with the read path).
     let builds: BuildRegistry
-    /// Days a declared build stays live after it was declared or last seen.
-    let buildLiveDays: Int
-    /// The most builds declared at once (`--max-builds`).
-    let maxBuilds: Int
+    /// The declared builds' limits: the days one stays live after it was declared or last seen, and the most declared
+    /// at once (`--max-builds`).
+    let buildLiveDays, maxBuilds: Int
     /// The compiled-representation cache's budget (emptied when the builds' declarations change).
     let budget: VariantBudget
     /// Poked after a commit: the write committed its webhook deliveries with it.

@@ -82,8 +82,7 @@ extension ClientPlaneRoutes {
         let fixed: RepresentationFormat?
         let environment: EnvironmentName
         /// The snapshot published when the request was read, and the environment's snapshot within it.
-        let published: Snapshot
-        let snapshot: Snapshot
+        let published, snapshot: Snapshot
         /// The account's rollout choice (none for a version by number).
         let choice: ChosenEntry?
         /// `?version=N`: that version as long as the environment asked for serves or served it.

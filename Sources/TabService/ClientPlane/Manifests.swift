@@ -4,6 +4,7 @@ import HeaderFields
 import MicroHTTPD
 import Synchronization
 import TabDelivery
+import TabJSON
 import TabLayout
 import TabSigning
 
@@ -23,26 +24,12 @@ struct Manifest: Sendable {
     /// sorted; `revoked` (the layout's newest revoked versions, ascending) only when there are any.
     struct Body: Encodable {
         struct Stable: Encodable { var version: Int }
-        var account: String
-        var environment: String
-        var layout: String
+        var account, environment, layout: String
         var revision: Int64
         var stable: Stable
-        var rollout: ManifestRollout?
-        var revoked: [Int] = []
-
-        private enum Key: String, CodingKey { case account, environment, layout, revision, stable, rollout, revoked }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: Key.self)
-            try container.encode(account, forKey: .account)
-            try container.encode(environment, forKey: .environment)
-            try container.encode(layout, forKey: .layout)
-            try container.encode(revision, forKey: .revision)
-            try container.encode(stable, forKey: .stable)
-            try container.encode(rollout, forKey: .rollout)  // null when none: the field is always there
-            if !revoked.isEmpty { try container.encode(revoked, forKey: .revoked) }
-        }
+        @NullWhenAbsent var rollout: ManifestRollout?
+        /// Nil when the layout has no revoked version (the key is left out).
+        var revoked: [Int]?
     }
 
     /// The manifest of `account` in `snapshot` (one environment's) at `now`; nil when nothing serves it.
@@ -61,13 +48,12 @@ struct Manifest: Sendable {
         let revoked = snapshot.revoked(owner)
         revision = max(revision, revoked?.changedMillis ?? 0)
         let stable = rollout.map(\.stableVersion) ?? snapshot.record(owner)?.version ?? entry.resolved.version ?? 0
+        let listed = revoked?.listed ?? []
         let body = Body(
             account: account, environment: environment, layout: owner, revision: revision, stable: Body.Stable(version: stable),
-            rollout: part, revoked: revoked?.listed ?? [])
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            rollout: part, revoked: listed.isEmpty ? nil : listed)
         // Strings, integers and decimals only: encoding cannot fail.
-        let bytes = Array(try! encoder.encode(body))
+        let bytes = Array(try! JSONEncoder.sorted.encode(body))
         let next = rollout.flatMap { $0.progress.ending == nil ? $0.status(at: now).nextChangeAt : nil }
         return Manifest(
             body: bytes, etag: EntityTag.strong(for: bytes), nextChange: next, owner: owner,
