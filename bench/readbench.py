@@ -287,14 +287,17 @@ def prepare(fetcher, entries, work):
 
 
 class Server:
-    """A tabserver of this script's own (the route entries): `--bin serve` with `--configs`, its own SQLite store,
-    the admin token bench/run.sh uses, and `extra` flags."""
+    """A tabserver of this script's own (the route entries, the pinned phase's): `--bin serve` with `--configs`, its
+    own SQLite store, the admin token bench/run.sh uses, and `extra` flags; `--threads` as the bench's, or with `cpu`
+    started under `taskset` on that CPU without the flag, so that it runs the workers it chooses there (one)."""
 
-    def __init__(self, args, name, extra):
+    def __init__(self, args, name, extra, cpu=None):
         self.name, self.port = name, free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = os.path.join(args.work, f"tabserver-{name}.log")
-        self.cmd = [args.bin, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--threads", str(args.threads),
+        threads = [] if cpu is not None else ["--threads", str(args.threads)]
+        pinning = [] if cpu is None else ["taskset", "-c", str(cpu)]
+        self.cmd = pinning + [args.bin, "serve", "--host", "127.0.0.1", "--port", str(self.port)] + threads + [
                     "--per-address-connections", "2048", "--store", f"sqlite:{args.work}/tabs-{name}.sqlite",
                     "--configs", args.configs] + extra
         with open(self.log, "w") as log:
@@ -320,6 +323,28 @@ class Server:
     def stop(self):
         stop_process(self.proc)
 
+
+
+def on_one_core(args, fetcher, entries, cpu, servers):
+    """The client entries on a tabserver started on `cpu` alone, as a host with one CPU runs it (the workers it chooses
+    from its affinity mask: one), as nginx runs one worker there; each answers 304 to the ETag the entry was prepared
+    with, so that its bytes are the ones nginx serves."""
+    server = Server(args, "one-core", [], cpu=cpu)
+    servers.append(server)
+    server.ready(fetcher)
+    for entry in entries.values():
+        fetcher.get(server.url + entry["uri"], entry["headers"])
+    time.sleep(1)  # the brotli forms settle, as in `prepare`
+    moved = {}
+    for name, entry in entries.items():
+        status = fetcher.get(server.url + entry["uri"], entry["headers"] + [("If-None-Match", entry["ts_etag"] or '""')])[0]
+        if status != 304:
+            raise BenchError(f"the one-core tabserver answers {name} {status}, not 304, to the ETag of the bench's server")
+        moved[name] = {**entry, "ts_url": server.url, "ts_pid": server.pid}
+    workers = next((l for l in open(server.log) if "worker thread" in l), "")
+    match = re.search(r"with (\d+) worker thread", workers)
+    args.pinned_workers = match.group(1) if match else "?"
+    return moved
 
 
 def stop_process(proc):
@@ -728,7 +753,7 @@ def main():
     p.add_argument("--routes", action="store_true", help="also the route entries (ROUTES), on servers started from --bin")
     p.add_argument("--pinned-connections", help="connection counts of the pinned phase (default: --connections)")
     p.add_argument("--pinned-wide-connections", help="its wide rows (default: --wide-connections; empty: none)")
-    p.add_argument("--bin", help="the tabserver binary (for the route entries' servers and `keys generate`)")
+    p.add_argument("--bin", help="the tabserver binary (the pinned phase's one-core server, the route entries' servers, `keys generate`)")
     p.add_argument("--configs", default="configs", help="what the route entries' servers serve (as bench/run.sh's)")
     p.add_argument("--builds", type=int, default=8, help="builds declared on the builds server (one of them trimmed)")
     p.add_argument("--json", help="write every measurement here")
@@ -799,7 +824,10 @@ def run(args, fetcher, ts_url, scheme, tls, unpinned_conns, pinned_conns, client
     if pins:
         phases.append({"mode": "unpinned", "entries": unpinned, "pinning": None, "conns": unpinned_conns,
                        "nginx": Nginx(args, "unpinned", unpinned, args.threads, tls, scheme)})
-        entries = {**{n: prepared[n] for n in HEADER_SETS if n in pinned_clients and n in prepared}, **routes}
+        entries = {n: prepared[n] for n in HEADER_SETS if n in pinned_clients and n in prepared}
+        if args.bin and not tls:
+            entries = on_one_core(args, fetcher, entries, pins[0], servers)
+        entries = {**entries, **routes}
         phases.append({"mode": "pinned", "entries": entries, "pinning": pins, "conns": pinned_conns,
                        "nginx": Nginx(args, "pinned", entries, 1, tls, scheme, cpu=pins[0])})
     else:
@@ -970,8 +998,11 @@ def machine():
 def report(args, phase, prepared, refused, cells, why_not, new_files):
     mode, memory, pinning, conns_list = phase["mode"], phase["memory"], phase["pinning"], phase["conns"][0]
     if pinning:
-        print(f"**{args.title}, pinned.** {machine()}; every thread of tabserver ({args.threads} worker "
-              f"threads and the rest) on CPU {pinning[0]}, nginx with 1 worker process (and its master) on CPU "
+        workers = getattr(args, "pinned_workers", None)
+        tabserver = (f"a tabserver started on CPU {pinning[0]} alone ({workers} worker thread{'s' if workers != '1' else ''}, "
+                     f"its own choice there, and the rest)" if workers else
+                     f"every thread of tabserver ({args.threads} worker threads and the rest) on CPU {pinning[0]}")
+        print(f"**{args.title}, pinned.** {machine()}; {tabserver}, nginx with 1 worker process (and its master) on CPU "
               f"{pinning[0]}, h2load `--h1 -t1` on CPU {pinning[1]}, by `taskset` and read back from /proc (other "
               f"processes of the machine are not moved); nginx tuned as above; {args.rounds} interleaved rounds of "
               f"{args.duration:g} s per cell; medians. **The targets are judged on this table.** \"h2load CPU\" is "

@@ -11,8 +11,9 @@
 #             256 connections, h2load --h1 -t1, interleaved rounds, against nginx from Debian tuned for static
 #             JSON (sendfile, open_file_cache, gzip_static, brotli_static, precompressed gzip -9 / brotli -q 11)
 #             serving the bytes tabserver serves for each header set; twice: unpinned (servers and h2load share the
-#             cores), then PIN=auto: each server on one core (tabserver with its worker threads, nginx
-#             with one worker), h2load on the other, by taskset; the targets are judged on the pinned table
+#             cores), then PIN=auto: each server on one core (a tabserver started there, which runs one
+#             worker, and nginx with one worker), h2load on the other, by taskset; the targets are judged on
+#             the pinned table
 #   ROUTES=1  in the pinned phase, this round's read routes against nginx serving the same bytes: the manifest and
 #             ?version=N (200 and 304), …/tabs with builds declared for an undeclared and a declared build, and
 #             …/tabs with --signing-key, each compared with …/tabs on the same rounds
@@ -95,12 +96,12 @@ PATH_URI="/v1/accounts/$ACCOUNT/tabs"
 # 1. Reads with real clients' headers, against tuned nginx.
 step "reads: client header sets × 200/304 × connections, tabserver and nginx interleaved, unpinned then pinned (PIN=$PIN)"
 routes=()
-if [ "$ROUTES" != 0 ]; then routes=(--routes --bin "$BIN" --configs configs); fi
+if [ "$ROUTES" != 0 ]; then routes=(--routes); fi
 python3 bench/readbench.py --url "http://127.0.0.1:$TS_PORT" --pid "$TS_PID" --work "$work/reads" \
     --threads "$THREADS" --rounds "$ROUNDS" --duration "$DURATION" --warm-up "$WARM_UP" --connections "$CONNECTIONS" \
     --wide-connections "$WIDE_CONNECTIONS" --clients "$CLIENTS" --account "$ACCOUNT" --json "$work/reads.json" \
     --pin "$PIN" --pinned-clients "$PINNED_CLIENTS" --pinned-connections "$PINNED_CONNECTIONS" \
-    --pinned-wide-connections "$PINNED_WIDE_CONNECTIONS" "${routes[@]}" | tee "$work/reads.md"
+    --pinned-wide-connections "$PINNED_WIDE_CONNECTIONS" --bin "$BIN" --configs configs "${routes[@]}" | tee "$work/reads.md"
 
 # 2. The same over HTTPS.
 : >"$work/tls.md"
